@@ -1,0 +1,47 @@
+import { describe, expect } from 'vitest';
+import { axpy } from '../../core/linalg/axpy';
+import { AxpyKernel } from './axpy';
+import { readF32, uploadF32 } from './readback';
+import { gpuTest } from './testing/gpuTest';
+
+function randomArray(n: number, seed: number): Float32Array {
+  // A small LCG: the harness test needs varied numbers, not statistics.
+  let state = seed >>> 0;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    out[i] = (state / 2 ** 32) * 2 - 1;
+  }
+  return out;
+}
+
+describe('axpy.wgsl on Dawn', () => {
+  gpuTest('reports a real adapter', ({ gpu }) => {
+    expect(gpu.device.limits.maxComputeWorkgroupStorageSize).toBeGreaterThanOrEqual(16384);
+  });
+
+  // 1 and 257 straddle the workgroup size; 70,000 × 256 needs the 2-D dispatch.
+  for (const n of [1, 257, 1000, 70_000 * 256]) {
+    gpuTest(`matches the CPU reference for n = ${n}`, async ({ gpu }) => {
+      const { device } = gpu;
+      const x = randomArray(n, 1);
+      const y = randomArray(n, 2);
+      const a = -0.375;
+      const kernel = new AxpyKernel(device);
+      const xBuffer = uploadF32(device, x, 'test.x');
+      const yBuffer = uploadF32(device, y, 'test.y');
+      const encoder = device.createCommandEncoder({ label: 'test.axpy' });
+      kernel.encode(encoder, a, xBuffer, yBuffer, n);
+      device.queue.submit([encoder.finish()]);
+      const got = await readF32(device, yBuffer, n);
+      axpy(a, x, y);
+      let worst = 0;
+      for (let i = 0; i < n; i++) worst = Math.max(worst, Math.abs(got[i]! - y[i]!));
+      // One fused or two separate f32 roundings of values below 2: ≤ 2 ulp(2).
+      expect(worst).toBeLessThanOrEqual(2 * 2 ** -22);
+      xBuffer.destroy();
+      yBuffer.destroy();
+      kernel.destroy();
+    });
+  }
+});

@@ -1,0 +1,68 @@
+/**
+ * The vocabulary shared by the estimators (core/atomo) and the wire format
+ * (core/codec). A layer gradient is a row-major rows×cols matrix; a conv
+ * kernel is viewed as out × (in·kh·kw).
+ */
+
+/** The compression schemes. `none` is the uncompressed float32 baseline. */
+export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad';
+
+export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad'];
+
+/** Shape of a layer gradient viewed as a matrix. */
+export type Shape = readonly [rows: number, cols: number];
+
+/** The uncompressed gradient, sent as float32. */
+export interface DenseSample {
+  readonly scheme: 'none';
+  readonly shape: Shape;
+  readonly values: Float32Array; // rows·cols, row-major
+}
+
+/**
+ * Entry-wise ATOMO: the kept entries, each already divided by its
+ * probability (λᵢ/pᵢ), so the estimate is the sparse matrix they form.
+ */
+export interface EntrySample {
+  readonly scheme: 'atomo-entry';
+  readonly shape: Shape;
+  readonly indices: Uint32Array; // strictly increasing flat indices < rows·cols
+  readonly values: Float32Array; // λᵢ/pᵢ for each kept index
+}
+
+/**
+ * Spectral ATOMO: the kept rank-one atoms uᵢvᵢᵀ, each with its scaled
+ * singular value σᵢ/pᵢ. The estimate is Σ scaleᵢ uᵢ vᵢᵀ.
+ */
+export interface SpectralSample {
+  readonly scheme: 'atomo-svd';
+  readonly shape: Shape;
+  readonly count: number; // k atoms kept
+  readonly u: Float32Array; // k·rows: atom i's left vector at [i·rows, (i+1)·rows)
+  readonly v: Float32Array; // k·cols: atom i's right vector at [i·cols, (i+1)·cols)
+  readonly scales: Float32Array; // k: σᵢ/pᵢ
+}
+
+/**
+ * s-level QSGD (Alistarh et al. 2017): ĝᵢ = norm · sign(gᵢ) · levelᵢ / s,
+ * with levelᵢ ∈ {0..s}. s = 1 is 1-bit QSGD.
+ */
+export interface QsgdSample {
+  readonly scheme: 'qsgd';
+  readonly shape: Shape;
+  readonly levels: number; // s ≥ 1
+  readonly norm: number; // ‖g‖₂ as float32
+  readonly negative: Uint8Array; // 1 where gᵢ < 0, per entry
+  readonly level: Uint16Array; // 0..s per entry
+}
+
+/** TernGrad (Wen et al. 2017): ĝᵢ = scaler · tᵢ with tᵢ ∈ {−1, 0, +1}. */
+export interface TernGradSample {
+  readonly scheme: 'terngrad';
+  readonly shape: Shape;
+  readonly scaler: number; // ‖g‖∞ as float32
+  readonly ternary: Int8Array; // −1, 0 or +1 per entry
+}
+
+/** What a worker sends for one layer, before encoding. */
+export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample;

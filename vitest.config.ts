@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects, split by what a test needs:
+//  - unit: pure TypeScript, no device (`*.test.ts`);
+//  - gpu:  WGSL kernels run in Node on Dawn (`*.gpu.test.ts`). One fork at a
+//          time: each Dawn instance spins up SwiftShader threads, and two
+//          cores are all CI has.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['{core,client,server,scripts}/**/*.test.ts'],
+          exclude: ['**/*.gpu.test.ts', '**/node_modules/**'],
+          environment: 'node',
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'gpu',
+          include: ['{core,client,shaders,scripts}/**/*.gpu.test.ts'],
+          environment: 'node',
+          pool: 'forks',
+          maxWorkers: 1,
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
