@@ -34,7 +34,6 @@ export async function requestNodeGpu(label = 'node'): Promise<NodeGpu> {
   let gpu: GPU | null = create(['disable-dawn-features=timestamp_quantization']);
   const adapter = await gpu.requestAdapter();
   if (adapter === null) {
-    gpu = null;
     throw new Error(
       'No WebGPU adapter in Node. Dawn needs a Vulkan driver: install Debian\'s ' +
         '`chromium` (it ships SwiftShader) and `libvulkan1`, e.g. ' +

@@ -6,7 +6,7 @@
 import { test } from 'vitest';
 import { requestNodeGpu, type NodeGpu } from '../nodeDevice';
 
-export const gpuTest = test.extend<object, { gpu: NodeGpu }>({
+export const gpuTest = test.extend<{ gpu: NodeGpu }>({
   gpu: [
     // eslint-disable-next-line no-empty-pattern -- vitest reads fixture names from the destructuring
     async ({}, use) => {
