@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import type { LayerSample } from '../atomo/types';
+import { decodeLayer, encodeLayer } from './index';
+import { sampleBits } from './testing/random-samples';
+
+// Hand-assembled bytes of small messages, straight from docs/wire-format.md.
+// They pin the format: a change to any of them is a change to the wire.
+function hex(text: string): Uint8Array {
+  const digits = text.replace(/\s+/g, '');
+  return Uint8Array.from({ length: digits.length / 2 }, (_, i) => parseInt(digits.slice(2 * i, 2 * i + 2), 16));
+}
+
+const cases: [string, LayerSample, number, string][] = [
+  [
+    'none 1×2 [1.5, -2]',
+    { scheme: 'none', shape: [1, 2], values: Float32Array.of(1.5, -2) },
+    3,
+    '01 00 0300 01000000 02000000   0000c03f 000000c0',
+  ],
+  [
+    'atomo-entry 2×3 indices [1, 5]',
+    { scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(1, 5), values: Float32Array.of(0.5, -2) },
+    0,
+    '01 01 0000 02000000 03000000   02000000 01 03 0000003f 000000c0',
+  ],
+  [
+    'atomo-entry 1×1000 index 300 (two-byte varint)',
+    { scheme: 'atomo-entry', shape: [1, 1000], indices: Uint32Array.of(300), values: Float32Array.of(1) },
+    1,
+    '01 01 0100 01000000 e8030000   01000000 ac02 0000803f',
+  ],
+  [
+    'atomo-svd 2×2 one atom',
+    {
+      scheme: 'atomo-svd',
+      shape: [2, 2],
+      count: 1,
+      u: Float32Array.of(1, 0),
+      v: Float32Array.of(0, 1),
+      scales: Float32Array.of(3),
+    },
+    258,
+    '01 02 0201 02000000 02000000   01000000 0000803f 00000000 00000000 0000803f 00004040',
+  ],
+  [
+    'qsgd 1×3 s=4: (+,4) (−,1) (+,0)',
+    {
+      scheme: 'qsgd',
+      shape: [1, 3],
+      levels: 4,
+      norm: 2,
+      negative: Uint8Array.of(0, 1, 0),
+      level: Uint16Array.of(4, 1, 0),
+    },
+    0,
+    // 4-bit codes sign|level<<1: 8, 3, 0 → byte 0 = 0x38, byte 1 = 0x00
+    '01 03 0000 01000000 03000000   00000040 0400 38 00',
+  ],
+  [
+    'terngrad 1×5 [+1, −1, 0, +1, −1]',
+    { scheme: 'terngrad', shape: [1, 5], scaler: 1, ternary: Int8Array.of(1, -1, 0, 1, -1) },
+    0,
+    // 2-bit codes 01 10 00 01 | 10 → 0b01_00_10_01 = 0x49, 0x02
+    '01 04 0000 01000000 05000000   0000803f 49 02',
+  ],
+];
+
+describe('golden bytes', () => {
+  for (const [name, sample, layer, bytes] of cases) {
+    it(`encodes ${name}`, () => {
+      expect(encodeLayer(sample, layer)).toEqual(hex(bytes));
+    });
+    it(`decodes ${name}`, () => {
+      const decoded = decodeLayer(hex(bytes));
+      expect(decoded.layer).toBe(layer);
+      expect(sampleBits(decoded.sample)).toEqual(sampleBits(sample));
+    });
+  }
+});

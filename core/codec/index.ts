@@ -1,0 +1,127 @@
+/**
+ * The wire format of one layer's sample: a 12-byte header and a scheme
+ * body, little-endian. Layouts and byte formulas: docs/wire-format.md.
+ */
+import type { LayerSample } from '../atomo/types';
+import { ByteReader, ByteWriter } from './cursor';
+import { denseCodec } from './dense';
+import { entryCodec } from './entry';
+import { CodecError } from './errors';
+import { checkEncodeHeader, HEADER_BYTES, readHeader, writeHeader, type DecodeLimits } from './header';
+import { qsgdCodec } from './qsgd';
+import { spectralCodec } from './spectral';
+import { terngradCodec } from './terngrad';
+
+export { CodecError, type CodecErrorCode } from './errors';
+export {
+  CODEC_VERSION,
+  DEFAULT_MAX_ELEMENTS,
+  HEADER_BYTES,
+  MAX_ELEMENTS_CEILING,
+  SCHEME_IDS,
+  type DecodeLimits,
+} from './header';
+
+/** A decoded layer: which layer it is and its sample. */
+export interface DecodedLayer {
+  readonly layer: number;
+  readonly sample: LayerSample;
+}
+
+/**
+ * Exact bytes encodeLayer will produce for `sample` (header included), by
+ * the formulas of docs/wire-format.md, without encoding. Throws CodecError
+ * if the sample's structure is inconsistent; values are not scanned.
+ */
+export function encodedByteLength(sample: LayerSample): number {
+  const elements = checkEncodeHeader(sample.scheme, sample.shape, 0);
+  return HEADER_BYTES + bodyByteLength(sample, elements);
+}
+
+/** Encodes one layer's sample; throws CodecError on an inconsistent sample or a non-finite value. */
+export function encodeLayer(sample: LayerSample, layer: number): Uint8Array {
+  const elements = checkEncodeHeader(sample.scheme, sample.shape, layer);
+  const length = HEADER_BYTES + bodyByteLength(sample, elements);
+  const writer = new ByteWriter(length);
+  writeHeader(writer, sample.scheme, layer, sample.shape);
+  switch (sample.scheme) {
+    case 'none':
+      denseCodec.encodeBody(sample, writer, elements);
+      break;
+    case 'atomo-entry':
+      entryCodec.encodeBody(sample, writer, elements);
+      break;
+    case 'atomo-svd':
+      spectralCodec.encodeBody(sample, writer, elements);
+      break;
+    case 'qsgd':
+      qsgdCodec.encodeBody(sample, writer, elements);
+      break;
+    case 'terngrad':
+      terngradCodec.encodeBody(sample, writer, elements);
+      break;
+  }
+  if (writer.pos !== length) {
+    // A broken byte formula would silently desynchronise sender and receiver.
+    throw new Error(`codec bug: ${sample.scheme} wrote ${writer.pos} bytes, its formula says ${length}`);
+  }
+  return writer.bytes;
+}
+
+/**
+ * Decodes and validates one layer. Returns fresh arrays (never views of
+ * `bytes`); throws only CodecError, naming what is wrong.
+ */
+export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): DecodedLayer {
+  if (!(bytes instanceof Uint8Array)) {
+    throw new CodecError('not-bytes', `expected a Uint8Array, got ${describe(bytes)}`);
+  }
+  const reader = new ByteReader(bytes);
+  const header = readHeader(reader, limits);
+  let sample: LayerSample;
+  switch (header.scheme) {
+    case 'none':
+      sample = denseCodec.decodeBody(reader, header);
+      break;
+    case 'atomo-entry':
+      sample = entryCodec.decodeBody(reader, header);
+      break;
+    case 'atomo-svd':
+      sample = spectralCodec.decodeBody(reader, header);
+      break;
+    case 'qsgd':
+      sample = qsgdCodec.decodeBody(reader, header);
+      break;
+    case 'terngrad':
+      sample = terngradCodec.decodeBody(reader, header);
+      break;
+  }
+  if (reader.remaining !== 0) {
+    throw new CodecError(
+      'trailing-bytes',
+      `trailing bytes: ${header.scheme} layer ${header.layer} ends at byte ${reader.pos}, input has ${bytes.length}`,
+    );
+  }
+  return { layer: header.layer, sample };
+}
+
+function bodyByteLength(sample: LayerSample, elements: number): number {
+  switch (sample.scheme) {
+    case 'none':
+      return denseCodec.bodyByteLength(sample, elements);
+    case 'atomo-entry':
+      return entryCodec.bodyByteLength(sample, elements);
+    case 'atomo-svd':
+      return spectralCodec.bodyByteLength(sample, elements);
+    case 'qsgd':
+      return qsgdCodec.bodyByteLength(sample, elements);
+    case 'terngrad':
+      return terngradCodec.bodyByteLength(sample, elements);
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return value.constructor?.name ?? 'object';
+  return typeof value;
+}

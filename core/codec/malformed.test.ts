@@ -1,0 +1,322 @@
+import { describe, expect, it } from 'vitest';
+import type { LayerSample } from '../atomo/types';
+import { CodecError, decodeLayer, encodeLayer, type CodecErrorCode, type DecodeLimits } from './index';
+
+/** Runs `action` and checks it throws a CodecError with `code` and a message matching `message`. */
+function expectCodecError(action: () => unknown, code: CodecErrorCode, message?: RegExp): CodecError {
+  let caught: unknown;
+  try {
+    action();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(CodecError);
+  const error = caught as CodecError;
+  expect(error.code).toBe(code);
+  if (message) expect(error.message).toMatch(message);
+  return error;
+}
+
+function rejects(bytes: Uint8Array, code: CodecErrorCode, message?: RegExp, limits?: DecodeLimits): void {
+  expectCodecError(() => decodeLayer(bytes, limits), code, message);
+}
+
+/** A valid encoding, then `patch` applied to a copy through a DataView. */
+function patched(sample: LayerSample, patch: (view: DataView, bytes: Uint8Array) => void, layer = 0): Uint8Array {
+  const bytes = encodeLayer(sample, layer).slice();
+  patch(new DataView(bytes.buffer), bytes);
+  return bytes;
+}
+
+const dense = (rows: number, cols: number): LayerSample => ({
+  scheme: 'none',
+  shape: [rows, cols],
+  values: new Float32Array(rows * cols).fill(0.25),
+});
+const entry = (indices: number[], shape: [number, number] = [4, 5]): LayerSample => ({
+  scheme: 'atomo-entry',
+  shape,
+  indices: Uint32Array.from(indices),
+  values: new Float32Array(indices.length).fill(1),
+});
+const spectral = (rows: number, cols: number, count: number): LayerSample => ({
+  scheme: 'atomo-svd',
+  shape: [rows, cols],
+  count,
+  u: new Float32Array(count * rows).fill(0.5),
+  v: new Float32Array(count * cols).fill(0.5),
+  scales: new Float32Array(count).fill(2),
+});
+const qsgd = (n: number, levels = 4, norm = 1): LayerSample => ({
+  scheme: 'qsgd',
+  shape: [1, n],
+  levels,
+  norm,
+  negative: new Uint8Array(n),
+  level: new Uint16Array(n),
+});
+const terngrad = (n: number, scaler = 1): LayerSample => ({ scheme: 'terngrad', shape: [1, n], scaler, ternary: new Int8Array(n) });
+
+const ALL_SCHEMES: [string, LayerSample][] = [
+  ['none', dense(3, 2)],
+  ['atomo-entry', entry([0, 7, 19])],
+  ['atomo-svd', spectral(3, 4, 2)],
+  ['qsgd', qsgd(5)],
+  ['terngrad', terngrad(5)],
+];
+
+// Offsets of the header fields and of the first body fields.
+const VERSION = 0;
+const SCHEME = 1;
+const ROWS = 4;
+const COLS = 8;
+const BODY = 12;
+
+describe('decodeLayer rejects', () => {
+  it('not-bytes: anything but a Uint8Array', () => {
+    expectCodecError(() => decodeLayer([1, 4, 0, 0] as unknown as Uint8Array), 'not-bytes', /Array/);
+    expectCodecError(() => decodeLayer(null as unknown as Uint8Array), 'not-bytes', /null/);
+  });
+
+  it('truncated: a short or empty header', () => {
+    const bytes = encodeLayer(dense(1, 1), 0);
+    rejects(bytes.subarray(0, 7), 'truncated', /need 12 bytes of header .* got 7/);
+    rejects(new Uint8Array(0), 'truncated', /got 0/);
+  });
+
+  it('truncated: every scheme missing its last body byte', () => {
+    for (const [, sample] of ALL_SCHEMES) {
+      const bytes = encodeLayer(sample, 0);
+      rejects(bytes.subarray(0, bytes.length - 1), 'truncated');
+      rejects(bytes.subarray(0, BODY), 'truncated');
+    }
+  });
+
+  it('truncated: an entry count promising more entries than bytes remain', () => {
+    // 3 entries need at least 15 body bytes after the count; claim 3 with 1 entry's bytes.
+    const bytes = patched(entry([200], [20, 20]), (v) => v.setUint32(BODY, 3, true));
+    rejects(bytes, 'truncated', /3 entries/);
+  });
+
+  it('trailing-bytes: one extra byte after a complete body, for every scheme', () => {
+    for (const [, sample] of ALL_SCHEMES) {
+      const bytes = encodeLayer(sample, 0);
+      const longer = new Uint8Array(bytes.length + 1);
+      longer.set(bytes);
+      rejects(longer, 'trailing-bytes', new RegExp(`ends at byte ${bytes.length}, input has ${bytes.length + 1}`));
+    }
+  });
+
+  it('unknown-version: version 0 and 2, even when the rest is short', () => {
+    rejects(patched(dense(2, 2), (v) => v.setUint8(VERSION, 2)), 'unknown-version', /version 2/);
+    rejects(patched(dense(2, 2), (v) => v.setUint8(VERSION, 0)), 'unknown-version', /version 0/);
+    rejects(Uint8Array.of(7), 'unknown-version');
+  });
+
+  it('unknown-scheme: ids 5 and 255', () => {
+    rejects(patched(dense(2, 2), (v) => v.setUint8(SCHEME, 5)), 'unknown-scheme', /scheme id 5/);
+    rejects(patched(dense(2, 2), (v) => v.setUint8(SCHEME, 255)), 'unknown-scheme', /scheme id 255/);
+  });
+
+  it('bad-shape: zero rows or zero cols', () => {
+    rejects(patched(dense(2, 2), (v) => v.setUint32(ROWS, 0, true)), 'bad-shape', /0×2/);
+    rejects(patched(dense(2, 2), (v) => v.setUint32(COLS, 0, true)), 'bad-shape', /2×0/);
+  });
+
+  it('too-large: a shape above the default limit, before reading (or allocating) the body', () => {
+    // 5000×5000 = 25M > 16M, with a 16-byte message.
+    const huge = patched(dense(2, 2), (v) => {
+      v.setUint32(ROWS, 5000, true);
+      v.setUint32(COLS, 5000, true);
+    });
+    rejects(huge, 'too-large', /5000×5000 has 25000000 entries, above the limit of 16777216/);
+    rejects(patched(dense(2, 2), (v) => v.setUint32(ROWS, 0xffffffff, true)), 'too-large');
+  });
+
+  it('too-large: a shape above a caller-set maxElements', () => {
+    rejects(encodeLayer(dense(10, 10), 0), 'too-large', /above the limit of 99/, { maxElements: 99 });
+    expect(() => decodeLayer(encodeLayer(dense(10, 10), 0), { maxElements: 100 })).not.toThrow();
+  });
+
+  it('shape-mismatch: a shape other than expectedShape', () => {
+    rejects(encodeLayer(dense(3, 2), 0), 'shape-mismatch', /got shape 3×2, expected 2×3/, { expectedShape: [2, 3] });
+  });
+
+  it('layer-mismatch: a layer other than expectedLayer', () => {
+    rejects(encodeLayer(dense(3, 2), 4), 'layer-mismatch', /got layer 4, expected layer 5/, { expectedLayer: 5 });
+  });
+
+  it('count-out-of-range: more svd atoms than min(rows, cols)', () => {
+    // 3×4 allows 3 atoms; claim 4 and supply the bytes, so only the count is wrong.
+    const three = encodeLayer(spectral(3, 4, 3), 0);
+    const bytes = new Uint8Array(three.length + 4 * (3 + 4 + 1));
+    bytes.set(three);
+    new DataView(bytes.buffer).setUint32(BODY, 4, true);
+    rejects(bytes, 'count-out-of-range', /4 atoms, more than min\(rows, cols\) = 3/);
+  });
+
+  it('count-out-of-range: more entries than rows·cols', () => {
+    rejects(patched(entry([1]), (v) => v.setUint32(BODY, 21, true)), 'count-out-of-range', /21 entries for a layer of 20/);
+  });
+
+  it('index-out-of-range: an entry index at rows·cols', () => {
+    // 4×5 layer: index 19 is the last valid one; a first delta of 20 points past it.
+    rejects(patched(entry([19]), (v) => v.setUint8(BODY + 4, 20)), 'index-out-of-range', /index 20 .* out of range for 20 entries/);
+    // The second index: 0, then delta 19 → 0 + 1 + 19 = 20.
+    rejects(patched(entry([0, 1]), (v) => v.setUint8(BODY + 5, 19)), 'index-out-of-range', /index 20 \(entry 1\)/);
+  });
+
+  it('bad-varint: an overlong (non-canonical) index', () => {
+    // Index 1 written as 0x81 0x00 instead of 0x01; shape large enough that only the varint is wrong.
+    const bytes = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0x81, 0x00, 0, 0, 0x80, 0x3f);
+    rejects(bytes, 'bad-varint', /overlong/);
+  });
+
+  it('bad-varint: an index wider than 32 bits', () => {
+    const fifth = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0x80, 0x3f);
+    rejects(fifth, 'bad-varint', /32 bits/);
+    const sixBytes = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 0x80, 0x3f);
+    rejects(sixBytes, 'bad-varint');
+  });
+
+  it('non-finite: NaN or Infinity in dense values', () => {
+    rejects(patched(dense(2, 2), (v) => v.setFloat32(BODY + 4, NaN, true)), 'non-finite', /values\[1\] is NaN/);
+    rejects(patched(dense(2, 2), (v) => v.setFloat32(BODY + 12, -Infinity, true)), 'non-finite', /values\[3\] is -Infinity/);
+  });
+
+  it('non-finite: Infinity in entry values', () => {
+    // entry([0, 7, 19]): count (4) + three one-byte varints (3), then the values.
+    rejects(patched(entry([0, 7, 19]), (v) => v.setFloat32(BODY + 7 + 8, Infinity, true)), 'non-finite', /values\[2\] is Infinity/);
+  });
+
+  it('non-finite: NaN in svd u, v and scales', () => {
+    // spectral(3, 4, 2): k, then U (2·3 floats), V (2·4 floats), scales (2 floats).
+    const u = BODY + 4;
+    const v = u + 4 * 6;
+    const s = v + 4 * 8;
+    rejects(patched(spectral(3, 4, 2), (d) => d.setFloat32(u + 4 * 5, NaN, true)), 'non-finite', /u\[5\] is NaN/);
+    rejects(patched(spectral(3, 4, 2), (d) => d.setFloat32(v, NaN, true)), 'non-finite', /v\[0\] is NaN/);
+    rejects(patched(spectral(3, 4, 2), (d) => d.setFloat32(s + 4, Infinity, true)), 'non-finite', /scales\[1\] is Infinity/);
+  });
+
+  it('non-finite: NaN qsgd norm and infinite terngrad scaler', () => {
+    rejects(patched(qsgd(5), (v) => v.setFloat32(BODY, NaN, true)), 'non-finite', /norm is NaN/);
+    rejects(patched(terngrad(5), (v) => v.setFloat32(BODY, Infinity, true)), 'non-finite', /scaler is Infinity/);
+  });
+
+  it('negative-scale: negative qsgd norm and terngrad scaler', () => {
+    rejects(patched(qsgd(5), (v) => v.setFloat32(BODY, -1, true)), 'negative-scale', /norm is -1/);
+    rejects(patched(terngrad(5), (v) => v.setFloat32(BODY, -0.5, true)), 'negative-scale', /scaler is -0.5/);
+  });
+
+  it('bad-levels: qsgd with s = 0', () => {
+    rejects(patched(qsgd(5), (v) => v.setUint16(BODY + 4, 0, true)), 'bad-levels', /levels s = 0/);
+  });
+
+  it('level-out-of-range: a qsgd level above s', () => {
+    // s = 4: 4-bit codes; entry 1 (high nibble of the first packed byte) gets level 5.
+    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 6, 5 << 5)), 'level-out-of-range', /entry 1 has level 5, above s = 4/);
+    // s = 4 → 3 level bits; 7 is the largest they can hold.
+    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 6, 7 << 1)), 'level-out-of-range', /entry 0 has level 7/);
+  });
+
+  it('bad-value: terngrad code 11', () => {
+    rejects(patched(terngrad(5), (v) => v.setUint8(BODY + 4, 0b11 << 4)), 'bad-value', /entry 2 has the invalid ternary code 11/);
+  });
+
+  it('nonzero-padding: bits after the last qsgd or terngrad entry', () => {
+    // qsgd(5) at 4 bits: 20 bits, so the top nibble of the third byte is padding.
+    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 6 + 2, 0x10)), 'nonzero-padding');
+    // terngrad(5): 10 bits, so bits 2..7 of the second byte are padding.
+    rejects(patched(terngrad(5), (v) => v.setUint8(BODY + 4 + 1, 0x80)), 'nonzero-padding');
+    // An 11 pattern in the padding is still padding, not an invalid entry 5.
+    rejects(patched(terngrad(5), (v) => v.setUint8(BODY + 4 + 1, 0b1100)), 'nonzero-padding');
+  });
+});
+
+describe('encodeLayer rejects', () => {
+  it('unknown-scheme: a sample with an unknown scheme name', () => {
+    const bogus = { scheme: 'gzip', shape: [1, 1], values: new Float32Array(1) } as unknown as LayerSample;
+    expectCodecError(() => encodeLayer(bogus, 0), 'unknown-scheme', /gzip/);
+  });
+
+  it('bad-layer: layer indices outside 0..65535 or not integers', () => {
+    for (const layer of [-1, 65536, 1.5, NaN]) expectCodecError(() => encodeLayer(dense(1, 1), layer), 'bad-layer');
+  });
+
+  it('bad-shape: zero, fractional or beyond-u32 dimensions', () => {
+    const shapes: [number, number][] = [
+      [0, 3],
+      [3, 0],
+      [1.5, 2],
+      [2 ** 32, 1],
+    ];
+    for (const shape of shapes) {
+      expectCodecError(() => encodeLayer({ scheme: 'atomo-svd', shape, count: 0, u: new Float32Array(), v: new Float32Array(), scales: new Float32Array() }, 0), 'bad-shape');
+    }
+  });
+
+  it('too-large: rows·cols above the codec ceiling of 2^30', () => {
+    const sample: LayerSample = { scheme: 'atomo-svd', shape: [2 ** 16, 2 ** 15], count: 0, u: new Float32Array(), v: new Float32Array(), scales: new Float32Array() };
+    expectCodecError(() => encodeLayer(sample, 0), 'too-large', /ceiling/);
+  });
+
+  it('length-mismatch: arrays not matching the shape or count', () => {
+    expectCodecError(() => encodeLayer({ scheme: 'none', shape: [2, 3], values: new Float32Array(5) }, 0), 'length-mismatch', /values has length 5, expected 6/);
+    expectCodecError(
+      () => encodeLayer({ scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(1, 2), values: new Float32Array(1) }, 0),
+      'length-mismatch',
+    );
+    const svd = spectral(3, 4, 2);
+    if (svd.scheme !== 'atomo-svd') throw new Error('unreachable');
+    expectCodecError(() => encodeLayer({ ...svd, u: new Float32Array(5) }, 0), 'length-mismatch', /u has length 5, expected 6/);
+    expectCodecError(() => encodeLayer({ ...svd, v: new Float32Array(9) }, 0), 'length-mismatch', /v has length 9/);
+    expectCodecError(() => encodeLayer({ ...svd, scales: new Float32Array(1) }, 0), 'length-mismatch', /scales/);
+    expectCodecError(() => encodeLayer({ ...qsgd(4), shape: [1, 5] } as LayerSample, 0), 'length-mismatch');
+    expectCodecError(() => encodeLayer({ scheme: 'terngrad', shape: [2, 2], scaler: 1, ternary: new Int8Array(3) }, 0), 'length-mismatch');
+  });
+
+  it('count-out-of-range: too many svd atoms, a fractional count, too many entries', () => {
+    expectCodecError(() => encodeLayer(spectral(2, 3, 3), 0), 'count-out-of-range', /0\.\.2/);
+    expectCodecError(() => encodeLayer({ ...spectral(2, 3, 0), count: 0.5 } as LayerSample, 0), 'count-out-of-range');
+    expectCodecError(() => encodeLayer(entry([0, 1, 2], [1, 2]), 0), 'count-out-of-range');
+  });
+
+  it('indices-unsorted: repeated or decreasing entry indices', () => {
+    expectCodecError(() => encodeLayer(entry([3, 3]), 0), 'indices-unsorted', /index 3 at position 1/);
+    expectCodecError(() => encodeLayer(entry([5, 2]), 0), 'indices-unsorted');
+  });
+
+  it('index-out-of-range: an entry index at rows·cols', () => {
+    expectCodecError(() => encodeLayer(entry([2, 20]), 0), 'index-out-of-range', /index 20 out of range/);
+  });
+
+  it('non-finite: NaN values, infinite norm, a norm that overflows float32', () => {
+    expectCodecError(() => encodeLayer({ scheme: 'none', shape: [1, 2], values: Float32Array.of(1, NaN) }, 0), 'non-finite');
+    expectCodecError(() => encodeLayer({ ...spectral(2, 2, 1), scales: Float32Array.of(Infinity) } as LayerSample, 0), 'non-finite');
+    expectCodecError(() => encodeLayer(qsgd(3, 4, Infinity), 0), 'non-finite');
+    expectCodecError(() => encodeLayer(terngrad(3, 1e39), 0), 'non-finite', /scaler is Infinity/);
+  });
+
+  it('negative-scale: negative norm or scaler', () => {
+    expectCodecError(() => encodeLayer(qsgd(3, 4, -1), 0), 'negative-scale');
+    expectCodecError(() => encodeLayer(terngrad(3, -2), 0), 'negative-scale');
+  });
+
+  it('bad-levels: s = 0, s above 65535, fractional s', () => {
+    for (const levels of [0, 65536, 2.5]) expectCodecError(() => encodeLayer(qsgd(3, levels), 0), 'bad-levels');
+  });
+
+  it('level-out-of-range: a level above s', () => {
+    const sample = qsgd(3, 4);
+    if (sample.scheme !== 'qsgd') throw new Error('unreachable');
+    expectCodecError(() => encodeLayer({ ...sample, level: Uint16Array.of(0, 5, 0) }, 0), 'level-out-of-range', /level\[1\] is 5/);
+  });
+
+  it('bad-value: sign flag other than 0/1, ternary other than −1/0/+1', () => {
+    const q = qsgd(3, 4);
+    if (q.scheme !== 'qsgd') throw new Error('unreachable');
+    expectCodecError(() => encodeLayer({ ...q, negative: Uint8Array.of(0, 0, 2) }, 0), 'bad-value', /negative\[2\] is 2/);
+    expectCodecError(() => encodeLayer({ scheme: 'terngrad', shape: [1, 2], scaler: 1, ternary: Int8Array.of(0, 2) }, 0), 'bad-value');
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * Scheme `qsgd` (id 3), s-level QSGD. Body:
+ *   f32 norm         ‖g‖₂, finite and ≥ 0
+ *   u16 levels       s, 1..65535
+ *   packed entries   per entry, in order, a (1 + b)-bit code with
+ *                    b = ⌈log2(s+1)⌉: bit 0 is the sign (1 = negative),
+ *                    bits 1..b the level 0..s. LSB-first, zero padded to a byte.
+ * Body bytes: 4 + 2 + ⌈m·n·(1 + b)/8⌉.
+ */
+import type { QsgdSample } from '../atomo/types';
+import { checkLength, checkScale } from './checks';
+import type { ByteReader, ByteWriter } from './cursor';
+import { BitReader, BitWriter, packedByteLength } from './bitpack';
+import { CodecError } from './errors';
+import { shapeText, where, type Header } from './header';
+import type { SchemeCodec } from './scheme';
+
+const MAX_LEVELS = 0xffff;
+
+/** b = ⌈log2(s+1)⌉, the bits of a level 0..s: the bit length of s. */
+export function levelBits(levels: number): number {
+  return 32 - Math.clz32(levels);
+}
+
+/** Encoder and decoder of s-level QSGD samples. */
+export const qsgdCodec: SchemeCodec<QsgdSample> = {
+  bodyByteLength(sample: QsgdSample, elements: number): number {
+    const ctx = context(sample);
+    checkLevels(ctx, sample.levels);
+    checkLength(ctx, 'negative', sample.negative.length, elements, 'rows·cols');
+    checkLength(ctx, 'level', sample.level.length, elements, 'rows·cols');
+    return 4 + 2 + packedByteLength(elements, 1 + levelBits(sample.levels));
+  },
+
+  encodeBody(sample: QsgdSample, writer: ByteWriter, elements: number): void {
+    const ctx = context(sample);
+    checkScale(ctx, 'norm', Math.fround(sample.norm));
+    const s = sample.levels;
+    const width = 1 + levelBits(s);
+    const { negative, level } = sample;
+    writer.f32(sample.norm);
+    writer.u16(s);
+    const bits = new BitWriter(writer.bytes, writer.pos);
+    for (let i = 0; i < elements; i++) {
+      const sign = negative[i]!;
+      const l = level[i]!;
+      if (sign > 1) {
+        throw new CodecError('bad-value', `${ctx}: negative[${i}] is ${sign}, expected 0 or 1`);
+      }
+      if (l > s) {
+        throw new CodecError('level-out-of-range', `${ctx}: level[${i}] is ${l}, above s = ${s}`);
+      }
+      bits.write(sign | (l << 1), width);
+    }
+    writer.pos = bits.finish();
+  },
+
+  decodeBody(reader: ByteReader, header: Header): QsgdSample {
+    const ctx = where(header);
+    reader.need(6, 'norm and levels');
+    const norm = reader.f32();
+    const s = reader.u16();
+    checkScale(ctx, 'norm', norm);
+    checkLevels(ctx, s);
+    const n = header.elements;
+    const width = 1 + levelBits(s);
+    reader.need(packedByteLength(n, width), `${n} packed ${width}-bit entries`);
+    const negative = new Uint8Array(n);
+    const level = new Uint16Array(n);
+    const bits = new BitReader(reader.bytes, reader.pos);
+    for (let i = 0; i < n; i++) {
+      const code = bits.read(width);
+      const l = code >>> 1;
+      if (l > s) {
+        throw new CodecError('level-out-of-range', `${ctx}: entry ${i} has level ${l}, above s = ${s}`);
+      }
+      negative[i] = code & 1;
+      level[i] = l;
+    }
+    reader.pos = bits.finish(ctx);
+    return { scheme: 'qsgd', shape: [header.rows, header.cols], levels: s, norm, negative, level };
+  },
+};
+
+function checkLevels(ctx: string, levels: number): void {
+  if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS) {
+    throw new CodecError('bad-levels', `${ctx}: levels s = ${levels}, expected an integer in 1..${MAX_LEVELS}`);
+  }
+}
+
+function context(sample: QsgdSample): string {
+  return `qsgd (${shapeText(sample.shape[0], sample.shape[1])})`;
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { SCHEME_NAMES, type LayerSample, type Shape } from '../atomo/types';
+import { decodeLayer, encodeLayer } from './index';
+import {
+  makeRng,
+  randomEntry,
+  randomQsgd,
+  randomSample,
+  randomShape,
+  randomSpectral,
+  randomTernGrad,
+  sampleBits,
+  toHex,
+} from './testing/random-samples';
+
+function expectRoundTrip(sample: LayerSample, layer: number): void {
+  const bytes = encodeLayer(sample, layer);
+  const decoded = decodeLayer(bytes);
+  expect(decoded.layer).toBe(layer);
+  expect(sampleBits(decoded.sample)).toEqual(sampleBits(sample));
+  // Canonical: decoding then encoding gives the same bytes.
+  expect(toHex(encodeLayer(decoded.sample, layer))).toBe(toHex(bytes));
+}
+
+const EDGE_SHAPES: Shape[] = [
+  [1, 1],
+  [1, 7],
+  [9, 1],
+  [3, 5],
+  [7, 3],
+  [13, 17],
+  [1, 33],
+];
+
+describe('round trip', () => {
+  for (const scheme of SCHEME_NAMES) {
+    it(`${scheme}: random shapes and values, bit-exact`, () => {
+      const rng = makeRng(1000 + SCHEME_NAMES.indexOf(scheme));
+      for (let trial = 0; trial < 200; trial++) {
+        const shape = trial < EDGE_SHAPES.length ? EDGE_SHAPES[trial]! : randomShape(rng, 40);
+        expectRoundTrip(randomSample(rng, scheme, shape), trial % 0x10000);
+      }
+    });
+  }
+
+  it('keeps the largest layer index, 65535', () => {
+    expectRoundTrip(randomSample(makeRng(1), 'none', [2, 2]), 0xffff);
+  });
+
+  it('atomo-svd with k = 0 atoms and with k = min(rows, cols)', () => {
+    const rng = makeRng(2);
+    for (const shape of EDGE_SHAPES) {
+      expectRoundTrip(randomSpectral(rng, shape, 0), 1);
+      expectRoundTrip(randomSpectral(rng, shape, Math.min(shape[0], shape[1])), 1);
+    }
+  });
+
+  it('atomo-entry with no entries, every entry, and the last entry only', () => {
+    const rng = makeRng(3);
+    for (const shape of EDGE_SHAPES) {
+      expectRoundTrip(randomEntry(rng, shape, 0), 2);
+      expectRoundTrip(randomEntry(rng, shape, 1), 2);
+      const last = shape[0] * shape[1] - 1;
+      expectRoundTrip({ scheme: 'atomo-entry', shape, indices: Uint32Array.of(last), values: Float32Array.of(-0) }, 2);
+    }
+  });
+
+  it('atomo-entry with gaps needing 1 to 5 varint bytes', () => {
+    const indices = Uint32Array.of(0, 128, 128 + 16385, 2 ** 21 + 20000, 2 ** 29, 2 ** 30 - 1);
+    const sample: LayerSample = { scheme: 'atomo-entry', shape: [2 ** 15, 2 ** 15], indices, values: new Float32Array(indices.length).fill(1) };
+    // A 2^30-entry layer is above the default decode limit; raise it for this test.
+    const bytes = encodeLayer(sample, 0);
+    expect(sampleBits(decodeLayer(bytes, { maxElements: 2 ** 30 }).sample)).toEqual(sampleBits(sample));
+  });
+
+  it('qsgd and terngrad all zero, at odd sizes that leave padding', () => {
+    for (const shape of EDGE_SHAPES) {
+      const n = shape[0] * shape[1];
+      for (const levels of [1, 2, 4, 255, 65535]) {
+        expectRoundTrip({ scheme: 'qsgd', shape, levels, norm: 0, negative: new Uint8Array(n), level: new Uint16Array(n) }, 4);
+      }
+      expectRoundTrip({ scheme: 'terngrad', shape, scaler: 0, ternary: new Int8Array(n) }, 4);
+    }
+  });
+
+  it('qsgd at every level count from 1 to 40 and at the u16 extremes', () => {
+    const rng = makeRng(4);
+    for (let levels = 1; levels <= 40; levels++) expectRoundTrip(randomQsgd(rng, [3, 7], levels), 5);
+    for (const levels of [255, 256, 32767, 32768, 65535]) expectRoundTrip(randomQsgd(rng, [5, 5], levels), 5);
+  });
+
+  it('qsgd with every level at s and every sign negative', () => {
+    const n = 11;
+    const sample: LayerSample = {
+      scheme: 'qsgd',
+      shape: [1, n],
+      levels: 65535,
+      norm: 3.5,
+      negative: new Uint8Array(n).fill(1),
+      level: new Uint16Array(n).fill(65535),
+    };
+    expectRoundTrip(sample, 6);
+  });
+
+  it('terngrad at every size from 1 to 20 (all padding remainders)', () => {
+    const rng = makeRng(5);
+    for (let n = 1; n <= 20; n++) expectRoundTrip(randomTernGrad(rng, [1, n]), 7);
+  });
+
+  it('returns arrays that do not alias the input bytes', () => {
+    const bytes = encodeLayer({ scheme: 'none', shape: [1, 2], values: Float32Array.of(1, 2) }, 0);
+    const decoded = decodeLayer(bytes).sample;
+    bytes.fill(0);
+    expect(decoded.scheme === 'none' && Array.from(decoded.values)).toEqual([1, 2]);
+  });
+
+  it('decodes from an unaligned view into a larger buffer', () => {
+    const rng = makeRng(6);
+    for (const scheme of SCHEME_NAMES) {
+      const sample = randomSample(rng, scheme, [5, 3]);
+      const bytes = encodeLayer(sample, 9);
+      const padded = new Uint8Array(bytes.length + 8);
+      padded.set(bytes, 3);
+      const view = padded.subarray(3, 3 + bytes.length);
+      expect(sampleBits(decodeLayer(view).sample)).toEqual(sampleBits(sample));
+    }
+  });
+
+  it('encodes float32 values bit-exactly, including -0 and subnormals', () => {
+    const values = Float32Array.of(-0, 0, 1.401298464324817e-45, -3.4028234663852886e38, 0.1);
+    const decoded = decodeLayer(encodeLayer({ scheme: 'none', shape: [1, 5], values }, 0)).sample;
+    expect(decoded.scheme === 'none' && Object.is(decoded.values[0], -0)).toBe(true);
+    expect(sampleBits(decoded)).toEqual(sampleBits({ scheme: 'none', shape: [1, 5], values }));
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * Seeded generators of valid layer samples for the codec tests. Values mix
+ * ordinary floats with the awkward ones a bit-exact codec must carry:
+ * ±0, subnormals, the largest finite float32.
+ */
+import type {
+  DenseSample,
+  EntrySample,
+  LayerSample,
+  QsgdSample,
+  SchemeName,
+  Shape,
+  SpectralSample,
+  TernGradSample,
+} from '../../atomo/types';
+
+/** A seeded uniform generator in [0, 1) (mulberry32); tests need reproducible streams, not quality. */
+export type Rng = () => number;
+
+/** mulberry32 seeded with `seed`. */
+export function makeRng(seed: number): Rng {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** An integer in lo..hi inclusive. */
+export function randomInt(rng: Rng, lo: number, hi: number): number {
+  return lo + Math.floor(rng() * (hi - lo + 1));
+}
+
+const AWKWARD = [0, -0, 1.401298464324817e-45, -1.401298464324817e-45, 1.1754942106924411e-38, 3.4028234663852886e38, -3.4028234663852886e38];
+
+/** A finite float32 value, sometimes an awkward one. */
+export function randomFloat(rng: Rng): number {
+  if (rng() < 0.1) return AWKWARD[randomInt(rng, 0, AWKWARD.length - 1)]!;
+  return Math.fround((rng() * 2 - 1) * 10 ** randomInt(rng, -6, 3));
+}
+
+/** `count` random finite float32 values. */
+export function randomFloats(rng: Rng, count: number): Float32Array {
+  const out = new Float32Array(count);
+  for (let i = 0; i < count; i++) out[i] = randomFloat(rng);
+  return out;
+}
+
+/** A shape up to maxDim per side, often a degenerate one (1×1, 1×n, n×1). */
+export function randomShape(rng: Rng, maxDim: number): Shape {
+  const pick = rng();
+  if (pick < 0.1) return [1, 1];
+  if (pick < 0.2) return [1, randomInt(rng, 1, maxDim)];
+  if (pick < 0.3) return [randomInt(rng, 1, maxDim), 1];
+  return [randomInt(rng, 1, maxDim), randomInt(rng, 1, maxDim)];
+}
+
+/** A dense sample of the given shape. */
+export function randomDense(rng: Rng, shape: Shape): DenseSample {
+  return { scheme: 'none', shape, values: randomFloats(rng, shape[0] * shape[1]) };
+}
+
+/** An entry-wise sample keeping each entry with probability `density` (random if omitted). */
+export function randomEntry(rng: Rng, shape: Shape, density = rng() < 0.2 ? 0 : rng()): EntrySample {
+  const elements = shape[0] * shape[1];
+  const kept: number[] = [];
+  for (let i = 0; i < elements; i++) if (rng() < density) kept.push(i);
+  return { scheme: 'atomo-entry', shape, indices: Uint32Array.from(kept), values: randomFloats(rng, kept.length) };
+}
+
+/** A spectral sample with `count` atoms (random in 0..min(rows, cols) if omitted). */
+export function randomSpectral(rng: Rng, shape: Shape, count = randomInt(rng, 0, Math.min(shape[0], shape[1]))): SpectralSample {
+  return {
+    scheme: 'atomo-svd',
+    shape,
+    count,
+    u: randomFloats(rng, count * shape[0]),
+    v: randomFloats(rng, count * shape[1]),
+    scales: randomFloats(rng, count),
+  };
+}
+
+const LEVEL_CHOICES = [1, 2, 3, 4, 7, 8, 15, 16, 255, 256, 65535];
+
+/** A QSGD sample with `levels` levels (a mix of edge cases if omitted). */
+export function randomQsgd(rng: Rng, shape: Shape, levels = LEVEL_CHOICES[randomInt(rng, 0, LEVEL_CHOICES.length - 1)]!): QsgdSample {
+  const elements = shape[0] * shape[1];
+  const negative = new Uint8Array(elements);
+  const level = new Uint16Array(elements);
+  for (let i = 0; i < elements; i++) {
+    negative[i] = rng() < 0.5 ? 1 : 0;
+    level[i] = randomInt(rng, 0, levels);
+  }
+  return { scheme: 'qsgd', shape, levels, norm: Math.abs(randomFloat(rng)), negative, level };
+}
+
+/** A TernGrad sample. */
+export function randomTernGrad(rng: Rng, shape: Shape): TernGradSample {
+  const elements = shape[0] * shape[1];
+  const ternary = new Int8Array(elements);
+  for (let i = 0; i < elements; i++) ternary[i] = randomInt(rng, -1, 1);
+  return { scheme: 'terngrad', shape, scaler: Math.abs(randomFloat(rng)), ternary };
+}
+
+/** A random valid sample of `scheme`. */
+export function randomSample(rng: Rng, scheme: SchemeName, shape: Shape): LayerSample {
+  switch (scheme) {
+    case 'none':
+      return randomDense(rng, shape);
+    case 'atomo-entry':
+      return randomEntry(rng, shape);
+    case 'atomo-svd':
+      return randomSpectral(rng, shape);
+    case 'qsgd':
+      return randomQsgd(rng, shape);
+    case 'terngrad':
+      return randomTernGrad(rng, shape);
+  }
+}
+
+/**
+ * A sample with every typed array replaced by its type and raw bytes in hex,
+ * so toEqual compares floats bit for bit (−0 ≠ 0), and fast: comparing
+ * strings is far quicker than vitest's element-wise deep equality.
+ */
+export function sampleBits(sample: LayerSample): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(sample)) {
+    out[key] = ArrayBuffer.isView(value) ? `${value.constructor.name}:${toHex(new Uint8Array(value.buffer, value.byteOffset, value.byteLength))}` : value;
+  }
+  return out;
+}
+
+const HEX_DIGITS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/** Bytes as a lowercase hex string. */
+export function toHex(bytes: Uint8Array): string {
+  let text = '';
+  for (const b of bytes) text += HEX_DIGITS[b]!;
+  return text;
+}
