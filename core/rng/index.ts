@@ -1,2 +1,2 @@
-export { philox4x32, mulhi32, type PhiloxKey, type PhiloxCounter } from './philox';
+export { philox4x32, philox4x32Words, mulhi32, type PhiloxKey, type PhiloxCounter } from './philox';
 export { randomBits, uniform24, bernoulliThreshold, bernoulli, type StreamId } from './stream';

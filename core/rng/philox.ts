@@ -35,8 +35,28 @@ export function mulhi32(a: number, b: number): number {
 
 /** The 10-round Philox4x32 bijection; writes the four output words into `out`. */
 export function philox4x32(counter: PhiloxCounter, key: PhiloxKey, out: Uint32Array = new Uint32Array(4)): Uint32Array {
-  let [c0, c1, c2, c3] = counter;
-  let [k0, k1] = key;
+  return philox4x32Words(counter[0], counter[1], counter[2], counter[3], key[0], key[1], out);
+}
+
+/**
+ * philox4x32 on scalar words: the hot path, since it allocates nothing
+ * (one call per atom per round adds up).
+ */
+export function philox4x32Words(
+  c0: number,
+  c1: number,
+  c2: number,
+  c3: number,
+  k0: number,
+  k1: number,
+  out: Uint32Array,
+): Uint32Array {
+  c0 >>>= 0;
+  c1 >>>= 0;
+  c2 >>>= 0;
+  c3 >>>= 0;
+  k0 >>>= 0;
+  k1 >>>= 0;
   for (let round = 0; round < ROUNDS; round++) {
     if (round > 0) {
       k0 = (k0 + W0) >>> 0;

@@ -6,7 +6,7 @@
  * and uses the first Philox output word. Same address, same bits, on every
  * device; a new round or layer is a fresh, independent stream.
  */
-import { philox4x32 } from './philox';
+import { philox4x32Words } from './philox';
 
 /** Coordinates of one stream of draws (one layer of one worker in one round). */
 export interface StreamId {
@@ -20,7 +20,7 @@ const scratch = new Uint32Array(4);
 
 /** The 32 random bits for atom `index` of a stream. */
 export function randomBits(stream: StreamId, index: number): number {
-  philox4x32([index >>> 0, stream.round >>> 0, stream.layer >>> 0, 0], [stream.seed >>> 0, stream.worker >>> 0], scratch);
+  philox4x32Words(index, stream.round, stream.layer, 0, stream.seed, stream.worker, scratch);
   return scratch[0]!;
 }
 

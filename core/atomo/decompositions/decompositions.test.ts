@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { reconstruct } from '../reconstruct';
+import { lowRankGradient, randomGradient } from '../testing/gradients';
+import { entrywiseDecomposition } from './entrywise';
+import { spectralDecomposition } from './spectral';
+
+const maxDiff = (a: Float32Array, b: Float32Array) => Math.max(...a.map((x, i) => Math.abs(x - b[i]!)));
+const maxAbs = (g: Float32Array) => g.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+
+describe('decompositions: g = Σ λᵢ aᵢ', () => {
+  it('entry-wise: λ = g, and a sample of all atoms at scale λ rebuilds g exactly', () => {
+    const { grad, shape } = randomGradient();
+    const d = entrywiseDecomposition(grad, shape);
+    expect(Array.from(d.coefficients)).toEqual(Array.from(grad));
+    const all = Uint32Array.from(grad.keys());
+    const sample = d.toSample(all, grad.slice());
+    expect(sample.scheme).toBe('atomo-entry');
+    expect(reconstruct(sample)).toEqual(grad);
+  });
+
+  it('spectral: λ = σ (numerical rank only), and all atoms at scale σ rebuild g to float32 rounding', () => {
+    for (const { grad, shape } of [randomGradient(), lowRankGradient()]) {
+      const d = spectralDecomposition(grad, shape);
+      expect(d.coefficients.length).toBe(d.svd.rank);
+      const all = Uint32Array.from(d.coefficients.keys());
+      const sample = d.toSample(all, Float32Array.from(d.coefficients));
+      expect(sample.count).toBe(d.svd.rank);
+      expect(sample.u.length).toBe(d.svd.rank * shape[0]);
+      expect(sample.v.length).toBe(d.svd.rank * shape[1]);
+      // float32 u, v, σ: ~2⁻²⁴ relative per term, summed over ≤ 32 atoms.
+      expect(maxDiff(reconstruct(sample), grad)).toBeLessThan(1e-6 * maxAbs(grad));
+    }
+  });
+
+  it('spectral: a subset keeps the named atoms, in order', () => {
+    const { grad, shape } = randomGradient();
+    const d = spectralDecomposition(grad, shape);
+    const sample = d.toSample(Uint32Array.of(1, 4), Float32Array.of(1, 1));
+    const r = d.svd.r;
+    for (const [a, k] of [
+      [0, 1],
+      [1, 4],
+    ] as const) {
+      for (let i = 0; i < shape[0]; i++) expect(sample.u[a * shape[0] + i]).toBe(Math.fround(d.svd.u[i * r + k]!));
+      for (let j = 0; j < shape[1]; j++) expect(sample.v[a * shape[1] + j]).toBe(Math.fround(d.svd.v[j * r + k]!));
+    }
+  });
+});

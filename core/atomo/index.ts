@@ -1,0 +1,42 @@
+/**
+ * core/atomo: unbiased atomic sparsification of gradients (Wang et al.,
+ * NeurIPS 2018) and its special cases. The stable entry point for the rest
+ * of the project.
+ */
+export type {
+  DenseSample,
+  EntrySample,
+  LayerSample,
+  QsgdSample,
+  SchemeName,
+  Shape,
+  SpectralSample,
+  TernGradSample,
+} from './types';
+export { SCHEME_NAMES } from './types';
+export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
+export { reconstruct } from './reconstruct';
+export { checkBudget, samplingProbabilities } from './waterfilling';
+export { atomicVariance, realisedError, relativeVariance, squaredNorm } from './variance';
+export { checkGradient } from './gradient';
+export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
+export { entrywiseDecomposition } from './decompositions/entrywise';
+export { spectralDecomposition, type SpectralDecomposition } from './decompositions/spectral';
+export {
+  SCHEMES,
+  DEFAULT_BUDGET,
+  DEFAULT_LEVELS,
+  MAX_LEVELS,
+  atomoEntryScheme,
+  atomoSvdScheme,
+  checkLevels,
+  noneScheme,
+  qsgdScheme,
+  sampleAtoms,
+  terngradScheme,
+  type AtomoCompressed,
+  type CompressedLayer,
+  type SampleOf,
+  type Scheme,
+  type SchemeOptions,
+} from './schemes';

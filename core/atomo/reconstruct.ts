@@ -1,0 +1,67 @@
+/**
+ * The dense unbiased estimate ĝ a sample stands for, computed only from what
+ * is on the wire (float32 values), as the aggregator computes it.
+ */
+import type { EntrySample, LayerSample, QsgdSample, SpectralSample, TernGradSample } from './types';
+
+/** ĝ as a row-major rows×cols float32 matrix (DESIGN.md §3: ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ and the QSGD/TernGrad rules). */
+export function reconstruct(sample: LayerSample): Float32Array {
+  switch (sample.scheme) {
+    case 'none':
+      return sample.values.slice();
+    case 'atomo-entry':
+      return reconstructEntries(sample);
+    case 'atomo-svd':
+      return reconstructSpectral(sample);
+    case 'qsgd':
+      return reconstructQsgd(sample);
+    case 'terngrad':
+      return reconstructTernGrad(sample);
+  }
+}
+
+function elementsOf(sample: LayerSample): number {
+  return sample.shape[0] * sample.shape[1];
+}
+
+/** The sparse matrix of the kept entries, each already λᵢ/pᵢ. */
+function reconstructEntries(sample: EntrySample): Float32Array {
+  const out = new Float32Array(elementsOf(sample));
+  for (let k = 0; k < sample.indices.length; k++) out[sample.indices[k]!] = sample.values[k]!;
+  return out;
+}
+
+/** Σ scaleᵢ uᵢvᵢᵀ, accumulated in float64 and rounded to float32 once. */
+function reconstructSpectral(sample: SpectralSample): Float32Array {
+  const [rows, cols] = sample.shape;
+  const sum = new Float64Array(rows * cols);
+  for (let a = 0; a < sample.count; a++) {
+    const scale = sample.scales[a]!;
+    for (let i = 0; i < rows; i++) {
+      const left = scale * sample.u[a * rows + i]!;
+      if (left === 0) continue;
+      const row = i * cols;
+      const right = a * cols;
+      for (let j = 0; j < cols; j++) sum[row + j] = sum[row + j]! + left * sample.v[right + j]!;
+    }
+  }
+  return Float32Array.from(sum);
+}
+
+/** ĝᵢ = norm · sign · levelᵢ/s, each entry rounded to float32 once. */
+function reconstructQsgd(sample: QsgdSample): Float32Array {
+  const out = new Float32Array(elementsOf(sample));
+  const step = sample.norm / sample.levels;
+  for (let i = 0; i < out.length; i++) {
+    const magnitude = step * sample.level[i]!;
+    out[i] = sample.negative[i] ? -magnitude : magnitude;
+  }
+  return out;
+}
+
+/** ĝᵢ = scaler · tᵢ. */
+function reconstructTernGrad(sample: TernGradSample): Float32Array {
+  const out = new Float32Array(elementsOf(sample));
+  for (let i = 0; i < out.length; i++) out[i] = sample.scaler * sample.ternary[i]!;
+  return out;
+}

@@ -1,0 +1,118 @@
+/**
+ * Spectral ATOMO: unbiasedness and the closed-form variance on orthonormal
+ * rank-one atoms. The SVD is computed once per gradient and sampled 2,000
+ * times (the scheme's own path after decomposition: sampleAtoms, toSample,
+ * reconstruct); estimate() is checked to be exactly that path plus the codec.
+ */
+import { describe, expect, it } from 'vitest';
+import { bernoulli, randomBits, type StreamId } from '../../rng';
+import { spectralDecomposition } from '../decompositions/spectral';
+import { estimate } from '../estimate';
+import { reconstruct } from '../reconstruct';
+import { spectralCoordinateVariance } from '../testing/coordinate-variance';
+import { lowRankGradient, randomGradient } from '../testing/gradients';
+import { biasedCoordinates, monteCarlo } from '../testing/monte-carlo';
+import { sampleAtoms } from './atomo';
+import { atomoSvdScheme } from './atomo-svd';
+
+const TRIALS = 2000;
+// As in unbiased.test.ts: 5 exact standard errors per coordinate.
+const SIGMAS = 5;
+// The atoms travel as float32 u, v and σ/p: each ĝᵢⱼ carries rounding of
+// ~2⁻²⁴·Σₖ(σₖ/pₖ)|uᵢₖvⱼₖ| ≲ 1e-7·‖g‖∞ at these budgets; 1e-6·‖g‖∞ allows
+// ten times that.
+const ROUNDING = 1e-6;
+
+const streamOf = (seed: number): StreamId => ({ seed, worker: 0, round: 0, layer: 0 });
+const maxAbs = (g: Float32Array) => g.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+
+describe.each([
+  { gradient: randomGradient(), budget: 10 }, // 32 atoms; σ₁ (from the spike) saturates
+  { gradient: lowRankGradient(), budget: 1.5 }, // 3 atoms that matter + float32 noise atoms
+])('spectral ATOMO on the $gradient.name gradient, s = $budget', ({ gradient, budget }) => {
+  const { grad, shape } = gradient;
+  const decomposition = spectralDecomposition(grad, shape);
+
+  it('has orthonormal atoms in descending σ order', () => {
+    const { coefficients } = decomposition;
+    for (let k = 1; k < coefficients.length; k++) expect(coefficients[k]!).toBeLessThanOrEqual(coefficients[k - 1]!);
+    // An atom uₖvₖᵀ has unit Frobenius norm and ⟨uₖvₖᵀ, uₗvₗᵀ⟩ = (uₖ·uₗ)(vₖ·vₗ).
+    const { u, v, r, rows, cols } = decomposition.svd;
+    const dot = (x: Float64Array, len: number, a: number, b: number) => {
+      let s = 0;
+      for (let i = 0; i < len; i++) s += x[i * r + a]! * x[i * r + b]!;
+      return s;
+    };
+    for (let a = 0; a < coefficients.length; a++) {
+      for (let b = 0; b < coefficients.length; b++) {
+        const inner = dot(u, rows, a, b) * dot(v, cols, a, b);
+        expect(Math.abs(inner - (a === b ? 1 : 0))).toBeLessThan(1e-10);
+      }
+    }
+  });
+
+  it('is unbiased, and the realised error matches Σσ²(1/p − 1)', () => {
+    let variance = Number.NaN;
+    let probabilities: Float64Array = new Float64Array(0);
+    const summary = monteCarlo(grad, TRIALS, (seed) => {
+      const result = sampleAtoms(decomposition, budget, streamOf(seed));
+      variance = result.variance;
+      probabilities = result.probabilities;
+      return reconstruct(result.sample);
+    });
+    // The budget is spent: Σp = s (so some atoms really are random).
+    expect(probabilities.reduce((a, b) => a + b, 0)).toBeCloseTo(budget, 9);
+    const coordinateVariance = spectralCoordinateVariance(decomposition, probabilities);
+    const total = coordinateVariance.reduce((a, b) => a + b, 0);
+    // Σᵢⱼ uᵢₖ²vⱼₖ² = 1 per atom, so the coordinates add up to the closed form (to the SVD's ~1e-13).
+    expect(Math.abs(total - variance)).toBeLessThan(1e-9 * variance);
+
+    const failures = biasedCoordinates(grad, summary, coordinateVariance, SIGMAS, ROUNDING * maxAbs(grad));
+    expect(failures.slice(0, 5)).toEqual([]);
+    expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(
+      SIGMAS * summary.meanErrorStandardError + 1e-9 * variance,
+    );
+  });
+
+  it('estimate() is exactly the scheme path through the codec', () => {
+    for (const seed of [0, 1, 2]) {
+      const direct = atomoSvdScheme.compress(grad, shape, { budget }, streamOf(seed));
+      const viaCodec = estimate('atomo-svd', grad, shape, { budget, seed });
+      expect(viaCodec.estimate).toEqual(reconstruct(direct.sample));
+      expect(viaCodec.variance).toBe(direct.variance);
+      // Spectral body: 4 + 4·k·(rows + cols + 1) after a 12-byte header.
+      expect(viaCodec.bytes).toBe(12 + 4 + 4 * direct.sample.count * (shape[0] + shape[1] + 1));
+    }
+  });
+});
+
+describe('spectral ATOMO, deterministic cases', () => {
+  it('sends every atom when s ≥ rank: variance 0 and ĝ = g to float32 rounding', () => {
+    const { grad, shape } = lowRankGradient();
+    const result = atomoSvdScheme.compress(grad, shape, { budget: 64 }, streamOf(0));
+    expect(result.variance).toBe(0);
+    const out = reconstruct(result.sample);
+    const tol = ROUNDING * maxAbs(grad);
+    expect(Math.max(...out.map((x, i) => Math.abs(x - grad[i]!)))).toBeLessThan(tol);
+  });
+
+  it('sends nothing for a zero gradient', () => {
+    const result = atomoSvdScheme.compress(new Float32Array(12), [3, 4], { budget: 2 }, streamOf(0));
+    expect(result.sample.count).toBe(0);
+    expect(result.variance).toBe(0);
+  });
+
+  it('indexes atom k by randomBits(stream, k): a rank-one gradient keeps its atom iff draw 0 says so', () => {
+    // σ₀ = 2 and s = 0.5: p₀ = 0.5, and the outcome must be bernoulli(randomBits(stream, 0), 0.5).
+    const grad = Float32Array.of(2, 0, 0, 0, 0, 0);
+    let kept = 0;
+    for (let seed = 0; seed < 200; seed++) {
+      const { sample } = atomoSvdScheme.compress(grad, [2, 3], { budget: 0.5 }, streamOf(seed));
+      expect(sample.count).toBe(bernoulli(randomBits(streamOf(seed), 0), 0.5) ? 1 : 0);
+      if (sample.count === 1) expect(sample.scales[0]).toBe(4); // σ/p = 2/0.5
+      kept += sample.count;
+    }
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(200);
+  });
+});

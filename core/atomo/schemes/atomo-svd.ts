@@ -1,0 +1,15 @@
+/** Spectral ATOMO: water-filling over the singular values (DESIGN.md §3). */
+import { spectralDecomposition } from '../decompositions/spectral';
+import { checkGradient } from '../gradient';
+import { sampleAtoms } from './atomo';
+import { DEFAULT_BUDGET, type Scheme } from './scheme';
+
+/** ATOMO on the rank-one atoms uᵢvᵢᵀ; budget s = expected number of atoms sent. */
+export const atomoSvdScheme: Scheme<'atomo-svd'> = {
+  name: 'atomo-svd',
+  compress(grad, shape, options, stream) {
+    checkGradient(grad, shape);
+    const { sample, variance } = sampleAtoms(spectralDecomposition(grad, shape), options.budget ?? DEFAULT_BUDGET, stream);
+    return { sample, variance };
+  },
+};

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import type { StreamId } from '../../rng';
+import { reconstruct } from '../reconstruct';
+import { qsgdScheme } from './qsgd';
+
+const stream: StreamId = { seed: 1, worker: 0, round: 0, layer: 0 };
+
+describe('qsgd scheme', () => {
+  it('is exact with zero variance when every s|gᵢ|/‖g‖ is an integer', () => {
+    // ‖g‖ = 5 (3-4-5), s = 5: positions 3, 4 and 0.
+    const grad = Float32Array.of(3, -4, 0);
+    const { sample, variance } = qsgdScheme.compress(grad, [1, 3], { levels: 5 }, stream);
+    expect(variance).toBe(0);
+    expect(sample.norm).toBe(5);
+    expect(Array.from(sample.level)).toEqual([3, 4, 0]);
+    expect(Array.from(sample.negative)).toEqual([0, 1, 0]);
+    expect(Array.from(reconstruct(sample))).toEqual([3, -4, 0]);
+  });
+
+  it('rounds between adjacent levels only, with the closed-form variance', () => {
+    const grad = Float32Array.of(1, 2, -2, 4); // ‖g‖ = 5
+    for (let seed = 0; seed < 50; seed++) {
+      const { sample, variance } = qsgdScheme.compress(grad, [2, 2], { levels: 2 }, { ...stream, seed });
+      // positions s|g|/‖g‖ = 0.4, 0.8, 0.8, 1.6
+      expect(sample.level[0]! <= 1 && sample.level[1]! <= 1 && sample.level[2]! <= 1).toBe(true);
+      expect([1, 2]).toContain(sample.level[3]);
+      // (‖g‖/s)² Σ f(1 − f) = 6.25·(0.24 + 0.16 + 0.16 + 0.24)
+      expect(variance).toBeCloseTo(6.25 * 0.8, 12);
+    }
+  });
+
+  it('handles a zero gradient: norm 0, all levels 0, variance 0', () => {
+    const { sample, variance } = qsgdScheme.compress(new Float32Array(4), [2, 2], { levels: 3 }, stream);
+    expect(sample.norm).toBe(0);
+    expect(Array.from(sample.level)).toEqual([0, 0, 0, 0]);
+    expect(variance).toBe(0);
+  });
+
+  it('sends the norm as float32 and uses it for the levels (so a single entry is exact)', () => {
+    const grad = Float32Array.of(0, 0.1, 0);
+    const { sample, variance } = qsgdScheme.compress(grad, [3, 1], { levels: 7 }, stream);
+    expect(sample.norm).toBe(Math.fround(0.1));
+    expect(Array.from(sample.level)).toEqual([0, 7, 0]);
+    expect(variance).toBe(0);
+  });
+});

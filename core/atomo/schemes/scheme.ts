@@ -1,0 +1,37 @@
+/** What every compression scheme implements, and the defaults the public API uses. */
+import type { StreamId } from '../../rng';
+import type { LayerSample, SchemeName, Shape } from '../types';
+
+/**
+ * ATOMO budget when none is given: s = 2, two rank-one atoms per layer on
+ * average for spectral ATOMO. Entry-wise callers normally choose s from a
+ * byte target instead (two entries is a tiny message).
+ */
+export const DEFAULT_BUDGET = 2;
+/** QSGD levels when none are given: s = 1, 1-bit QSGD. */
+export const DEFAULT_LEVELS = 1;
+/** QSGD levels travel as u16 (types.ts QsgdSample.level). */
+export const MAX_LEVELS = 0xffff;
+
+/** Knobs of the schemes; each reads only its own. */
+export interface SchemeOptions {
+  /** ATOMO budget s = Σ pᵢ, the expected number of atoms sent (> 0; Infinity sends all). */
+  readonly budget?: number;
+  /** QSGD levels s, an integer in 1..65535. */
+  readonly levels?: number;
+}
+
+/** One layer after compression: the wire sample and the closed-form variance E‖ĝ − g‖² of its estimate. */
+export interface CompressedLayer<S extends LayerSample = LayerSample> {
+  readonly sample: S;
+  readonly variance: number;
+}
+
+/** The wire sample type of a scheme. */
+export type SampleOf<K extends SchemeName> = Extract<LayerSample, { readonly scheme: K }>;
+
+/** A compression scheme: gradient → unbiased sample, randomness only from `stream` (atom i uses randomBits(stream, i)). */
+export interface Scheme<K extends SchemeName = SchemeName> {
+  readonly name: K;
+  compress(grad: Float32Array, shape: Shape, options: SchemeOptions, stream: StreamId): CompressedLayer<SampleOf<K>>;
+}

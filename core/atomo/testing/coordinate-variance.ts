@@ -1,0 +1,46 @@
+/**
+ * Exact per-coordinate variances Var(ĝⱼ) of each scheme, for the standard
+ * errors of the Monte-Carlo tests. Summed over j they give the closed-form
+ * E‖ĝ − g‖² the schemes report; the tests check that too.
+ */
+import type { SpectralDecomposition } from '../decompositions/spectral';
+
+/** Entry-wise ATOMO: Var(ĝⱼ) = gⱼ²(1/pⱼ − 1). */
+export function entrywiseCoordinateVariance(grad: Float32Array, probabilities: Float64Array): Float64Array {
+  return Float64Array.from(grad, (g, j) => (g === 0 ? 0 : g * g * (1 / probabilities[j]! - 1)));
+}
+
+/** Spectral ATOMO, independent atoms: Var(ĝᵢⱼ) = Σₖ σₖ² uᵢₖ² vⱼₖ² (1/pₖ − 1). */
+export function spectralCoordinateVariance(decomposition: SpectralDecomposition, probabilities: Float64Array): Float64Array {
+  const [rows, cols] = decomposition.shape;
+  const { u, v, r } = decomposition.svd;
+  const out = new Float64Array(rows * cols);
+  decomposition.coefficients.forEach((sigma, k) => {
+    const weight = sigma * sigma * (1 / probabilities[k]! - 1);
+    for (let i = 0; i < rows; i++) {
+      const left = weight * u[i * r + k]! ** 2;
+      for (let j = 0; j < cols; j++) out[i * cols + j] = out[i * cols + j]! + left * v[j * r + k]! ** 2;
+    }
+  });
+  return out;
+}
+
+/** s-level QSGD: Var(ĝⱼ) = (‖g‖/s)² f(1 − f), f the fractional part of s|gⱼ|/‖g‖ (‖g‖ as float32, as sent). */
+export function qsgdCoordinateVariance(grad: Float32Array, levels: number): Float64Array {
+  let sum = 0;
+  for (const g of grad) sum += g * g;
+  const norm = Math.fround(Math.sqrt(sum));
+  return Float64Array.from(grad, (g) => {
+    if (norm === 0) return 0;
+    const position = (levels * Math.abs(g)) / norm;
+    const f = position - Math.floor(position);
+    return (norm / levels) ** 2 * f * (1 - f);
+  });
+}
+
+/** TernGrad: Var(ĝⱼ) = |gⱼ|(‖g‖∞ − |gⱼ|). */
+export function terngradCoordinateVariance(grad: Float32Array): Float64Array {
+  let scaler = 0;
+  for (const g of grad) scaler = Math.max(scaler, Math.abs(g));
+  return Float64Array.from(grad, (g) => Math.abs(g) * (scaler - Math.abs(g)));
+}

@@ -1,0 +1,224 @@
+/**
+ * CPU reference SVD: one-sided (Hestenes) Jacobi in Float64.
+ *
+ * The thin SVD A = U Σ Vᵀ of a row-major rows×cols matrix A, with
+ * r = min(rows, cols) triplets. Column pairs of a working copy W (initially A,
+ * or Aᵀ when A is wide) are rotated until every pair is orthogonal to a
+ * relative tolerance; then σⱼ = ‖wⱼ‖, uⱼ = wⱼ/σⱼ and V is the product of the
+ * rotations. This is the specification shaders/svd_jacobi.wgsl is tested
+ * against.
+ *
+ * Output layout (all row-major, r = min(rows, cols)):
+ *   u:              rows×r, U[i][k] at u[i·r + k]  (column k is the k-th left singular vector)
+ *   singularValues: r, descending, σ₀ ≥ σ₁ ≥ … ≥ 0
+ *   v:              cols×r, V[j][k] at v[j·r + k]  (column k is the k-th right singular vector)
+ *
+ * Rank deficiency: a σₖ at or below rankTolerance(σ₀) = max(rows, cols)·ε·σ₀
+ * is numerically zero; it is reported as exactly 0 and both its columns, uₖ
+ * and vₖ, are zero vectors (not completed to an orthonormal basis). So
+ * U Σ Vᵀ reconstructs A and UᵀU = VᵀV = diag(1 for k < rank, 0 after).
+ * The zero matrix gives rank 0, σ = 0, U = 0, V = 0. Consumers use only the
+ * first `rank` triplets.
+ */
+
+/** Double-precision unit roundoff (2⁻⁵²), the scale of every tolerance here. */
+const EPS = Number.EPSILON;
+
+/** Default cap on sweeps; quadratic convergence typically needs 6–12. */
+export const SVD_MAX_SWEEPS = 60;
+
+/** Tuning knobs of svdJacobi; the defaults are what the GPU kernel is compared against. */
+export interface SvdOptions {
+  /** Stop once every column pair has |cos| ≤ tolerance (default max(√M, 4)·ε, M the long side). */
+  readonly tolerance?: number;
+  /** At most this many sweeps (default SVD_MAX_SWEEPS). */
+  readonly maxSweeps?: number;
+}
+
+/** The thin SVD A = U diag(σ) Vᵀ; layouts as in the module comment. */
+export interface SvdResult {
+  readonly rows: number;
+  readonly cols: number;
+  /** r = min(rows, cols): the number of triplets stored. */
+  readonly r: number;
+  /** rows×r row-major. */
+  readonly u: Float64Array;
+  /** r values, descending; numerically zero ones are exactly 0. */
+  readonly singularValues: Float64Array;
+  /** cols×r row-major. */
+  readonly v: Float64Array;
+  /** Number of σ above rankTolerance: the triplets consumers should use. */
+  readonly rank: number;
+  /** Sweeps performed, including the final one that found nothing to rotate. */
+  readonly sweeps: number;
+  /** False if maxSweeps ran out before every pair met the tolerance. */
+  readonly converged: boolean;
+}
+
+/** σ at or below this are numerically zero: max(rows, cols)·ε·σ₀ (as numpy's matrix_rank). */
+export function rankTolerance(rows: number, cols: number, largestSingularValue: number): number {
+  return Math.max(rows, cols) * EPS * largestSingularValue;
+}
+
+/** Thin SVD of a row-major rows×cols matrix by one-sided Jacobi (Hestenes 1958; LAPACK dgesvj's stopping rule). */
+export function svdJacobi(
+  a: Float64Array | Float32Array,
+  rows: number,
+  cols: number,
+  options: SvdOptions = {},
+): SvdResult {
+  if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
+    throw new RangeError(`svdJacobi: bad shape ${rows}×${cols}`);
+  }
+  if (a.length !== rows * cols) {
+    throw new RangeError(`svdJacobi: ${a.length} elements for a ${rows}×${cols} matrix`);
+  }
+  // Work on the tall orientation so the rotations act on r = min(rows, cols)
+  // columns: A = U Σ Vᵀ, or for wide A, Aᵀ = V Σ Uᵀ with the roles swapped.
+  const transposed = rows < cols;
+  const m = transposed ? cols : rows; // long side: length of a working column
+  const n = transposed ? rows : cols; // short side: number of working columns
+
+  // Column-major working copy, scaled so max |a| = 1: squared column norms
+  // then stay in [0, m] and cannot overflow; σ is scaled back at the end.
+  let maxAbs = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    if (!Number.isFinite(x)) throw new RangeError(`svdJacobi: non-finite entry at ${i}`);
+    maxAbs = Math.max(maxAbs, Math.abs(x));
+  }
+  const scale = maxAbs > 0 ? 1 / maxAbs : 1;
+  const w = new Float64Array(m * n);
+  if (transposed) {
+    // Working column j is row j of A, already contiguous.
+    for (let k = 0; k < a.length; k++) w[k] = a[k]! * scale;
+  } else {
+    for (let i = 0; i < rows; i++) {
+      for (let j = 0; j < cols; j++) w[j * m + i] = a[i * cols + j]! * scale;
+    }
+  }
+  // Accumulated rotations, column-major n×n, starting at the identity.
+  const rot = new Float64Array(n * n);
+  for (let j = 0; j < n; j++) rot[j * n + j] = 1;
+
+  const tolerance = options.tolerance ?? Math.max(Math.sqrt(m), 4) * EPS;
+  const maxSweeps = options.maxSweeps ?? SVD_MAX_SWEEPS;
+  const { sweeps, converged } = orthogonaliseColumns(w, m, n, rot, tolerance, maxSweeps);
+
+  return assemble(w, rot, m, n, rows, cols, transposed, maxAbs, sweeps, converged);
+}
+
+/** Squared Euclidean norm of column j (length m) of a column-major array. */
+function columnNormSquared(w: Float64Array, m: number, j: number): number {
+  let sum = 0;
+  const base = j * m;
+  for (let i = 0; i < m; i++) {
+    const x = w[base + i]!;
+    sum += x * x;
+  }
+  return sum;
+}
+
+/** Rotates the column pair (p, q) of a column-major array by [[c, s], [−s, c]]. */
+function rotateColumns(w: Float64Array, m: number, p: number, q: number, c: number, s: number): void {
+  const bp = p * m;
+  const bq = q * m;
+  for (let i = 0; i < m; i++) {
+    const x = w[bp + i]!;
+    const y = w[bq + i]!;
+    w[bp + i] = c * x - s * y;
+    w[bq + i] = s * x + c * y;
+  }
+}
+
+/**
+ * Cyclic one-sided Jacobi sweeps over all pairs p < q until a whole sweep
+ * finds every pair orthogonal (|wₚ·w_q| ≤ tol·‖wₚ‖‖w_q‖). The tolerance is
+ * relative, so convergence does not depend on the matrix's scale.
+ */
+function orthogonaliseColumns(
+  w: Float64Array,
+  m: number,
+  n: number,
+  rot: Float64Array,
+  tolerance: number,
+  maxSweeps: number,
+): { sweeps: number; converged: boolean } {
+  const normSq = new Float64Array(n);
+  for (let sweep = 1; sweep <= maxSweeps; sweep++) {
+    // Fresh norms each sweep: the cheap updates below drift by a few ulps.
+    for (let j = 0; j < n; j++) normSq[j] = columnNormSquared(w, m, j);
+    let rotated = false;
+    for (let p = 0; p < n - 1; p++) {
+      for (let q = p + 1; q < n; q++) {
+        const alpha = normSq[p]!;
+        const beta = normSq[q]!;
+        if (alpha === 0 || beta === 0) continue; // a zero column is orthogonal to everything
+        let gamma = 0;
+        const bp = p * m;
+        const bq = q * m;
+        for (let i = 0; i < m; i++) gamma += w[bp + i]! * w[bq + i]!;
+        if (Math.abs(gamma) <= tolerance * Math.sqrt(alpha) * Math.sqrt(beta)) continue;
+        rotated = true;
+        // The rotation that zeroes wₚ·w_q: t = tan θ is the smaller root of
+        // t² + 2ζt − 1 = 0 with ζ = (β − α)/(2γ), which keeps |θ| ≤ π/4.
+        const zeta = (beta - alpha) / (2 * gamma);
+        const t = (zeta >= 0 ? 1 : -1) / (Math.abs(zeta) + Math.sqrt(1 + zeta * zeta));
+        const c = 1 / Math.sqrt(1 + t * t);
+        const s = c * t;
+        rotateColumns(w, m, p, q, c, s);
+        rotateColumns(rot, n, p, q, c, s);
+        // Exact in exact arithmetic: ‖wₚ′‖² = α − tγ, ‖w_q′‖² = β + tγ. When
+        // the update cancels (nearly parallel columns) recompute instead.
+        const newAlpha = alpha - t * gamma;
+        const newBeta = beta + t * gamma;
+        normSq[p] = newAlpha > 0.25 * alpha ? newAlpha : columnNormSquared(w, m, p);
+        normSq[q] = newBeta > 0.25 * beta ? newBeta : columnNormSquared(w, m, q);
+      }
+    }
+    if (!rotated) return { sweeps: sweep, converged: true };
+  }
+  return { sweeps: maxSweeps, converged: false };
+}
+
+/** Sorts the orthogonalised columns by norm and writes U, σ, V in the documented layout. */
+function assemble(
+  w: Float64Array,
+  rot: Float64Array,
+  m: number,
+  n: number,
+  rows: number,
+  cols: number,
+  transposed: boolean,
+  maxAbs: number,
+  sweeps: number,
+  converged: boolean,
+): SvdResult {
+  const r = n;
+  const norms = new Float64Array(n);
+  for (let j = 0; j < n; j++) norms[j] = Math.sqrt(columnNormSquared(w, m, j));
+  const order = Array.from({ length: n }, (_, j) => j).sort((x, y) => norms[y]! - norms[x]! || x - y);
+
+  const largest = norms[order[0]!]!;
+  const cutoff = rankTolerance(rows, cols, largest);
+  // Long-side vectors come from W (normalised), short-side ones from the rotations.
+  const longVectors = new Float64Array(m * r); // m×r row-major
+  const shortVectors = new Float64Array(n * r); // n×r row-major
+  const singularValues = new Float64Array(r);
+  let rank = 0;
+  for (let k = 0; k < r; k++) {
+    const j = order[k]!;
+    const norm = norms[j]!;
+    // Sorted descending, so the numerically zero σ form a tail: stop there
+    // and leave their σ, u and v at zero.
+    if (!(norm > cutoff && norm > 0)) break;
+    rank++;
+    singularValues[k] = norm * maxAbs;
+    const inv = 1 / norm;
+    for (let i = 0; i < m; i++) longVectors[i * r + k] = w[j * m + i]! * inv;
+    for (let i = 0; i < n; i++) shortVectors[i * r + k] = rot[j * n + i]!;
+  }
+  return transposed
+    ? { rows, cols, r, u: shortVectors, singularValues, v: longVectors, rank, sweeps, converged }
+    : { rows, cols, r, u: longVectors, singularValues, v: shortVectors, rank, sweeps, converged };
+}
