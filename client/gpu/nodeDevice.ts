@@ -7,23 +7,24 @@
  * software driver on this kind of machine is too old for Dawn.
  */
 import { existsSync } from 'node:fs';
+import { GpuUnavailableError, openGpuContext, type GpuContext, type GpuLostInfo } from './runtime';
 
 /** Where Debian's chromium package puts SwiftShader's Vulkan driver manifest. */
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
-export interface NodeGpu {
-  readonly device: GPUDevice;
-  readonly adapterInfo: GPUAdapterInfo;
+/** A Node device: the same GpuContext a tab gets, plus the way to let the process exit. */
+export interface NodeGpu extends GpuContext {
   /** Destroys the device and drops the Dawn instance so the process can exit. */
   release(): void;
 }
 
 /**
- * Opens a device on the first adapter Dawn finds.
+ * Opens a device on the first adapter Dawn finds, with the same limits and
+ * features a browser tab would request (runtime.ts).
  * Throws (never returns null) with what to install when there is no adapter,
  * so a kernel test fails loudly instead of being skipped.
  */
-export async function requestNodeGpu(label = 'node'): Promise<NodeGpu> {
+export async function requestNodeGpu(label = 'node', onLost?: (info: GpuLostInfo) => void): Promise<NodeGpu> {
   if (process.env.VK_ICD_FILENAMES === undefined && existsSync(SWIFTSHADER_ICD)) {
     // The Vulkan loader reads this when Dawn creates its instance, below.
     process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
@@ -32,31 +33,24 @@ export async function requestNodeGpu(label = 'node'): Promise<NodeGpu> {
   Object.assign(globalThis, globals);
   // Timestamp quantisation would round kernel timings to 100 µs.
   let gpu: GPU | null = create(['disable-dawn-features=timestamp_quantization']);
-  const adapter = await gpu.requestAdapter();
-  if (adapter === null) {
-    throw new Error(
-      'No WebGPU adapter in Node. Dawn needs a Vulkan driver: install Debian\'s ' +
-        '`chromium` (it ships SwiftShader) and `libvulkan1`, e.g. ' +
-        '`apt-get install -y chromium libvulkan1`, or set VK_ICD_FILENAMES to your GPU\'s driver manifest.',
-    );
+  let ctx: GpuContext;
+  try {
+    ctx = await openGpuContext(gpu, onLost === undefined ? { label } : { label, onLost });
+  } catch (error) {
+    if (error instanceof GpuUnavailableError && error.reason === 'no-adapter') {
+      throw new Error(
+        'No WebGPU adapter in Node. Dawn needs a Vulkan driver: install Debian\'s ' +
+          '`chromium` (it ships SwiftShader) and `libvulkan1`, e.g. ' +
+          '`apt-get install -y chromium libvulkan1`, or set VK_ICD_FILENAMES to your GPU\'s driver manifest.',
+        { cause: error },
+      );
+    }
+    throw error;
   }
-  const wanted: (keyof GPUSupportedLimits)[] = [
-    'maxComputeWorkgroupStorageSize',
-    'maxStorageBuffersPerShaderStage',
-    'maxStorageBufferBindingSize',
-    'maxBufferSize',
-    'maxComputeInvocationsPerWorkgroup',
-  ];
-  const requiredLimits: Record<string, number> = {};
-  for (const name of wanted) requiredLimits[name] = adapter.limits[name] as number;
-  const requiredFeatures: GPUFeatureName[] = adapter.features.has('timestamp-query') ? ['timestamp-query'] : [];
-  const device = await adapter.requestDevice({ label, requiredLimits, requiredFeatures });
-  const adapterInfo = adapter.info;
   return {
-    device,
-    adapterInfo,
+    ...ctx,
     release() {
-      device.destroy();
+      ctx.device.destroy();
       gpu = null;
     },
   };
