@@ -1,0 +1,391 @@
+/**
+ * Host wrapper for shaders/matmul.wgsl (and its split-K second pass,
+ * shaders/matmul_splitk.wgsl): C ← α·op(A)·op(B) + β·C on GPU buffers,
+ * batched, any m, n, k. Shapes and defaults: core/linalg/matmul.ts.
+ *
+ * Use: `kernel.plan(shape, operands)` once per layer and `plan.encode(encoder)`
+ * (or `plan.record(pass)`) every step; `kernel.encode(...)` does the same
+ * through a small cache; `kernel.run(...)` is the upload-run-readback helper
+ * for tests. A plan's uniforms are written once, when it is made, so any
+ * number of plans can be recorded into one command encoder.
+ */
+import matmulWgsl from '../../shaders/matmul.wgsl?raw';
+import splitKWgsl from '../../shaders/matmul_splitk.wgsl?raw';
+import { matmulExtents, resolveMatmulShape, type MatmulShape, type ResolvedMatmulShape } from '../../core/linalg/matmul';
+import { readF32, uploadF32 } from './readback';
+import { isSoftwareAdapter } from './adapter';
+
+/** Edge of the C tile one workgroup computes (TILE in matmul.wgsl). */
+export const MATMUL_TILE = 32;
+const SPLITK_WORKGROUP = 256;
+/** Fewer output tiles than this and the product is a candidate for split-K. */
+const FEW_TILES = 8;
+/** Each K slice spans at least this many k, so a slice's partial write is amortised. */
+const MIN_SLICE_K = 2 * MATMUL_TILE;
+const PLAN_CACHE_SIZE = 256;
+
+/** The buffers of one product. Offsets are in f32 elements and need no binding alignment. */
+export interface MatmulOperands {
+  readonly a: GPUBuffer;
+  readonly b: GPUBuffer;
+  /** Must not be `a` or `b`: WebGPU forbids binding a buffer read-only and writable in one dispatch. */
+  readonly c: GPUBuffer;
+  readonly offsetA?: number;
+  readonly offsetB?: number;
+  readonly offsetC?: number;
+}
+
+/** How one product is computed on the device. */
+export interface MatmulProgram {
+  /** vec4 loads and stores (entry point `matmul_vec4`) rather than scalar ones. */
+  readonly vec4: boolean;
+  /** K slices computed by separate workgroups and summed by a second pass; 1 = no split-K. */
+  readonly splits: number;
+  /** k per slice (a multiple of MATMUL_TILE when splits > 1). */
+  readonly sliceK: number;
+}
+
+/** Tuning of the program choice. */
+export interface MatmulOptions {
+  /**
+   * Workgroups split-K aims for when C has fewer than 8 tiles of 32×32.
+   * Default 32, enough for a small GPU; 1 disables split-K.
+   */
+  readonly targetWorkgroups?: number;
+  /**
+   * Most workgroups launched per product; each then loops over several
+   * 32×32 tiles. Default: one workgroup per tile. On SwiftShader (a CPU),
+   * starting a workgroup that uses barriers costs about as much as a whole
+   * 32-deep K step, so a few looping workgroups (≈ 2 per core) run faster.
+   */
+  readonly maxWorkgroups?: number;
+}
+
+const ceilDiv = (x: number, y: number): number => Math.ceil(x / y);
+
+/**
+ * Options that suit the device's adapter: on SwiftShader (WebGPU on the CPU)
+ * at most 4 workgroups, each looping over tiles; elsewhere the defaults.
+ * Measured on 2 cores: 784×32·32×128 took 76 ms with one workgroup per tile
+ * (100) and 9–14 ms with 2–4 looping workgroups.
+ */
+export function matmulOptionsFor(device: GPUDevice): MatmulOptions {
+  return isSoftwareAdapter(device) ? { maxWorkgroups: 4 } : {};
+}
+
+/**
+ * Picks the program for a product: the vec4 variant when every vector access
+ * is aligned, and split-K when C has few tiles but k is long (e.g. the first
+ * layer's forward product 32×784·784×128 has 4 tiles and k = 784).
+ * `bytes` are the sizes of A, B and C's buffers (a vec4 binding needs ≥ 16).
+ */
+export function chooseMatmulProgram(
+  shape: ResolvedMatmulShape,
+  offsets: { readonly a: number; readonly b: number; readonly c: number },
+  bytes: { readonly a: number; readonly b: number; readonly c: number },
+  options: MatmulOptions = {},
+): MatmulProgram {
+  const s = shape;
+  // The stored row of A runs along m when transposed, else along k; B's along k or n; C's along n.
+  const aligned = [
+    s.transA ? s.m : s.k,
+    s.transB ? s.k : s.n,
+    s.n,
+    offsets.a,
+    offsets.b,
+    offsets.c,
+    s.batch > 1 ? s.strideA : 0,
+    s.batch > 1 ? s.strideB : 0,
+    s.batch > 1 ? s.strideC : 0,
+  ].every((x) => x % 4 === 0);
+  const vec4 = aligned && bytes.a >= 16 && bytes.b >= 16 && bytes.c >= 16;
+
+  const tiles = ceilDiv(s.m, MATMUL_TILE) * ceilDiv(s.n, MATMUL_TILE) * s.batch;
+  const target = options.targetWorkgroups ?? 32;
+  let splits = 1;
+  if (tiles > 0 && tiles < FEW_TILES && target > tiles) {
+    splits = Math.min(ceilDiv(target, tiles), Math.floor(s.k / MIN_SLICE_K));
+  }
+  if (splits <= 1) return { vec4, splits: 1, sliceK: s.k };
+  const sliceK = ceilDiv(ceilDiv(s.k, splits), MATMUL_TILE) * MATMUL_TILE;
+  splits = ceilDiv(s.k, sliceK);
+  return splits > 1 ? { vec4, splits, sliceK } : { vec4, splits: 1, sliceK: s.k };
+}
+
+interface Dispatch {
+  readonly pipeline: GPUComputePipeline;
+  readonly bindGroup: GPUBindGroup;
+  readonly groups: readonly [number, number, number];
+}
+
+/** One product bound to its buffers, ready to record as often as needed. */
+export class MatmulPlan {
+  /** The program the plan runs. */
+  readonly program: MatmulProgram;
+  readonly #dispatches: readonly Dispatch[];
+  readonly #uniforms: readonly GPUBuffer[];
+
+  /** Made by MatmulKernel.plan. */
+  constructor(program: MatmulProgram, dispatches: readonly Dispatch[], uniforms: readonly GPUBuffer[]) {
+    this.program = program;
+    this.#dispatches = dispatches;
+    this.#uniforms = uniforms;
+  }
+
+  /** Records the product's dispatches (1, or 2 with split-K) into an open compute pass. */
+  record(pass: GPUComputePassEncoder): void {
+    for (const { pipeline, bindGroup, groups } of this.#dispatches) {
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      pass.dispatchWorkgroups(...groups);
+    }
+  }
+
+  /** Records the product in a compute pass of its own. */
+  encode(encoder: GPUCommandEncoder): void {
+    const pass = encoder.beginComputePass({ label: 'Matmul.pass' });
+    this.record(pass);
+    pass.end();
+  }
+
+  /** Frees the plan's uniform buffers; only once no submitted work still uses them. */
+  destroy(): void {
+    for (const buffer of this.#uniforms) buffer.destroy();
+  }
+}
+
+/** Pipelines, layouts and a split-K workspace for matmul on one device. */
+export class MatmulKernel {
+  readonly #device: GPUDevice;
+  readonly #options: MatmulOptions;
+  readonly #module: GPUShaderModule;
+  readonly #layout: GPUBindGroupLayout;
+  readonly #pipelineLayout: GPUPipelineLayout;
+  readonly #pipelines = new Map<string, GPUComputePipeline>();
+  readonly #splitK: GPUComputePipeline;
+  readonly #plans = new Map<string, MatmulPlan>();
+  readonly #bufferIds = new WeakMap<GPUBuffer, number>();
+  #nextBufferId = 0;
+  #workspace: GPUBuffer | null = null;
+  /** Outgrown workspaces: plans recorded earlier may still use them. */
+  readonly #retired: GPUBuffer[] = [];
+
+  /** `options` default to matmulOptionsFor(device). */
+  constructor(device: GPUDevice, options: MatmulOptions = matmulOptionsFor(device)) {
+    this.#device = device;
+    this.#options = options;
+    this.#module = device.createShaderModule({ label: 'Matmul.module', code: matmulWgsl });
+    // An explicit layout (not 'auto') so a bind group works with every variant.
+    this.#layout = device.createBindGroupLayout({
+      label: 'Matmul.bindGroupLayout',
+      entries: [
+        { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
+        { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+        { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+        { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+      ],
+    });
+    this.#pipelineLayout = device.createPipelineLayout({ label: 'Matmul.pipelineLayout', bindGroupLayouts: [this.#layout] });
+    const splitKModule = device.createShaderModule({ label: 'Matmul.splitKModule', code: splitKWgsl });
+    this.#splitK = device.createComputePipeline({
+      label: 'Matmul.pipeline[splitKSum]',
+      layout: 'auto',
+      compute: { module: splitKModule, entryPoint: 'main' },
+    });
+  }
+
+  /** The pipeline of one variant, compiled on first use. */
+  #pipeline(transA: boolean, transB: boolean, vec4: boolean): GPUComputePipeline {
+    const name = `${transA ? 't' : 'n'}${transB ? 't' : 'n'},${vec4 ? 'vec4' : 'scalar'}`;
+    let pipeline = this.#pipelines.get(name);
+    if (pipeline === undefined) {
+      pipeline = this.#device.createComputePipeline({
+        label: `Matmul.pipeline[${name}]`,
+        layout: this.#pipelineLayout,
+        compute: {
+          module: this.#module,
+          entryPoint: vec4 ? 'matmul_vec4' : 'matmul_scalar',
+          constants: { TRANS_A: transA ? 1 : 0, TRANS_B: transB ? 1 : 0 },
+        },
+      });
+      this.#pipelines.set(name, pipeline);
+    }
+    return pipeline;
+  }
+
+  #bufferId(buffer: GPUBuffer): number {
+    let id = this.#bufferIds.get(buffer);
+    if (id === undefined) {
+      id = this.#nextBufferId++;
+      this.#bufferIds.set(buffer, id);
+    }
+    return id;
+  }
+
+  /** A workspace of at least `floats` f32, grown (never shrunk) on demand. */
+  #workspaceFor(floats: number): GPUBuffer {
+    const bytes = floats * 4;
+    if (this.#workspace === null || this.#workspace.size < bytes) {
+      if (this.#workspace !== null) this.#retired.push(this.#workspace);
+      this.#workspace = this.#device.createBuffer({
+        label: 'Matmul.splitKWorkspace',
+        size: Math.max(bytes, 2 * (this.#workspace?.size ?? 0)),
+        usage: GPUBufferUsage.STORAGE,
+      });
+    }
+    return this.#workspace;
+  }
+
+  #uniform(label: string, words: ArrayBuffer): GPUBuffer {
+    const buffer = this.#device.createBuffer({ label, size: words.byteLength, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+    new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(words));
+    buffer.unmap();
+    return buffer;
+  }
+
+  /** Builds (uncached) the plan of a product; throws if a buffer is too small or the grid too large. */
+  #buildPlan(shape: MatmulShape, operands: MatmulOperands): MatmulPlan {
+    const s = resolveMatmulShape(shape);
+    const offsets = { a: operands.offsetA ?? 0, b: operands.offsetB ?? 0, c: operands.offsetC ?? 0 };
+    const extents = matmulExtents(s);
+    for (const name of ['a', 'b', 'c'] as const) {
+      const offset = offsets[name];
+      if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`Matmul: offset of ${name} must be a non-negative integer`);
+      if (extents[name] > 0 && (offset + extents[name]) * 4 > operands[name].size) {
+        throw new RangeError(`Matmul: ${name} (${operands[name].label}) holds ${operands[name].size} bytes, the product needs ${(offset + extents[name]) * 4}`);
+      }
+    }
+    const bytes = { a: operands.a.size, b: operands.b.size, c: operands.c.size };
+    const program = chooseMatmulProgram(s, offsets, bytes, this.#options);
+    if (s.m === 0 || s.n === 0 || s.batch === 0) return new MatmulPlan(program, [], []);
+
+    // Jobs: one per (C tile, batch item, K slice); workgroups loop over them (matmul.wgsl, entry points).
+    const jobs = ceilDiv(s.n, MATMUL_TILE) * ceilDiv(s.m, MATMUL_TILE) * s.batch * program.splits;
+    const limit = this.#device.limits.maxComputeWorkgroupsPerDimension;
+    const workgroups = Math.min(jobs, Math.max(1, Math.floor(this.#options.maxWorkgroups ?? Infinity)));
+    const groupsX = Math.min(workgroups, limit);
+    const groups: [number, number, number] = [groupsX, Math.floor(workgroups / groupsX), 1]; // exactly ≤ jobs, so none idle
+    if (groups[1] > limit || jobs >= 2 ** 32) throw new RangeError(`Matmul: ${jobs} tiles exceed the dispatch limits`);
+
+    const split = program.splits > 1;
+    const count = s.m * s.n;
+    const output = split ? this.#workspaceFor(program.splits * s.batch * count) : operands.c;
+    const params = new ArrayBuffer(16 * 4); // struct Params in matmul.wgsl
+    const u32 = new Uint32Array(params);
+    const f32 = new Float32Array(params);
+    u32.set([s.m, s.n, s.k, s.batch, offsets.a, offsets.b, split ? 0 : offsets.c, program.splits]);
+    u32.set([s.strideA, s.strideB, split ? count : s.strideC, program.sliceK], 8);
+    f32[12] = split ? 1 : s.alpha;
+    f32[13] = split ? 0 : s.beta;
+    u32[14] = s.batch * count; // between slices' outputs in the workspace
+    u32[15] = jobs;
+    const variant = `${s.transA ? 't' : 'n'}${s.transB ? 't' : 'n'},${program.vec4 ? 'vec4' : 'scalar'}`;
+    const shapeName = `${s.batch}×${s.m}×${s.n}×${s.k}`;
+    const uniform = this.#uniform(`Matmul.params[${variant},${shapeName}]`, params);
+    const dispatches: Dispatch[] = [
+      {
+        pipeline: this.#pipeline(s.transA, s.transB, program.vec4),
+        bindGroup: this.#device.createBindGroup({
+          label: `Matmul.bindGroup[${variant},${shapeName}]`,
+          layout: this.#layout,
+          entries: [
+            { binding: 0, resource: { buffer: uniform } },
+            { binding: 1, resource: { buffer: operands.a } },
+            { binding: 2, resource: { buffer: operands.b } },
+            { binding: 3, resource: { buffer: output } },
+          ],
+        }),
+        groups,
+      },
+    ];
+    const uniforms = [uniform];
+    if (split) {
+      const sumParams = new ArrayBuffer(8 * 4); // struct Params in matmul_splitk.wgsl
+      new Uint32Array(sumParams).set([count, s.batch, program.splits, offsets.c, s.strideC]);
+      new Float32Array(sumParams).set([s.alpha, s.beta], 5);
+      const sumUniform = this.#uniform(`Matmul.splitKParams[${shapeName}]`, sumParams);
+      uniforms.push(sumUniform);
+      const sumGroups = ceilDiv(count * s.batch, SPLITK_WORKGROUP);
+      const sumGroupsX = Math.min(sumGroups, limit);
+      dispatches.push({
+        pipeline: this.#splitK,
+        bindGroup: this.#device.createBindGroup({
+          label: `Matmul.splitKBindGroup[${shapeName}]`,
+          layout: this.#splitK.getBindGroupLayout(0),
+          entries: [
+            { binding: 0, resource: { buffer: sumUniform } },
+            { binding: 1, resource: { buffer: output } },
+            { binding: 2, resource: { buffer: operands.c } },
+          ],
+        }),
+        groups: [sumGroupsX, ceilDiv(sumGroups, sumGroupsX), 1],
+      });
+    }
+    return new MatmulPlan(program, dispatches, uniforms);
+  }
+
+  /**
+   * The plan of a product on these buffers, made once and cached by (buffers,
+   * offsets, shape); the least recently used of 256 plans is dropped.
+   */
+  plan(shape: MatmulShape, operands: MatmulOperands): MatmulPlan {
+    const s = resolveMatmulShape(shape);
+    const key = [
+      this.#bufferId(operands.a),
+      this.#bufferId(operands.b),
+      this.#bufferId(operands.c),
+      operands.offsetA ?? 0,
+      operands.offsetB ?? 0,
+      operands.offsetC ?? 0,
+      s.m, s.n, s.k, s.transA, s.transB, s.batch, s.strideA, s.strideB, s.strideC, s.alpha, s.beta,
+    ].join(',');
+    let plan = this.#plans.get(key);
+    if (plan !== undefined) {
+      this.#plans.delete(key); // re-insert: Map order is recency order
+    } else {
+      plan = this.#buildPlan(s, operands);
+      const oldest = this.#plans.keys().next();
+      // Dropped, not destroyed: work recorded from it may not be submitted yet.
+      if (this.#plans.size >= PLAN_CACHE_SIZE && oldest.done !== true) this.#plans.delete(oldest.value);
+    }
+    this.#plans.set(key, plan);
+    return plan;
+  }
+
+  /** Records C ← α·op(A)·op(B) + β·C into `encoder` (in a compute pass of its own). */
+  encode(encoder: GPUCommandEncoder, shape: MatmulShape, operands: MatmulOperands): void {
+    this.plan(shape, operands).encode(encoder);
+  }
+
+  /**
+   * Uploads A, B (and C when β ≠ 0), runs one product and reads C back.
+   * For tests and one-off use: it allocates and frees buffers on every call.
+   */
+  async run(shape: MatmulShape, a: Float32Array, b: Float32Array, c?: Float32Array): Promise<Float32Array> {
+    const device = this.#device;
+    const extents = matmulExtents(shape);
+    const buffers = {
+      a: uploadF32(device, a, 'Matmul.run.a'),
+      b: uploadF32(device, b, 'Matmul.run.b'),
+      c: uploadF32(device, c ?? new Float32Array(extents.c), 'Matmul.run.c'),
+    };
+    const plan = this.#buildPlan(shape, buffers);
+    const encoder = device.createCommandEncoder({ label: 'Matmul.run' });
+    plan.encode(encoder);
+    device.queue.submit([encoder.finish()]);
+    const out = await readF32(device, buffers.c, extents.c);
+    plan.destroy();
+    for (const buffer of Object.values(buffers)) buffer.destroy();
+    return out;
+  }
+
+  /** Frees the workspace and cached plans' uniforms. Pipelines are freed by the GC. */
+  destroy(): void {
+    for (const plan of this.#plans.values()) plan.destroy();
+    this.#plans.clear();
+    this.#workspace?.destroy();
+    for (const buffer of this.#retired) buffer.destroy();
+    this.#retired.length = 0;
+    this.#workspace = null;
+  }
+}

@@ -1,0 +1,290 @@
+/**
+ * Host wrapper for shaders/reduce.wgsl: per-segment sum, sum of squares,
+ * sum of |x| or max |x| of a GPU buffer. Semantics: core/linalg/reduce.ts.
+ *
+ * Use: `kernel.plan(op, offsets, operands)` once (it uploads the chunk lists
+ * and allocates the intermediate buffers) and `plan.encode(encoder)` every
+ * step; `kernel.encode(...)` does the same through a small cache;
+ * `kernel.run(...)` is the upload-run-readback helper for tests.
+ */
+import reduceWgsl from '../../shaders/reduce.wgsl?raw';
+import { checkSegmentOffsets, type ReduceOp } from '../../core/linalg/reduce';
+import { readF32, uploadF32 } from './readback';
+import { isSoftwareAdapter } from './adapter';
+
+/** Elements one workgroup of reduce_wide folds: 256 invocations × 16. */
+export const REDUCE_CHUNK = 4096;
+/** Elements one invocation of reduce_narrow folds in order: f32 error ≤ 32·2⁻²⁴ of the magnitudes. */
+export const NARROW_CHUNK = 32;
+/** Default ReduceOptions.wideMinLength. */
+const WIDE_MIN_LENGTH = 1024;
+const WORKGROUP = 256;
+const PLAN_CACHE_SIZE = 64;
+
+/** (⊕, f) of each op: combine with max (else +), and f as TRANSFORM in reduce.wgsl. */
+const PROGRAMS = {
+  sum: { max: false, transform: 0 },
+  sumOfSquares: { max: false, transform: 1 },
+  sumOfAbs: { max: false, transform: 2 },
+  maxAbs: { max: true, transform: 2 },
+} as const satisfies Record<ReduceOp, { max: boolean; transform: number }>;
+
+/** Where the data and the results are. Offsets in f32 elements. */
+export interface ReduceOperands {
+  /** x; segment bounds are relative to inputOffset. */
+  readonly input: GPUBuffer;
+  /** Receives one f32 per segment at outputOffset + s. Must not be `input`. */
+  readonly output: GPUBuffer;
+  readonly inputOffset?: number;
+  readonly outputOffset?: number;
+}
+
+interface Pass {
+  readonly pipeline: GPUComputePipeline;
+  readonly bindGroup: GPUBindGroup;
+  readonly groups: readonly [number, number];
+}
+
+/** One segmented reduction bound to its buffers: 1 dispatch, or more when a segment needs several chunks. */
+export class ReducePlan {
+  readonly #passes: readonly Pass[];
+  readonly #owned: readonly GPUBuffer[];
+
+  /** Made by ReduceKernel.plan. */
+  constructor(passes: readonly Pass[], owned: readonly GPUBuffer[]) {
+    this.#passes = passes;
+    this.#owned = owned;
+  }
+
+  /** Number of dispatches the plan records. */
+  get passCount(): number {
+    return this.#passes.length;
+  }
+
+  /** Records the reduction's dispatches into an open compute pass. */
+  record(pass: GPUComputePassEncoder): void {
+    for (const { pipeline, bindGroup, groups } of this.#passes) {
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      pass.dispatchWorkgroups(...groups);
+    }
+  }
+
+  /** Records the reduction in a compute pass of its own. */
+  encode(encoder: GPUCommandEncoder): void {
+    const pass = encoder.beginComputePass({ label: 'Reduce.pass' });
+    this.record(pass);
+    pass.end();
+  }
+
+  /** Frees the plan's chunk lists, uniforms and intermediates; only once no submitted work uses them. */
+  destroy(): void {
+    for (const buffer of this.#owned) buffer.destroy();
+  }
+}
+
+/** Tuning of the program choice. */
+export interface ReduceOptions {
+  /**
+   * Segments at least this long go to reduce_wide (chunks of 4096), shorter
+   * ones to reduce_narrow (chunks of 32). Default 1024: a wide workgroup per
+   * short row would spend its time in barriers.
+   */
+  readonly wideMinLength?: number;
+}
+
+/**
+ * Options that suit the device's adapter. On SwiftShader (a CPU) never the
+ * wide program: its 9 barriers per chunk made one 10⁶-element sum take
+ * 190–300 ms on 2 cores, against a few ms for narrow levels.
+ */
+export function reduceOptionsFor(device: GPUDevice): ReduceOptions {
+  return isSoftwareAdapter(device) ? { wideMinLength: Infinity } : {};
+}
+
+/** Pipelines for segmented reductions on one device. */
+export class ReduceKernel {
+  readonly #device: GPUDevice;
+  readonly #options: ReduceOptions;
+  readonly #module: GPUShaderModule;
+  readonly #layout: GPUBindGroupLayout;
+  readonly #pipelineLayout: GPUPipelineLayout;
+  readonly #pipelines = new Map<string, GPUComputePipeline>();
+  readonly #plans = new Map<string, ReducePlan>();
+  readonly #bufferIds = new WeakMap<GPUBuffer, number>();
+  #nextBufferId = 0;
+
+  /** `options` default to reduceOptionsFor(device). */
+  constructor(device: GPUDevice, options: ReduceOptions = reduceOptionsFor(device)) {
+    this.#device = device;
+    this.#options = options;
+    this.#module = device.createShaderModule({ label: 'Reduce.module', code: reduceWgsl });
+    this.#layout = device.createBindGroupLayout({
+      label: 'Reduce.bindGroupLayout',
+      entries: [
+        { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
+        { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+        { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+        { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+      ],
+    });
+    this.#pipelineLayout = device.createPipelineLayout({ label: 'Reduce.pipelineLayout', bindGroupLayouts: [this.#layout] });
+  }
+
+  #pipeline(kind: 'wide' | 'narrow', max: boolean, transform: number): GPUComputePipeline {
+    const name = `${kind},${max ? 'max' : 'sum'},${['x', 'x²', '|x|'][transform]}`;
+    let pipeline = this.#pipelines.get(name);
+    if (pipeline === undefined) {
+      pipeline = this.#device.createComputePipeline({
+        label: `Reduce.pipeline[${name}]`,
+        layout: this.#pipelineLayout,
+        compute: { module: this.#module, entryPoint: `reduce_${kind}`, constants: { COMBINE_MAX: max ? 1 : 0, TRANSFORM: transform } },
+      });
+      this.#pipelines.set(name, pipeline);
+    }
+    return pipeline;
+  }
+
+  #buffer(label: string, bytes: number, usage: GPUBufferUsageFlags, data?: ArrayBufferView): GPUBuffer {
+    const buffer = this.#device.createBuffer({ label, size: Math.max(16, bytes), usage, mappedAtCreation: data !== undefined });
+    if (data !== undefined) {
+      new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      buffer.unmap();
+    }
+    return buffer;
+  }
+
+  /**
+   * Plans out[outputOffset + s] = op over segment s of the input, where
+   * segment s is input[inputOffset + offsets[s] .. inputOffset + offsets[s + 1]).
+   * Not cached: keep the plan and destroy it when done.
+   */
+  plan(op: ReduceOp, offsets: ArrayLike<number>, operands: ReduceOperands): ReducePlan {
+    const inputOffset = operands.inputOffset ?? 0;
+    const outputOffset = operands.outputOffset ?? 0;
+    checkSegmentOffsets(offsets, operands.input.size / 4 - inputOffset);
+    const segments = offsets.length - 1;
+    if ((outputOffset + segments) * 4 > operands.output.size) {
+      throw new RangeError(`Reduce: output (${operands.output.label}) holds ${operands.output.size} bytes, ${segments} results need ${(outputOffset + segments) * 4}`);
+    }
+    const program = PROGRAMS[op];
+    const passes: Pass[] = [];
+    const owned: GPUBuffer[] = [];
+    // Level 0 reads the input; each later level reads the previous level's chunk results.
+    let input = operands.input;
+    let levelInputOffset = inputOffset;
+    let bounds: ArrayLike<number> = offsets;
+    for (let level = 0; segments > 0; level++) {
+      // Chunk lists as (first, end, out) triples; out counts results in segment order.
+      const lists = { wide: [] as number[], narrow: [] as number[] };
+      const nextBounds = [0];
+      for (let s = 0; s < segments; s++) {
+        const first = bounds[s]!;
+        const end = bounds[s + 1]!;
+        const wide = end - first >= (this.#options.wideMinLength ?? WIDE_MIN_LENGTH);
+        const size = wide ? REDUCE_CHUNK : NARROW_CHUNK;
+        const count = Math.max(1, Math.ceil((end - first) / size));
+        for (let c = 0; c < count; c++) {
+          lists[wide ? 'wide' : 'narrow'].push(first + c * size, Math.min(end, first + (c + 1) * size), nextBounds[s]! + c);
+        }
+        nextBounds.push(nextBounds[s]! + count);
+      }
+      const results = nextBounds[segments]!;
+      const last = results === segments;
+      let output = operands.output;
+      if (last) {
+        for (const list of [lists.wide, lists.narrow]) for (let i = 2; i < list.length; i += 3) list[i]! += outputOffset;
+      } else {
+        output = this.#buffer(`Reduce.partials[${level}]`, results * 4, GPUBufferUsage.STORAGE);
+        owned.push(output);
+      }
+      const transform = level === 0 ? program.transform : 0;
+      for (const kind of ['wide', 'narrow'] as const) {
+        const list = lists[kind];
+        if (list.length === 0) continue;
+        const chunkCount = list.length / 3;
+        const name = `${op},${level},${kind}`;
+        const chunkList = this.#buffer(`Reduce.chunks[${name}]`, list.length * 4, GPUBufferUsage.STORAGE, new Uint32Array(list));
+        const uniform = this.#buffer(`Reduce.params[${name}]`, 16, GPUBufferUsage.UNIFORM, new Uint32Array([chunkCount, levelInputOffset, 0, 0]));
+        owned.push(chunkList, uniform);
+        passes.push({
+          pipeline: this.#pipeline(kind, program.max, transform),
+          bindGroup: this.#device.createBindGroup({
+            label: `Reduce.bindGroup[${name}]`,
+            layout: this.#layout,
+            entries: [
+              { binding: 0, resource: { buffer: uniform } },
+              { binding: 1, resource: { buffer: input } },
+              { binding: 2, resource: { buffer: chunkList } },
+              { binding: 3, resource: { buffer: output } },
+            ],
+          }),
+          groups: this.#grid(kind === 'wide' ? chunkCount : Math.ceil(chunkCount / WORKGROUP)),
+        });
+      }
+      if (last) break;
+      input = output;
+      levelInputOffset = 0;
+      bounds = nextBounds;
+    }
+    return new ReducePlan(passes, owned);
+  }
+
+  /** A 2-D grid of at least `groups` workgroups within the per-dimension limit; the shader ignores the extra. */
+  #grid(groups: number): [number, number] {
+    const x = Math.min(groups, this.#device.limits.maxComputeWorkgroupsPerDimension);
+    return [x, Math.ceil(groups / x)];
+  }
+
+  #bufferId(buffer: GPUBuffer): number {
+    let id = this.#bufferIds.get(buffer);
+    if (id === undefined) {
+      id = this.#nextBufferId++;
+      this.#bufferIds.set(buffer, id);
+    }
+    return id;
+  }
+
+  /**
+   * Records the reduction into `encoder`, reusing the plan of an earlier
+   * call with the same arguments (64 kept). The cache key lists every offset:
+   * with thousands of segments, keep a plan instead.
+   */
+  encode(encoder: GPUCommandEncoder, op: ReduceOp, offsets: ArrayLike<number>, operands: ReduceOperands): void {
+    const key = `${op}|${this.#bufferId(operands.input)},${operands.inputOffset ?? 0}|${this.#bufferId(operands.output)},${operands.outputOffset ?? 0}|${Array.prototype.join.call(offsets, ',')}`;
+    let plan = this.#plans.get(key);
+    if (plan !== undefined) {
+      this.#plans.delete(key); // re-insert: Map order is recency order
+    } else {
+      plan = this.plan(op, offsets, operands);
+      const oldest = this.#plans.keys().next();
+      // Dropped, not destroyed: work recorded from it may not be submitted yet.
+      if (this.#plans.size >= PLAN_CACHE_SIZE && oldest.done !== true) this.#plans.delete(oldest.value);
+    }
+    this.#plans.set(key, plan);
+    plan.encode(encoder);
+  }
+
+  /** Uploads x, reduces its segments and reads the results back. For tests; allocates per call. */
+  async run(op: ReduceOp, x: Float32Array, offsets: ArrayLike<number>): Promise<Float32Array> {
+    const device = this.#device;
+    const segments = Math.max(0, offsets.length - 1);
+    const input = uploadF32(device, x, 'Reduce.run.input');
+    const output = this.#buffer('Reduce.run.output', segments * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+    const plan = this.plan(op, offsets, { input, output });
+    const encoder = device.createCommandEncoder({ label: 'Reduce.run' });
+    plan.encode(encoder);
+    device.queue.submit([encoder.finish()]);
+    const result = await readF32(device, output, segments);
+    plan.destroy();
+    input.destroy();
+    output.destroy();
+    return result;
+  }
+
+  /** Frees the cached plans' buffers. */
+  destroy(): void {
+    for (const plan of this.#plans.values()) plan.destroy();
+    this.#plans.clear();
+  }
+}
