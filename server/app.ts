@@ -1,46 +1,126 @@
 /**
  * The aggregator as a factory of its dependencies: an HTTP server that serves
- * the built client and the socket.io endpoint on one port. `server/index.ts`
- * only reads the configuration and listens; tests build one on port 0.
+ * the built client, the /api routes and the socket.io endpoint on one port.
+ * `server/index.ts` only reads the configuration and listens; tests build one
+ * on port 0 with their own data directory and model runtime.
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import { Server } from 'socket.io';
+import { asRunId, type RunConfigPatch } from '../core/protocol';
+import { createAdminHandlers } from './admin';
+import { createBroadcastHooks } from './broadcast';
+import { CheckpointStore } from './checkpoint';
+import { createApiHandler } from './http';
+import { DASHBOARD_ROOM, type AppServer } from './io';
+import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type RateLimit } from './limits';
+import type { ModelRuntime } from './model';
+import type { Scheduler } from './run';
+import { RunRegistry } from './runs';
+import { attachSockets, createWorkerNotifier } from './sockets';
 import { createStaticHandler } from './static';
+import { WorkerRegistry } from './workers';
+
+/** Id of the run the server creates when it starts with none. */
+export const DEFAULT_RUN_ID = asRunId('default');
 
 export interface AppOptions {
   /** Directory of the built client (dist/client). */
   readonly clientDir: string;
   /** Token that teacher actions must present. */
   readonly adminToken: string;
+  /** Where checkpoints live: runs in <dataDir>/runs/, identities in <dataDir>/workers.json. */
+  readonly dataDir: string;
+  /** Layouts, initial weights, SGD step and held-out evaluation. */
+  readonly model: ModelRuntime;
+  /** Configuration of the run created when no checkpoint exists (started at once); false for none. */
+  readonly defaultRun?: RunConfigPatch | false;
+  readonly rateLimit?: RateLimit;
+  /** socket.io's maxHttpBufferSize; computed from the models when not given. */
+  readonly maxMessageBytes?: number;
+  /** Where failures that are not a client's fault go (console.error by default). */
+  readonly logError?: (error: unknown) => void;
 }
 
 export interface App {
   readonly httpServer: HttpServer;
-  readonly io: Server;
-  /** Stops accepting connections and closes every socket. */
+  readonly io: AppServer;
+  readonly runs: RunRegistry;
+  readonly workers: WorkerRegistry;
+  readonly maxMessageBytes: number;
+  /** Closes every socket and the HTTP server, then waits for the last checkpoints to reach the disk. */
   close(): Promise<void>;
 }
 
-/** Builds the HTTP server and the socket.io aggregator; call `httpServer.listen` to start. */
-export function createApp(options: AppOptions): App {
+const nodeScheduler: Scheduler = {
+  now: () => performance.timeOrigin + performance.now(),
+  after: (ms, fn) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+  defer: (fn) => void setImmediate(fn),
+};
+
+/** Builds the aggregator, restoring every run checkpointed in `dataDir`; call `httpServer.listen` to start. */
+export async function createApp(options: AppOptions): Promise<App> {
+  const logError = options.logError ?? ((error: unknown) => console.error('[aggregator]', error));
+  const maxMessageBytes = options.maxMessageBytes ?? computeMaxMessageBytes();
   const serveStatic = createStaticHandler(options.clientDir);
+
+  let handleApi: ((req: Parameters<typeof serveStatic>[0], res: Parameters<typeof serveStatic>[1]) => boolean) | null = null;
   const httpServer = createServer((req, res) => {
-    if (req.url === '/api/health') {
-      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: true }));
-      return;
-    }
+    if (handleApi?.(req, res)) return;
     serveStatic(req, res);
   });
-  const io = new Server(httpServer, {
+  const io: AppServer = new Server(httpServer, {
     // WebSocket only: no long-polling, so several processes need no sticky sessions.
     transports: ['websocket'],
+    // Deliberate: the largest honest submission of any model and scheme (limits.ts).
+    maxHttpBufferSize: maxMessageBytes,
+    // Restores id, rooms and socket.data after a short drop; clients resync anyway.
+    connectionStateRecovery: { maxDisconnectionDuration: 30_000, skipMiddlewares: false },
   });
+
+  const store = new CheckpointStore(options.dataDir, logError);
+  await store.init();
+  const workers = new WorkerRegistry();
+  let registry: RunRegistry | null = null;
+  const hooks = createBroadcastHooks(io, workers, () => registry!);
+  registry = new RunRegistry({
+    runDeps: { model: options.model, hooks, scheduler: nodeScheduler, onError: logError },
+    workers,
+    store,
+    notifier: createWorkerNotifier(io),
+    maxMessageBytes,
+    now: Date.now,
+  });
+  const runs = registry;
+  const stored = await store.load();
+  runs.restore(stored.runs, stored.workers);
+  if (runs.size === 0 && options.defaultRun !== false) runs.create(options.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
+
+  handleApi = createApiHandler(runs);
+  attachSockets(io, {
+    registry: runs,
+    workers,
+    admin: createAdminHandlers(runs, (runId) => io.to(DASHBOARD_ROOM).emit('run:deleted', { runId })),
+    adminToken: options.adminToken,
+    rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
+    logError,
+  });
+
   return {
     httpServer,
     io,
-    close: () =>
-      new Promise((resolve) => {
+    runs,
+    workers,
+    maxMessageBytes,
+    close: async () => {
+      for (const run of runs.list()) run.dispose();
+      runs.persistAll();
+      await new Promise<void>((resolve) => {
         void io.close(() => resolve());
-      }),
+      });
+      await store.flush();
+    },
   };
 }

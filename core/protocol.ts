@@ -1,0 +1,375 @@
+/**
+ * The wire contract between the aggregator and its clients (worker tabs,
+ * dashboards, headless swarms), documented event by event in
+ * docs/protocol.md. The server is `Server<ClientToServerEvents,
+ * ServerToClientEvents>`, a client `Socket<ServerToClientEvents,
+ * ClientToServerEvents>`; this file names no socket.io type, so core/ stays
+ * free of platform modules.
+ *
+ * Binary data (model weights, gradients) travels as socket.io binary
+ * attachments: one encoded layer (core/codec) per Uint8Array, never a JSON
+ * array of numbers. A browser receives them as ArrayBuffer, Node as Buffer
+ * (a Uint8Array); `asBytes` reads either.
+ */
+import type { SchemeName } from './atomo/types';
+import type { ModelKind } from './model/layout';
+
+/** Bumped on any incompatible change of an event or payload below. */
+export const PROTOCOL_VERSION = 1;
+
+declare const brand: unique symbol;
+type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+/** A worker's public id, unique on one server and stable across reconnects and restarts (u32). */
+export type WorkerId = Brand<number, 'WorkerId'>;
+/** The secret a tab keeps (localStorage) to rejoin as the same worker; never shown to others. */
+export type WorkerKey = Brand<string, 'WorkerKey'>;
+/** A run's id: short, URL-safe, unique on one server. */
+export type RunId = Brand<string, 'RunId'>;
+/** A model version: the number of SGD updates applied to the run's weights. Round v trains version v. */
+export type ModelVersion = Brand<number, 'ModelVersion'>;
+/** One layer as core/codec encodes it (12-byte header + body), as sent or received. */
+export type EncodedLayer = Uint8Array | ArrayBuffer;
+
+/** Brands a number as a WorkerId (no check: validation happens where ids enter). */
+export const asWorkerId = (id: number): WorkerId => id as WorkerId;
+/** Brands a string as a RunId. */
+export const asRunId = (id: string): RunId => id as RunId;
+/** Brands a number as a ModelVersion. */
+export const asModelVersion = (version: number): ModelVersion => version as ModelVersion;
+/** Brands a string as a WorkerKey. */
+export const asWorkerKey = (key: string): WorkerKey => key as WorkerKey;
+
+/** A binary attachment as bytes, whichever form the platform delivered (ArrayBuffer in a tab, Buffer in Node). */
+export function asBytes(data: EncodedLayer): Uint8Array {
+  return data instanceof Uint8Array ? data : new Uint8Array(data);
+}
+
+// ── Runs ────────────────────────────────────────────────────────────────────
+
+/** How the training set is split over a run's shards. */
+export type DataSplit = { readonly kind: 'iid' } | { readonly kind: 'dirichlet'; readonly alpha: number };
+
+/**
+ * When a round may close before every participant reported: at the deadline,
+ * once max(minimum, ⌈fraction · participants⌉) gradients are in.
+ */
+export interface QuorumRule {
+  readonly fraction: number;
+  readonly minimum: number;
+}
+
+/** Everything that defines one experiment. Workers receive it on join and train by it. */
+export interface RunConfig {
+  readonly name: string;
+  readonly scheme: SchemeName;
+  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd). */
+  readonly budget: number;
+  /** QSGD levels s (qsgd). */
+  readonly levels: number;
+  readonly model: ModelKind;
+  readonly learningRate: number;
+  readonly momentum: number;
+  /** Examples per worker per round. */
+  readonly batchSize: number;
+  /** SGD steps per round on a worker; 1 is synchronous SGD as in the paper (the only value accepted). */
+  readonly localSteps: 1;
+  readonly split: DataSplit;
+  /** Number of shards the training set is cut into; a worker trains on shard (slot mod shards). */
+  readonly shards: number;
+  /** Seeds the initial weights, the shards, the minibatches and every Bernoulli draw. */
+  readonly seed: number;
+  readonly quorum: QuorumRule;
+  readonly roundDeadlineMs: number;
+  /** The run finishes after this many rounds (versions 0..maxRounds−1 trained). */
+  readonly maxRounds: number;
+  /** Evaluate on the held-out test digits every this many rounds (and at the last one). */
+  readonly evalEvery: number;
+}
+
+/** A partial RunConfig, as the teacher sends it to create or configure a run. */
+export type RunConfigPatch = { readonly [K in keyof RunConfig]?: RunConfig[K] };
+
+/** created: waits for start; running: rounds open as workers come; paused: no round opens; finished: maxRounds reached. */
+export type RunStatus = 'created' | 'running' | 'paused' | 'finished';
+
+/** A worker as dashboards see it. */
+export interface WorkerSummary {
+  readonly workerId: WorkerId;
+  readonly name: string;
+  readonly slot: number;
+  readonly connected: boolean;
+  readonly bytesUp: number;
+  readonly bytesDown: number;
+  readonly rounds: number;
+}
+
+/** The round in progress, as dashboards see it. */
+export interface RoundSummary {
+  readonly version: ModelVersion;
+  readonly openedAt: number;
+  readonly deadline: number;
+  readonly participants: readonly WorkerId[];
+  readonly received: readonly WorkerId[];
+}
+
+/** A run's state, pushed to dashboards on every change. */
+export interface RunSummary {
+  readonly runId: RunId;
+  readonly config: RunConfig;
+  readonly status: RunStatus;
+  readonly version: ModelVersion;
+  readonly workers: readonly WorkerSummary[];
+  readonly round: RoundSummary | null;
+  readonly bytesUp: number;
+  readonly bytesDown: number;
+}
+
+// ── Metrics ─────────────────────────────────────────────────────────────────
+
+/** Estimator variance of one layer in one round, mean over the contributing workers. */
+export interface LayerVariance {
+  /** Closed form E‖ĝ − g‖² = Σ λᵢ²(1/pᵢ − 1). */
+  readonly closedForm: number;
+  /** Realised ‖ĝ − g‖², computed on the worker, which knows g. */
+  readonly realised: number;
+  /** ‖g‖², the denominator of the relative variances. */
+  readonly gradientNormSq: number;
+}
+
+/** One worker's part of a round. */
+export interface WorkerRoundMetrics {
+  readonly workerId: WorkerId;
+  readonly loss: number;
+  /** Exact bytes of the binary payload received from it this round. */
+  readonly bytesUp: number;
+  /** Exact bytes of the model sent to it this round. */
+  readonly bytesDown: number;
+  /** Its own report of the time it spent computing. */
+  readonly computeMs: number;
+}
+
+/** Where a round's time went, in milliseconds. */
+export interface RoundDurations {
+  /** round:open to close. */
+  readonly totalMs: number;
+  /** round:open to the last accepted gradient. */
+  readonly collectMs: number;
+  /** Validating, decoding and reconstructing the gradients (summed). */
+  readonly decodeMs: number;
+  /** Averaging the estimates and the SGD step. */
+  readonly updateMs: number;
+  /** Test-set evaluation (0 when not evaluated this round). */
+  readonly evalMs: number;
+}
+
+/** The record of one closed round: model `version` trained into `version + 1`. */
+export interface RoundMetrics {
+  readonly runId: RunId;
+  readonly version: ModelVersion;
+  readonly closedAt: number;
+  readonly participants: number;
+  readonly contributors: number;
+  /** Mean of the contributors' minibatch losses. */
+  readonly trainLoss: number;
+  /** Held-out loss and accuracy of model version + 1, on evaluation rounds only. */
+  readonly testLoss: number | null;
+  readonly testAccuracy: number | null;
+  readonly bytesUp: number;
+  readonly bytesDown: number;
+  readonly cumulativeBytesUp: number;
+  readonly cumulativeBytesDown: number;
+  readonly layers: readonly LayerVariance[];
+  readonly workers: readonly WorkerRoundMetrics[];
+  readonly durations: RoundDurations;
+}
+
+// ── Messages ────────────────────────────────────────────────────────────────
+
+/** Why a message was refused. Stable; docs/protocol.md explains each. */
+export type ProtocolErrorCode =
+  | 'bad-message' // payload not of the expected schema (garbage, wrong types)
+  | 'bad-protocol' // client speaks another PROTOCOL_VERSION
+  | 'unknown-run'
+  | 'unknown-worker' // worker key or id not known
+  | 'not-your-worker' // worker id not owned by this socket
+  | 'not-joined' // gradient before worker:join
+  | 'wrong-run' // worker is a member of another run
+  | 'stale-version' // gradient for an old version (round closed)
+  | 'future-version' // gradient for a version not opened yet
+  | 'not-participant' // joined mid-round: waits for the next one
+  | 'duplicate' // second gradient for the same round
+  | 'round-closed' // no round is open (run paused, finished or idle)
+  | 'layer-count' // wrong number of layers
+  | 'payload-too-large' // a layer above the largest size its scheme can produce
+  | 'codec' // the codec refused a layer (truncated, NaN, wrong shape, ...): see detail
+  | 'wrong-scheme' // a layer encoded with another scheme than the run's
+  | 'bad-stats' // loss or variance figures missing or not finite
+  | 'rate-limited'
+  | 'forbidden' // teacher action without the admin token
+  | 'invalid-config'
+  | 'invalid-state' // e.g. start a running run
+  | 'internal'; // a server bug; the message was dropped, the server goes on
+
+/** A refusal: machine code, human message, and the event that caused it. */
+export interface ProtocolError {
+  readonly code: ProtocolErrorCode;
+  readonly message: string;
+  readonly event: string;
+  /** For code 'codec': the CodecError code (truncated, non-finite, shape-mismatch, ...). */
+  readonly detail?: string;
+}
+
+/** The answer to a request: ok with its result, or an error. */
+export type Ack<T extends object = object> = ({ readonly ok: true } & T) | { readonly ok: false; readonly error: ProtocolError };
+
+/** worker:join. Without workerKey a new worker is created; with it the tab rejoins as itself. */
+export interface JoinRequest {
+  readonly protocol: number;
+  readonly runId?: RunId;
+  readonly workerKey?: WorkerKey;
+  readonly name?: string;
+}
+
+/** What a worker needs to train: who it is, its run, its shard. */
+export interface WorkerAssignment {
+  readonly workerId: WorkerId;
+  readonly runId: RunId;
+  readonly config: RunConfig;
+  /** The worker's slot in the run: its shard is slot mod config.shards, and its randomness stream id. */
+  readonly slot: number;
+  readonly shard: number;
+  /** Largest message the server accepts (maxHttpBufferSize); check before sending. */
+  readonly maxMessageBytes: number;
+}
+
+/** The answer to worker:join: the assignment plus the key to store for rejoining. */
+export interface JoinAccepted extends WorkerAssignment {
+  readonly workerKey: WorkerKey;
+}
+
+/** Per-layer statistics a worker reports with its gradient (for the metrics only). */
+export interface LayerStats {
+  readonly closedForm: number;
+  readonly realised: number;
+  readonly gradientNormSq: number;
+}
+
+/** gradient:submit: one encoded layer per model layer, in layout order, for model `version`. */
+export interface GradientSubmission {
+  readonly runId: RunId;
+  readonly workerId: WorkerId;
+  readonly version: ModelVersion;
+  readonly layers: readonly EncodedLayer[];
+  readonly loss: number;
+  readonly layerStats: readonly LayerStats[];
+  readonly computeMs: number;
+}
+
+/** The answer to an accepted gradient. */
+export interface GradientReceipt {
+  readonly version: ModelVersion;
+  readonly bytes: number;
+}
+
+/** round:open: model `version` (one dense float32 layer per model layer, encoded) to train on before `deadline`. */
+export interface RoundOpen {
+  readonly runId: RunId;
+  readonly version: ModelVersion;
+  /** Server clock (ms since epoch) after which the round may close without you. */
+  readonly deadline: number;
+  readonly layers: readonly EncodedLayer[];
+}
+
+/** round:closed, to the run's workers: the round is over, whether your gradient counted. */
+export interface RoundClosed {
+  readonly runId: RunId;
+  readonly version: ModelVersion;
+  readonly contributors: readonly WorkerId[];
+}
+
+/** dashboard:subscribe: every run's summary, and the history of `runId` (or of every run). */
+export interface SubscribeRequest {
+  readonly runId?: RunId;
+}
+
+/** The snapshot a dashboard starts from; live changes follow as run:state and metrics:round. */
+export interface DashboardSnapshot {
+  readonly runs: readonly RunSummary[];
+  readonly history: Readonly<Record<string, readonly RoundMetrics[]>>;
+}
+
+/** run:configure */
+export interface ConfigureRequest {
+  readonly runId: RunId;
+  readonly config: RunConfigPatch;
+}
+
+/** run:start, run:pause, run:resume, run:reset, run:delete */
+export interface RunRequest {
+  readonly runId: RunId;
+}
+
+/** worker:move */
+export interface MoveWorkerRequest {
+  readonly workerId: WorkerId;
+  readonly runId: RunId;
+}
+
+/** worker:remove */
+export interface RemoveWorkerRequest {
+  readonly workerId: WorkerId;
+}
+
+/** Events a client sends. Every one that takes an ack answers exactly once. */
+export interface ClientToServerEvents {
+  'worker:join': (request: JoinRequest, ack: (response: Ack<JoinAccepted>) => void) => void;
+  'worker:leave': (ack?: (response: Ack) => void) => void;
+  'gradient:submit': (submission: GradientSubmission, ack?: (response: Ack<GradientReceipt>) => void) => void;
+  'dashboard:subscribe': (request: SubscribeRequest, ack: (response: Ack<DashboardSnapshot>) => void) => void;
+  'run:create': (request: RunConfigPatch, ack: (response: Ack<{ readonly run: RunSummary }>) => void) => void;
+  'run:configure': (request: ConfigureRequest, ack: (response: Ack<{ readonly run: RunSummary }>) => void) => void;
+  'run:start': (request: RunRequest, ack: (response: Ack<{ readonly run: RunSummary }>) => void) => void;
+  'run:pause': (request: RunRequest, ack: (response: Ack<{ readonly run: RunSummary }>) => void) => void;
+  'run:resume': (request: RunRequest, ack: (response: Ack<{ readonly run: RunSummary }>) => void) => void;
+  'run:reset': (request: RunRequest, ack: (response: Ack<{ readonly run: RunSummary }>) => void) => void;
+  'run:delete': (request: RunRequest, ack: (response: Ack) => void) => void;
+  'worker:move': (request: MoveWorkerRequest, ack: (response: Ack) => void) => void;
+  'worker:remove': (request: RemoveWorkerRequest, ack: (response: Ack) => void) => void;
+}
+
+/** Events the server sends. */
+export interface ServerToClientEvents {
+  'round:open': (round: RoundOpen) => void;
+  'round:closed': (closed: RoundClosed) => void;
+  'metrics:round': (metrics: RoundMetrics) => void;
+  'run:state': (run: RunSummary) => void;
+  'run:deleted': (request: RunRequest) => void;
+  /** The teacher moved this worker (or its run was reset): train by the new assignment. */
+  'worker:assigned': (assignment: WorkerAssignment) => void;
+  /** The teacher removed this worker; its key no longer joins. */
+  'worker:removed': (notice: { readonly workerId: WorkerId; readonly reason: string }) => void;
+  /** A message of this socket was refused (also sent when the message had an ack). */
+  'server:error': (error: ProtocolError) => void;
+}
+
+/** What a socket authenticates with in the handshake (`io(url, { auth })`). Admin only with the right token. */
+export interface HandshakeAuth {
+  readonly adminToken?: string;
+}
+
+/** Socket event names that only a socket with the admin token may emit. */
+export const ADMIN_EVENTS = [
+  'run:create',
+  'run:configure',
+  'run:start',
+  'run:pause',
+  'run:resume',
+  'run:reset',
+  'run:delete',
+  'worker:move',
+  'worker:remove',
+] as const satisfies readonly (keyof ClientToServerEvents)[];
+
+/** Room of a run's workers and dashboards (server side naming, documented for tools). */
+export const runRoom = (runId: RunId): string => `run:${runId}`;

@@ -1,0 +1,56 @@
+/**
+ * Teacher control (issue 5 §Teacher control): create, configure, start,
+ * pause, resume, reset and delete runs; move or remove workers. The socket
+ * layer calls these only for sockets that presented the admin token.
+ */
+import type { ADMIN_EVENTS, RunId } from '../core/protocol';
+import type { RunRegistry } from './runs';
+import { parseConfigureRequest, parseCreateRequest, parseMoveRequest, parseRemoveRequest, parseRunRequest } from './validation';
+
+/** An admin event name. */
+export type AdminEvent = (typeof ADMIN_EVENTS)[number];
+
+/** One handler per admin event: untrusted payload in, the ack's result out (throws ProtocolFault). */
+export type AdminHandlers = Readonly<Record<AdminEvent, (payload: unknown) => object>>;
+
+/** Builds the admin handlers over a registry; `onDeleted` tells dashboards a run is gone. */
+export function createAdminHandlers(registry: RunRegistry, onDeleted: (runId: RunId) => void): AdminHandlers {
+  /** Applies `action` to a run, persists it, and answers its new summary. */
+  const withRun = (payload: unknown, action: (run: ReturnType<RunRegistry['get']>) => void) => {
+    const run = registry.get(parseRunRequest(payload).runId);
+    action(run);
+    registry.persist(run);
+    return { run: run.summary() };
+  };
+  return {
+    'run:create': (payload) => ({ run: registry.create(parseCreateRequest(payload)).summary() }),
+    'run:configure': (payload) => {
+      const request = parseConfigureRequest(payload);
+      const run = registry.get(request.runId);
+      run.configure(request.config);
+      registry.persist(run);
+      // Workers train by the config they were given: send them the new one.
+      registry.reassignMembers(run);
+      return { run: run.summary() };
+    },
+    'run:start': (payload) => withRun(payload, (run) => run.start()),
+    'run:pause': (payload) => withRun(payload, (run) => run.pause()),
+    'run:resume': (payload) => withRun(payload, (run) => run.resume()),
+    'run:reset': (payload) => withRun(payload, (run) => run.reset()),
+    'run:delete': (payload) => {
+      const { runId } = parseRunRequest(payload);
+      registry.delete(runId);
+      onDeleted(runId);
+      return {};
+    },
+    'worker:move': (payload) => {
+      const request = parseMoveRequest(payload);
+      registry.move(request.workerId, request.runId);
+      return {};
+    },
+    'worker:remove': (payload) => {
+      registry.remove(parseRemoveRequest(payload).workerId);
+      return {};
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The run hooks over socket.io: round:open to exactly the participants'
+ * sockets (one broadcast, so the model is encoded once for all of them),
+ * metrics and round:closed to the run's room and the dashboards, run:state
+ * coalesced to one per run per event-loop turn, and a checkpoint per round.
+ */
+import { runRoom, type RunId } from '../core/protocol';
+import { DASHBOARD_ROOM, type AppServer } from './io';
+import type { Run, RunHooks } from './run';
+import type { RunRegistry } from './runs';
+import type { WorkerRegistry } from './workers';
+
+/** Builds the hooks; `registry` is read late because it is built with these hooks. */
+export function createBroadcastHooks(io: AppServer, workers: WorkerRegistry, registry: () => RunRegistry): RunHooks {
+  const pendingState = new Map<RunId, Run>();
+  let flushScheduled = false;
+
+  const flushState = () => {
+    flushScheduled = false;
+    const runs = [...pendingState.values()];
+    pendingState.clear();
+    if ((io.sockets.adapter.rooms.get(DASHBOARD_ROOM)?.size ?? 0) === 0) return;
+    for (const run of runs) io.to(DASHBOARD_ROOM).emit('run:state', run.summary());
+  };
+
+  return {
+    openRound(_run, participants, message) {
+      const sockets: string[] = [];
+      for (const workerId of participants) {
+        const socketId = workers.get(workerId)?.socketId;
+        if (socketId) sockets.push(socketId);
+      }
+      if (sockets.length > 0) io.to(sockets).emit('round:open', message);
+    },
+    roundClosed(run, metrics, contributors) {
+      registry().persist(run);
+      const rooms = [runRoom(run.id), DASHBOARD_ROOM];
+      io.to(rooms).emit('metrics:round', metrics);
+      io.to(runRoom(run.id)).emit('round:closed', { runId: run.id, version: metrics.version, contributors });
+    },
+    changed(run) {
+      pendingState.set(run.id, run);
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flushState);
+      }
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * Round metrics (issue 5 §Metrics): built from a closed round, kept in the
+ * run's history, streamed to dashboards and exported as JSON or CSV.
+ */
+import type { LayerVariance, ModelVersion, RoundDurations, RoundMetrics, RunId, WorkerRoundMetrics } from '../core/protocol';
+import type { Evaluation } from './model';
+import type { OpenRound } from './round';
+
+/** What the run adds to a round's own record. */
+export interface RoundOutcome {
+  readonly runId: RunId;
+  readonly closedAt: number;
+  readonly layerCount: number;
+  readonly evaluation: Evaluation | null;
+  readonly cumulativeBytesUp: number;
+  readonly cumulativeBytesDown: number;
+  readonly updateMs: number;
+  readonly evalMs: number;
+}
+
+/** The record of a closed round; per-layer variances are means over the contributors. */
+export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): RoundMetrics {
+  const contributors = round.orderedContributors();
+  const workers: WorkerRoundMetrics[] = contributors.map((workerId) => {
+    const c = round.contributions.get(workerId)!;
+    return { workerId, loss: c.loss, bytesUp: c.bytesUp, bytesDown: round.bytesDown.get(workerId) ?? 0, computeMs: c.computeMs };
+  });
+  const layers: LayerVariance[] = [];
+  for (let layer = 0; layer < outcome.layerCount; layer++) {
+    let closedForm = 0;
+    let realised = 0;
+    let gradientNormSq = 0;
+    for (const workerId of contributors) {
+      const stats = round.contributions.get(workerId)!.layerStats[layer]!;
+      closedForm += stats.closedForm;
+      realised += stats.realised;
+      gradientNormSq += stats.gradientNormSq;
+    }
+    const n = contributors.length;
+    layers.push({ closedForm: closedForm / n, realised: realised / n, gradientNormSq: gradientNormSq / n });
+  }
+  let bytesDown = 0;
+  for (const bytes of round.bytesDown.values()) bytesDown += bytes;
+  const durations: RoundDurations = {
+    totalMs: outcome.closedAt - round.openedAt,
+    collectMs: round.lastAcceptedAt - round.openedAt,
+    decodeMs: round.decodeMs,
+    updateMs: outcome.updateMs,
+    evalMs: outcome.evalMs,
+  };
+  return {
+    runId: outcome.runId,
+    version: round.version,
+    closedAt: outcome.closedAt,
+    participants: round.bytesDown.size,
+    contributors: contributors.length,
+    trainLoss: workers.reduce((sum, w) => sum + w.loss, 0) / workers.length,
+    testLoss: outcome.evaluation?.loss ?? null,
+    testAccuracy: outcome.evaluation?.accuracy ?? null,
+    bytesUp: workers.reduce((sum, w) => sum + w.bytesUp, 0),
+    bytesDown,
+    cumulativeBytesUp: outcome.cumulativeBytesUp,
+    cumulativeBytesDown: outcome.cumulativeBytesDown,
+    layers,
+    workers,
+    durations,
+  };
+}
+
+/** Columns of the CSV export: one row per round; per-layer variances as layerN_* columns. */
+export function historyToCsv(history: readonly RoundMetrics[]): string {
+  const layerCount = history.reduce((most, m) => Math.max(most, m.layers.length), 0);
+  const header = [
+    'version',
+    'closedAt',
+    'participants',
+    'contributors',
+    'trainLoss',
+    'testLoss',
+    'testAccuracy',
+    'bytesUp',
+    'bytesDown',
+    'cumulativeBytesUp',
+    'cumulativeBytesDown',
+    'totalMs',
+    'collectMs',
+    'decodeMs',
+    'updateMs',
+    'evalMs',
+  ];
+  for (let layer = 0; layer < layerCount; layer++) {
+    header.push(`layer${layer}_closedForm`, `layer${layer}_realised`, `layer${layer}_gradientNormSq`);
+  }
+  const rows = history.map((m) => {
+    const cells: (number | null)[] = [
+      m.version,
+      m.closedAt,
+      m.participants,
+      m.contributors,
+      m.trainLoss,
+      m.testLoss,
+      m.testAccuracy,
+      m.bytesUp,
+      m.bytesDown,
+      m.cumulativeBytesUp,
+      m.cumulativeBytesDown,
+      m.durations.totalMs,
+      m.durations.collectMs,
+      m.durations.decodeMs,
+      m.durations.updateMs,
+      m.durations.evalMs,
+    ];
+    for (let layer = 0; layer < layerCount; layer++) {
+      const v = m.layers[layer];
+      cells.push(v?.closedForm ?? null, v?.realised ?? null, v?.gradientNormSq ?? null);
+    }
+    return cells.map((cell) => (cell === null ? '' : String(cell))).join(',');
+  });
+  return [header.join(','), ...rows].join('\n') + '\n';
+}
+
+/** Whether model version `trained` (after the update) is evaluated: every K rounds and at the last. */
+export function isEvaluationRound(trained: ModelVersion, evalEvery: number, maxRounds: number): boolean {
+  return trained % evalEvery === 0 || trained === maxRounds;
+}

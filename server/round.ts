@@ -1,0 +1,94 @@
+/**
+ * One synchronous round (DESIGN.md §1): who was asked, what came back, and
+ * when it may close. Pure bookkeeping: no sockets, no timers.
+ */
+import type { LayerStats, ModelVersion, QuorumRule, WorkerId } from '../core/protocol';
+
+/** One accepted gradient: the decoded unbiased estimate of each layer plus what the worker reported. */
+export interface Contribution {
+  readonly estimates: readonly Float32Array[];
+  readonly loss: number;
+  readonly layerStats: readonly LayerStats[];
+  readonly bytesUp: number;
+  readonly computeMs: number;
+}
+
+/** The state of the round that trains model `version`. */
+export class OpenRound {
+  readonly version: ModelVersion;
+  readonly openedAt: number;
+  readonly deadline: number;
+  /** Workers sent round:open; a worker that leaves is removed unless it already contributed. */
+  readonly participants: Set<WorkerId>;
+  readonly contributions = new Map<WorkerId, Contribution>();
+  /** Model bytes sent to each participant when the round opened. */
+  readonly bytesDown: ReadonlyMap<WorkerId, number>;
+  readonly #quorum: number;
+  deadlinePassed = false;
+  lastAcceptedAt: number;
+  decodeMs = 0;
+
+  constructor(version: ModelVersion, participants: readonly WorkerId[], modelBytes: number, openedAt: number, deadlineMs: number, quorum: QuorumRule) {
+    this.version = version;
+    this.openedAt = openedAt;
+    this.lastAcceptedAt = openedAt;
+    this.deadline = openedAt + deadlineMs;
+    this.participants = new Set(participants);
+    this.bytesDown = new Map(participants.map((id) => [id, modelBytes]));
+    this.#quorum = Math.max(quorum.minimum, Math.ceil(quorum.fraction * participants.length));
+  }
+
+  /** Records an accepted gradient (the caller has checked participation and duplicates). */
+  add(worker: WorkerId, contribution: Contribution, at: number): void {
+    this.contributions.set(worker, contribution);
+    this.lastAcceptedAt = at;
+  }
+
+  /** Drops a worker that left; its gradient, if already in, still counts. */
+  drop(worker: WorkerId): void {
+    if (!this.contributions.has(worker)) this.participants.delete(worker);
+  }
+
+  /**
+   * Whether the round can close now: every remaining participant reported,
+   * or the deadline passed with the quorum in (the quorum shrinks with the
+   * participants that left, so a departure never stalls a round).
+   */
+  canClose(): boolean {
+    const received = this.contributions.size;
+    if (received === 0) return false;
+    if (received === this.participants.size) return true;
+    return this.deadlinePassed && received >= Math.min(this.#quorum, this.participants.size);
+  }
+
+  /** Whether everyone who was asked has left without contributing: the round can only be reopened. */
+  isAbandoned(): boolean {
+    return this.participants.size === 0;
+  }
+
+  /** Contributors in ascending worker id: the fixed summation order that makes the update deterministic. */
+  orderedContributors(): WorkerId[] {
+    return [...this.contributions.keys()].sort((a, b) => a - b);
+  }
+}
+
+/**
+ * The mean of the contributors' unbiased estimates, flat in layout order,
+ * summed in float64 in ascending worker id so the result does not depend on
+ * arrival order.
+ */
+export function meanEstimate(round: OpenRound, offsets: readonly number[], parameterCount: number): Float32Array {
+  const sum = new Float64Array(parameterCount);
+  const contributors = round.orderedContributors();
+  for (const worker of contributors) {
+    const { estimates } = round.contributions.get(worker)!;
+    estimates.forEach((estimate, layer) => {
+      const offset = offsets[layer]!;
+      for (let i = 0; i < estimate.length; i++) sum[offset + i]! += estimate[i]!;
+    });
+  }
+  const mean = new Float32Array(parameterCount);
+  const n = contributors.length;
+  for (let i = 0; i < parameterCount; i++) mean[i] = sum[i]! / n;
+  return mean;
+}

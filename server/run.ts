@@ -1,0 +1,497 @@
+/**
+ * One run: its configuration, model state, members and the synchronous round
+ * state machine (issue 5 §Rounds):
+ *
+ *   running, no round, a connected member → open round v to the connected
+ *   members → gradients for v accepted from them → close when all remaining
+ *   participants reported, or at the deadline once the quorum is in → mean of
+ *   the estimates, SGD with momentum → v+1 → next round.
+ *
+ * No sockets here: the run tells its hooks what to send and when to persist.
+ */
+import type { ModelLayout } from '../core/model/layout';
+import {
+  asModelVersion,
+  type GradientReceipt,
+  type ModelVersion,
+  type RoundMetrics,
+  type RoundOpen,
+  type RunConfig,
+  type RunId,
+  type RunStatus,
+  type RunSummary,
+  type WorkerId,
+} from '../core/protocol';
+import { encodeWeights } from '../core/training/modelCodec';
+import { ProtocolFault } from './fault';
+import { buildRoundMetrics, isEvaluationRound } from './metrics';
+import type { ModelRuntime } from './model';
+import { OpenRound, meanEstimate } from './round';
+import { applyConfigPatch } from './runConfig';
+import { decodeGradient, type SubmissionEnvelope } from './validation';
+
+/** A worker's membership of a run. */
+export interface Member {
+  readonly workerId: WorkerId;
+  readonly slot: number;
+  connected: boolean;
+  bytesUp: number;
+  bytesDown: number;
+  rounds: number;
+}
+
+/** Everything a checkpoint stores; enough to rebuild the run exactly. */
+export interface RunSnapshot {
+  readonly runId: RunId;
+  readonly config: RunConfig;
+  readonly status: RunStatus;
+  readonly version: ModelVersion;
+  readonly params: Float32Array;
+  readonly velocity: Float32Array;
+  readonly history: readonly RoundMetrics[];
+  readonly members: readonly Omit<Member, 'connected'>[];
+  readonly bytesUp: number;
+  readonly bytesDown: number;
+}
+
+/** What a run tells the outside world. */
+export interface RunHooks {
+  /** Send round:open to these workers. */
+  openRound(run: Run, workers: readonly WorkerId[], message: RoundOpen): void;
+  /** A round closed: stream its metrics, tell its workers, persist the run. */
+  roundClosed(run: Run, metrics: RoundMetrics, contributors: readonly WorkerId[]): void;
+  /** Something dashboards show changed (status, members, round progress). */
+  changed(run: Run): void;
+}
+
+/** Timers, injected so tests could drive time. */
+export interface Scheduler {
+  now(): number;
+  /** Runs fn after ms; returns a cancel function. */
+  after(ms: number, fn: () => void): () => void;
+  /** Runs fn soon, after the current I/O (lets acks go out before the next round opens). */
+  defer(fn: () => void): void;
+}
+
+/** The dependencies of a run. */
+export interface RunDeps {
+  readonly model: ModelRuntime;
+  readonly hooks: RunHooks;
+  readonly scheduler: Scheduler;
+  /** Where failures that are not a client's fault are reported. */
+  readonly onError: (error: unknown) => void;
+}
+
+/** A run and its round state machine. */
+export class Run {
+  readonly id: RunId;
+  #config: RunConfig;
+  #status: RunStatus;
+  #version: ModelVersion;
+  #params: Float32Array;
+  #velocity: Float32Array;
+  #history: RoundMetrics[];
+  readonly #members = new Map<WorkerId, Member>();
+  #bytesUp: number;
+  #bytesDown: number;
+  #round: OpenRound | null = null;
+  #cancelDeadline: (() => void) | null = null;
+  #openScheduled = false;
+  #disposed = false;
+  /** True while the held-out evaluation of a closed round runs; no round opens meanwhile. */
+  #evaluating = false;
+  /** Bumped by reset and model changes: results of work started before are dropped. */
+  #epoch = 0;
+  /** The encoded weights of the current version, built once per version and sent to every participant. */
+  #encodedModel: { version: number; layers: Uint8Array[]; bytes: number } | null = null;
+  readonly #deps: RunDeps;
+
+  constructor(deps: RunDeps, snapshot: RunSnapshot) {
+    this.#deps = deps;
+    this.id = snapshot.runId;
+    this.#config = snapshot.config;
+    this.#status = snapshot.status;
+    this.#version = snapshot.version;
+    this.#params = snapshot.params;
+    this.#velocity = snapshot.velocity;
+    this.#history = [...snapshot.history];
+    this.#bytesUp = snapshot.bytesUp;
+    this.#bytesDown = snapshot.bytesDown;
+    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, connected: false });
+    const layout = this.layout;
+    if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
+      throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
+    }
+  }
+
+  /** A fresh run at version 0 with the model initialised from the seed. */
+  static create(deps: RunDeps, runId: RunId, config: RunConfig, status: RunStatus): Run {
+    const params = deps.model.initialWeights(config.model, config.seed);
+    return new Run(deps, {
+      runId,
+      config,
+      status,
+      version: asModelVersion(0),
+      params,
+      velocity: new Float32Array(params.length),
+      history: [],
+      members: [],
+      bytesUp: 0,
+      bytesDown: 0,
+    });
+  }
+
+  get config(): RunConfig {
+    return this.#config;
+  }
+  get status(): RunStatus {
+    return this.#status;
+  }
+  get version(): ModelVersion {
+    return this.#version;
+  }
+  get layout(): ModelLayout {
+    return this.#deps.model.layout(this.#config.model);
+  }
+  /** The current weights (read-only by convention: tests compare them byte for byte). */
+  get params(): Float32Array {
+    return this.#params;
+  }
+  get history(): readonly RoundMetrics[] {
+    return this.#history;
+  }
+  get round(): OpenRound | null {
+    return this.#round;
+  }
+
+  /** The member record of a worker, if it belongs to this run. */
+  member(workerId: WorkerId): Member | undefined {
+    return this.#members.get(workerId);
+  }
+
+  /** The state dashboards show. */
+  summary(): RunSummary {
+    const round = this.#round;
+    return {
+      runId: this.id,
+      config: this.#config,
+      status: this.#status,
+      version: this.#version,
+      workers: [...this.#members.values()].map((m) => ({
+        workerId: m.workerId,
+        name: `worker ${m.workerId}`,
+        slot: m.slot,
+        connected: m.connected,
+        bytesUp: m.bytesUp,
+        bytesDown: m.bytesDown,
+        rounds: m.rounds,
+      })),
+      round:
+        round === null
+          ? null
+          : {
+              version: round.version,
+              openedAt: round.openedAt,
+              deadline: round.deadline,
+              participants: [...round.participants],
+              received: round.orderedContributors(),
+            },
+      bytesUp: this.#bytesUp,
+      bytesDown: this.#bytesDown,
+    };
+  }
+
+  /** A consistent copy of the persistent state, taken at a round boundary. */
+  snapshot(): RunSnapshot {
+    return {
+      runId: this.id,
+      config: this.#config,
+      status: this.#status,
+      version: this.#version,
+      params: this.#params.slice(),
+      velocity: this.#velocity.slice(),
+      history: this.#history,
+      members: [...this.#members.values()].map(({ connected: _connected, ...rest }) => rest),
+      bytesUp: this.#bytesUp,
+      bytesDown: this.#bytesDown,
+    };
+  }
+
+  // ── Membership ───────────────────────────────────────────────────────────
+
+  /** Adds a worker in the lowest free slot (or returns its existing membership). */
+  addMember(workerId: WorkerId): Member {
+    const existing = this.#members.get(workerId);
+    if (existing) return existing;
+    const used = new Set([...this.#members.values()].map((m) => m.slot));
+    let slot = 0;
+    while (used.has(slot)) slot++;
+    const member: Member = { workerId, slot, connected: false, bytesUp: 0, bytesDown: 0, rounds: 0 };
+    this.#members.set(workerId, member);
+    this.#deps.hooks.changed(this);
+    return member;
+  }
+
+  /** Removes a worker (moved or removed by the teacher): it leaves the open round and frees its slot. */
+  removeMember(workerId: WorkerId): void {
+    if (!this.#members.delete(workerId)) return;
+    this.#leaveRound(workerId);
+    this.#deps.hooks.changed(this);
+  }
+
+  /**
+   * A member's socket came or went. Arriving mid-round, it waits for the next
+   * round (or opens one if the run was idle); leaving, it is dropped from the
+   * open round, never waited for.
+   */
+  setConnected(workerId: WorkerId, connected: boolean): void {
+    const member = this.#members.get(workerId);
+    if (!member || member.connected === connected) return;
+    member.connected = connected;
+    if (connected) this.#scheduleOpen();
+    else this.#leaveRound(workerId);
+    this.#deps.hooks.changed(this);
+  }
+
+  // ── Gradients ────────────────────────────────────────────────────────────
+
+  /**
+   * Accepts a member's gradient for the open round, or throws ProtocolFault.
+   * Cheap state checks come first, then the decoding; nothing is recorded
+   * unless every check passed.
+   */
+  acceptGradient(workerId: WorkerId, submission: SubmissionEnvelope): GradientReceipt {
+    const round = this.#round;
+    const version = submission.version;
+    if (round === null) {
+      if (version < this.#version) throw new ProtocolFault('stale-version', `version ${version} is over; the model is at ${this.#version}`);
+      throw new ProtocolFault('round-closed', `no round is open in run ${this.id} (${this.#status})`);
+    }
+    if (version < round.version) throw new ProtocolFault('stale-version', `version ${version} is over; round ${round.version} is open`);
+    if (version > round.version) throw new ProtocolFault('future-version', `version ${version} is not open; round ${round.version} is`);
+    if (round.contributions.has(workerId)) throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
+    if (!round.participants.has(workerId)) throw new ProtocolFault('not-participant', `worker ${workerId} joined after round ${version} opened; it waits for the next`);
+
+    const started = this.#deps.scheduler.now();
+    const decoded = decodeGradient(submission, this.layout, this.#config);
+    const now = this.#deps.scheduler.now();
+    round.decodeMs += now - started;
+    round.add(workerId, { estimates: decoded.estimates, loss: submission.loss, layerStats: submission.layerStats, bytesUp: decoded.bytes, computeMs: submission.computeMs }, now);
+    if (round.canClose()) this.#closeRound();
+    else this.#deps.hooks.changed(this);
+    return { version, bytes: decoded.bytes };
+  }
+
+  // ── Teacher control ──────────────────────────────────────────────────────
+
+  /** created → running. */
+  start(): void {
+    this.#expectStatus(['created'], 'start');
+    this.#status = 'running';
+    this.#scheduleOpen();
+    this.#deps.hooks.changed(this);
+  }
+
+  /** running → paused; the open round is abandoned (reopened on resume; late gradients are refused). */
+  pause(): void {
+    this.#expectStatus(['running'], 'pause');
+    this.#abandonRound();
+    this.#status = 'paused';
+    this.#deps.hooks.changed(this);
+  }
+
+  /** paused (or finished, after raising maxRounds) → running. */
+  resume(): void {
+    this.#expectStatus(['paused', 'finished'], 'resume');
+    if (this.#version >= this.#config.maxRounds) throw new ProtocolFault('invalid-state', `run ${this.id} reached maxRounds (${this.#config.maxRounds}); raise it first`);
+    this.#status = 'running';
+    this.#scheduleOpen();
+    this.#deps.hooks.changed(this);
+  }
+
+  /** Back to version 0: fresh weights from the seed, zero momentum, empty history; status created. */
+  reset(): void {
+    this.#abandonRound();
+    this.#resetModel();
+    this.#status = 'created';
+    this.#deps.hooks.changed(this);
+  }
+
+  /**
+   * Applies a configuration patch, outside a running round (pause first).
+   * Changing the model kind is only allowed at version 0, since the weights
+   * change shape; it reinitialises them.
+   */
+  configure(patch: unknown): void {
+    if (this.#status === 'running') throw new ProtocolFault('invalid-state', `pause run ${this.id} before configuring it`);
+    const next = applyConfigPatch(this.#config, patch);
+    const reinitialise = next.model !== this.#config.model || (next.seed !== this.#config.seed && this.#version === 0);
+    if (next.model !== this.#config.model && this.#version !== 0) {
+      throw new ProtocolFault('invalid-state', `run ${this.id} is at version ${this.#version}; reset it before changing the model`);
+    }
+    this.#config = next;
+    if (reinitialise) this.#resetModel();
+    if (this.#status === 'finished' && this.#version < next.maxRounds) this.#status = 'paused';
+    this.#deps.hooks.changed(this);
+  }
+
+  /** Stops every timer; the run is being deleted or the server closes. */
+  dispose(): void {
+    this.#disposed = true;
+    this.#abandonRound();
+  }
+
+  // ── The round machine ────────────────────────────────────────────────────
+
+  #expectStatus(allowed: readonly RunStatus[], action: string): void {
+    if (!allowed.includes(this.#status)) throw new ProtocolFault('invalid-state', `cannot ${action} run ${this.id}: it is ${this.#status}`);
+  }
+
+  #resetModel(): void {
+    this.#epoch += 1;
+    this.#evaluating = false;
+    this.#params = this.#deps.model.initialWeights(this.#config.model, this.#config.seed);
+    this.#velocity = new Float32Array(this.#params.length);
+    this.#version = asModelVersion(0);
+    this.#history = [];
+    this.#encodedModel = null;
+    this.#bytesUp = 0;
+    this.#bytesDown = 0;
+    for (const m of this.#members.values()) {
+      m.bytesUp = 0;
+      m.bytesDown = 0;
+      m.rounds = 0;
+    }
+  }
+
+  #scheduleOpen(): void {
+    if (this.#openScheduled || this.#round !== null) return;
+    this.#openScheduled = true;
+    this.#deps.scheduler.defer(() => {
+      this.#openScheduled = false;
+      this.#openRoundIfReady();
+    });
+  }
+
+  #openRoundIfReady(): void {
+    if (this.#disposed || this.#evaluating || this.#status !== 'running' || this.#round !== null) return;
+    if (this.#version >= this.#config.maxRounds) {
+      this.#status = 'finished';
+      this.#deps.hooks.changed(this);
+      return;
+    }
+    const participants = [...this.#members.values()].filter((m) => m.connected).map((m) => m.workerId);
+    if (participants.length === 0) return; // idle until a worker connects
+    const model = this.#currentModel();
+    const { scheduler } = this.#deps;
+    const round = new OpenRound(this.#version, participants, model.bytes, scheduler.now(), this.#config.roundDeadlineMs, this.#config.quorum);
+    this.#round = round;
+    this.#cancelDeadline = scheduler.after(this.#config.roundDeadlineMs, () => this.#onDeadline(round));
+    this.#deps.hooks.openRound(this, participants, { runId: this.id, version: round.version, deadline: round.deadline, layers: model.layers });
+    this.#deps.hooks.changed(this);
+  }
+
+  #currentModel(): { layers: Uint8Array[]; bytes: number } {
+    if (this.#encodedModel?.version !== this.#version) {
+      const layers = encodeWeights(this.layout, this.#params);
+      this.#encodedModel = { version: this.#version, layers, bytes: layers.reduce((sum, l) => sum + l.length, 0) };
+    }
+    return this.#encodedModel;
+  }
+
+  #onDeadline(round: OpenRound): void {
+    if (this.#round !== round) return;
+    this.#cancelDeadline = null;
+    round.deadlinePassed = true;
+    if (round.canClose()) this.#closeRound();
+  }
+
+  #leaveRound(workerId: WorkerId): void {
+    const round = this.#round;
+    if (round === null) return;
+    round.drop(workerId);
+    if (round.isAbandoned()) {
+      // Everyone asked has gone: open the same version again for whoever is left.
+      this.#abandonRound();
+      this.#scheduleOpen();
+    } else if (round.canClose()) {
+      this.#closeRound();
+    }
+  }
+
+  #abandonRound(): void {
+    this.#cancelDeadline?.();
+    this.#cancelDeadline = null;
+    this.#round = null;
+  }
+
+  #closeRound(): void {
+    const round = this.#round!;
+    this.#abandonRound();
+    const { scheduler, model } = this.#deps;
+    const config = this.#config;
+    const layout = this.layout;
+
+    const updateStarted = scheduler.now();
+    const mean = meanEstimate(
+      round,
+      layout.tensors.map((t) => t.offset),
+      layout.parameterCount,
+    );
+    model.sgdStep(this.#params, this.#velocity, mean, config.learningRate, config.momentum);
+    this.#version = asModelVersion(this.#version + 1);
+    const updateMs = scheduler.now() - updateStarted;
+
+    for (const [workerId, bytes] of round.bytesDown) {
+      this.#bytesDown += bytes;
+      const member = this.#members.get(workerId);
+      if (member) member.bytesDown += bytes;
+    }
+    for (const [workerId, contribution] of round.contributions) {
+      this.#bytesUp += contribution.bytesUp;
+      const member = this.#members.get(workerId);
+      if (member) {
+        member.bytesUp += contribution.bytesUp;
+        member.rounds += 1;
+      }
+    }
+    if (this.#version >= config.maxRounds) this.#status = 'finished';
+    const outcome = {
+      runId: this.id,
+      closedAt: scheduler.now(),
+      layerCount: layout.tensors.length,
+      cumulativeBytesUp: this.#bytesUp,
+      cumulativeBytesDown: this.#bytesDown,
+      updateMs,
+    };
+    // The history grows with the weights, so any checkpoint taken from here on is consistent.
+    const index = this.#history.push(buildRoundMetrics(round, { ...outcome, evaluation: null, evalMs: 0 })) - 1;
+    const contributors = round.orderedContributors();
+    const publish = (metrics: RoundMetrics) => {
+      this.#history[index] = metrics;
+      this.#deps.hooks.roundClosed(this, metrics, contributors);
+      this.#deps.hooks.changed(this);
+      this.#scheduleOpen();
+    };
+    if (!isEvaluationRound(this.#version, config.evalEvery, config.maxRounds)) {
+      publish(this.#history[index]!);
+      return;
+    }
+    // Evaluation may be asynchronous: no round opens until it is done, and a
+    // reset meanwhile (a new epoch) discards its result.
+    const epoch = this.#epoch;
+    this.#evaluating = true;
+    const evalStarted = scheduler.now();
+    model
+      .evaluate(config.model, this.#params.slice())
+      .catch((error: unknown) => {
+        this.#deps.onError(error);
+        return null;
+      })
+      .then((evaluation) => {
+        if (this.#disposed || epoch !== this.#epoch) return;
+        this.#evaluating = false;
+        publish(buildRoundMetrics(round, { ...outcome, evaluation, evalMs: scheduler.now() - evalStarted }));
+      });
+  }
+}

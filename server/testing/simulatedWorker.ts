@@ -1,0 +1,205 @@
+/**
+ * A worker tab without the tab: socket.io-client, core/training's workerStep
+ * and the CPU backend. Tests and the load benchmark run many in one process.
+ * It behaves as the browser worker will: join (or rejoin with its key), train
+ * each round:open it receives, follow worker:assigned, rejoin after a
+ * reconnect the server could not recover.
+ */
+import { io, type Socket } from 'socket.io-client';
+import type { Dataset, Shards } from '../../core/data';
+import { shardDirichlet, shardIid } from '../../core/data';
+import { createCpuBackend } from '../../core/model/cpu/backend';
+import { createModelLayout, type ModelLayout } from '../../core/model/layout';
+import {
+  PROTOCOL_VERSION,
+  asBytes,
+  type Ack,
+  type ClientToServerEvents,
+  type GradientSubmission,
+  type JoinAccepted,
+  type ProtocolError,
+  type RoundOpen,
+  type RunId,
+  type ServerToClientEvents,
+  type WorkerAssignment,
+  type WorkerKey,
+} from '../../core/protocol';
+import { CPU_WORKER_SCHEMES } from '../../core/training/lowRankSpectral';
+import { decodeWeights } from '../../core/training/modelCodec';
+import { createWorkerStep, type WorkerStep } from '../../core/training/workerStep';
+
+/** A client socket of the aggregator's protocol. */
+export type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
+
+/** Options of a simulated worker. */
+export interface SimulatedWorkerOptions {
+  readonly url: string;
+  /** The training split (shared by every simulated worker of a process). */
+  readonly train: Dataset;
+  readonly runId?: RunId;
+  readonly workerKey?: WorkerKey;
+  readonly name?: string;
+  /**
+   * Called with the honest submission before it is sent; fault tests send
+   * bad messages from here. Return false to skip the honest one.
+   */
+  readonly beforeSubmit?: (worker: SimulatedWorker, round: RoundOpen, submission: GradientSubmission) => Promise<boolean | void>;
+  /** Timeout of a gradient's acknowledgement (ms). */
+  readonly ackTimeoutMs?: number;
+  /**
+   * Load tests: compute one honest gradient, then resend its layers for every
+   * later version, so the process measures the aggregator rather than the
+   * workers' arithmetic.
+   */
+  readonly reuseGradient?: boolean;
+}
+
+/** Every shard of a split, cached: each simulated worker would otherwise recompute the permutation. */
+const shardCache = new Map<string, Shards>();
+
+function shardsFor(train: Dataset, assignment: WorkerAssignment): Uint32Array {
+  const { split, shards, seed } = assignment.config;
+  const key = `${JSON.stringify(split)}/${shards}/${seed}/${train.count}`;
+  let all = shardCache.get(key);
+  if (!all) {
+    all = split.kind === 'iid' ? shardIid(train.labels, shards, seed) : shardDirichlet(train.labels, shards, split.alpha, seed);
+    shardCache.set(key, all);
+  }
+  return all[assignment.shard]!;
+}
+
+/** One simulated worker. */
+export class SimulatedWorker {
+  readonly socket: ClientSocket;
+  readonly errors: ProtocolError[] = [];
+  /** Versions whose gradient the server accepted. */
+  readonly accepted: number[] = [];
+  assignment: WorkerAssignment | null = null;
+  workerKey: WorkerKey | undefined;
+  #step: { assignment: WorkerAssignment; layout: ModelLayout; step: WorkerStep } | null = null;
+  #pending: RoundOpen | null = null;
+  #reused: GradientSubmission | null = null;
+  #busy = false;
+  #joined = false;
+  readonly #options: SimulatedWorkerOptions;
+
+  constructor(options: SimulatedWorkerOptions) {
+    this.#options = options;
+    this.workerKey = options.workerKey;
+    this.socket = io(options.url, { transports: ['websocket'], autoConnect: false, reconnectionDelay: 100, reconnectionDelayMax: 500 });
+    this.socket.on('server:error', (error) => this.errors.push(error));
+    this.socket.on('round:open', (round) => this.#enqueue(round));
+    this.socket.on('worker:assigned', (assignment) => {
+      this.assignment = assignment;
+    });
+    this.socket.on('connect', () => {
+      // A connection the server could not recover: join again as the same worker.
+      if (this.#joined && !this.socket.recovered) void this.join().catch(() => undefined);
+    });
+  }
+
+  /** Connects and joins; resolves with the server's answer. */
+  async start(): Promise<JoinAccepted> {
+    this.socket.connect();
+    return this.join();
+  }
+
+  /** worker:join with the stored key (if any). */
+  async join(): Promise<JoinAccepted> {
+    const request = {
+      protocol: PROTOCOL_VERSION,
+      ...(this.#options.runId === undefined ? {} : { runId: this.#options.runId }),
+      ...(this.workerKey === undefined ? {} : { workerKey: this.workerKey }),
+      ...(this.#options.name === undefined ? {} : { name: this.#options.name }),
+    };
+    const response = await this.socket.timeout(60_000).emitWithAck('worker:join', request);
+    if (!response.ok) throw new Error(`join refused: ${response.error.code}: ${response.error.message}`);
+    this.assignment = response;
+    this.workerKey = response.workerKey;
+    this.#joined = true;
+    return response;
+  }
+
+  /** Disconnects for good. */
+  stop(): void {
+    this.#joined = false;
+    this.socket.disconnect();
+  }
+
+  /** Computes the honest submission for a round (also used by tests that tamper with it). */
+  async compute(round: RoundOpen): Promise<GradientSubmission> {
+    const assignment = this.assignment;
+    if (!assignment) throw new Error('not joined');
+    if (this.#options.reuseGradient && this.#reused?.runId === round.runId) return { ...this.#reused, version: round.version };
+    const { step, layout } = this.#stepFor(assignment);
+    const weights = decodeWeights(
+      layout,
+      round.layers.map((layer) => asBytes(layer)),
+    );
+    const started = performance.now();
+    const result = await step(weights, round.version);
+    const submission: GradientSubmission = {
+      runId: assignment.runId,
+      workerId: assignment.workerId,
+      version: round.version,
+      layers: result.layers,
+      loss: result.loss,
+      layerStats: result.layerStats,
+      computeMs: performance.now() - started,
+    };
+    if (this.#options.reuseGradient) this.#reused = submission;
+    return submission;
+  }
+
+  /** Sends a submission and waits for its acknowledgement. */
+  async submit(submission: GradientSubmission): Promise<Ack> {
+    return this.socket.timeout(this.#options.ackTimeoutMs ?? 30_000).emitWithAck('gradient:submit', submission);
+  }
+
+  #stepFor(assignment: WorkerAssignment): { step: WorkerStep; layout: ModelLayout } {
+    if (this.#step?.assignment !== assignment) {
+      const { config } = assignment;
+      const layout = createModelLayout(config.model);
+      const step = createWorkerStep({
+        backend: createCpuBackend(layout),
+        layout,
+        compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
+        batchSize: config.batchSize,
+        seed: config.seed,
+        worker: assignment.slot,
+        train: this.#options.train,
+        shard: shardsFor(this.#options.train, assignment),
+        schemes: CPU_WORKER_SCHEMES,
+        now: () => performance.now(),
+      });
+      this.#step = { assignment, layout, step };
+    }
+    return this.#step;
+  }
+
+  #enqueue(round: RoundOpen): void {
+    this.#pending = round; // only the newest round matters
+    if (!this.#busy) void this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    this.#busy = true;
+    try {
+      while (this.#pending) {
+        const round = this.#pending;
+        this.#pending = null;
+        if (round.runId !== this.assignment?.runId) continue;
+        const submission = await this.compute(round);
+        const proceed = await this.#options.beforeSubmit?.(this, round, submission);
+        if (proceed === false) continue;
+        // socket.io would drop the connection on an oversized message without saying why: check first.
+        const bytes = submission.layers.reduce((sum: number, layer) => sum + layer.byteLength, 0);
+        if (bytes > (this.assignment?.maxMessageBytes ?? Infinity)) throw new Error(`gradient of ${bytes} bytes exceeds the server's limit`);
+        const ack = await this.submit(submission).catch(() => null);
+        if (ack?.ok) this.accepted.push(round.version);
+      }
+    } finally {
+      this.#busy = false;
+    }
+  }
+}

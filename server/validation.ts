@@ -1,0 +1,203 @@
+/**
+ * Validation of every client message before it touches state (DESIGN.md §6).
+ * Each parser takes what socket.io delivered (unknown: any JSON and binary a
+ * client chose to send) and returns a typed value or throws ProtocolFault
+ * naming the first thing wrong.
+ */
+import { reconstruct } from '../core/atomo';
+import { CodecError, decodeLayer } from '../core/codec';
+import type { ModelLayout } from '../core/model/layout';
+import {
+  asModelVersion,
+  asRunId,
+  asWorkerId,
+  asWorkerKey,
+  type ConfigureRequest,
+  type JoinRequest,
+  type LayerStats,
+  type ModelVersion,
+  type MoveWorkerRequest,
+  type RemoveWorkerRequest,
+  type RunConfig,
+  type RunId,
+  type RunRequest,
+  type SubscribeRequest,
+  type WorkerId,
+} from '../core/protocol';
+import { ProtocolFault } from './fault';
+import { maxLayerBytes } from './limits';
+
+/** Most layers any model has; bounds the work of parsing before the run's layout is known. */
+const MAX_LAYERS = 64;
+const MAX_ID_LENGTH = 64;
+
+/** A gradient submission whose fields have the right types (binary layers as Uint8Array). */
+export interface SubmissionEnvelope {
+  readonly runId: RunId;
+  readonly workerId: WorkerId;
+  readonly version: ModelVersion;
+  readonly layers: readonly Uint8Array[];
+  readonly loss: number;
+  readonly layerStats: readonly LayerStats[];
+  readonly computeMs: number;
+}
+
+/** A decoded gradient: each layer's unbiased estimate (dense) and the bytes received. */
+export interface DecodedGradient {
+  readonly estimates: Float32Array[];
+  readonly bytes: number;
+}
+
+function bad(message: string): never {
+  throw new ProtocolFault('bad-message', message);
+}
+
+function object(raw: unknown, what: string): Record<string, unknown> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || raw instanceof Uint8Array || raw instanceof ArrayBuffer) {
+    bad(`${what} must be an object`);
+  }
+  return raw as Record<string, unknown>;
+}
+
+function id(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) bad(`${field} must be a string of 1–${MAX_ID_LENGTH} characters`);
+  return value;
+}
+
+function integer(value: unknown, field: string, max = 0xffffffff): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) bad(`${field} must be an integer in 0..${max}`);
+  return value;
+}
+
+function finite(value: unknown, field: string, min = -Infinity): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) bad(`${field} must be a finite number${min > -Infinity ? ` ≥ ${min}` : ''}`);
+  return value;
+}
+
+function bytes(value: unknown, field: string): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  return bad(`${field} must be binary (ArrayBuffer or Uint8Array), got ${value === null ? 'null' : typeof value}`);
+}
+
+/** worker:join */
+export function parseJoinRequest(raw: unknown): JoinRequest {
+  const o = object(raw, 'join request');
+  const protocol = integer(o['protocol'], 'protocol', 0xffff);
+  const request: { -readonly [K in keyof JoinRequest]: JoinRequest[K] } = { protocol };
+  if (o['runId'] !== undefined) request.runId = asRunId(id(o['runId'], 'runId'));
+  if (o['workerKey'] !== undefined) request.workerKey = asWorkerKey(id(o['workerKey'], 'workerKey'));
+  if (o['name'] !== undefined) {
+    if (typeof o['name'] !== 'string' || o['name'].length > 40) bad('name must be a string of at most 40 characters');
+    request.name = o['name'];
+  }
+  return request;
+}
+
+/** gradient:submit, its types only; counts and contents are checked against the run by decodeGradient. */
+export function parseSubmission(raw: unknown): SubmissionEnvelope {
+  const o = object(raw, 'gradient submission');
+  const layersRaw = o['layers'];
+  if (!Array.isArray(layersRaw) || layersRaw.length > MAX_LAYERS) bad(`layers must be an array of at most ${MAX_LAYERS} binary layers`);
+  const statsRaw = o['layerStats'];
+  if (!Array.isArray(statsRaw) || statsRaw.length > MAX_LAYERS) bad(`layerStats must be an array of at most ${MAX_LAYERS} entries`);
+  const layerStats = statsRaw.map((entry, layer): LayerStats => {
+    const s = object(entry, `layerStats[${layer}]`);
+    return {
+      closedForm: finite(s['closedForm'], `layerStats[${layer}].closedForm`, 0),
+      realised: finite(s['realised'], `layerStats[${layer}].realised`, 0),
+      gradientNormSq: finite(s['gradientNormSq'], `layerStats[${layer}].gradientNormSq`, 0),
+    };
+  });
+  return {
+    runId: asRunId(id(o['runId'], 'runId')),
+    workerId: asWorkerId(integer(o['workerId'], 'workerId')),
+    version: asModelVersion(integer(o['version'], 'version', Number.MAX_SAFE_INTEGER)),
+    layers: layersRaw.map((layer, index) => bytes(layer, `layers[${index}]`)),
+    loss: finite(o['loss'], 'loss', 0),
+    layerStats,
+    computeMs: finite(o['computeMs'], 'computeMs', 0),
+  };
+}
+
+/**
+ * Decodes a submission's layers for a run: the layer count, each layer's size
+ * against the largest its scheme can produce (before any decoding work), the
+ * codec's own checks with the expected layer index and shape, the run's
+ * scheme and levels, and a finite reconstruction. Throws ProtocolFault.
+ */
+export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayout, config: RunConfig): DecodedGradient {
+  const { layers } = submission;
+  if (layers.length !== layout.tensors.length) {
+    throw new ProtocolFault('layer-count', `${layers.length} layers sent, ${layout.kind} has ${layout.tensors.length}`);
+  }
+  if (submission.layerStats.length !== layout.tensors.length) {
+    throw new ProtocolFault('bad-stats', `${submission.layerStats.length} layerStats entries, ${layout.kind} has ${layout.tensors.length} layers`);
+  }
+  let total = 0;
+  layout.tensors.forEach((tensor, layer) => {
+    const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels);
+    const size = layers[layer]!.byteLength;
+    if (size > limit) {
+      throw new ProtocolFault('payload-too-large', `layer ${layer} (${tensor.name}) is ${size} bytes; ${config.scheme} never needs more than ${limit}`);
+    }
+    total += size;
+  });
+  const estimates = layout.tensors.map((tensor, layer) => {
+    let decoded;
+    try {
+      decoded = decodeLayer(layers[layer]!, { expectedLayer: layer, expectedShape: tensor.shape, maxElements: tensor.size });
+    } catch (error) {
+      if (error instanceof CodecError) throw new ProtocolFault('codec', `layer ${layer} (${tensor.name}): ${error.message}`, error.code);
+      throw error;
+    }
+    const { sample } = decoded;
+    if (sample.scheme !== config.scheme) {
+      throw new ProtocolFault('wrong-scheme', `layer ${layer} is encoded with ${sample.scheme}; this run uses ${config.scheme}`);
+    }
+    if (sample.scheme === 'qsgd' && sample.levels !== config.levels) {
+      throw new ProtocolFault('wrong-scheme', `layer ${layer} uses ${sample.levels} QSGD levels; this run uses ${config.levels}`);
+    }
+    const estimate = reconstruct(sample);
+    // Finite inputs can still overflow float32 when multiplied out (u·σ/p·vᵀ).
+    for (let i = 0; i < estimate.length; i++) {
+      if (!Number.isFinite(estimate[i]!)) throw new ProtocolFault('codec', `layer ${layer} (${tensor.name}): the estimate overflows at entry ${i}`, 'non-finite');
+    }
+    return estimate;
+  });
+  return { estimates, bytes: total };
+}
+
+/** run:start, run:pause, run:resume, run:reset, run:delete */
+export function parseRunRequest(raw: unknown): RunRequest {
+  return { runId: asRunId(id(object(raw, 'request')['runId'], 'runId')) };
+}
+
+/** run:configure */
+export function parseConfigureRequest(raw: unknown): ConfigureRequest {
+  const o = object(raw, 'request');
+  return { runId: asRunId(id(o['runId'], 'runId')), config: object(o['config'], 'config') };
+}
+
+/** run:create: the patch itself is validated by applyConfigPatch. */
+export function parseCreateRequest(raw: unknown): Record<string, unknown> {
+  return object(raw, 'run configuration');
+}
+
+/** worker:move */
+export function parseMoveRequest(raw: unknown): MoveWorkerRequest {
+  const o = object(raw, 'request');
+  return { workerId: asWorkerId(integer(o['workerId'], 'workerId')), runId: asRunId(id(o['runId'], 'runId')) };
+}
+
+/** worker:remove */
+export function parseRemoveRequest(raw: unknown): RemoveWorkerRequest {
+  return { workerId: asWorkerId(integer(object(raw, 'request')['workerId'], 'workerId')) };
+}
+
+/** dashboard:subscribe */
+export function parseSubscribeRequest(raw: unknown): SubscribeRequest {
+  if (raw === undefined || raw === null) return {};
+  const o = object(raw, 'request');
+  return o['runId'] === undefined ? {} : { runId: asRunId(id(o['runId'], 'runId')) };
+}
