@@ -18,7 +18,8 @@ export async function benchKernels(): Promise<void> {
   const result = await runBrowserBench<KernelBenchResult>({
     page: '/bench/kernels.html',
     gpu: native ? 'native' : 'swiftshader',
-    ...(only === undefined ? {} : { query: `only=${only}` }),
+    // TF.js reads its flags from the page address; setting this one after load has no effect in 4.22.
+    query: `tfjsflags=WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD:0${only === undefined ? '' : `&only=${only}`}`,
   });
 
   const matmul = markdownTable(
