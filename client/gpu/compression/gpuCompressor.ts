@@ -1,0 +1,65 @@
+/**
+ * The GPU compressor of the worker loop (client/worker/workerLoop.ts's
+ * DeviceCompressor): spectral ATOMO (spectral.ts), QSGD and TernGrad
+ * (quantize.ts) on a gradient that never left the device. Other schemes
+ * (none, atomo-entry) and QSGD above 127 levels fall back to the CPU path.
+ */
+import type { CompressedLayerStats, Compression } from '../../worker/compressor';
+import type { DeviceCompressor } from '../../worker/workerLoop';
+import type { GpuGradient, GpuTrainingBackend } from '../training/gpuBackend';
+import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantize';
+import { GpuSpectralCompressor, type GradientTensor } from './spectral';
+import type { StreamId } from '../../../core/rng';
+
+/** A DeviceCompressor with the buffers it holds. */
+export interface GpuCompressor extends DeviceCompressor {
+  destroy(): void;
+}
+
+/** The GPU compressor for a GPU backend's model (tensors as in its layout). */
+export function createGpuCompressor(backend: Pick<GpuTrainingBackend, 'device' | 'layout'>): GpuCompressor {
+  return createTensorCompressor(backend.device, backend.layout.tensors);
+}
+
+/** The GPU compressor for any list of tensors of a flat gradient buffer (tests use small ones). */
+export function createTensorCompressor(device: GPUDevice, tensors: readonly GradientTensor[]): GpuCompressor {
+  let spectral: GpuSpectralCompressor | null = null;
+  const quantizers = new Map<'qsgd' | 'terngrad', GpuQuantizer>();
+  const quantizer = (scheme: 'qsgd' | 'terngrad'): GpuQuantizer => {
+    let q = quantizers.get(scheme);
+    if (q === undefined) {
+      q = new GpuQuantizer(device, scheme);
+      quantizers.set(scheme, q);
+    }
+    return q;
+  };
+  return {
+    supports(compression: Compression): boolean {
+      switch (compression.scheme) {
+        case 'atomo-svd':
+        case 'terngrad':
+          return true;
+        case 'qsgd':
+          return Number.isInteger(compression.levels) && compression.levels >= 1 && compression.levels <= GPU_MAX_QSGD_LEVELS;
+        default:
+          return false;
+      }
+    },
+    compress(gradient: GpuGradient, compression: Compression, stream: (layer: number) => StreamId): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
+      switch (compression.scheme) {
+        case 'atomo-svd':
+          spectral ??= new GpuSpectralCompressor(device);
+          return spectral.compress(tensors, gradient, compression.budget, stream);
+        case 'qsgd':
+        case 'terngrad':
+          return quantizer(compression.scheme).compress(tensors, gradient, compression.levels, stream);
+        default:
+          return Promise.reject(new Error(`GPU compression does not handle ${compression.scheme}`));
+      }
+    },
+    destroy() {
+      spectral?.destroy();
+      for (const q of quantizers.values()) q.destroy();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * The WebGPU backend against the CPU backend (itself checked against the
+ * Float64 reference by finite differences) on random weights, for both models,
+ * at a batch that is a multiple of the 32-wide matmul tile and at one that is not.
+ *
+ * Tolerances (float32, stated): loss within 1e-5 relative; logits within
+ * 1e-4 of the largest |logit|; every layer's gradient within 1e-4 relative
+ * Frobenius error ‖g_gpu − g_cpu‖ / ‖g_cpu‖. Both backends store f32; the CPU
+ * sums in float64, the GPU in f32 over sums of ≤ ~20,000 terms, which leaves
+ * about 1e-6 relative: the margin is for rare ReLU / max-pool decisions that
+ * flip on a near-zero value.
+ */
+import { describe, expect } from 'vitest';
+import { createCpuBackend } from '../../../core/model/cpu/backend';
+import { createModelLayout, type ModelKind } from '../../../core/model/layout';
+import { randomImages, randomLabels, randomParameters } from '../../../core/model/testing/fixtures';
+import { gpuTest } from '../testing/gpuTest';
+import { createGpuBackend } from './gpuBackend';
+
+function relativeError(got: Float32Array, want: Float32Array): number {
+  let diff = 0;
+  let norm = 0;
+  for (let i = 0; i < want.length; i++) {
+    diff += (got[i]! - want[i]!) ** 2;
+    norm += want[i]! ** 2;
+  }
+  return Math.sqrt(diff / norm);
+}
+
+const cases: [ModelKind, number][] = [
+  ['mlp', 32],
+  ['mlp', 13],
+  ['cnn', 32],
+  ['cnn', 7],
+];
+
+describe('GPU backend vs CPU backend', () => {
+  for (const [kind, batch] of cases) {
+    gpuTest(`${kind}, batch ${batch}: loss, logits and every layer gradient agree`, async ({ gpu }) => {
+      const layout = createModelLayout(kind);
+      const params = randomParameters(layout, 11 + batch);
+      const images = randomImages(batch, layout.inputSize, 5 + batch);
+      const labels = randomLabels(batch, layout.classCount, 3 + batch);
+      const cpu = createCpuBackend(layout);
+      const gpuBackend = createGpuBackend(gpu.device, layout);
+      try {
+        const want = await cpu.lossAndGradient(params, images, labels, batch);
+        const wantGradient = want.gradient.slice();
+        const wantLogits = (await cpu.predict(params, images, batch)).slice();
+        const got = await gpuBackend.lossAndGradient(params, images, labels, batch);
+        const gotLogits = await gpuBackend.predict(params, images, batch);
+
+        expect(Math.abs(got.loss - want.loss) / want.loss).toBeLessThan(1e-5);
+        let maxLogit = 0;
+        let maxDiff = 0;
+        for (let i = 0; i < wantLogits.length; i++) {
+          maxLogit = Math.max(maxLogit, Math.abs(wantLogits[i]!));
+          maxDiff = Math.max(maxDiff, Math.abs(gotLogits[i]! - wantLogits[i]!));
+        }
+        expect(maxDiff).toBeLessThan(1e-4 * maxLogit);
+        for (const tensor of layout.tensors) {
+          const range = [tensor.offset, tensor.offset + tensor.size] as const;
+          const error = relativeError(got.gradient.subarray(...range), wantGradient.subarray(...range));
+          expect(error, tensor.name).toBeLessThan(1e-4);
+        }
+        // A second round on the same buffers gives the same answer (nothing stale, nothing accumulated).
+        const again = await gpuBackend.lossAndGradient(params, images, labels, batch);
+        expect(relativeError(again.gradient, wantGradient)).toBeLessThan(1e-4);
+      } finally {
+        gpuBackend.destroy();
+      }
+    });
+  }
+});
