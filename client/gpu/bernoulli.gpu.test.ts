@@ -231,7 +231,7 @@ describe('bernoulli.wgsl', () => {
     kernel.destroy();
   });
 
-  gpuTest(`reports draws per second (n = 2²⁰, timed)`, async ({ gpu }) => {
+  gpuTest('keeps about 1% of 2²⁰ atoms at p = 0.01 through the pooled, timed path (within 6σ)', async ({ gpu }) => {
     const n = 1 << 20;
     const kernel = new BernoulliKernel(gpu.device);
     const timer = new GpuTimer(gpu);
@@ -242,10 +242,7 @@ describe('bernoulli.wgsl', () => {
     const timing = await timer.measure((encoder) => kernel.encode(encoder, job, stream, p, n));
     const { indices } = await kernel.read(job, n * 0.01 + 2000);
     expect(Math.abs(indices.length - n * 0.01)).toBeLessThan(6 * Math.sqrt(n * 0.01));
-    console.log(
-      `Bernoulli + compaction, n = ${n}: ${timing.ms.toFixed(1)} ms (${timing.source}; wall ${timing.wallMs.toFixed(1)} ms), ` +
-        `${((n / timing.ms) * 1e3 / 1e6).toFixed(1)} M draws/s on ${gpu.adapterInfo.description || gpu.adapterInfo.vendor}`,
-    );
+    expect(timing.ms).toBeGreaterThan(0); // speed itself is measured by npm run bench -- kernels
     job.destroy();
     pool.destroy();
     timer.destroy();
