@@ -7,7 +7,6 @@ import { heInitialize } from '../model/init';
 import { mlpLayout } from '../model/layout';
 import { decodeWeights, encodeWeights } from './modelCodec';
 import { createWorkerStep } from './workerStep';
-import { CPU_WORKER_SCHEMES } from './lowRankSpectral';
 
 const layout = mlpLayout({ inputSize: 784, hiddenSize: 16, classCount: 10 });
 const count = 64;
@@ -21,7 +20,7 @@ describe('workerStep', () => {
   for (const scheme of ['none', 'atomo-svd', 'terngrad'] as const) {
     it(`encodes one decodable layer per tensor with exact bytes and consistent statistics (${scheme})`, async () => {
       const make = () =>
-        createWorkerStep({ backend: createCpuBackend(layout), layout, compression: { scheme, budget: 2, levels: 1 }, batchSize: 8, seed: 5, worker: 2, train, shard, schemes: CPU_WORKER_SCHEMES });
+        createWorkerStep({ backend: createCpuBackend(layout), layout, compression: { scheme, budget: 2, levels: 1 }, batchSize: 8, seed: 5, worker: 2, train, shard });
       const weights = heInitialize(layout, 5);
       const result = await make()(weights, 3);
       expect(result.layers).toHaveLength(layout.tensors.length);

@@ -18,7 +18,6 @@ import type { TrainingBackend } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
 import type { LayerStats } from '../protocol';
 import type { StreamId } from '../rng';
-import type { SchemeRegistry } from './lowRankSpectral';
 
 
 /** The compression of a run: its scheme and that scheme's knob. */
@@ -44,8 +43,6 @@ export interface WorkerStepOptions {
   readonly train: Dataset;
   /** Indices into `train` of this worker's shard. */
   readonly shard: Uint32Array;
-  /** Scheme implementations (core/atomo's SCHEMES by default; CPU_WORKER_SCHEMES for the fast spectral path). */
-  readonly schemes?: SchemeRegistry;
   /** A millisecond clock for the timings (Date.now by default; pass performance.now where there is one). */
   readonly now?: () => number;
 }
@@ -76,7 +73,7 @@ export function createWorkerStep(options: WorkerStepOptions): WorkerStep {
   const indices = new Uint32Array(batchSize);
   const batch: Batch = createBatch(batchSize);
   const schemeOptions = { budget: compression.budget, levels: compression.levels };
-  const scheme = (options.schemes ?? SCHEMES)[compression.scheme];
+  const scheme = SCHEMES[compression.scheme];
 
   return async (weights, version) => {
     if (weights.length !== layout.parameterCount) {

@@ -24,9 +24,8 @@ import {
   type WorkerAssignment,
   type WorkerKey,
 } from '../../core/protocol';
-import { CPU_WORKER_SCHEMES } from '../../core/training/lowRankSpectral';
 import { decodeWeights } from '../../core/training/modelCodec';
-import { createWorkerStep, type WorkerStep } from '../../core/training/workerStep';
+import { createWorkerStep, type WorkerStepResult } from '../../core/training/workerStep';
 
 /** A client socket of the aggregator's protocol. */
 export type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
@@ -52,7 +51,24 @@ export interface SimulatedWorkerOptions {
    * workers' arithmetic.
    */
   readonly reuseGradient?: boolean;
+  /**
+   * Builds the worker's round function for an assignment; the CPU workerStep
+   * (fast spectral path) when absent. The headless swarm passes a WebGPU
+   * worker loop here, so every backend speaks the same protocol code.
+   */
+  readonly createStep?: (context: StepContext) => SubmissionStep;
 }
+
+/** What a round function needs to know about its worker. */
+export interface StepContext {
+  readonly assignment: WorkerAssignment;
+  readonly layout: ModelLayout;
+  /** Indices into the training split of the worker's shard. */
+  readonly shard: Uint32Array;
+}
+
+/** A round function: weights of version v → the parts of gradient:submit it computes. */
+export type SubmissionStep = (weights: Float32Array, version: number) => Promise<Pick<WorkerStepResult, 'layers' | 'loss' | 'layerStats'>>;
 
 /** Every shard of a split, cached: each simulated worker would otherwise recompute the permutation. */
 const shardCache = new Map<string, Shards>();
@@ -76,7 +92,7 @@ export class SimulatedWorker {
   readonly accepted: number[] = [];
   assignment: WorkerAssignment | null = null;
   workerKey: WorkerKey | undefined;
-  #step: { assignment: WorkerAssignment; layout: ModelLayout; step: WorkerStep } | null = null;
+  #step: { assignment: WorkerAssignment; layout: ModelLayout; step: SubmissionStep } | null = null;
   #pending: RoundOpen | null = null;
   #reused: GradientSubmission | null = null;
   #busy = false;
@@ -156,11 +172,12 @@ export class SimulatedWorker {
     return this.socket.timeout(this.#options.ackTimeoutMs ?? 30_000).emitWithAck('gradient:submit', submission);
   }
 
-  #stepFor(assignment: WorkerAssignment): { step: WorkerStep; layout: ModelLayout } {
+  #stepFor(assignment: WorkerAssignment): { step: SubmissionStep; layout: ModelLayout } {
     if (this.#step?.assignment !== assignment) {
       const { config } = assignment;
       const layout = createModelLayout(config.model);
-      const step = createWorkerStep({
+      const shard = shardsFor(this.#options.train, assignment);
+      const step = this.#options.createStep?.({ assignment, layout, shard }) ?? createWorkerStep({
         backend: createCpuBackend(layout),
         layout,
         compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
@@ -168,8 +185,7 @@ export class SimulatedWorker {
         seed: config.seed,
         worker: assignment.slot,
         train: this.#options.train,
-        shard: shardsFor(this.#options.train, assignment),
-        schemes: CPU_WORKER_SCHEMES,
+        shard,
         now: () => performance.now(),
       });
       this.#step = { assignment, layout, step };

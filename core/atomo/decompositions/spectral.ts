@@ -2,7 +2,8 @@
  * Spectral atoms (DESIGN.md §3): G = Σᵢ σᵢ uᵢvᵢᵀ, atoms uᵢvᵢᵀ (unit Frobenius
  * norm, orthonormal), λᵢ = σᵢ, indexed by descending σ.
  */
-import { svdJacobi, type SvdResult } from '../../linalg/svd';
+import { svdLowRank } from '../../linalg/lowRankSvd';
+import type { SvdResult } from '../../linalg/svd';
 import type { Shape, SpectralSample } from '../types';
 import type { AtomicDecomposition } from './decomposition';
 
@@ -12,13 +13,14 @@ export interface SpectralDecomposition extends AtomicDecomposition<SpectralSampl
 }
 
 /**
- * The SVD of the rows×cols gradient (CPU Jacobi reference). Only the
- * numerically non-zero σ become atoms (svd.rank of them): the others have
- * λ = 0 and would never be sent.
+ * The SVD of the rows×cols gradient, through its rank-revealing QR
+ * (core/linalg/lowRankSvd.ts): a minibatch gradient has rank ≤ batch size,
+ * so this costs a fraction of a full Jacobi SVD. Only directions above
+ * float32 noise become atoms (svd.rank of them).
  */
 export function spectralDecomposition(grad: Float32Array, shape: Shape): SpectralDecomposition {
   const [rows, cols] = shape;
-  const svd = svdJacobi(grad, rows, cols);
+  const svd = svdLowRank(grad, rows, cols);
   const coefficients = svd.singularValues.slice(0, svd.rank);
   return {
     shape,
