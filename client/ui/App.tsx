@@ -1,33 +1,12 @@
-import { useEffect, useState } from 'react';
-import { probeWebGpu, type WebGpuStatus } from './probeWebGpu';
+/** Routes the two pages by path: `/dashboard` for the teacher, anything else is a worker tab. */
+import { lazy, Suspense } from 'react';
 
-/** The worker page. For now it reports the compute backend this tab would train on. */
+// Each page loads only its own code: a student's phone never downloads the dashboard, nor the teacher's laptop the GPU kernels.
+const DashboardPage = lazy(() => import('./dashboard/DashboardPage').then((m) => ({ default: m.DashboardPage })));
+const WorkerPage = lazy(() => import('./worker/WorkerPage').then((m) => ({ default: m.WorkerPage })));
+
+/** The application root. */
 export function App() {
-  const [status, setStatus] = useState<WebGpuStatus>({ kind: 'probing' });
-  useEffect(() => {
-    let live = true;
-    void probeWebGpu().then((next) => {
-      if (live) setStatus(next);
-    });
-    return () => {
-      live = false;
-    };
-  }, []);
-
-  return (
-    <main className="page">
-      <header>
-        <h1>atomo-swarm</h1>
-        <p className="tagline">Federated MNIST training in your browser, with ATOMO gradient compression.</p>
-      </header>
-      <section className="card">
-        <h2>This tab</h2>
-        <p data-testid="backend" data-backend={status.kind}>
-          {status.kind === 'probing' && 'Looking for WebGPU…'}
-          {status.kind === 'webgpu' && `WebGPU: ${status.adapterName}`}
-          {status.kind === 'cpu' && `CPU fallback: ${status.reason}`}
-        </p>
-      </section>
-    </main>
-  );
+  const dashboard = location.pathname.replace(/\/+$/, '') === '/dashboard';
+  return <Suspense fallback={<p className="loading">Loading…</p>}>{dashboard ? <DashboardPage /> : <WorkerPage />}</Suspense>;
 }

@@ -1,0 +1,83 @@
+/**
+ * The only place the client opens a socket.io connection (STYLE.md habit 7):
+ * typed with core/protocol.ts, WebSocket transport only (docs/protocol.md,
+ * Transport), and a request helper that always resolves, so no caller has to
+ * handle a thrown timeout.
+ */
+import { io, type Socket } from 'socket.io-client';
+import type { Ack, ClientToServerEvents, HandshakeAuth, ProtocolError, ServerToClientEvents } from '../../core/protocol';
+
+/** A client socket speaking the project's protocol. */
+export type AppSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
+
+/** How long a request waits for its acknowledgement before it counts as lost. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** A refusal made on this side: the server did not answer, or the socket is down. */
+export interface LocalFailure {
+  readonly code: 'timeout' | 'disconnected';
+  readonly message: string;
+  readonly event: string;
+}
+
+/** What a request resolves to: the server's answer, or a local failure. */
+export type RequestResult<T extends object> = Ack<T> | { readonly ok: false; readonly error: LocalFailure };
+
+/** Any failure a request can end with, as the UI shows it. */
+export type RequestError = ProtocolError | LocalFailure;
+
+/** Options of `openSocket`. */
+export interface OpenSocketOptions {
+  /** The teacher's admin token; without it the socket is a student's. */
+  readonly adminToken?: string;
+  /** The server's origin; the page's own by default. */
+  readonly url?: string;
+}
+
+/** Opens a socket to the aggregator, WebSocket only, reconnecting forever with a capped back-off. */
+export function openSocket(options: OpenSocketOptions = {}): AppSocket {
+  const auth: HandshakeAuth = options.adminToken === undefined ? {} : { adminToken: options.adminToken };
+  const socketOptions = {
+    transports: ['websocket'],
+    auth: { ...auth },
+    reconnection: true,
+    reconnectionDelay: 500,
+    reconnectionDelayMax: 4_000,
+  };
+  return options.url === undefined ? io(socketOptions) : io(options.url, socketOptions);
+}
+
+type AckEvents = {
+  [K in keyof ClientToServerEvents]: Parameters<ClientToServerEvents[K]> extends [infer Request, infer Callback]
+    ? NonNullable<Callback> extends (response: infer R) => void
+      ? [Request, R]
+      : never
+    : Parameters<ClientToServerEvents[K]> extends [infer Request, (infer Callback)?]
+      ? NonNullable<Callback> extends (response: infer R) => void
+        ? [Request, R]
+        : never
+      : never;
+};
+type AckEventName = { [K in keyof AckEvents]: AckEvents[K] extends never ? never : K }[keyof AckEvents];
+type RequestOf<E extends AckEventName> = AckEvents[E][0];
+type ResponseOf<E extends AckEventName> = AckEvents[E][1];
+type ResultOf<E extends AckEventName> = ResponseOf<E> | { readonly ok: false; readonly error: LocalFailure };
+
+/**
+ * Sends a request event and resolves with its acknowledgement; resolves with
+ * a LocalFailure when the socket is down or no answer comes in time.
+ */
+export async function request<E extends AckEventName>(socket: AppSocket, event: E, payload: RequestOf<E>): Promise<ResultOf<E>> {
+  if (!socket.connected) {
+    return { ok: false, error: { code: 'disconnected', message: 'Not connected to the server.', event } };
+  }
+  try {
+    // The cast bridges socket.io's variadic typing; the event's request and ack types are checked above.
+    const timed = socket.timeout(REQUEST_TIMEOUT_MS) as unknown as {
+      emitWithAck(name: E, body: RequestOf<E>): Promise<ResponseOf<E>>;
+    };
+    return await timed.emitWithAck(event, payload);
+  } catch {
+    return { ok: false, error: { code: 'timeout', message: `The server did not answer ${event} in time.`, event } };
+  }
+}

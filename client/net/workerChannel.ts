@@ -1,0 +1,130 @@
+/**
+ * A worker tab's connection to the aggregator: joins (and rejoins after a
+ * reconnect that socket.io could not recover) with the tab's worker key,
+ * forwards the server's events to its listener, and submits gradients. It
+ * holds no training logic; client/session drives it.
+ */
+import {
+  PROTOCOL_VERSION,
+  type GradientReceipt,
+  type GradientSubmission,
+  type JoinAccepted,
+  type ProtocolError,
+  type RoundClosed,
+  type RoundMetrics,
+  type RoundOpen,
+  type RunId,
+  type WorkerAssignment,
+  type WorkerId,
+} from '../../core/protocol';
+import { openSocket, request, type AppSocket, type RequestError, type RequestResult } from './socket';
+import type { WorkerIdentity } from './workerIdentity';
+
+/** The state of the link itself. */
+export type LinkState = 'connecting' | 'connected' | 'reconnecting';
+
+/** What the channel reports; the session turns these into store updates and training. */
+export interface WorkerChannelListener {
+  onLink(state: LinkState): void;
+  /** Joined (or rejoined), moved, or the run was reconfigured. */
+  onAssigned(assignment: WorkerAssignment): void;
+  onRoundOpen(round: RoundOpen): void;
+  onRoundClosed(closed: RoundClosed): void;
+  onMetrics(metrics: RoundMetrics): void;
+  /** The teacher removed this worker, or no run is left. */
+  onRemoved(reason: string): void;
+  /** A join was refused, or the server refused one of our messages. */
+  onError(error: RequestError): void;
+}
+
+/** Options of `WorkerChannel`. */
+export interface WorkerChannelOptions {
+  readonly identity: WorkerIdentity;
+  /** Run to join on the first join (`?run=`); later rejoins return to the worker's own run. */
+  readonly runId?: RunId;
+  /** A name the teacher sees (browser and backend), at most 40 characters. */
+  readonly name: string;
+  readonly listener: WorkerChannelListener;
+}
+
+/** One worker's socket: join, rejoin, submit, leave. */
+export class WorkerChannel {
+  readonly #socket: AppSocket;
+  readonly #options: WorkerChannelOptions;
+  #firstJoin = true;
+  /** Whether the tab wants to train; a paused tab stays connected but not joined. */
+  #participating = true;
+  #workerId: WorkerId | null = null;
+
+  constructor(options: WorkerChannelOptions) {
+    this.#options = options;
+    const { listener } = options;
+    const socket = openSocket();
+    this.#socket = socket;
+    socket.on('connect', () => {
+      listener.onLink('connected');
+      // A recovered session kept its rooms and membership; otherwise say who we are again.
+      if (!socket.recovered && this.#participating) void this.join();
+    });
+    socket.on('disconnect', () => listener.onLink('reconnecting'));
+    socket.io.on('reconnect_attempt', () => listener.onLink('reconnecting'));
+    socket.on('round:open', (round) => listener.onRoundOpen(round));
+    socket.on('round:closed', (closed) => listener.onRoundClosed(closed));
+    socket.on('metrics:round', (metrics) => listener.onMetrics(metrics));
+    socket.on('worker:assigned', (assignment) => listener.onAssigned(assignment));
+    socket.on('worker:removed', (notice) => {
+      this.#participating = false;
+      listener.onRemoved(notice.reason);
+    });
+    socket.on('server:error', (error: ProtocolError) => listener.onError(error));
+    listener.onLink('connecting');
+  }
+
+  /** This worker's id once joined. */
+  get workerId(): WorkerId | null {
+    return this.#workerId;
+  }
+
+  /** Joins the run (first time: `?run=` or the default; after: its own run); a stale key is dropped and a new identity asked for. */
+  async join(): Promise<boolean> {
+    this.#participating = true;
+    const { identity, listener } = this.#options;
+    const runId = this.#firstJoin ? this.#options.runId : undefined;
+    const answer = await request(this.#socket, 'worker:join', {
+      protocol: PROTOCOL_VERSION,
+      name: this.#options.name,
+      ...(runId === undefined ? {} : { runId }),
+      ...(identity.key === null ? {} : { workerKey: identity.key }),
+    });
+    if (!answer.ok) {
+      if (answer.error.code === 'unknown-worker' && identity.key !== null) {
+        identity.forget();
+        return this.join();
+      }
+      listener.onError(answer.error);
+      return false;
+    }
+    this.#firstJoin = false;
+    const accepted: JoinAccepted = answer;
+    this.#workerId = accepted.workerId;
+    await identity.adopt(accepted.workerKey);
+    listener.onAssigned(accepted);
+    return true;
+  }
+
+  /** Stops participating: leaves the open round and the run's room; the identity stays. */
+  leave(): void {
+    this.#participating = false;
+    if (this.#socket.connected) this.#socket.emit('worker:leave');
+  }
+
+  /** Sends a gradient; resolves with the receipt or the refusal. */
+  async submit(submission: GradientSubmission): Promise<RequestResult<GradientReceipt>> {
+    return request(this.#socket, 'gradient:submit', submission);
+  }
+
+  /** Closes the socket for good. */
+  close(): void {
+    this.#socket.close();
+  }
+}

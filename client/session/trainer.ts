@@ -1,0 +1,136 @@
+/**
+ * A worker's computation for one run, behind one small interface so the page
+ * never cares where it runs: WebGPU (client/worker's loop with the GPU
+ * backend and GPU compression) or the CPU (core/training/workerStep with the
+ * CPU backend and the low-rank spectral path). `createTrainer` is the one
+ * line that picks.
+ */
+import type { Dataset } from '../../core/data';
+import { createCpuBackend, createModelLayout, type ModelLayout, type TrainingBackend } from '../../core/model';
+import type { LayerStats, RunConfig } from '../../core/protocol';
+import { createWorkerStep } from '../../core/training/workerStep';
+import { createGpuCompressor, type GpuCompressor } from '../gpu/compression/gpuCompressor';
+import type { GpuContext } from '../gpu/runtime';
+import { createGpuBackend, type GpuTrainingBackend } from '../gpu/training/gpuBackend';
+import { createWorkerLoop } from '../worker/workerLoop';
+
+/** What one round of this worker produced, ready for gradient:submit and the charts. */
+export interface TrainerRound {
+  readonly layers: Uint8Array[];
+  readonly loss: number;
+  readonly layerStats: LayerStats[];
+  readonly bytes: number;
+  /** Forward and backward pass, ms. */
+  readonly computeMs: number;
+  /** Decomposition, sampling and encoding, ms. */
+  readonly compressMs: number;
+}
+
+/** A worker's model computation for one run configuration and shard. */
+export interface Trainer {
+  readonly kind: 'webgpu' | 'cpu';
+  readonly layout: ModelLayout;
+  /** Round `version`'s gradient of model `weights`, compressed and encoded. */
+  round(weights: Float32Array, version: number): Promise<TrainerRound>;
+  /** Predicted digit of each of `count` images (count·784 floats in [0,1]). */
+  predict(weights: Float32Array, images: Float32Array, count: number): Promise<Uint8Array>;
+  /** Frees GPU buffers. */
+  dispose(): void;
+}
+
+/** Where a trainer computes: a WebGPU device, or the CPU. */
+export type ComputeDevice = { readonly kind: 'webgpu'; readonly ctx: GpuContext } | { readonly kind: 'cpu' };
+
+/** What a trainer is built from. */
+export interface TrainerOptions {
+  readonly device: ComputeDevice;
+  readonly config: RunConfig;
+  /** The worker's slot: its minibatch and Bernoulli stream id. */
+  readonly slot: number;
+  readonly train: Dataset;
+  /** Indices of the worker's shard in `train`. */
+  readonly shard: Uint32Array;
+}
+
+function argmaxRows(logits: Float32Array, count: number, classes: number): Uint8Array {
+  const out = new Uint8Array(count);
+  for (let row = 0; row < count; row++) {
+    let best = 0;
+    for (let c = 1; c < classes; c++) if (logits[row * classes + c]! > logits[row * classes + best]!) best = c;
+    out[row] = best;
+  }
+  return out;
+}
+
+function predictor(backend: TrainingBackend, layout: ModelLayout): Trainer['predict'] {
+  return async (weights, images, count) => argmaxRows(await backend.predict(weights, images, count), count, layout.classCount);
+}
+
+function cpuTrainer(options: TrainerOptions, layout: ModelLayout): Trainer {
+  const backend = createCpuBackend(layout);
+  const { config } = options;
+  const step = createWorkerStep({
+    backend,
+    layout,
+    compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
+    batchSize: config.batchSize,
+    seed: config.seed,
+    worker: options.slot,
+    train: options.train,
+    shard: options.shard,
+    now: () => performance.now(),
+  });
+  return {
+    kind: 'cpu',
+    layout,
+    async round(weights, version) {
+      const r = await step(weights, version);
+      return { layers: r.layers, loss: r.loss, layerStats: r.layerStats, bytes: r.bytes, computeMs: r.gradientMs, compressMs: r.compressMs };
+    },
+    predict: predictor(backend, layout),
+    dispose() {},
+  };
+}
+
+function gpuTrainer(options: TrainerOptions, ctx: GpuContext, layout: ModelLayout): Trainer {
+  const backend: GpuTrainingBackend = createGpuBackend(ctx.device, layout);
+  const compressor: GpuCompressor = createGpuCompressor(backend);
+  const { config } = options;
+  const loop = createWorkerLoop({
+    backend,
+    layout,
+    compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
+    batchSize: config.batchSize,
+    seed: config.seed,
+    worker: options.slot,
+    train: options.train,
+    shard: options.shard,
+    deviceCompressor: compressor,
+  });
+  return {
+    kind: 'webgpu',
+    layout,
+    async round(weights, version) {
+      const r = await loop(weights, version);
+      return {
+        layers: r.layers,
+        loss: r.loss,
+        layerStats: r.layerStats,
+        bytes: r.bytes,
+        computeMs: r.computeMs,
+        compressMs: r.compressMs + r.encodeMs,
+      };
+    },
+    predict: predictor(backend, layout),
+    dispose() {
+      compressor.destroy();
+      backend.destroy();
+    },
+  };
+}
+
+/** Builds the trainer of one run configuration on `options.device`. */
+export function createTrainer(options: TrainerOptions): Trainer {
+  const layout = createModelLayout(options.config.model);
+  return options.device.kind === 'webgpu' ? gpuTrainer(options, options.device.ctx, layout) : cpuTrainer(options, layout);
+}

@@ -1,0 +1,27 @@
+/** A titled card around one chart, with a one-line takeaway and an empty state until data arrives. */
+import type { ReactNode } from 'react';
+
+/** Props of ChartCard. */
+export interface ChartCardProps {
+  readonly title: string;
+  /** The one sentence a reader should take away, shown under the title. */
+  readonly caption?: ReactNode | undefined;
+  readonly testId: string;
+  /** Number of data points the chart draws; 0 shows the empty state instead. */
+  readonly points: number;
+  readonly emptyText?: string | undefined;
+  readonly children: ReactNode;
+}
+
+/** Card with a fixed-height chart area, so the page does not jump as data arrives. */
+export function ChartCard({ title, caption, testId, points, emptyText = 'Waiting for the first rounds…', children }: ChartCardProps) {
+  return (
+    <section className="card chart-card" data-testid={testId} data-points={points}>
+      <header className="chart-card__header">
+        <h3>{title}</h3>
+        {caption !== undefined && <p className="chart-card__caption">{caption}</p>}
+      </header>
+      <div className="chart-card__body">{points > 0 ? children : <p className="chart-card__empty">{emptyText}</p>}</div>
+    </section>
+  );
+}

@@ -1,0 +1,50 @@
+/** The class at a glance: rounds closed, best accuracy, megabytes sent, workers online. */
+import { useStore } from 'zustand';
+import { formatBytes, formatPercent } from '../common/format';
+import { dashboardStore } from '../store/dashboardStore';
+import { useThrottledStore } from '../store/useThrottled';
+import type { DashboardState } from '../store/dashboardStore';
+import { allWorkers, latestAccuracy, orderedRuns } from './selectors';
+
+const selectRuns = (s: DashboardState) => s.runs;
+
+/** Four headline numbers (data-testids round, test-accuracy, bytes-up). */
+export function DashboardKpis() {
+  const runsById = useThrottledStore(dashboardStore, selectRuns);
+  const runIds = useStore(dashboardStore, (s) => s.runIds);
+  const runs = orderedRuns({ runIds, runs: runsById });
+  const rounds = runs.reduce((n, r) => n + r.summary.version, 0);
+  const accuracies = runs.map(latestAccuracy).filter((a): a is number => a !== null);
+  const best = accuracies.length === 0 ? null : Math.max(...accuracies);
+  const bytes = runs.reduce((n, r) => n + r.summary.bytesUp, 0);
+  const online = allWorkers(runs).filter((w) => w.connected).length;
+  return (
+    <section className="card kpis kpis--dashboard">
+      <div className="kpi">
+        <span className="kpi__label">Rounds trained</span>
+        <span className="kpi__value" data-testid="round" data-value={rounds}>
+          {rounds}
+        </span>
+        <span className="kpi__hint">over {runs.length} run{runs.length === 1 ? '' : 's'}</span>
+      </div>
+      <div className="kpi">
+        <span className="kpi__label">Best test accuracy</span>
+        <span className="kpi__value" data-testid="test-accuracy" data-value={best ?? 0}>
+          {formatPercent(best)}
+        </span>
+      </div>
+      <div className="kpi">
+        <span className="kpi__label">Sent upstream</span>
+        <span className="kpi__value" data-testid="bytes-up" data-value={bytes}>
+          {formatBytes(bytes)}
+        </span>
+      </div>
+      <div className="kpi">
+        <span className="kpi__label">Workers online</span>
+        <span className="kpi__value" data-testid="workers-online" data-value={online}>
+          {online}
+        </span>
+      </div>
+    </section>
+  );
+}

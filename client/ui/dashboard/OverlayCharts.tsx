@@ -1,0 +1,200 @@
+/**
+ * The class lesson in five charts, every run overlaid in its own colour:
+ * the trade-off (accuracy against cumulative upstream MB, log-x), accuracy
+ * and loss by round, the estimator's normalised variance, and bytes per
+ * round per scheme. Redrawn a few times a second at most.
+ */
+import { useMemo } from 'react';
+import { Bar, BarChart, CartesianGrid, Cell, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { ChartCard } from '../common/ChartCard';
+import { SCHEME_LABELS, formatBytes, formatNumber, formatPercent } from '../common/format';
+import { COLORS, runColor } from '../common/palette';
+import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
+import { useThrottledStore } from '../store/useThrottled';
+import { orderedRuns } from './selectors';
+
+const selectRuns = (s: DashboardState) => s.runs;
+const selectIds = (s: DashboardState) => s.runIds;
+const HEIGHT = 230;
+const axisProps = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
+const percentTick = (v: number) => `${Math.round(v * 100)}%`;
+
+interface Plotted {
+  readonly run: RunView;
+  readonly color: string;
+  readonly label: string;
+}
+
+function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
+  return (
+    <ul className="legend" aria-label="Runs">
+      {runs.map(({ run, color, label }) => (
+        <li key={run.summary.runId}>
+          <span className="legend__swatch" style={{ background: color }} />
+          {label}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function TradeoffChart({ runs }: { readonly runs: readonly Plotted[] }) {
+  const points = runs.reduce((n, r) => n + r.run.evals.points.length, 0);
+  return (
+    <ChartCard
+      title="The trade-off: accuracy for the megabytes sent"
+      caption="Up and to the left wins: more accuracy for less upstream traffic (log scale)."
+      testId="chart-tradeoff"
+      points={points}
+      emptyText="Appears after the first evaluation on the held-out digits."
+    >
+      <ResponsiveContainer width="100%" height={HEIGHT + 40}>
+        <LineChart margin={{ top: 8, right: 16, bottom: 14, left: -6 }}>
+          <CartesianGrid stroke={COLORS.grid} />
+          <XAxis
+            type="number"
+            dataKey="cumulativeMB"
+            scale="log"
+            domain={['auto', 'auto']}
+            allowDataOverflow
+            {...axisProps}
+            tickFormatter={(v: number) => `${formatNumber(v)} MB`}
+            label={{ value: 'cumulative upstream MB (log)', position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
+          />
+          <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...axisProps} tickFormatter={percentTick} />
+          <Tooltip formatter={(v, name) => [name === 'accuracy' ? formatPercent(Number(v)) : formatNumber(Number(v)), name]} labelFormatter={(mb) => `${formatNumber(Number(mb))} MB sent`} />
+          {runs.map(({ run, color, label }) => (
+            <Line
+              key={run.summary.runId}
+              data={run.evals.points.filter((p) => p.cumulativeMB > 0)}
+              dataKey="accuracy"
+              name={label}
+              stroke={color}
+              strokeWidth={2}
+              dot={{ r: 2.5 }}
+              isAnimationActive={false}
+            />
+          ))}
+        </LineChart>
+      </ResponsiveContainer>
+    </ChartCard>
+  );
+}
+
+function RoundChart({
+  runs,
+  title,
+  caption,
+  testId,
+  pick,
+  yTick,
+  log,
+}: {
+  readonly runs: readonly Plotted[];
+  readonly title: string;
+  readonly caption: string;
+  readonly testId: string;
+  readonly pick: (run: RunView) => readonly { round: number; value: number }[];
+  readonly yTick: (v: number) => string;
+  readonly log?: boolean;
+}) {
+  const series = runs.map((r) => ({ ...r, data: pick(r.run) }));
+  const points = series.reduce((n, s) => n + s.data.length, 0);
+  return (
+    <ChartCard title={title} caption={caption} testId={testId} points={points}>
+      <ResponsiveContainer width="100%" height={HEIGHT}>
+        <LineChart margin={{ top: 8, right: 16, bottom: 0, left: -6 }}>
+          <CartesianGrid stroke={COLORS.grid} vertical={false} />
+          <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...axisProps} />
+          <YAxis
+            type="number"
+            dataKey="value"
+            {...axisProps}
+            {...(log === true ? { scale: 'log' as const, domain: ['auto', 'auto'] as const, allowDataOverflow: true } : {})}
+            tickFormatter={yTick}
+          />
+          <Tooltip formatter={(v) => yTick(Number(v))} labelFormatter={(r) => `Round ${r}`} />
+          {series.map(({ run, color, label, data }) => (
+            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} strokeWidth={2} dot={false} isAnimationActive={false} />
+          ))}
+        </LineChart>
+      </ResponsiveContainer>
+    </ChartCard>
+  );
+}
+
+function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
+  const bars = runs
+    .filter(({ run }) => run.contributions > 0)
+    .map(({ run, color }) => ({
+      name: `${run.summary.config.name}`,
+      scheme: SCHEME_LABELS[run.summary.config.scheme],
+      bytes: run.bytesUpTotal / run.contributions,
+      color,
+    }));
+  const dense = runs.find(({ run }) => run.summary.config.scheme === 'none' && run.contributions > 0);
+  return (
+    <ChartCard
+      title="Bytes per worker per round"
+      caption="What one gradient costs on the wire, by run (mean so far)."
+      testId="chart-bytes"
+      points={bars.length}
+    >
+      <ResponsiveContainer width="100%" height={HEIGHT}>
+        <BarChart data={bars} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
+          <CartesianGrid stroke={COLORS.grid} vertical={false} />
+          <XAxis dataKey="scheme" {...axisProps} interval={0} tick={{ fontSize: 10 }} />
+          <YAxis {...axisProps} tickFormatter={(v: number) => formatBytes(v)} />
+          <Tooltip formatter={(v) => formatBytes(Number(v))} labelFormatter={(_, payload) => String(payload?.[0]?.payload?.name ?? '')} />
+          {dense !== undefined && <ReferenceLine y={dense.run.bytesUpTotal / dense.run.contributions} stroke={COLORS.baseline} strokeDasharray="5 4" />}
+          <Bar dataKey="bytes" isAnimationActive={false}>
+            {bars.map((bar) => (
+              <Cell key={bar.name} fill={bar.color} />
+            ))}
+          </Bar>
+        </BarChart>
+      </ResponsiveContainer>
+    </ChartCard>
+  );
+}
+
+const accuracyOf = (run: RunView) => run.evals.points.map((p) => ({ round: p.round, value: p.accuracy }));
+const lossOf = (run: RunView) => run.rounds.points.map((p) => ({ round: p.round, value: p.trainLoss }));
+const varianceOf = (run: RunView) => run.rounds.points.filter((p) => p.varianceRel > 0).map((p) => ({ round: p.round, value: p.varianceRel }));
+
+/** The dashboard's chart section (a shared legend, then the charts). */
+export function OverlayCharts() {
+  const runsById = useThrottledStore(dashboardStore, selectRuns);
+  const runIds = useThrottledStore(dashboardStore, selectIds);
+  const runs = useMemo(
+    () =>
+      orderedRuns({ runIds, runs: runsById }).map((run, i) => ({
+        run,
+        color: runColor(i),
+        label: `${run.summary.config.name} (${SCHEME_LABELS[run.summary.config.scheme]})`,
+      })),
+    [runIds, runsById],
+  );
+  return (
+    <section className="overlay" aria-label="Charts">
+      <Legend runs={runs} />
+      <div className="overlay__grid">
+        <div className="overlay__wide">
+          <TradeoffChart runs={runs} />
+        </div>
+        <RoundChart runs={runs} title="Test accuracy by round" caption="Held-out digits the model gets right." testId="chart-accuracy" pick={accuracyOf} yTick={percentTick} />
+        <RoundChart runs={runs} title="Training loss by round" caption="Mean minibatch loss of the workers." testId="chart-loss" pick={lossOf} yTick={formatNumber} />
+        <RoundChart
+          runs={runs}
+          title="Estimator variance ÷ ‖g‖²"
+          caption="The noise each scheme adds to the gradient (log scale)."
+          testId="chart-variance"
+          pick={varianceOf}
+          yTick={formatNumber}
+          log
+        />
+        <BytesPerRoundChart runs={runs} />
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,52 @@
+/** The one-click race: one run per scheme at matched expected bytes per round, the swarm spread across them. */
+import { useState } from 'react';
+import { createModelLayout } from '../../../core/model';
+import type { RunId } from '../../../core/protocol';
+import { useStore } from 'zustand';
+import { dashboardStore } from '../store/dashboardStore';
+import { useActions } from './actionsContext';
+import { raceConfigs } from './race';
+import { allWorkers, orderedRuns } from './selectors';
+
+/** Shared settings of a race's runs: the defaults, evaluated often enough to draw the trade-off. */
+const RACE_SHARED = { model: 'mlp', batchSize: 32, learningRate: 0.1, evalEvery: 5 } as const;
+
+/** The race card (button "Start a race"). */
+export function RaceCard() {
+  const actions = useActions();
+  const [busy, setBusy] = useState(false);
+  const runIds = useStore(dashboardStore, (s) => s.runIds);
+  const race = async () => {
+    if (actions === null) return;
+    setBusy(true);
+    const label = `race ${new Date().toTimeString().slice(0, 5)}`;
+    const created: RunId[] = [];
+    for (const config of raceConfigs(createModelLayout(RACE_SHARED.model), RACE_SHARED, label)) {
+      const answer = await actions.createRun(config);
+      if (!answer.ok) break;
+      created.push(answer.run.runId);
+      await actions.startRun(answer.run.runId);
+    }
+    // Spread the connected workers round-robin, first over the compressed schemes.
+    const state = dashboardStore.getState();
+    const workers = allWorkers(orderedRuns(state)).filter((w) => w.connected);
+    for (const [i, worker] of workers.entries()) {
+      const target = created[i % Math.max(created.length, 1)];
+      if (target !== undefined && target !== worker.runId) await actions.moveWorker(worker.workerId, target);
+    }
+    setBusy(false);
+  };
+  return (
+    <section className="card race">
+      <h2>Race the schemes</h2>
+      <p className="muted">
+        Creates one run per scheme, each sending about the same bytes per round as TernGrad (float32 runs too, as the reference), and spreads the
+        workers over them. Watch the trade-off plot.
+      </p>
+      <button type="button" className="button button--primary" disabled={actions === null || busy} onClick={() => void race()}>
+        {busy ? 'Setting up the race…' : 'Start a race'}
+      </button>
+      <p className="muted small">{runIds.length} runs on the server now.</p>
+    </section>
+  );
+}

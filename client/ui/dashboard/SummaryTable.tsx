@@ -1,0 +1,67 @@
+/** Rounds and megabytes each run needed to reach a test accuracy the teacher picks. */
+import { useState } from 'react';
+import { formatNumber } from '../common/format';
+import { runColor } from '../common/palette';
+import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
+import { useThrottledStore } from '../store/useThrottled';
+import { orderedRuns } from './selectors';
+
+const TARGETS = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
+const selectRuns = (s: DashboardState) => s.runs;
+const selectIds = (s: DashboardState) => s.runIds;
+
+/** The first evaluation at or above `target`: its round and cumulative MB. */
+function reached(run: RunView, target: number): { round: number; mb: number } | null {
+  const hit = run.evals.points.find((p) => p.accuracy >= target);
+  return hit === undefined ? null : { round: hit.round, mb: hit.cumulativeMB };
+}
+
+/** The summary table with its accuracy menu (data-testid="summary-table"). */
+export function SummaryTable() {
+  const [target, setTarget] = useState(0.8);
+  const runsById = useThrottledStore(dashboardStore, selectRuns);
+  const runIds = useThrottledStore(dashboardStore, selectIds);
+  const runs = orderedRuns({ runIds, runs: runsById });
+  const rows = runs.map((run, i) => ({ run, color: runColor(i), hit: reached(run, target) }));
+  const fewest = Math.min(...rows.map((r) => r.hit?.mb ?? Infinity));
+  return (
+    <section className="card table-card">
+      <header className="table-card__header">
+        <h2>Who gets there with the least traffic?</h2>
+        <label className="inline-field">
+          Target accuracy{' '}
+          <select className="select select--small" value={target} onChange={(e) => setTarget(Number(e.target.value))} aria-label="Target accuracy">
+            {TARGETS.map((t) => (
+              <option key={t} value={t}>
+                {Math.round(t * 100)}%
+              </option>
+            ))}
+          </select>
+        </label>
+      </header>
+      <div className="table-scroll">
+        <table className="table" data-testid="summary-table">
+          <thead>
+            <tr>
+              <th>Run</th>
+              <th className="num">Rounds</th>
+              <th className="num">Upstream MB</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map(({ run, color, hit }) => (
+              <tr key={run.summary.runId} className={hit !== null && hit.mb === fewest ? 'row--best' : ''}>
+                <td>
+                  <span className="legend__swatch" style={{ background: color }} />
+                  {run.summary.config.name}
+                </td>
+                <td className="num">{hit === null ? <span className="muted">not yet</span> : hit.round}</td>
+                <td className="num">{hit === null ? <span className="muted">–</span> : formatNumber(hit.mb)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,190 @@
+/**
+ * What the teacher dashboard shows: every run's summary and its downsampled
+ * history, kept as chart-ready points (never the raw RoundMetrics, whose
+ * per-worker arrays would grow with the class). Fed by client/net's
+ * dashboard channel; components read slices.
+ */
+import { createStore } from 'zustand/vanilla';
+import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
+import { pushPoint, seriesOf, type Series } from './series';
+
+/** One closed round of a run, as the overlay charts plot it. */
+export interface RunRoundPoint {
+  readonly round: number;
+  readonly trainLoss: number;
+  readonly bytesUp: number;
+  readonly cumulativeMB: number;
+  /** Σ closed-form variance / Σ ‖g‖² over layers (0 for uncompressed). */
+  readonly varianceRel: number;
+  readonly realisedRel: number;
+}
+
+/** One evaluation of a run on the held-out digits. */
+export interface RunEvalPoint {
+  readonly round: number;
+  readonly accuracy: number;
+  readonly testLoss: number;
+  readonly cumulativeMB: number;
+}
+
+/** A run as the dashboard holds it. */
+export interface RunView {
+  readonly summary: RunSummary;
+  readonly rounds: Series<RunRoundPoint>;
+  readonly evals: Series<RunEvalPoint>;
+  /** Rounds closed and their summed upstream bytes, for the mean bytes per round (exact, not downsampled). */
+  readonly roundsClosed: number;
+  readonly bytesUpTotal: number;
+  /** Gradients received over those rounds: bytesUpTotal / contributions is the bytes of one worker's round. */
+  readonly contributions: number;
+}
+
+/** The last round each worker contributed to, for the workers table. */
+export interface WorkerLastRound {
+  readonly runId: RunId;
+  readonly round: number;
+  readonly bytesUp: number;
+  readonly computeMs: number;
+}
+
+/** Whether this dashboard may act. */
+export type DashboardAuth = 'viewer' | 'teacher' | 'rejected';
+
+/** The link of the dashboard socket. */
+export type DashboardLink = 'connecting' | 'connected' | 'reconnecting';
+
+/** The whole dashboard view. */
+export interface DashboardState {
+  readonly link: DashboardLink;
+  readonly auth: DashboardAuth;
+  /** Runs in creation order (the server's list order). */
+  readonly runIds: readonly RunId[];
+  readonly runs: Readonly<Record<string, RunView>>;
+  readonly lastRounds: Readonly<Record<number, WorkerLastRound>>;
+  /** The latest message for the teacher (a refused action), or null. */
+  readonly notice: string | null;
+}
+
+/** The writes the dashboard channel makes. */
+export interface DashboardActions {
+  setLink(link: DashboardLink): void;
+  setAuth(auth: DashboardAuth): void;
+  snapshot(runs: readonly RunSummary[], history: Readonly<Record<string, readonly RoundMetrics[]>>): void;
+  runState(run: RunSummary): void;
+  runDeleted(runId: RunId): void;
+  metrics(metrics: RoundMetrics): void;
+  setNotice(notice: string | null): void;
+}
+
+function roundPoint(m: RoundMetrics): RunRoundPoint {
+  let closed = 0;
+  let realised = 0;
+  let normSq = 0;
+  for (const layer of m.layers) {
+    closed += layer.closedForm;
+    realised += layer.realised;
+    normSq += layer.gradientNormSq;
+  }
+  return {
+    round: m.version + 1,
+    trainLoss: m.trainLoss,
+    bytesUp: m.bytesUp,
+    cumulativeMB: m.cumulativeBytesUp / 1e6,
+    varianceRel: normSq > 0 ? closed / normSq : 0,
+    realisedRel: normSq > 0 ? realised / normSq : 0,
+  };
+}
+
+function evalPoint(m: RoundMetrics): RunEvalPoint | null {
+  if (m.testAccuracy === null) return null;
+  return { round: m.version + 1, accuracy: m.testAccuracy, testLoss: m.testLoss ?? Number.NaN, cumulativeMB: m.cumulativeBytesUp / 1e6 };
+}
+
+function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView {
+  const evals = history.map(evalPoint).filter((p): p is RunEvalPoint => p !== null);
+  return {
+    summary,
+    rounds: seriesOf(history.map(roundPoint)),
+    evals: seriesOf(evals),
+    roundsClosed: history.length,
+    bytesUpTotal: history.reduce((sum, m) => sum + m.bytesUp, 0),
+    contributions: history.reduce((sum, m) => sum + m.contributors, 0),
+  };
+}
+
+function workersOf(history: readonly RoundMetrics[], into: Record<number, WorkerLastRound>): void {
+  for (const m of history) {
+    for (const w of m.workers) into[w.workerId] = { runId: m.runId, round: m.version, bytesUp: w.bytesUp, computeMs: w.computeMs };
+  }
+}
+
+/** Creates a dashboard store (one per page; tests make their own). */
+export function createDashboardStore() {
+  return createStore<DashboardState & DashboardActions>()((set) => ({
+    link: 'connecting',
+    auth: 'viewer',
+    runIds: [],
+    runs: {},
+    lastRounds: {},
+    notice: null,
+    setLink: (link) => set({ link }),
+    setAuth: (auth) => set({ auth }),
+    snapshot: (summaries, history) => {
+      const runs: Record<string, RunView> = {};
+      const lastRounds: Record<number, WorkerLastRound> = {};
+      for (const summary of summaries) {
+        const past = history[summary.runId] ?? [];
+        runs[summary.runId] = viewOf(summary, past);
+        workersOf(past, lastRounds);
+      }
+      set({ runs, runIds: summaries.map((s) => s.runId), lastRounds });
+    },
+    runState: (summary) =>
+      set((state) => {
+        const existing = state.runs[summary.runId];
+        // A reset run starts at version 0 with an empty history: drop the old curves with it.
+        const reset = existing !== undefined && summary.version === 0 && existing.roundsClosed > 0;
+        const view = existing === undefined || reset ? viewOf(summary, []) : { ...existing, summary };
+        return {
+          runs: { ...state.runs, [summary.runId]: view },
+          runIds: state.runIds.includes(summary.runId) ? state.runIds : [...state.runIds, summary.runId],
+        };
+      }),
+    runDeleted: (runId) =>
+      set((state) => {
+        const runs = { ...state.runs };
+        delete runs[runId];
+        return { runs, runIds: state.runIds.filter((id) => id !== runId) };
+      }),
+    metrics: (m) =>
+      set((state) => {
+        const view = state.runs[m.runId];
+        if (view === undefined) return {};
+        const point = evalPoint(m);
+        const lastRounds = { ...state.lastRounds };
+        workersOf([m], lastRounds);
+        return {
+          lastRounds,
+          runs: {
+            ...state.runs,
+            [m.runId]: {
+              ...view,
+              rounds: pushPoint(view.rounds, roundPoint(m)),
+              evals: point === null ? view.evals : pushPoint(view.evals, point),
+              roundsClosed: view.roundsClosed + 1,
+              bytesUpTotal: view.bytesUpTotal + m.bytesUp,
+              contributions: view.contributions + m.contributors,
+            },
+          },
+        };
+      }),
+    setNotice: (notice) => set({ notice }),
+  }));
+}
+
+/** The store type, for props and the channel. */
+export type DashboardStore = ReturnType<typeof createDashboardStore>;
+
+/** This page's dashboard store. */
+export const dashboardStore: DashboardStore = createDashboardStore();
+

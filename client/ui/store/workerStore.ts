@@ -1,0 +1,137 @@
+/**
+ * What a worker tab shows: its identity, backend, phase, the run's progress
+ * and its own per-round history. Results only; the session (client/session)
+ * writes through the actions, components read slices.
+ */
+import { createStore } from 'zustand/vanilla';
+import type { RunConfig, RunId, WorkerId } from '../../../core/protocol';
+import type { LinkState } from '../../net/workerChannel';
+import { emptySeries, pushPoint, type Series } from './series';
+
+/** The backend as the badge shows it. */
+export type BackendView =
+  | { readonly kind: 'probing' }
+  | { readonly kind: 'webgpu'; readonly adapterName: string }
+  | { readonly kind: 'cpu'; readonly reason: string };
+
+/** What the tab is doing now; drives the progress indicator. */
+export type WorkerPhase =
+  | 'starting' // choosing the backend, loading the digits
+  | 'joining'
+  | 'waiting' // joined, waiting for the next round to open
+  | 'downloading' // round opened: decoding the model
+  | 'computing' // forward/backward and compression
+  | 'uploading'
+  | 'paused'
+  | 'removed'
+  | 'failed';
+
+/** One round of this worker, as the charts plot it. */
+export interface WorkerRoundPoint {
+  readonly round: number;
+  readonly loss: number;
+  /** Bytes sent, and what float32 would have cost for the same model. */
+  readonly bytes: number;
+  readonly denseBytes: number;
+  /** Σ closed-form variance / Σ ‖g‖², and the realised one, over all layers. */
+  readonly closedRel: number;
+  readonly realisedRel: number;
+  readonly computeMs: number;
+  readonly compressMs: number;
+  readonly uploadMs: number;
+}
+
+/** A digit of the shard and what the current model says it is. */
+export interface DigitView {
+  /** 784 pixel bytes. */
+  readonly pixels: Uint8Array;
+  readonly label: number;
+  readonly prediction: number | null;
+}
+
+/** The whole worker view. */
+export interface WorkerState {
+  readonly link: LinkState;
+  readonly backend: BackendView;
+  readonly phase: WorkerPhase;
+  readonly workerId: WorkerId | null;
+  readonly runId: RunId | null;
+  readonly config: RunConfig | null;
+  readonly shard: number | null;
+  /** Latest model version the run opened a round for. */
+  readonly round: number | null;
+  /** Latest held-out accuracy of the run. */
+  readonly testAccuracy: number | null;
+  /** This worker's bytes sent since the tab opened, and rounds counted. */
+  readonly bytesUp: number;
+  readonly roundsSent: number;
+  readonly history: Series<WorkerRoundPoint>;
+  readonly digits: readonly DigitView[];
+  /** The latest thing that went wrong, in words; null when all is well. */
+  readonly notice: string | null;
+}
+
+/** The writes the session makes. */
+export interface WorkerActions {
+  setLink(link: LinkState): void;
+  setBackend(backend: BackendView): void;
+  setPhase(phase: WorkerPhase): void;
+  assigned(assignment: { workerId: WorkerId; runId: RunId; config: RunConfig; shard: number }): void;
+  roundOpened(version: number): void;
+  runEvaluated(testAccuracy: number): void;
+  roundSent(point: WorkerRoundPoint): void;
+  setDigits(digits: readonly DigitView[]): void;
+  setNotice(notice: string | null): void;
+}
+
+const initialState: WorkerState = {
+  link: 'connecting',
+  backend: { kind: 'probing' },
+  phase: 'starting',
+  workerId: null,
+  runId: null,
+  config: null,
+  shard: null,
+  round: null,
+  testAccuracy: null,
+  bytesUp: 0,
+  roundsSent: 0,
+  history: emptySeries(),
+  digits: [],
+  notice: null,
+};
+
+/** Creates a worker store (one per tab; tests make their own). */
+export function createWorkerStore() {
+  return createStore<WorkerState & WorkerActions>()((set) => ({
+    ...initialState,
+    setLink: (link) => set({ link }),
+    setBackend: (backend) => set({ backend }),
+    setPhase: (phase) => set({ phase }),
+    assigned: ({ workerId, runId, config, shard }) =>
+      set((state) => ({
+        workerId,
+        runId,
+        config,
+        shard,
+        // Another run's curves would mislead: a move starts the charts afresh.
+        ...(state.runId === runId ? {} : { history: emptySeries<WorkerRoundPoint>(), testAccuracy: null, round: null }),
+      })),
+    roundOpened: (round) => set({ round }),
+    runEvaluated: (testAccuracy) => set({ testAccuracy }),
+    roundSent: (point) =>
+      set((state) => ({
+        bytesUp: state.bytesUp + point.bytes,
+        roundsSent: state.roundsSent + 1,
+        history: pushPoint(state.history, point),
+      })),
+    setDigits: (digits) => set({ digits }),
+    setNotice: (notice) => set({ notice }),
+  }));
+}
+
+/** The store type, for props and the session. */
+export type WorkerStore = ReturnType<typeof createWorkerStore>;
+
+/** This tab's worker store. */
+export const workerStore: WorkerStore = createWorkerStore();

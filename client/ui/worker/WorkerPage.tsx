@@ -1,0 +1,42 @@
+/** The student's page (`/`): this tab as one worker of the swarm. */
+import { useEffect, useState } from 'react';
+import { asRunId } from '../../../core/protocol';
+import { startWorkerSession, type WorkerControls } from '../../session/workerSession';
+import { workerStore } from '../store/workerStore';
+import { DigitGallery } from './DigitGallery';
+import { WorkerCharts } from './WorkerCharts';
+import { WorkerSummary } from './WorkerSummary';
+
+/** Starts this tab's worker once and lays out its cards. */
+export function WorkerPage() {
+  const [controls, setControls] = useState<WorkerControls | null>(null);
+  useEffect(() => {
+    const run = new URLSearchParams(location.search).get('run');
+    // One session per page load; React's development double effect must not start two.
+    void startOnce(run === null ? undefined : asRunId(run)).then(setControls);
+  }, []);
+
+  return (
+    <main className="page">
+      <header className="page__header">
+        <div>
+          <h1>atomo-swarm</h1>
+          <p className="tagline">Your browser trains a digit recogniser with the class, and sends only a compressed sketch of what it learned.</p>
+        </div>
+      </header>
+      <div className="worker-layout">
+        <div className="worker-layout__side">
+          <WorkerSummary controls={controls} />
+          <DigitGallery />
+        </div>
+        <WorkerCharts />
+      </div>
+    </main>
+  );
+}
+
+let started: Promise<WorkerControls> | null = null;
+function startOnce(runId: ReturnType<typeof asRunId> | undefined): Promise<WorkerControls> {
+  started ??= startWorkerSession(workerStore, runId);
+  return started;
+}

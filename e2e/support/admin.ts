@@ -1,0 +1,59 @@
+/**
+ * A teacher's socket from Node, for test set-up only (fast runs): the tests
+ * drive what they check through the pages, but a 15 s default deadline and
+ * evaluation every 10 rounds would make the suite slow.
+ */
+import { io, type Socket } from 'socket.io-client';
+import type { Ack, ClientToServerEvents, RunConfigPatch, RunId, RunSummary, ServerToClientEvents } from '../../core/protocol';
+
+/** The admin token the Playwright config gives the server. */
+export const ADMIN_TOKEN = 'e2e-admin-token';
+
+/**
+ * Settings that make rounds close and evaluate quickly on a 2-core machine
+ * with software WebGPU. The quorum stays at half the participants: with a
+ * quorum of one, the first warm tab closes a round every few seconds on its
+ * own and keeps the browser's one GPU process so busy that the other tabs'
+ * first round (which compiles every kernel on SwiftShader) starves.
+ */
+export const FAST_RUN: RunConfigPatch = {
+  roundDeadlineMs: 3_000,
+  quorum: { fraction: 0.5, minimum: 1 },
+  evalEvery: 2,
+  learningRate: 0.1,
+};
+
+type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
+
+/** A connected socket; `adminToken` undefined connects as a student. */
+export async function connect(baseURL: string, adminToken?: string): Promise<ClientSocket> {
+  const socket: ClientSocket = io(baseURL, { transports: ['websocket'], auth: adminToken === undefined ? {} : { adminToken }, reconnection: false });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', reject);
+  });
+  return socket;
+}
+
+function unwrap<T extends object>(answer: Ack<T>, what: string): T {
+  if (!answer.ok) throw new Error(`${what} refused: ${answer.error.code} ${answer.error.message}`);
+  return answer;
+}
+
+/** Creates and starts a run with the fast settings over `patch`; returns its id. */
+export async function createFastRun(baseURL: string, patch: RunConfigPatch): Promise<RunId> {
+  const socket = await connect(baseURL, ADMIN_TOKEN);
+  try {
+    const { run } = unwrap(await socket.emitWithAck('run:create', { ...FAST_RUN, ...patch }), 'run:create');
+    unwrap(await socket.emitWithAck('run:start', { runId: run.runId }), 'run:start');
+    return run.runId;
+  } finally {
+    socket.close();
+  }
+}
+
+/** Every run the server holds. */
+export async function listRuns(baseURL: string): Promise<RunSummary[]> {
+  const response = await fetch(`${baseURL}/api/runs`);
+  return (await response.json()) as RunSummary[];
+}

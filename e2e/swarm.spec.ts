@@ -1,0 +1,106 @@
+/**
+ * The class lesson end to end: three worker tabs and the teacher's dashboard
+ * on one run. Rounds advance, accuracy and bytes rise on both views, every
+ * chart draws data; the teacher creates a second run and moves a worker
+ * there; a tab closed mid-round does not stop the run, and reopened it
+ * rejoins as the same worker. Screenshots of both pages, at 1280×720 and at
+ * phone width, are saved with the test's output.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { ADMIN_TOKEN, createFastRun } from './support/admin';
+import { expectChartData, valueAbove, valueOf } from './support/pages';
+
+const WORKER_CHARTS = ['chart-loss', 'chart-bytes', 'chart-variance', 'chart-time'];
+const DASHBOARD_CHARTS = ['chart-tradeoff', 'chart-accuracy', 'chart-loss', 'chart-variance', 'chart-bytes'];
+
+async function runRound(dashboard: Page, runId: string): Promise<number> {
+  return Number(await dashboard.getByTestId('runs-table').locator(`tr[data-run-id="${runId}"] [data-cell="round"]`).textContent());
+}
+
+async function screenshots(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: test.info().outputPath(`${name}-1280x720.png`) });
+  await page.screenshot({ path: test.info().outputPath(`${name}-1280-full.png`), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: test.info().outputPath(`${name}-phone.png`), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 720 });
+}
+
+/**
+ * One tab trains on WebGPU, two are sent to the CPU backend with `?cpu`: on
+ * this 2-core machine every tab of a browser shares one SwiftShader GPU
+ * process, and three tabs compiling and running kernels in it take minutes.
+ */
+const TAB_QUERIES = ['', '&cpu', '&cpu'];
+
+test('three worker tabs and the dashboard: the class trains and the teacher steers it', async ({ browser, baseURL }) => {
+  test.setTimeout(300_000);
+  const runId = await createFastRun(baseURL!, { name: 'class', scheme: 'atomo-svd', budget: 2 });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  const workers: Page[] = [];
+  for (const query of TAB_QUERIES) {
+    const page = await context.newPage();
+    await page.goto(`/?run=${runId}${query}`);
+    workers.push(page);
+  }
+  const dashboard = await context.newPage();
+  await dashboard.goto(`/dashboard?token=${ADMIN_TOKEN}`);
+  await expect(dashboard.getByText('teacher controls on')).toBeVisible();
+  // The token leaves the address bar once stored for the session.
+  expect(new URL(dashboard.url()).searchParams.has('token')).toBe(false);
+
+  // Three distinct workers in the class run, on the backend each was given.
+  await expect(workers[0]!.getByTestId('backend')).toHaveAttribute('data-backend', 'webgpu');
+  for (const page of workers.slice(1)) await expect(page.getByTestId('backend')).toContainText('CPU backend forced by ?cpu');
+  for (const page of workers) await expect(page.getByTestId('run-name')).toContainText('class');
+  const ids = await Promise.all(workers.map((page) => valueAbove(page, 'worker-id', 0, 30_000)));
+  expect(new Set(ids).size).toBe(3);
+
+  // Rounds advance, accuracy and bytes rise, on a worker and on the dashboard.
+  for (const view of [workers[1]!, dashboard]) {
+    const round = await valueAbove(view, 'round', 0);
+    const bytes = await valueAbove(view, 'bytes-up', 0);
+    const accuracy = await valueAbove(view, 'test-accuracy', 0);
+    await valueAbove(view, 'round', round);
+    await valueAbove(view, 'bytes-up', bytes);
+    await valueAbove(view, 'test-accuracy', accuracy);
+  }
+  for (const page of workers) await valueAbove(page, 'bytes-up', 0);
+
+  for (const id of WORKER_CHARTS) await expectChartData(workers[0]!.getByTestId(id));
+  await expect(workers[0]!.getByTestId('digits').locator('.digit--right, .digit--wrong')).toHaveCount(8);
+  for (const id of DASHBOARD_CHARTS) await expectChartData(dashboard.getByTestId(id));
+  await expect(dashboard.getByTestId('join-qr')).toBeVisible();
+  await expect(dashboard.getByTestId('workers-table').locator(`tbody tr[data-run-id="${runId}"]`)).toHaveCount(3);
+  await screenshots(workers[0]!, 'worker');
+  await screenshots(dashboard, 'dashboard');
+
+  // The teacher creates a second run from the form and moves the third worker into it.
+  const form = dashboard.getByRole('form', { name: 'Create a run' });
+  await form.getByLabel('Name').fill('second');
+  await form.getByLabel('Scheme').selectOption('qsgd');
+  await form.getByRole('button', { name: 'Create run' }).click();
+  const secondRow = dashboard.getByTestId('runs-table').locator('tbody tr', { hasText: 'second' });
+  await expect(secondRow).toHaveAttribute('data-status', 'running');
+  const secondRunId = (await secondRow.getAttribute('data-run-id'))!;
+  const moved = ids[2]!;
+  await dashboard.getByLabel(`Run of worker ${moved}`).selectOption(secondRunId);
+  await expect(workers[2]!.getByTestId('run-name')).toContainText('second');
+  await expect(workers[2]!.getByTestId('scheme')).toContainText('QSGD');
+  await expect(dashboard.getByTestId('workers-table').locator(`tr[data-worker-id="${moved}"]`)).toHaveAttribute('data-run-id', secondRunId);
+  await valueAbove(workers[2]!, 'bytes-up', await valueOf(workers[2]!, 'bytes-up'));
+
+  // Closing a tab in the middle of a round: the run goes on without it.
+  const leaving = workers[1]!;
+  const leavingId = ids[1]!;
+  await expect(leaving.getByTestId('phase')).toHaveAttribute('data-phase', /computing|uploading/);
+  await leaving.close();
+  const roundAtClose = await runRound(dashboard, runId);
+  await expect.poll(() => runRound(dashboard, runId), { timeout: 60_000 }).toBeGreaterThan(roundAtClose + 1);
+
+  // Reopened, the tab comes back as the same worker and trains again.
+  const reopened = await context.newPage();
+  await reopened.goto(`/?run=${runId}${TAB_QUERIES[1]}`);
+  await expect(reopened.getByTestId('worker-id')).toHaveAttribute('data-value', String(leavingId));
+  await valueAbove(reopened, 'bytes-up', 0);
+  await context.close();
+});
