@@ -1,0 +1,217 @@
+/**
+ * Training benchmark page (`npm run bench -- training`): one worker round of
+ * the default MLP at batch 32 (minibatch → loss and gradient → compression →
+ * encoding, client/worker/workerLoop.ts) on our WebGPU backend and on our
+ * CPU backend, per compression scheme, rounds of the two interleaved; then
+ * one SGD step of the same MLP in TensorFlow.js on its WebGPU backend and on
+ * its pure-JS CPU backend. Real MNIST digits (the CPU backend skips zero
+ * pixels). Publishes `window.benchResult`.
+ *
+ * Other jobs may share the machine, so the whole sequence runs in `cycles`
+ * (ours then TF.js, again and again) and the medians pool all cycles.
+ *
+ * Query: cycles, rounds (timed rounds per scheme and backend, all cycles
+ * together), warmup (per cycle), steps (timed TF.js steps, all cycles
+ * together), maxMs (time cap of one measurement once 5 rounds are in).
+ */
+import { reconstruct } from '../../core/atomo';
+import { MinibatchSampler, createBatch, loadMnist, type Batch } from '../../core/data';
+import { createCpuBackend, heInitialize } from '../../core/model';
+import { createModelLayout, type ModelLayout } from '../../core/model/layout';
+import { createFetchReader } from '../data/fetchReader';
+import { createGpuCompressor } from '../gpu/compression/gpuCompressor';
+import { requestBrowserGpu } from '../gpu/runtime';
+import { createGpuBackend } from '../gpu/training/gpuBackend';
+import type { Compression } from '../worker/compressor';
+import { createWorkerLoop, type WorkerRound, type WorkerRoundResult } from '../worker/workerLoop';
+import { poolTimings, timeTfjsSteps, type TfjsStepTiming } from './tfjsMlp';
+import { log, median } from './timing';
+
+/** Medians over the timed rounds of one backend and scheme, in ms. */
+export interface RoundTiming {
+  readonly totalMs: number;
+  readonly computeMs: number;
+  readonly compressMs: number;
+  readonly encodeMs: number;
+  readonly rounds: number;
+  readonly bytes: number;
+  readonly compressedOn: 'cpu' | 'webgpu';
+  /** Loss of the first and the last timed round (the weights take an SGD step between rounds, untimed). */
+  readonly firstLoss: number;
+  readonly lastLoss: number;
+}
+
+export interface SchemeRow {
+  readonly scheme: string;
+  readonly gpu: RoundTiming;
+  readonly cpu: RoundTiming;
+}
+
+/** Medians of one cycle, to show how much the load on the machine moved them. */
+export interface CycleTiming {
+  readonly gpuNoneMs: number;
+  readonly cpuNoneMs: number;
+  readonly tfjsWebgpuMs: number;
+  readonly tfjsCpuMs: number;
+}
+
+export interface TrainingBenchResult {
+  readonly adapter: string;
+  readonly userAgent: string;
+  readonly batchSize: number;
+  readonly warmup: number;
+  readonly cycles: readonly CycleTiming[];
+  /** Medians over the rounds of all cycles. */
+  readonly schemes: readonly SchemeRow[];
+  /** Medians over the steps of all cycles. */
+  readonly tfjs: readonly TfjsStepTiming[];
+}
+
+const BATCH_SIZE = 32;
+const SEED = 1;
+const LEARNING_RATE = 0.05;
+
+const COMPRESSIONS: readonly (Compression & { label: string })[] = [
+  { label: 'none', scheme: 'none', budget: 0, levels: 0 },
+  { label: 'atomo-svd (budget 2)', scheme: 'atomo-svd', budget: 2, levels: 0 },
+  { label: 'qsgd (4 levels)', scheme: 'qsgd', budget: 0, levels: 4 },
+  { label: 'terngrad', scheme: 'terngrad', budget: 0, levels: 1 },
+];
+
+/** A worker loop with its own weights, stepped with plain SGD on its decoded estimate after every round (untimed). */
+class Trainee {
+  readonly #round: WorkerRound;
+  readonly #params: Float32Array;
+  readonly #layout: ModelLayout;
+  #version = 0;
+  readonly results: WorkerRoundResult[] = [];
+
+  constructor(round: WorkerRound, layout: ModelLayout, params: Float32Array) {
+    this.#round = round;
+    this.#layout = layout;
+    this.#params = params.slice();
+  }
+
+  /** One round; kept in `results` when `timed`. */
+  async run(timed: boolean): Promise<void> {
+    const result = await this.#round(this.#params, this.#version++);
+    if (timed) this.results.push(result);
+    this.#layout.tensors.forEach((tensor, layer) => {
+      const estimate = reconstruct(result.samples[layer]!);
+      const weights = this.#params.subarray(tensor.offset, tensor.offset + tensor.size);
+      for (let i = 0; i < weights.length; i++) weights[i]! -= LEARNING_RATE * estimate[i]!;
+    });
+  }
+
+  /** Medians of the timed rounds from index `from` on (all by default). */
+  timing(from = 0): RoundTiming {
+    const results = this.results.slice(from);
+    const pick = (key: 'computeMs' | 'compressMs' | 'encodeMs') => median(results.map((r) => r[key]));
+    return {
+      totalMs: median(results.map((r) => r.computeMs + r.compressMs + r.encodeMs)),
+      computeMs: pick('computeMs'),
+      compressMs: pick('compressMs'),
+      encodeMs: pick('encodeMs'),
+      rounds: results.length,
+      bytes: median(results.map((r) => r.bytes)),
+      compressedOn: results[0]?.compressedOn ?? 'cpu',
+      firstLoss: results[0]?.loss ?? Number.NaN,
+      lastLoss: results[results.length - 1]?.loss ?? Number.NaN,
+    };
+  }
+}
+
+function numberParam(params: URLSearchParams, name: string, fallback: number): number {
+  const value = Number(params.get(name) ?? fallback);
+  return Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+const format = (t: RoundTiming) =>
+  `${t.totalMs.toFixed(1)} ms (compute ${t.computeMs.toFixed(1)}, compress ${t.compressMs.toFixed(1)} on ${t.compressedOn}, encode ${t.encodeMs.toFixed(2)}; ${t.rounds} rounds, loss ${t.firstLoss.toFixed(3)} → ${t.lastLoss.toFixed(3)})`;
+
+async function main(): Promise<TrainingBenchResult> {
+  const query = new URLSearchParams(location.search);
+  const cycles = Math.max(1, Math.round(numberParam(query, 'cycles', 3)));
+  const rounds = numberParam(query, 'rounds', 30);
+  const warmup = numberParam(query, 'warmup', 3);
+  const steps = numberParam(query, 'steps', 30);
+  const maxMs = numberParam(query, 'maxMs', 20_000);
+
+  const ctx = await requestBrowserGpu({ label: 'bench' });
+  const info = ctx.adapterInfo;
+  const adapter = info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
+  log(`adapter: ${adapter}`);
+  const { train } = await loadMnist(createFetchReader('/data'));
+  log(`MNIST: ${train.count} training digits`);
+
+  const layout = createModelLayout('mlp');
+  const initial = heInitialize(layout, SEED);
+  const gpuBackend = createGpuBackend(ctx.device, layout);
+  const deviceCompressor = createGpuCompressor(gpuBackend);
+  const cpuBackend = createCpuBackend(layout);
+  const shard = Uint32Array.from({ length: train.count }, (_, i) => i);
+  const common = { layout, batchSize: BATCH_SIZE, seed: SEED, worker: 0, train, shard };
+
+  // The same digits TF.js trains on: the first rounds' minibatches of the same sampler.
+  const sampler = new MinibatchSampler(shard, BATCH_SIZE, SEED, 0);
+  const batches: Batch[] = Array.from({ length: 16 }, (_, round) => train.batch(sampler.batch(round), createBatch(BATCH_SIZE)));
+
+  const trainees = COMPRESSIONS.map((compression) => ({
+    label: compression.label,
+    scheme: compression.scheme,
+    gpu: new Trainee(createWorkerLoop({ ...common, backend: gpuBackend, compression, deviceCompressor }), layout, initial),
+    cpu: new Trainee(createWorkerLoop({ ...common, backend: cpuBackend, compression }), layout, initial),
+  }));
+  const tfjsRuns = new Map<string, TfjsStepTiming[]>();
+  const cycleTimings: CycleTiming[] = [];
+  const perCycle = (total: number) => Math.max(5, Math.ceil(total / cycles));
+  try {
+    for (let cycle = 0; cycle < cycles; cycle++) {
+      let gpuNoneMs = Number.NaN;
+      let cpuNoneMs = Number.NaN;
+      for (const { label, scheme, gpu, cpu } of trainees) {
+        for (let i = 0; i < warmup; i++) {
+          await gpu.run(false);
+          await cpu.run(false);
+        }
+        // Interleaved, so load from other processes on this machine falls on both alike.
+        const from = gpu.results.length;
+        const started = performance.now();
+        for (let i = 0; i < perCycle(rounds); i++) {
+          await gpu.run(true);
+          await cpu.run(true);
+          if (i + 1 >= 5 && performance.now() - started > (2 * maxMs) / cycles) break;
+        }
+        const [g, c] = [gpu.timing(from), cpu.timing(from)];
+        if (scheme === 'none') [gpuNoneMs, cpuNoneMs] = [g.totalMs, c.totalMs];
+        log(`cycle ${cycle + 1}, ${label}: GPU ${format(g)}; CPU ${format(c)}`);
+      }
+      const stepMs: Record<string, number> = {};
+      for (const backend of ['webgpu', 'cpu'] as const) {
+        const timing = await timeTfjsSteps({
+          backend, layout, params: initial, batches, learningRate: LEARNING_RATE, warmup, steps: perCycle(steps), maxMs: maxMs / cycles,
+        });
+        tfjsRuns.set(backend, [...(tfjsRuns.get(backend) ?? []), timing]);
+        stepMs[backend] = timing.stepMs;
+        log(`cycle ${cycle + 1}, TF.js ${timing.backend}: ${timing.stepMs.toFixed(1)} ms per step (${timing.steps} steps, loss ${timing.firstLoss.toFixed(3)} → ${timing.lastLoss.toFixed(3)}, ${timing.leakedTensors} tensors leaked)`);
+      }
+      cycleTimings.push({ gpuNoneMs, cpuNoneMs, tfjsWebgpuMs: stepMs.webgpu ?? Number.NaN, tfjsCpuMs: stepMs.cpu ?? Number.NaN });
+    }
+  } finally {
+    deviceCompressor.destroy();
+    gpuBackend.destroy();
+  }
+  const schemes: SchemeRow[] = trainees.map(({ label, gpu, cpu }) => ({ scheme: label, gpu: gpu.timing(), cpu: cpu.timing() }));
+  const tfjs: TfjsStepTiming[] = [...tfjsRuns.values()].map(poolTimings);
+  return { adapter, userAgent: navigator.userAgent, batchSize: BATCH_SIZE, warmup, cycles: cycleTimings, schemes, tfjs };
+}
+
+const target = window as unknown as { benchResult?: TrainingBenchResult; benchError?: string };
+main().then(
+  (result) => {
+    target.benchResult = result;
+  },
+  (error: unknown) => {
+    target.benchError = error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error);
+  },
+);
