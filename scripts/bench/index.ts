@@ -5,6 +5,8 @@
  */
 export const suites: Record<string, () => Promise<void>> = {
   kernels: async () => (await import('./kernels')).benchKernels(),
+  server: async () => (await import('./server')).benchServer(),
+  training: async () => (await import('./training')).benchTraining(),
 };
 
 // Suite names come first; everything from the first --option on belongs to the suites.

@@ -1,0 +1,42 @@
+/**
+ * Worker thread of the server benchmark's ceiling: `count` bare socket.io
+ * clients that, on each 'round' message from the main thread, send one
+ * binary payload each and wait for the acknowledgement (or the echo).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { io, type Socket } from 'socket.io-client';
+
+/** workerData of a raw client thread. */
+export interface RawThreadData {
+  readonly url: string;
+  readonly count: number;
+  readonly bytes: number;
+}
+
+/** Main → thread: one round of sends; or stop. Thread → main: ready, done, stopped. */
+export type RawThreadMessage = { readonly type: 'round' } | { readonly type: 'stop' };
+
+const data = workerData as RawThreadData;
+const port = parentPort;
+if (port === null) throw new Error('serverRawThread.ts runs only as a worker thread');
+
+const sockets = await Promise.all(
+  Array.from({ length: data.count }, () => {
+    const socket: Socket = io(data.url, { transports: ['websocket'], reconnection: false });
+    return new Promise<Socket>((resolve, reject) => {
+      socket.once('connect', () => resolve(socket));
+      socket.once('connect_error', reject);
+    });
+  }),
+);
+const payload = new Uint8Array(data.bytes);
+port.postMessage({ type: 'ready' });
+port.on('message', (message: RawThreadMessage) => {
+  if (message.type === 'stop') {
+    for (const socket of sockets) socket.disconnect();
+    port.postMessage({ type: 'stopped' });
+    port.close();
+    return;
+  }
+  void Promise.all(sockets.map((socket) => socket.timeout(120_000).emitWithAck('blob', payload))).then(() => port.postMessage({ type: 'done' }));
+});

@@ -1,0 +1,65 @@
+/**
+ * The swarm's teacher side: one admin socket (token in the handshake) that
+ * creates and starts a run, follows its metrics:round events, and fetches
+ * the final history over HTTP, exactly as the dashboard would.
+ */
+import { io } from 'socket.io-client';
+import type { RoundMetrics, RunConfigPatch, RunId, RunSummary } from '../../core/protocol';
+import type { ClientSocket } from '../../server/testing/simulatedWorker';
+
+/** A connected admin client. */
+export interface AdminClient {
+  createRun(patch: RunConfigPatch): Promise<RunSummary>;
+  startRun(runId: RunId): Promise<void>;
+  /** Calls `onRound` for each closed round of `runId`; resolves when the run is finished. */
+  followRun(runId: RunId, onRound: (metrics: RoundMetrics) => void): Promise<void>;
+  /** The run's whole history from GET /api/runs/<id>/metrics.json. */
+  fetchHistory(runId: RunId): Promise<readonly RoundMetrics[]>;
+  close(): void;
+}
+
+function unwrap<T extends object>(event: string, response: { ok: true } & T | { ok: false; error: { code: string; message: string } }): T {
+  if (!response.ok) throw new Error(`${event} refused: ${response.error.code}: ${response.error.message}`);
+  return response;
+}
+
+/** Connects to `url` as the teacher. */
+export async function connectAdmin(url: string, adminToken: string): Promise<AdminClient> {
+  const socket: ClientSocket = io(url, { transports: ['websocket'], auth: { adminToken } });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', (error) => reject(new Error(`cannot reach the aggregator at ${url}: ${error.message}`)));
+  });
+  const ackTimeout = 30_000;
+  return {
+    createRun: async (patch) => unwrap('run:create', await socket.timeout(ackTimeout).emitWithAck('run:create', patch)).run,
+    startRun: async (runId) => {
+      unwrap('run:start', await socket.timeout(ackTimeout).emitWithAck('run:start', { runId }));
+    },
+    followRun: (runId, onRound) =>
+      new Promise<void>((resolve, reject) => {
+        const onMetrics = (metrics: RoundMetrics) => {
+          if (metrics.runId === runId) onRound(metrics);
+        };
+        const onState = (run: RunSummary) => {
+          if (run.runId !== runId || run.status !== 'finished') return;
+          socket.off('metrics:round', onMetrics);
+          socket.off('run:state', onState);
+          resolve();
+        };
+        socket.on('metrics:round', onMetrics);
+        socket.on('run:state', onState);
+        socket
+          .timeout(ackTimeout)
+          .emitWithAck('dashboard:subscribe', { runId })
+          .then((response) => unwrap('dashboard:subscribe', response))
+          .catch(reject);
+      }),
+    fetchHistory: async (runId) => {
+      const response = await fetch(new URL(`/api/runs/${encodeURIComponent(runId)}/metrics.json`, url));
+      if (!response.ok) throw new Error(`GET metrics.json of ${runId}: HTTP ${response.status}`);
+      return ((await response.json()) as { history: RoundMetrics[] }).history;
+    },
+    close: () => void socket.disconnect(),
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The history file a swarm writes: the run's configuration and, per closed
+ * round, what the paper's plots need (loss, accuracy, bytes, variance, time).
+ * Built from the server's RoundMetrics, so it is what the aggregator measured,
+ * not what the workers believe they sent.
+ */
+import type { RoundMetrics, RunConfig } from '../../core/protocol';
+import type { SwarmBackend } from './options';
+
+/** One closed round, flattened for plotting. */
+export interface HistoryRound {
+  /** Model version trained this round (0-based); the round's result is version + 1. */
+  readonly round: number;
+  readonly contributors: number;
+  readonly trainLoss: number;
+  /** Held-out loss and accuracy after the round, on evaluation rounds only. */
+  readonly testLoss: number | null;
+  readonly testAccuracy: number | null;
+  readonly bytesUp: number;
+  readonly bytesDown: number;
+  readonly cumulativeBytesUp: number;
+  readonly cumulativeBytesDown: number;
+  /** Σ over layers of the closed-form E‖ĝ − g‖² (mean over workers). */
+  readonly varianceClosedForm: number;
+  /** Σ over layers of the realised ‖ĝ − g‖² (mean over workers). */
+  readonly varianceRealised: number;
+  /** Both divided by Σ‖g‖²: the relative variance of the whole gradient. */
+  readonly normalisedClosedForm: number;
+  readonly normalisedRealised: number;
+  /** round:open to close, in ms. */
+  readonly durationMs: number;
+}
+
+/** What `--out` receives. */
+export interface SwarmHistory {
+  readonly runId: string;
+  readonly config: RunConfig;
+  readonly workers: number;
+  readonly backend: SwarmBackend;
+  readonly startedAt: string;
+  readonly wallSeconds: number;
+  readonly rounds: readonly HistoryRound[];
+}
+
+/** Flattens one server record (sums the per-layer variances). */
+export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
+  let closedForm = 0;
+  let realised = 0;
+  let normSq = 0;
+  for (const layer of metrics.layers) {
+    closedForm += layer.closedForm;
+    realised += layer.realised;
+    normSq += layer.gradientNormSq;
+  }
+  return {
+    round: metrics.version,
+    contributors: metrics.contributors,
+    trainLoss: metrics.trainLoss,
+    testLoss: metrics.testLoss,
+    testAccuracy: metrics.testAccuracy,
+    bytesUp: metrics.bytesUp,
+    bytesDown: metrics.bytesDown,
+    cumulativeBytesUp: metrics.cumulativeBytesUp,
+    cumulativeBytesDown: metrics.cumulativeBytesDown,
+    varianceClosedForm: closedForm,
+    varianceRealised: realised,
+    normalisedClosedForm: normSq > 0 ? closedForm / normSq : 0,
+    normalisedRealised: normSq > 0 ? realised / normSq : 0,
+    durationMs: metrics.durations.totalMs,
+  };
+}
+
+/** The figures a summary line and the comparison table show. */
+export interface HistorySummary {
+  readonly rounds: number;
+  readonly finalAccuracy: number | null;
+  /** First round (1-based count of rounds done) whose evaluation reached `target`, and the upstream bytes by then. */
+  readonly roundsToTarget: number | null;
+  readonly bytesUpToTarget: number | null;
+  readonly totalBytesUp: number;
+  readonly meanBytesUpPerRound: number;
+  readonly meanNormalisedVariance: number;
+  readonly meanNormalisedRealised: number;
+}
+
+/** Summarises a history against an accuracy target (0..1). */
+export function summarise(rounds: readonly HistoryRound[], target: number): HistorySummary {
+  const evaluated = rounds.filter((r) => r.testAccuracy !== null);
+  const reached = evaluated.find((r) => (r.testAccuracy ?? 0) >= target);
+  const last = rounds.at(-1);
+  const mean = (pick: (r: HistoryRound) => number) => (rounds.length === 0 ? 0 : rounds.reduce((sum, r) => sum + pick(r), 0) / rounds.length);
+  return {
+    rounds: rounds.length,
+    finalAccuracy: evaluated.at(-1)?.testAccuracy ?? null,
+    roundsToTarget: reached ? reached.round + 1 : null,
+    bytesUpToTarget: reached ? reached.cumulativeBytesUp : null,
+    totalBytesUp: last?.cumulativeBytesUp ?? 0,
+    meanBytesUpPerRound: mean((r) => r.bytesUp),
+    meanNormalisedVariance: mean((r) => r.normalisedClosedForm),
+    meanNormalisedRealised: mean((r) => r.normalisedRealised),
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * The swarm's command line (`npm run swarm -- …`), parsed into SwarmOptions.
+ * Kept apart from the runner so `npm run compare` and the tests build the
+ * same options without a command line.
+ */
+import { parseArgs } from 'node:util';
+import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
+import { DEFAULT_BUDGETS, DEFAULT_QSGD_LEVELS } from '../../server/runConfig';
+
+/** Where a worker thread computes its gradients. */
+export type SwarmBackend = 'cpu' | 'webgpu';
+
+/** Everything one swarm run needs. */
+export interface SwarmOptions {
+  readonly workers: number;
+  readonly scheme: SchemeName;
+  /** ATOMO budget s (atomo-svd, atomo-entry). */
+  readonly budget: number;
+  /** QSGD levels. */
+  readonly levels: number;
+  readonly rounds: number;
+  readonly seed: number;
+  /** Evaluate on the held-out digits every this many rounds. */
+  readonly evalEvery: number;
+  readonly backend: SwarmBackend;
+  /** History file to write (JSON); none when absent. */
+  readonly out?: string;
+  /** An aggregator to use instead of an in-process one, with its admin token. */
+  readonly url?: string;
+  readonly token?: string;
+  /** Run name shown on the dashboard. */
+  readonly name?: string;
+  /** Draw the progress bar (stderr); the compare and tests turn it off. */
+  readonly progress: boolean;
+}
+
+/** Defaults of the command line. */
+export const SWARM_DEFAULTS = { workers: 8, scheme: 'atomo-svd', rounds: 300, seed: 1, evalEvery: 5, backend: 'cpu' } as const;
+
+function positiveInteger(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got '${text}'`);
+  return value;
+}
+
+/** Parses `npm run swarm` arguments; throws with a readable message on a bad one. */
+export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      workers: { type: 'string' },
+      scheme: { type: 'string' },
+      budget: { type: 'string' },
+      levels: { type: 'string' },
+      rounds: { type: 'string' },
+      seed: { type: 'string' },
+      'eval-every': { type: 'string' },
+      backend: { type: 'string' },
+      out: { type: 'string' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      name: { type: 'string' },
+      quiet: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const scheme = (values.scheme ?? SWARM_DEFAULTS.scheme) as SchemeName;
+  if (!SCHEME_NAMES.includes(scheme)) throw new Error(`--scheme must be one of ${SCHEME_NAMES.join(', ')}`);
+  const backend = values.backend ?? SWARM_DEFAULTS.backend;
+  if (backend !== 'cpu' && backend !== 'webgpu') throw new Error('--backend must be cpu or webgpu');
+  if (values.url !== undefined && values.token === undefined) throw new Error('--url needs --token (the aggregator prints its admin token at start)');
+  const budget = values.budget === undefined ? DEFAULT_BUDGETS[scheme] : Number(values.budget);
+  if (!Number.isFinite(budget) || budget < 0) throw new Error('--budget must be a non-negative number');
+  return {
+    workers: positiveInteger('workers', values.workers, SWARM_DEFAULTS.workers),
+    scheme,
+    budget,
+    levels: positiveInteger('levels', values.levels, DEFAULT_QSGD_LEVELS),
+    rounds: positiveInteger('rounds', values.rounds, SWARM_DEFAULTS.rounds),
+    seed: positiveInteger('seed', values.seed, SWARM_DEFAULTS.seed),
+    evalEvery: positiveInteger('eval-every', values['eval-every'], SWARM_DEFAULTS.evalEvery),
+    backend,
+    progress: !values.quiet,
+    ...(values.out === undefined ? {} : { out: values.out }),
+    ...(values.url === undefined ? {} : { url: values.url }),
+    ...(values.token === undefined ? {} : { token: values.token }),
+    ...(values.name === undefined ? {} : { name: values.name }),
+  };
+}

@@ -1,0 +1,58 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { SwarmHistory } from './history';
+import { parseSwarmArgs } from './options';
+import { runSwarm } from './runSwarm';
+
+const dir = mkdtempSync(join(tmpdir(), 'atomo-swarm-run-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('npm run swarm', () => {
+  it('trains a run with two CPU worker threads on an in-process aggregator and writes its history', async () => {
+    const out = join(dir, 'nested', 'run.json');
+    const returned = await runSwarm({ workers: 2, scheme: 'atomo-svd', budget: 2, levels: 4, rounds: 4, seed: 3, evalEvery: 2, backend: 'cpu', progress: false, out });
+    const history = JSON.parse(readFileSync(out, 'utf8')) as SwarmHistory;
+
+    expect(history).toEqual(JSON.parse(JSON.stringify(returned)));
+    expect(history.config).toMatchObject({ scheme: 'atomo-svd', budget: 2, seed: 3, maxRounds: 4, shards: 2 });
+    expect(history.workers).toBe(2);
+    expect(history.rounds.map((r) => r.round)).toEqual([0, 1, 2, 3]);
+    let cumulative = 0;
+    for (const r of history.rounds) {
+      expect(r.contributors).toBe(2);
+      expect(r.bytesUp).toBeGreaterThan(0);
+      expect(r.bytesDown).toBeGreaterThan(0);
+      cumulative += r.bytesUp;
+      expect(r.cumulativeBytesUp).toBe(cumulative);
+      expect(Number.isFinite(r.trainLoss)).toBe(true);
+      // Spectral sampling at s = 2 drops atoms, so both variances are positive.
+      expect(r.varianceClosedForm).toBeGreaterThan(0);
+      expect(r.varianceRealised).toBeGreaterThan(0);
+      expect(r.normalisedClosedForm).toBeGreaterThan(0);
+      expect(r.durationMs).toBeGreaterThanOrEqual(0);
+    }
+    // Evaluated after rounds 2 and 4 (evalEvery 2) only.
+    expect(history.rounds.map((r) => r.testAccuracy !== null)).toEqual([false, true, false, true]);
+  });
+});
+
+describe('parseSwarmArgs', () => {
+  it('reads the spec example and fills the defaults', () => {
+    const options = parseSwarmArgs(['--workers', '8', '--scheme', 'atomo-svd', '--budget', '2', '--rounds', '300', '--out', 'results/run.json']);
+    expect(options).toMatchObject({ workers: 8, scheme: 'atomo-svd', budget: 2, rounds: 300, out: 'results/run.json', backend: 'cpu', progress: true });
+    expect(options.url).toBeUndefined();
+  });
+
+  it('takes a remote aggregator with its token and the webgpu backend', () => {
+    expect(parseSwarmArgs(['--url', 'http://10.0.0.2:3000', '--token', 'T', '--backend', 'webgpu'])).toMatchObject({ url: 'http://10.0.0.2:3000', token: 'T', backend: 'webgpu' });
+  });
+
+  it('refuses unknown schemes, backends, a url without token and non-integer counts', () => {
+    expect(() => parseSwarmArgs(['--scheme', 'powersgd'])).toThrow(/--scheme/);
+    expect(() => parseSwarmArgs(['--backend', 'tpu'])).toThrow(/--backend/);
+    expect(() => parseSwarmArgs(['--url', 'http://x'])).toThrow(/--token/);
+    expect(() => parseSwarmArgs(['--workers', '2.5'])).toThrow(/--workers/);
+  });
+});

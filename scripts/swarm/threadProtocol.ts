@@ -1,0 +1,25 @@
+/** The messages between the swarm's main thread and its worker threads (node:worker_threads). */
+import type { RunId } from '../../core/protocol';
+import type { SwarmBackend } from './options';
+
+/** What a worker thread is started with (its workerData). */
+export interface WorkerThreadData {
+  readonly url: string;
+  readonly runId: RunId;
+  /** Simulated tabs in this thread: 1 for the swarm, many for the load benchmark. */
+  readonly count: number;
+  readonly backend: SwarmBackend;
+  /** Name prefix; tab i of the thread is `${name}-${i}`. */
+  readonly name: string;
+  /** Load benchmark: compute one gradient per tab and resend it every round. */
+  readonly reuseGradient: boolean;
+}
+
+/** Thread → main. */
+export type FromWorkerThread =
+  | { readonly type: 'joined'; readonly workerIds: readonly number[] }
+  | { readonly type: 'stopped'; readonly accepted: number; readonly errors: readonly string[] }
+  | { readonly type: 'failed'; readonly message: string };
+
+/** Main → thread. */
+export type ToWorkerThread = { readonly type: 'stop' };
