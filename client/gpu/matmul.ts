@@ -14,6 +14,7 @@ import splitKWgsl from '../../shaders/matmul_splitk.wgsl?raw';
 import { matmulExtents, resolveMatmulShape, type MatmulShape, type ResolvedMatmulShape } from '../../core/linalg/matmul';
 import { readF32, uploadF32 } from './readback';
 import { isSoftwareAdapter } from './adapter';
+import { DispatchPlan, type Dispatch } from './dispatchPlan';
 
 /** Edge of the C tile one workgroup computes (TILE in matmul.wgsl). */
 export const MATMUL_TILE = 32;
@@ -112,45 +113,15 @@ export function chooseMatmulProgram(
   return splits > 1 ? { vec4, splits, sliceK } : { vec4, splits: 1, sliceK: s.k };
 }
 
-interface Dispatch {
-  readonly pipeline: GPUComputePipeline;
-  readonly bindGroup: GPUBindGroup;
-  readonly groups: readonly [number, number, number];
-}
-
 /** One product bound to its buffers, ready to record as often as needed. */
-export class MatmulPlan {
+export class MatmulPlan extends DispatchPlan {
   /** The program the plan runs. */
   readonly program: MatmulProgram;
-  readonly #dispatches: readonly Dispatch[];
-  readonly #uniforms: readonly GPUBuffer[];
 
-  /** Made by MatmulKernel.plan. */
+  /** Made by MatmulKernel.plan; owns its uniform buffers. */
   constructor(program: MatmulProgram, dispatches: readonly Dispatch[], uniforms: readonly GPUBuffer[]) {
+    super('Matmul.pass', dispatches, uniforms);
     this.program = program;
-    this.#dispatches = dispatches;
-    this.#uniforms = uniforms;
-  }
-
-  /** Records the product's dispatches (1, or 2 with split-K) into an open compute pass. */
-  record(pass: GPUComputePassEncoder): void {
-    for (const { pipeline, bindGroup, groups } of this.#dispatches) {
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bindGroup);
-      pass.dispatchWorkgroups(...groups);
-    }
-  }
-
-  /** Records the product in a compute pass of its own. */
-  encode(encoder: GPUCommandEncoder): void {
-    const pass = encoder.beginComputePass({ label: 'Matmul.pass' });
-    this.record(pass);
-    pass.end();
-  }
-
-  /** Frees the plan's uniform buffers; only once no submitted work still uses them. */
-  destroy(): void {
-    for (const buffer of this.#uniforms) buffer.destroy();
   }
 }
 

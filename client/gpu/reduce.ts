@@ -11,6 +11,7 @@ import reduceWgsl from '../../shaders/reduce.wgsl?raw';
 import { checkSegmentOffsets, type ReduceOp } from '../../core/linalg/reduce';
 import { readF32, uploadF32 } from './readback';
 import { isSoftwareAdapter } from './adapter';
+import { DispatchPlan, type Dispatch } from './dispatchPlan';
 
 /** Elements one workgroup of reduce_wide folds: 256 invocations × 16. */
 export const REDUCE_CHUNK = 4096;
@@ -39,47 +40,16 @@ export interface ReduceOperands {
   readonly outputOffset?: number;
 }
 
-interface Pass {
-  readonly pipeline: GPUComputePipeline;
-  readonly bindGroup: GPUBindGroup;
-  readonly groups: readonly [number, number];
-}
-
 /** One segmented reduction bound to its buffers: 1 dispatch, or more when a segment needs several chunks. */
-export class ReducePlan {
-  readonly #passes: readonly Pass[];
-  readonly #owned: readonly GPUBuffer[];
-
-  /** Made by ReduceKernel.plan. */
-  constructor(passes: readonly Pass[], owned: readonly GPUBuffer[]) {
-    this.#passes = passes;
-    this.#owned = owned;
+export class ReducePlan extends DispatchPlan {
+  /** Made by ReduceKernel.plan; owns its chunk lists, uniforms and intermediates. */
+  constructor(passes: readonly Dispatch[], owned: readonly GPUBuffer[]) {
+    super('Reduce.pass', passes, owned);
   }
 
   /** Number of dispatches the plan records. */
   get passCount(): number {
-    return this.#passes.length;
-  }
-
-  /** Records the reduction's dispatches into an open compute pass. */
-  record(pass: GPUComputePassEncoder): void {
-    for (const { pipeline, bindGroup, groups } of this.#passes) {
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bindGroup);
-      pass.dispatchWorkgroups(...groups);
-    }
-  }
-
-  /** Records the reduction in a compute pass of its own. */
-  encode(encoder: GPUCommandEncoder): void {
-    const pass = encoder.beginComputePass({ label: 'Reduce.pass' });
-    this.record(pass);
-    pass.end();
-  }
-
-  /** Frees the plan's chunk lists, uniforms and intermediates; only once no submitted work uses them. */
-  destroy(): void {
-    for (const buffer of this.#owned) buffer.destroy();
+    return this.dispatchCount;
   }
 }
 
@@ -168,7 +138,7 @@ export class ReduceKernel {
       throw new RangeError(`Reduce: output (${operands.output.label}) holds ${operands.output.size} bytes, ${segments} results need ${(outputOffset + segments) * 4}`);
     }
     const program = PROGRAMS[op];
-    const passes: Pass[] = [];
+    const passes: Dispatch[] = [];
     const owned: GPUBuffer[] = [];
     // Level 0 reads the input; each later level reads the previous level's chunk results.
     let input = operands.input;
