@@ -5,12 +5,15 @@
  *  - over 1,000 seeds each scheme's decoded GPU estimate has mean within 5
  *    standard errors of the true gradient, entry by entry, and its realised
  *    error ‖ĝ − g‖² has mean within 5 standard errors of the closed form;
- *  - QSGD and TernGrad draw exactly what the CPU scheme draws on the same stream.
+ *  - QSGD and TernGrad draw exactly what the CPU scheme draws on the same stream;
+ *  - entry-wise ATOMO sends every non-zero entry exactly where s ≥ #non-zero,
+ *    its closed form is Σ g²(1/p − 1) of the p it used, and its samples
+ *    survive core/codec unchanged (its water-filling: entry.gpu.test.ts).
  * The Monte-Carlo runs on a small MLP (20-12-5, batch 3: the first layer still
  * takes the low-rank route) so 1,000 draws take seconds on SwiftShader.
  */
 import { describe, expect } from 'vitest';
-import { SCHEMES, reconstruct } from '../../../core/atomo';
+import { SCHEMES, atomicVariance, reconstruct } from '../../../core/atomo';
 import type { LayerSample } from '../../../core/atomo/types';
 import { decodeLayer, encodeLayer } from '../../../core/codec';
 import { createModelLayout, mlpLayout, type ModelLayout } from '../../../core/model/layout';
@@ -19,6 +22,8 @@ import type { StreamId } from '../../../core/rng';
 import type { CompressedLayerStats } from '../../worker/compressor';
 import { gpuTest } from '../testing/gpuTest';
 import { createGpuBackend, type GpuGradient } from '../training/gpuBackend';
+import { GpuEntryCompressor } from './entry';
+import { createTensorCompressor } from './gpuCompressor';
 import { GpuQuantizer } from './quantize';
 import { GpuSpectralCompressor } from './spectral';
 
@@ -46,9 +51,11 @@ class MonteCarlo {
   #closed: number[] = [];
   #draws = 0;
 
+  /** `entryProbabilities`: the p of entry-wise ATOMO, laid out like g (its per-entry variance g²(1/p − 1)). */
   constructor(
     readonly layout: ModelLayout,
     readonly g: Float32Array,
+    readonly entryProbabilities?: Float32Array,
   ) {
     this.#sum = new Float64Array(g.length);
     this.#sumSq = new Float64Array(g.length);
@@ -84,6 +91,8 @@ class MonteCarlo {
     for (let i = 0; i < n; i++) {
       const magnitude = Math.abs(g[offset + i]!);
       if (sample.scheme === 'terngrad') this.#knownVariance[offset + i] = magnitude * (sample.scaler - magnitude);
+      const p = this.entryProbabilities?.[offset + i] ?? 0;
+      if (sample.scheme === 'atomo-entry' && p > 0) this.#knownVariance[offset + i] = magnitude * magnitude * (1 / p - 1);
       if (sample.scheme === 'qsgd' && sample.norm > 0) {
         const position = (sample.levels * magnitude) / sample.norm;
         const fraction = position - Math.floor(position);
@@ -181,6 +190,54 @@ describe.each(['qsgd', 'terngrad'] as const)('GPU %s', (scheme) => {
       monteCarlo.check();
     } finally {
       quantizer.destroy();
+      destroy();
+    }
+  });
+});
+
+describe('GPU atomo-entry', () => {
+  gpuTest(`sends exact entries where s ≥ #non-zero, decodes, and is unbiased over ${SEEDS} seeds`, async ({ gpu }) => {
+    const { g, gpuGradient, destroy } = await gradientOn(gpu.device, small, SMALL_BATCH);
+    const entry = new GpuEntryCompressor(gpu.device);
+    // s = 20: the 20×12 and 12×5 weights are sampled, the biases (12, 5) sent whole.
+    const budget = 20;
+    try {
+      const used = await entry.readProbabilities(small.tensors, gpuGradient.buffer, budget);
+      const p = new Float32Array(g.length);
+      small.tensors.forEach((tensor, index) => p.set(used[index]!.probabilities, tensor.offset));
+      const first = await entry.compress(small.tensors, gpuGradient, budget, streamOf(0));
+      // The worker's DeviceCompressor takes atomo-entry now, and draws the same from the same stream.
+      const compressor = createTensorCompressor(gpu.device, small.tensors);
+      try {
+        const compression = { scheme: 'atomo-entry', budget, levels: 1 } as const;
+        expect(compressor.supports(compression)).toBe(true);
+        const again = await compressor.compress(gpuGradient, compression, streamOf(0));
+        expect(again.layers.map((layer) => layer.sample)).toEqual(first.layers.map((layer) => layer.sample));
+        expect(again.loss).toBe(first.loss);
+      } finally {
+        compressor.destroy();
+      }
+      small.tensors.forEach((tensor, index) => {
+        const layer = first.layers[index]!;
+        const g32 = g.subarray(tensor.offset, tensor.offset + tensor.size);
+        expect(decodeLayer(encodeLayer(layer.sample, index)).sample, tensor.name).toEqual(layer.sample);
+        expect(layer.closedForm, tensor.name).toBeCloseTo(atomicVariance(g32, p.subarray(tensor.offset, tensor.offset + tensor.size)), 6);
+        let normSq = 0;
+        for (const value of g32) normSq += value * value;
+        expect(layer.gradientNormSq / normSq, tensor.name).toBeCloseTo(1, 5);
+        if (layer.sample.scheme !== 'atomo-entry') throw new Error(`${tensor.name}: ${layer.sample.scheme} sample`);
+        if (tensor.size <= budget) {
+          const nonZero = [...g32.keys()].filter((i) => g32[i] !== 0);
+          expect([...layer.sample.indices], tensor.name).toEqual(nonZero);
+          expect([...layer.sample.values], tensor.name).toEqual(nonZero.map((i) => g32[i]!));
+          expect(layer.realised, tensor.name).toBe(0);
+        }
+      });
+      const monteCarlo = new MonteCarlo(small, g, p);
+      for (let round = 0; round < SEEDS; round++) monteCarlo.add((await entry.compress(small.tensors, gpuGradient, budget, streamOf(round))).layers);
+      monteCarlo.check();
+    } finally {
+      entry.destroy();
       destroy();
     }
   });

@@ -1,12 +1,14 @@
 /**
  * The GPU compressor of the worker loop (client/worker/workerLoop.ts's
- * DeviceCompressor): spectral ATOMO (spectral.ts), QSGD and TernGrad
- * (quantize.ts) on a gradient that never left the device. Other schemes
- * (none, atomo-entry) and QSGD above 127 levels fall back to the CPU path.
+ * DeviceCompressor): spectral ATOMO (spectral.ts), entry-wise ATOMO
+ * (entry.ts), QSGD and TernGrad (quantize.ts) on a gradient that never left
+ * the device. Other schemes (none), QSGD above 127 levels and layers of 2²⁴
+ * entries or more (atomo-entry) fall back to the CPU path.
  */
 import type { CompressedLayerStats, Compression } from '../../worker/compressor';
 import type { DeviceCompressor } from '../../worker/workerLoop';
 import type { GpuGradient, GpuTrainingBackend } from '../training/gpuBackend';
+import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entry';
 import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantize';
 import { GpuSpectralCompressor, type GradientTensor } from './spectral';
 import type { StreamId } from '../../../core/rng';
@@ -24,6 +26,7 @@ export function createGpuCompressor(backend: Pick<GpuTrainingBackend, 'device' |
 /** The GPU compressor for any list of tensors of a flat gradient buffer (tests use small ones). */
 export function createTensorCompressor(device: GPUDevice, tensors: readonly GradientTensor[]): GpuCompressor {
   let spectral: GpuSpectralCompressor | null = null;
+  let entry: GpuEntryCompressor | null = null;
   const quantizers = new Map<'qsgd' | 'terngrad', GpuQuantizer>();
   const quantizer = (scheme: 'qsgd' | 'terngrad'): GpuQuantizer => {
     let q = quantizers.get(scheme);
@@ -39,6 +42,8 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
         case 'atomo-svd':
         case 'terngrad':
           return true;
+        case 'atomo-entry':
+          return compression.budget > 0 && tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER);
         case 'qsgd':
           return Number.isInteger(compression.levels) && compression.levels >= 1 && compression.levels <= GPU_MAX_QSGD_LEVELS;
         default:
@@ -50,6 +55,9 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
         case 'atomo-svd':
           spectral ??= new GpuSpectralCompressor(device);
           return spectral.compress(tensors, gradient, compression.budget, stream);
+        case 'atomo-entry':
+          entry ??= new GpuEntryCompressor(device);
+          return entry.compress(tensors, gradient, compression.budget, stream);
         case 'qsgd':
         case 'terngrad':
           return quantizer(compression.scheme).compress(tensors, gradient, compression.levels, stream);
@@ -59,6 +67,7 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
     },
     destroy() {
       spectral?.destroy();
+      entry?.destroy();
       for (const q of quantizers.values()) q.destroy();
     },
   };
