@@ -93,15 +93,33 @@ export type RunConfigPatch = { readonly [K in keyof RunConfig]?: RunConfig[K] };
 /** created: waits for start; running: rounds open as workers come; paused: no round opens; finished: maxRounds reached. */
 export type RunStatus = 'created' | 'running' | 'paused' | 'finished';
 
+/** Where a worker computes, as it says at worker:join (shown to the teacher, never trusted for anything else). */
+export interface WorkerBackend {
+  readonly kind: 'webgpu' | 'cpu';
+  /** The GPU adapter's description, or why the worker fell back to the CPU (at most 80 characters). */
+  readonly detail?: string;
+}
+
 /** A worker as dashboards see it. */
 export interface WorkerSummary {
   readonly workerId: WorkerId;
+  /** The name the worker joined with (sanitised), or "worker <id>". */
   readonly name: string;
+  /** Its backend as it reported at join; null when it did not say (older clients, headless tools). */
+  readonly backend: WorkerBackend | null;
   readonly slot: number;
   readonly connected: boolean;
   readonly bytesUp: number;
   readonly bytesDown: number;
   readonly rounds: number;
+  /** Server clock (ms since epoch) of its last join or accepted gradient; null before either since the server started. */
+  readonly lastSeenAt: number | null;
+  /**
+   * Server-measured round trip of its last accepted gradient: from round:open
+   * being sent to the gradient's arrival (download, compute, compress,
+   * upload); null until one arrived since the server started.
+   */
+  readonly latencyMs: number | null;
 }
 
 /** The round in progress, as dashboards see it. */
@@ -228,7 +246,10 @@ export interface JoinRequest {
   readonly protocol: number;
   readonly runId?: RunId;
   readonly workerKey?: WorkerKey;
+  /** Shown to the teacher; control characters are removed and it is cut to 40 characters. */
   readonly name?: string;
+  /** Where this worker computes, for the teacher's workers table. */
+  readonly backend?: WorkerBackend;
 }
 
 /** What a worker needs to train: who it is, its run, its shard. */

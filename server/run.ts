@@ -20,6 +20,7 @@ import {
   type RunId,
   type RunStatus,
   type RunSummary,
+  type WorkerBackend,
   type WorkerId,
 } from '../core/protocol';
 import { encodeWeights } from '../core/training/modelCodec';
@@ -30,14 +31,29 @@ import { OpenRound, meanEstimate } from './round';
 import { applyConfigPatch } from './runConfig';
 import { decodeGradient, type SubmissionEnvelope } from './validation';
 
-/** A worker's membership of a run. */
-export interface Member {
+/** The part of a worker's membership that a checkpoint keeps. */
+export interface MemberRecord {
   readonly workerId: WorkerId;
   readonly slot: number;
-  connected: boolean;
   bytesUp: number;
   bytesDown: number;
   rounds: number;
+}
+
+/** How a worker presents itself (kept by its identity; the run copies it for its summaries). */
+export interface WorkerProfile {
+  readonly name: string;
+  readonly backend: WorkerBackend | null;
+}
+
+/** A worker's membership of a run: the checkpointed record plus what only lives while the server does. */
+export interface Member extends MemberRecord {
+  connected: boolean;
+  profile: WorkerProfile;
+  /** Server clock of its last join or accepted gradient. */
+  lastSeenAt: number | null;
+  /** round:open to the arrival of its last accepted gradient, in ms. */
+  latencyMs: number | null;
 }
 
 /** Everything a checkpoint stores; enough to rebuild the run exactly. */
@@ -49,7 +65,7 @@ export interface RunSnapshot {
   readonly params: Float32Array;
   readonly velocity: Float32Array;
   readonly history: readonly RoundMetrics[];
-  readonly members: readonly Omit<Member, 'connected'>[];
+  readonly members: readonly MemberRecord[];
   readonly bytesUp: number;
   readonly bytesDown: number;
 }
@@ -80,6 +96,11 @@ export interface RunDeps {
   readonly scheduler: Scheduler;
   /** Where failures that are not a client's fault are reported. */
   readonly onError: (error: unknown) => void;
+}
+
+/** The profile of a worker whose identity told the run nothing (yet). */
+export function defaultProfile(workerId: WorkerId): WorkerProfile {
+  return { name: `worker ${workerId}`, backend: null };
 }
 
 /** A run and its round state machine. */
@@ -117,7 +138,7 @@ export class Run {
     this.#history = [...snapshot.history];
     this.#bytesUp = snapshot.bytesUp;
     this.#bytesDown = snapshot.bytesDown;
-    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, connected: false });
+    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null });
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
       throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
@@ -179,12 +200,15 @@ export class Run {
       version: this.#version,
       workers: [...this.#members.values()].map((m) => ({
         workerId: m.workerId,
-        name: `worker ${m.workerId}`,
+        name: m.profile.name,
+        backend: m.profile.backend,
         slot: m.slot,
         connected: m.connected,
         bytesUp: m.bytesUp,
         bytesDown: m.bytesDown,
         rounds: m.rounds,
+        lastSeenAt: m.lastSeenAt,
+        latencyMs: m.latencyMs,
       })),
       round:
         round === null
@@ -211,7 +235,8 @@ export class Run {
       params: this.#params.slice(),
       velocity: this.#velocity.slice(),
       history: this.#history,
-      members: [...this.#members.values()].map(({ connected: _connected, ...rest }) => rest),
+      // Named fields, not a rest spread: the profile and timings live only while the server does.
+      members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, rounds }) => ({ workerId, slot, bytesUp, bytesDown, rounds })),
       bytesUp: this.#bytesUp,
       bytesDown: this.#bytesDown,
     };
@@ -219,14 +244,33 @@ export class Run {
 
   // ── Membership ───────────────────────────────────────────────────────────
 
-  /** Adds a worker in the lowest free slot (or returns its existing membership). */
-  addMember(workerId: WorkerId): Member {
+  /**
+   * Adds a worker in the lowest free slot (or returns its existing
+   * membership); either way its profile becomes `profile` when given.
+   */
+  addMember(workerId: WorkerId, profile?: WorkerProfile): Member {
     const existing = this.#members.get(workerId);
-    if (existing) return existing;
+    if (existing) {
+      if (profile !== undefined && (profile.name !== existing.profile.name || profile.backend !== existing.profile.backend)) {
+        existing.profile = profile;
+        this.#deps.hooks.changed(this);
+      }
+      return existing;
+    }
     const used = new Set([...this.#members.values()].map((m) => m.slot));
     let slot = 0;
     while (used.has(slot)) slot++;
-    const member: Member = { workerId, slot, connected: false, bytesUp: 0, bytesDown: 0, rounds: 0 };
+    const member: Member = {
+      workerId,
+      slot,
+      connected: false,
+      bytesUp: 0,
+      bytesDown: 0,
+      rounds: 0,
+      profile: profile ?? defaultProfile(workerId),
+      lastSeenAt: null,
+      latencyMs: null,
+    };
     this.#members.set(workerId, member);
     this.#deps.hooks.changed(this);
     return member;
@@ -248,8 +292,12 @@ export class Run {
     const member = this.#members.get(workerId);
     if (!member || member.connected === connected) return;
     member.connected = connected;
-    if (connected) this.#scheduleOpen();
-    else this.#leaveRound(workerId);
+    if (connected) {
+      member.lastSeenAt = this.#deps.scheduler.now();
+      this.#scheduleOpen();
+    } else {
+      this.#leaveRound(workerId);
+    }
     this.#deps.hooks.changed(this);
   }
 
@@ -277,6 +325,12 @@ export class Run {
     const now = this.#deps.scheduler.now();
     round.decodeMs += now - started;
     round.add(workerId, { estimates: decoded.estimates, loss: submission.loss, layerStats: submission.layerStats, bytesUp: decoded.bytes, computeMs: submission.computeMs }, now);
+    const member = this.#members.get(workerId);
+    if (member) {
+      // Measured on the server's clock alone, so a tab's clock skew cannot distort it.
+      member.lastSeenAt = now;
+      member.latencyMs = now - round.openedAt;
+    }
     if (round.canClose()) this.#closeRound();
     else this.#deps.hooks.changed(this);
     return { version, bytes: decoded.bytes };

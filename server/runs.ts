@@ -8,7 +8,7 @@ import { PROTOCOL_VERSION, asRunId, type JoinAccepted, type JoinRequest, type Ru
 import { shardOfSlot } from '../core/training/shard';
 import type { CheckpointStore, StoredRun } from './checkpoint';
 import { ProtocolFault } from './fault';
-import { Run, type RunDeps } from './run';
+import { Run, type RunDeps, type WorkerProfile } from './run';
 import { DEFAULT_RUN_CONFIG, applyConfigPatch } from './runConfig';
 import type { WorkerIdentity, WorkerRegistry } from './workers';
 
@@ -16,6 +16,11 @@ import type { WorkerIdentity, WorkerRegistry } from './workers';
 export interface WorkerNotifier {
   assigned(identity: WorkerIdentity, assignment: WorkerAssignment): void;
   removed(identity: WorkerIdentity, reason: string): void;
+}
+
+/** How a worker presents itself in its run's summaries. */
+function profileOf(identity: WorkerIdentity): WorkerProfile {
+  return { name: identity.name, backend: identity.backend };
 }
 
 /** The dependencies of the registry. */
@@ -104,7 +109,7 @@ export class RunRegistry {
     const listed = new Set<string>();
     for (const identity of this.#deps.workers.all()) {
       if (identity.runId === null) continue;
-      this.get(identity.runId).addMember(identity.workerId);
+      this.get(identity.runId).addMember(identity.workerId, profileOf(identity));
       listed.add(`${identity.runId}/${identity.workerId}`);
     }
     for (const run of this.list()) {
@@ -138,12 +143,13 @@ export class RunRegistry {
       key = created.key;
     }
     if (request.name !== undefined) identity.name = request.name;
+    if (request.backend !== undefined) identity.backend = request.backend;
     const run = target ?? (identity.runId !== null ? this.get(identity.runId) : this.list()[0]);
     if (!run) throw new ProtocolFault('unknown-run', 'the server has no run to join');
     if (identity.runId !== null && identity.runId !== run.id) this.get(identity.runId).removeMember(identity.workerId);
     identity.runId = run.id;
     identity.socketId = socketId;
-    run.addMember(identity.workerId);
+    run.addMember(identity.workerId, profileOf(identity));
     run.setConnected(identity.workerId, true);
     this.#persistWorkers();
     this.persist(run);
@@ -220,7 +226,7 @@ export class RunRegistry {
 
   #assign(identity: WorkerIdentity, run: Run): void {
     identity.runId = run.id;
-    run.addMember(identity.workerId);
+    run.addMember(identity.workerId, profileOf(identity));
     this.#deps.notifier.assigned(identity, this.assignment(identity, run));
     if (identity.socketId !== null) run.setConnected(identity.workerId, true);
     this.persist(run);

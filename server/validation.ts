@@ -22,6 +22,7 @@ import {
   type RunId,
   type RunRequest,
   type SubscribeRequest,
+  type WorkerBackend,
   type WorkerId,
 } from '../core/protocol';
 import { ProtocolFault } from './fault';
@@ -88,10 +89,46 @@ export function parseJoinRequest(raw: unknown): JoinRequest {
   if (o['runId'] !== undefined) request.runId = asRunId(id(o['runId'], 'runId'));
   if (o['workerKey'] !== undefined) request.workerKey = asWorkerKey(id(o['workerKey'], 'workerKey'));
   if (o['name'] !== undefined) {
-    if (typeof o['name'] !== 'string' || o['name'].length > 40) bad('name must be a string of at most 40 characters');
-    request.name = o['name'];
+    if (typeof o['name'] !== 'string' || o['name'].length > MAX_RAW_TEXT) bad(`name must be a string of at most ${MAX_RAW_TEXT} characters`);
+    const name = sanitiseText(o['name'], MAX_NAME_LENGTH);
+    // A name that was only control characters or spaces is no name: the server's default applies.
+    if (name.length > 0) request.name = name;
   }
+  if (o['backend'] !== undefined) request.backend = parseBackend(o['backend']);
   return request;
+}
+
+/** Longest worker name kept; longer ones are cut (names are for display only). */
+export const MAX_NAME_LENGTH = 40;
+/** Longest backend detail kept (an adapter description or a fallback reason). */
+export const MAX_BACKEND_DETAIL_LENGTH = 80;
+/** Longest text field read at all before cutting: anything longer is garbage, not a long name. */
+const MAX_RAW_TEXT = 256;
+
+/**
+ * Display text from a client: whitespace runs (newlines, tabs) become one
+ * space, control and format characters (bidi overrides, zero-width joiners)
+ * are removed so a name cannot spoof or break the teacher's table, trimmed,
+ * cut to `max` code points.
+ */
+export function sanitiseText(raw: string, max: number): string {
+  const clean = raw
+    .replace(/\s+/gu, ' ') // newlines and tabs separate words: keep them as spaces
+    .replace(/[\p{Cc}\p{Cf}]/gu, '')
+    .replace(/ {2,}/gu, ' ')
+    .trim();
+  return [...clean].slice(0, max).join('').trim();
+}
+
+function parseBackend(raw: unknown): WorkerBackend {
+  const o = object(raw, 'backend');
+  const kind = o['kind'];
+  if (kind !== 'webgpu' && kind !== 'cpu') bad("backend.kind must be 'webgpu' or 'cpu'");
+  const detailRaw = o['detail'];
+  if (detailRaw === undefined) return { kind };
+  if (typeof detailRaw !== 'string' || detailRaw.length > MAX_RAW_TEXT) bad(`backend.detail must be a string of at most ${MAX_RAW_TEXT} characters`);
+  const detail = sanitiseText(detailRaw, MAX_BACKEND_DETAIL_LENGTH);
+  return detail.length > 0 ? { kind, detail } : { kind };
 }
 
 /** gradient:submit, its types only; counts and contents are checked against the run by decodeGradient. */

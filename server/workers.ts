@@ -4,7 +4,7 @@
  * reconnects (or a server that restarted) finds the same identity by key.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { asWorkerId, asWorkerKey, type RunId, type WorkerId, type WorkerKey } from '../core/protocol';
+import { asWorkerId, asWorkerKey, type RunId, type WorkerBackend, type WorkerId, type WorkerKey } from '../core/protocol';
 
 /** One worker's identity. */
 export interface WorkerIdentity {
@@ -12,6 +12,8 @@ export interface WorkerIdentity {
   /** sha-256 of the key: the server can check a key without storing it. */
   readonly keyHash: string;
   name: string;
+  /** As reported at the last join; not checkpointed, since a reconnecting tab says it again. */
+  backend: WorkerBackend | null;
   runId: RunId | null;
   socketId: string | null;
 }
@@ -36,7 +38,7 @@ export class WorkerRegistry {
   create(name: string | undefined): { identity: WorkerIdentity; key: WorkerKey } {
     const key = asWorkerKey(randomBytes(16).toString('hex'));
     const workerId = asWorkerId(this.#nextId++);
-    const identity: WorkerIdentity = { workerId, keyHash: hashKey(key), name: name ?? `worker ${workerId}`, runId: null, socketId: null };
+    const identity: WorkerIdentity = { workerId, keyHash: hashKey(key), name: name ?? `worker ${workerId}`, backend: null, runId: null, socketId: null };
     this.#add(identity);
     return { identity, key };
   }
@@ -74,7 +76,7 @@ export class WorkerRegistry {
     this.#nextId = Math.max(this.#nextId, snapshot.nextId);
     for (const w of snapshot.workers) {
       const runId = w.runId !== null && runExists(w.runId) ? (w.runId as RunId) : null;
-      this.#add({ workerId: asWorkerId(w.workerId), keyHash: w.keyHash, name: w.name, runId, socketId: null });
+      this.#add({ workerId: asWorkerId(w.workerId), keyHash: w.keyHash, name: w.name, backend: null, runId, socketId: null });
       this.#nextId = Math.max(this.#nextId, w.workerId + 1);
     }
   }

@@ -15,6 +15,7 @@ import {
   type RoundOpen,
   type RunId,
   type WorkerAssignment,
+  type WorkerBackend,
   type WorkerId,
 } from '../../core/protocol';
 import { openSocket, request, type AppSocket, type RequestError, type RequestResult } from './socket';
@@ -42,8 +43,10 @@ export interface WorkerChannelOptions {
   readonly identity: WorkerIdentity;
   /** Run to join on the first join (`?run=`); later rejoins return to the worker's own run. */
   readonly runId?: RunId;
-  /** A name the teacher sees (browser and backend), at most 40 characters. */
+  /** A name the teacher sees (the browser's), at most 40 characters. */
   readonly name: string;
+  /** Where this tab computes now; asked at every join, since a lost GPU device moves the tab to the CPU. */
+  readonly backend: () => WorkerBackend;
   readonly listener: WorkerChannelListener;
 }
 
@@ -93,6 +96,7 @@ export class WorkerChannel {
     const answer = await request(this.#socket, 'worker:join', {
       protocol: PROTOCOL_VERSION,
       name: this.#options.name,
+      backend: this.#options.backend(),
       ...(runId === undefined ? {} : { runId }),
       ...(identity.key === null ? {} : { workerKey: identity.key }),
     });

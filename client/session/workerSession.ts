@@ -194,11 +194,16 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
   };
 
   const identity = await claimWorkerIdentity();
-  const name = `${browserName()} · ${device.kind === 'webgpu' ? 'WebGPU' : 'CPU'}`;
   state().setPhase('joining');
   const channel = new WorkerChannel({
     identity,
-    name,
+    name: browserName(),
+    // Read at every join, so a tab that fell back to the CPU says so when it next rejoins.
+    backend: () => {
+      const shown = state().backend;
+      if (shown.kind === 'webgpu') return { kind: 'webgpu', detail: shown.adapterName };
+      return shown.kind === 'cpu' ? { kind: 'cpu', detail: shown.reason } : { kind: 'cpu' };
+    },
     ...(runId === undefined ? {} : { runId }),
     listener: {
       onLink: (link) => state().setLink(link),

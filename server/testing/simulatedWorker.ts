@@ -22,6 +22,7 @@ import {
   type RunId,
   type ServerToClientEvents,
   type WorkerAssignment,
+  type WorkerBackend,
   type WorkerKey,
 } from '../../core/protocol';
 import { decodeWeights } from '../../core/training/modelCodec';
@@ -38,6 +39,8 @@ export interface SimulatedWorkerOptions {
   readonly runId?: RunId;
   readonly workerKey?: WorkerKey;
   readonly name?: string;
+  /** Where it computes, for the teacher's workers table (the headless swarm says cpu or webgpu). */
+  readonly backend?: WorkerBackend;
   /**
    * Called with the honest submission before it is sent; fault tests send
    * bad messages from here. Return false to skip the honest one.
@@ -127,6 +130,7 @@ export class SimulatedWorker {
       ...(this.#options.runId === undefined ? {} : { runId: this.#options.runId }),
       ...(this.workerKey === undefined ? {} : { workerKey: this.workerKey }),
       ...(this.#options.name === undefined ? {} : { name: this.#options.name }),
+      ...(this.#options.backend === undefined ? {} : { backend: this.#options.backend }),
     };
     const response = await this.socket.timeout(60_000).emitWithAck('worker:join', request);
     if (!response.ok) throw new Error(`join refused: ${response.error.code}: ${response.error.message}`);

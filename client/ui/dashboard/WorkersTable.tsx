@@ -1,10 +1,21 @@
-/** The swarm: every worker, its run (a menu to move it), backend, last round, bytes, latency, status, and remove. */
+/** The swarm: every worker, its backend, run (a menu to move it), last round, bytes, server-measured latency, last seen, status, and remove. */
 import { useStore } from 'zustand';
-import { asRunId } from '../../../core/protocol';
+import { asRunId, type WorkerBackend } from '../../../core/protocol';
 import { formatBytes, formatMs } from '../common/format';
 import { dashboardStore } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
 import { allWorkers, balancingMoves, orderedRuns } from './selectors';
+
+/** "WebGPU" or "CPU", as the worker reported at join; its adapter or fallback reason goes in the cell's tooltip. */
+function backendLabel(backend: WorkerBackend | null): string {
+  if (backend === null) return '–';
+  return backend.kind === 'webgpu' ? 'WebGPU' : 'CPU';
+}
+
+/** A server timestamp (ms since epoch) as this browser's time of day, e.g. "10:52:07". */
+function formatClock(epochMs: number): string {
+  return new Date(epochMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
 
 /** The workers table (data-testid="workers-table"; rows carry data-worker-id). */
 export function WorkersTable() {
@@ -35,10 +46,14 @@ export function WorkersTable() {
             <tr>
               <th className="num">Id</th>
               <th>Device</th>
+              <th>Backend</th>
               <th>Run</th>
               <th className="num">Last round</th>
               <th className="num">Sent</th>
-              <th className="num">Compute</th>
+              <th className="num" title="Round trip measured by the server: round opened to gradient received">
+                Latency
+              </th>
+              <th className="num">Last seen</th>
               <th>Status</th>
               <th />
             </tr>
@@ -46,7 +61,7 @@ export function WorkersTable() {
           <tbody>
             {workers.length === 0 && (
               <tr>
-                <td colSpan={8} className="muted">
+                <td colSpan={10} className="muted">
                   No workers yet: open the join link in a few tabs.
                 </td>
               </tr>
@@ -58,6 +73,9 @@ export function WorkersTable() {
                 <tr key={worker.workerId} data-worker-id={worker.workerId} data-run-id={worker.runId}>
                   <td className="num mono">#{worker.workerId}</td>
                   <td>{worker.name || '–'}</td>
+                  <td data-cell="backend" data-backend={worker.backend?.kind ?? 'unknown'} title={worker.backend?.detail}>
+                    {backendLabel(worker.backend)}
+                  </td>
                   <td>
                     {actions === null ? (
                       runsById[worker.runId]?.summary.config.name ?? worker.runId
@@ -78,7 +96,12 @@ export function WorkersTable() {
                   </td>
                   <td className="num">{last === undefined ? '–' : last.round}</td>
                   <td className="num">{formatBytes(worker.bytesUp)}</td>
-                  <td className="num">{last === undefined ? '–' : formatMs(last.computeMs)}</td>
+                  <td className="num" data-cell="latency">
+                    {worker.latencyMs === null ? '–' : formatMs(worker.latencyMs)}
+                  </td>
+                  <td className="num" data-cell="last-seen">
+                    {worker.lastSeenAt === null ? '–' : formatClock(worker.lastSeenAt)}
+                  </td>
                   <td>
                     <span className={`pill pill--${status}`}>{status}</span>
                   </td>
