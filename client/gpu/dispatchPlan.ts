@@ -51,3 +51,21 @@ export class DispatchPlan {
     for (const buffer of this.#owned) buffer.destroy();
   }
 }
+
+/**
+ * The bind group layout of a kernel that reads a uniform block and two
+ * storage arrays and writes a third (bindings 0–3), shared by matmul and
+ * reduce. Explicit rather than 'auto' so one bind group serves every
+ * entry point and variant of a module.
+ */
+export function uniformTwoInOneOutLayout(device: GPUDevice, label: string): GPUBindGroupLayout {
+  return device.createBindGroupLayout({
+    label,
+    entries: [
+      { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
+      { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+      { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
+      { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
+    ],
+  });
+}

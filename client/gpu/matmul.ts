@@ -14,7 +14,7 @@ import splitKWgsl from '../../shaders/matmul_splitk.wgsl?raw';
 import { matmulExtents, resolveMatmulShape, type MatmulShape, type ResolvedMatmulShape } from '../../core/linalg/matmul';
 import { readF32, uploadF32 } from './readback';
 import { isSoftwareAdapter } from './adapter';
-import { DispatchPlan, type Dispatch } from './dispatchPlan';
+import { DispatchPlan, uniformTwoInOneOutLayout, type Dispatch } from './dispatchPlan';
 
 /** Edge of the C tile one workgroup computes (TILE in matmul.wgsl). */
 export const MATMUL_TILE = 32;
@@ -146,16 +146,7 @@ export class MatmulKernel {
     this.#device = device;
     this.#options = options;
     this.#module = device.createShaderModule({ label: 'Matmul.module', code: matmulWgsl });
-    // An explicit layout (not 'auto') so a bind group works with every variant.
-    this.#layout = device.createBindGroupLayout({
-      label: 'Matmul.bindGroupLayout',
-      entries: [
-        { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
-        { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
-        { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
-        { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
-      ],
-    });
+    this.#layout = uniformTwoInOneOutLayout(device, 'Matmul.bindGroupLayout');
     this.#pipelineLayout = device.createPipelineLayout({ label: 'Matmul.pipelineLayout', bindGroupLayouts: [this.#layout] });
     const splitKModule = device.createShaderModule({ label: 'Matmul.splitKModule', code: splitKWgsl });
     this.#splitK = device.createComputePipeline({

@@ -11,7 +11,7 @@ import reduceWgsl from '../../shaders/reduce.wgsl?raw';
 import { checkSegmentOffsets, type ReduceOp } from '../../core/linalg/reduce';
 import { readF32, uploadF32 } from './readback';
 import { isSoftwareAdapter } from './adapter';
-import { DispatchPlan, type Dispatch } from './dispatchPlan';
+import { DispatchPlan, uniformTwoInOneOutLayout, type Dispatch } from './dispatchPlan';
 
 /** Elements one workgroup of reduce_wide folds: 256 invocations × 16. */
 export const REDUCE_CHUNK = 4096;
@@ -89,15 +89,7 @@ export class ReduceKernel {
     this.#device = device;
     this.#options = options;
     this.#module = device.createShaderModule({ label: 'Reduce.module', code: reduceWgsl });
-    this.#layout = device.createBindGroupLayout({
-      label: 'Reduce.bindGroupLayout',
-      entries: [
-        { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } },
-        { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
-        { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'read-only-storage' } },
-        { binding: 3, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } },
-      ],
-    });
+    this.#layout = uniformTwoInOneOutLayout(device, 'Reduce.bindGroupLayout');
     this.#pipelineLayout = device.createPipelineLayout({ label: 'Reduce.pipelineLayout', bindGroupLayouts: [this.#layout] });
   }
 
