@@ -1,14 +1,12 @@
 /**
  * A worker's computation for one run, behind one small interface so the page
- * never cares where it runs: WebGPU (client/worker's loop with the GPU
- * backend and GPU compression) or the CPU (core/training/workerStep with the
- * CPU backend and the low-rank spectral path). `createTrainer` is the one
- * line that picks.
+ * never cares where it runs: client/worker's loop on the GPU backend with GPU
+ * compression, or on the CPU backend. `createTrainer` is the one line that
+ * picks.
  */
 import type { Dataset } from '../../core/data';
 import { createCpuBackend, createModelLayout, type ModelLayout, type TrainingBackend } from '../../core/model';
 import type { LayerStats, RunConfig } from '../../core/protocol';
-import { createWorkerStep } from '../../core/training/workerStep';
 import { createGpuCompressor, type GpuCompressor } from '../gpu/compression/gpuCompressor';
 import type { GpuContext } from '../gpu/runtime';
 import { createGpuBackend, type GpuTrainingBackend } from '../gpu/training/gpuBackend';
@@ -66,35 +64,15 @@ function predictor(backend: TrainingBackend, layout: ModelLayout): Trainer['pred
   return async (weights, images, count) => argmaxRows(await backend.predict(weights, images, count), count, layout.classCount);
 }
 
-function cpuTrainer(options: TrainerOptions, layout: ModelLayout): Trainer {
-  const backend = createCpuBackend(layout);
-  const { config } = options;
-  const step = createWorkerStep({
-    backend,
-    layout,
-    compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
-    batchSize: config.batchSize,
-    seed: config.seed,
-    worker: options.slot,
-    train: options.train,
-    shard: options.shard,
-    now: () => performance.now(),
-  });
-  return {
-    kind: 'cpu',
-    layout,
-    async round(weights, version) {
-      const r = await step(weights, version);
-      return { layers: r.layers, loss: r.loss, layerStats: r.layerStats, bytes: r.bytes, computeMs: r.gradientMs, compressMs: r.compressMs };
-    },
-    predict: predictor(backend, layout),
-    dispose() {},
-  };
-}
-
-function gpuTrainer(options: TrainerOptions, ctx: GpuContext, layout: ModelLayout): Trainer {
-  const backend: GpuTrainingBackend = createGpuBackend(ctx.device, layout);
-  const compressor: GpuCompressor = createGpuCompressor(backend);
+/** The trainer around client/worker's loop on `backend`; `deviceCompressor` keeps compression on the GPU. */
+function loopTrainer(
+  kind: Trainer['kind'],
+  options: TrainerOptions,
+  layout: ModelLayout,
+  backend: TrainingBackend,
+  deviceCompressor: GpuCompressor | undefined,
+  dispose: () => void,
+): Trainer {
   const { config } = options;
   const loop = createWorkerLoop({
     backend,
@@ -105,10 +83,11 @@ function gpuTrainer(options: TrainerOptions, ctx: GpuContext, layout: ModelLayou
     worker: options.slot,
     train: options.train,
     shard: options.shard,
-    deviceCompressor: compressor,
+    ...(deviceCompressor === undefined ? {} : { deviceCompressor }),
+    now: () => performance.now(),
   });
   return {
-    kind: 'webgpu',
+    kind,
     layout,
     async round(weights, version) {
       const r = await loop(weights, version);
@@ -122,11 +101,21 @@ function gpuTrainer(options: TrainerOptions, ctx: GpuContext, layout: ModelLayou
       };
     },
     predict: predictor(backend, layout),
-    dispose() {
-      compressor.destroy();
-      backend.destroy();
-    },
+    dispose,
   };
+}
+
+function cpuTrainer(options: TrainerOptions, layout: ModelLayout): Trainer {
+  return loopTrainer('cpu', options, layout, createCpuBackend(layout), undefined, () => {});
+}
+
+function gpuTrainer(options: TrainerOptions, ctx: GpuContext, layout: ModelLayout): Trainer {
+  const backend: GpuTrainingBackend = createGpuBackend(ctx.device, layout);
+  const compressor: GpuCompressor = createGpuCompressor(backend);
+  return loopTrainer('webgpu', options, layout, backend, compressor, () => {
+    compressor.destroy();
+    backend.destroy();
+  });
 }
 
 /** Builds the trainer of one run configuration on `options.device`. */
