@@ -180,6 +180,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       computeMs: result.computeMs + result.compressMs,
     });
     const uploadMs = performance.now() - sentAt;
+    state().setTraffic(channel.traffic);
     if (receipt.ok) {
       let closed = 0;
       let realised = 0;
