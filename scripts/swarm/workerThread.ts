@@ -22,7 +22,7 @@ async function webgpuSteps(train: Dataset): Promise<{ createStep: (context: Step
   const { requestNodeGpu } = await import('../../client/gpu/nodeDevice');
   const { createGpuBackend } = await import('../../client/gpu/training/gpuBackend');
   const { createGpuCompressor } = await import('../../client/gpu/compression/gpuCompressor');
-  const { createWorkerLoop } = await import('../../client/worker/workerLoop');
+  const { createWorkerRound } = await import('../../core/training/workerRound');
   const gpu = await requestNodeGpu(`swarm:${data.name}`);
   const backends: { destroy(): void }[] = [];
   return {
@@ -30,10 +30,10 @@ async function webgpuSteps(train: Dataset): Promise<{ createStep: (context: Step
       const backend = createGpuBackend(gpu.device, layout);
       backends.push(backend);
       const { config } = assignment;
-      return createWorkerLoop({
+      return createWorkerRound({
         backend,
         layout,
-        compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
+        compression: config,
         batchSize: config.batchSize,
         seed: config.seed,
         worker: assignment.slot,
