@@ -4,6 +4,7 @@
  * of the project.
  */
 export type {
+  Compression,
   DenseSample,
   EntrySample,
   LayerSample,
