@@ -136,6 +136,12 @@ export interface RunSummary {
   readonly round: RoundSummary | null;
   readonly bytesUp: number;
   readonly bytesDown: number;
+  /**
+   * Why the server paused this run on its own (a failed update, a fault in a
+   * scheduled step), for the dashboard; null when nothing went wrong since
+   * the last start, resume or reset.
+   */
+  readonly fault: string | null;
 }
 
 // ── Metrics ─────────────────────────────────────────────────────────────────
