@@ -64,6 +64,8 @@ export interface QuorumRule {
 
 /** Everything that defines one experiment. Workers receive it on join and train by it. */
 export interface RunConfig extends Compression {
+  /** QSGD bucket size d, one norm per d entries (0: one per layer); every run states it. */
+  readonly bucketSize: number;
   readonly name: string;
   readonly model: ModelKind;
   readonly learningRate: number;

@@ -3,6 +3,7 @@
  * socket.io's maxHttpBufferSize must admit the largest honest gradient, and a
  * layer larger than its scheme can ever produce is refused before decoding.
  */
+import { bucketCount } from '../core/atomo/schemes/qsgd';
 import type { SchemeName, Shape } from '../core/atomo/types';
 import { HEADER_BYTES } from '../core/codec';
 import { MODEL_KINDS, createModelLayout } from '../core/model/layout';
@@ -26,7 +27,11 @@ function levelBits(levels: number): number {
  * float, plus τ; spectral
  * k = min(m, n) atoms; QSGD (1 + b) bits and TernGrad 2 bits per entry.
  */
-export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number): number {
+/** Smallest QSGD bucket a run may set (besides 0, one per layer): a norm per 16 entries at most. */
+export const MIN_QSGD_BUCKET = 16;
+
+/** The largest honest encoding of a layer (QSGD with `bucketSize`, 0: one bucket). */
+export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, bucketSize = 0): number {
   const [rows, cols] = shape;
   const elements = rows * cols;
   switch (scheme) {
@@ -37,7 +42,7 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number):
     case 'atomo-svd':
       return HEADER_BYTES + 4 + 4 * Math.min(rows, cols) * (rows + cols + 1);
     case 'qsgd':
-      return HEADER_BYTES + 6 + Math.ceil((elements * (1 + levelBits(levels))) / 8);
+      return HEADER_BYTES + 6 + 4 * bucketCount(elements, bucketSize) + Math.ceil((elements * (1 + levelBits(levels))) / 8);
     case 'terngrad':
       return HEADER_BYTES + 4 + Math.ceil(elements / 4);
   }
@@ -55,7 +60,7 @@ export function computeMaxMessageBytes(): number {
     const layout = createModelLayout(kind);
     for (const scheme of SCHEME_NAMES) {
       let total = 0;
-      for (const tensor of layout.tensors) total += maxLayerBytes(scheme, tensor.shape, MAX_QSGD_LEVELS);
+      for (const tensor of layout.tensors) total += maxLayerBytes(scheme, tensor.shape, MAX_QSGD_LEVELS, MIN_QSGD_BUCKET);
       largest = Math.max(largest, total);
     }
   }

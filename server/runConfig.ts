@@ -7,7 +7,7 @@ import { SCHEME_NAMES, type SchemeName } from '../core/atomo/types';
 import { MODEL_KINDS } from '../core/model/layout';
 import type { DataSplit, QuorumRule, RunConfig, RunConfigPatch } from '../core/protocol';
 import { ProtocolFault } from './fault';
-import { MAX_QSGD_LEVELS } from './limits';
+import { MAX_QSGD_LEVELS, MIN_QSGD_BUCKET } from './limits';
 
 /**
  * The default budget of each scheme. Spectral ATOMO sends s = 2 rank-one
@@ -24,8 +24,14 @@ export const DEFAULT_BUDGETS: Readonly<Record<SchemeName, number>> = {
   terngrad: 0,
 };
 
-/** QSGD levels when a run sets none (4 levels: 3 bits per entry). */
-export const DEFAULT_QSGD_LEVELS = 4;
+/**
+ * QSGD levels when a run sets none: s = 3 = 2²−1 fills its 2 level bits
+ * (3 bits per entry with the sign); s = 4 would need a third level bit.
+ */
+export const DEFAULT_QSGD_LEVELS = 3;
+
+/** QSGD bucket size when a run sets none: 512 entries per norm, as in the QSGD paper's experiments. */
+export const DEFAULT_QSGD_BUCKET = 512;
 
 /** The configuration of a run created without overrides; the server's default run uses it. */
 export const DEFAULT_RUN_CONFIG: RunConfig = {
@@ -33,6 +39,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   scheme: 'atomo-svd',
   budget: DEFAULT_BUDGETS['atomo-svd'],
   levels: DEFAULT_QSGD_LEVELS,
+  bucketSize: DEFAULT_QSGD_BUCKET,
   model: 'mlp',
   learningRate: 0.1,
   momentum: 0.9,
@@ -70,6 +77,7 @@ export function applyConfigPatch(base: RunConfig, patch: unknown): RunConfig {
     scheme,
     budget: p.budget ?? (schemeChanged ? DEFAULT_BUDGETS[scheme] ?? 0 : base.budget),
     levels: p.levels ?? base.levels,
+    bucketSize: p.bucketSize ?? base.bucketSize,
     model: p.model ?? base.model,
     learningRate: p.learningRate ?? base.learningRate,
     momentum: p.momentum ?? base.momentum,
@@ -98,6 +106,9 @@ export function validateConfig(config: RunConfig): void {
   if (atomo && !(isFiniteNumber(config.budget) && config.budget > 0)) fail('budget must be a positive number for ATOMO schemes');
   if (!atomo && !(isFiniteNumber(config.budget) && config.budget >= 0)) fail('budget must be a number ≥ 0');
   if (!isInteger(config.levels, 1, MAX_QSGD_LEVELS)) fail(`levels must be an integer in 1..${MAX_QSGD_LEVELS}`);
+  if (!(config.bucketSize === 0 || isInteger(config.bucketSize, MIN_QSGD_BUCKET, 1 << 24))) {
+    fail(`bucketSize must be 0 (one bucket per layer) or an integer in ${MIN_QSGD_BUCKET}..16777216`);
+  }
   if (!MODEL_KINDS.includes(config.model)) fail(`model must be one of ${MODEL_KINDS.join(', ')}`);
   if (!(isFiniteNumber(config.learningRate) && config.learningRate > 0 && config.learningRate <= 10)) fail('learningRate must be in (0, 10]');
   if (!(isFiniteNumber(config.momentum) && config.momentum >= 0 && config.momentum < 1)) fail('momentum must be in [0, 1)');

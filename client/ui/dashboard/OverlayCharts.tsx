@@ -204,7 +204,7 @@ export function OverlayCharts() {
         <RoundChart
           runs={runs}
           title="Estimator variance ÷ ‖g‖²"
-          caption="The noise each scheme adds to the gradient (log scale)."
+          caption="The noise each scheme adds to the gradient, closed form (log scale): Σλ²(1/p−1) for ATOMO, TernGrad and 1-level QSGD; Σₖ(‖gₖ‖/s)²Σf(1−f) over buckets for QSGD with more levels."
           testId="chart-variance"
           pick={varianceOf}
           yTick={formatNumber}

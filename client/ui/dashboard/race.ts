@@ -2,10 +2,12 @@
  * The "race": one run per scheme at matched expected bytes per round, so the
  * accuracy curves compare schemes at equal communication. Byte counts follow
  * docs/wire-format.md's formulas; TernGrad's fixed 2 bits per entry sets the
- * target, QSGD matches it with 1 level (sign + 1 level bit), and the ATOMO
+ * target, QSGD matches it with 1 level (sign + 1 level bit) and a norm per
+ * bucket of 512 entries (+0.0625 bit an entry), and the ATOMO
  * budgets are solved for it. Float32 runs alongside as the unmatched
  * reference every chart compares to.
  */
+import { bucketCount } from '../../../core/atomo/schemes/qsgd';
 import { HEADER_BYTES } from '../../../core/codec';
 import type { SchemeName } from '../../../core/atomo/types';
 import type { ModelLayout } from '../../../core/model';
@@ -16,6 +18,8 @@ export interface RaceCompression {
   readonly scheme: SchemeName;
   readonly budget: number;
   readonly levels: number;
+  /** QSGD bucket size (0 or absent: one norm per layer). */
+  readonly bucketSize?: number;
 }
 
 /** Bytes of one LEB128 varint of `value`. */
@@ -47,7 +51,7 @@ export function expectedRoundBytes(layout: ModelLayout, c: RaceCompression, batc
         total += HEADER_BYTES + 4 + Math.ceil(entries / 4);
         break;
       case 'qsgd':
-        total += HEADER_BYTES + 4 + 2 + Math.ceil((entries * (1 + (32 - Math.clz32(c.levels)))) / 8);
+        total += HEADER_BYTES + 2 + 4 + 4 * bucketCount(entries, c.bucketSize ?? 0) + Math.ceil((entries * (1 + (32 - Math.clz32(c.levels)))) / 8);
         break;
       case 'atomo-svd': {
         const atoms = Math.min(c.budget, rows, cols, batchSize);
@@ -76,6 +80,9 @@ function solveBudget(layout: ModelLayout, scheme: 'atomo-svd' | 'atomo-entry', t
   return Number(high.toPrecision(3));
 }
 
+/** QSGD's bucket size in a race: 512 entries per norm, as in the QSGD paper. */
+const RACE_QSGD_BUCKET = 512;
+
 /** The order of the race's runs: with few workers, the first ones get them. */
 export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'none'];
 
@@ -88,7 +95,7 @@ export function raceCompressions(layout: ModelLayout, batchSize: number): RaceCo
       case 'atomo-entry':
         return { scheme, budget: solveBudget(layout, scheme, target, batchSize), levels: 1 };
       case 'qsgd':
-        return { scheme, budget: 0, levels: 1 };
+        return { scheme, budget: 0, levels: 1, bucketSize: RACE_QSGD_BUCKET };
       default:
         return { scheme, budget: 0, levels: 1 };
     }
@@ -103,5 +110,6 @@ export function raceConfigs(layout: ModelLayout, shared: RunConfigPatch & { read
     scheme: c.scheme,
     budget: c.budget,
     levels: Math.max(1, c.levels),
+    bucketSize: c.bucketSize ?? 0,
   }));
 }

@@ -5,7 +5,7 @@
  */
 import { Bar, BarChart, CartesianGrid, ComposedChart, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
-import { formatBytes, formatMs, formatNumber, ratioInWords } from '../common/format';
+import { formatBytes, formatMs, formatNumber, ratioInWords, varianceFormula } from '../common/format';
 import { COLORS } from '../common/palette';
 import type { WorkerRoundPoint, WorkerState } from '../store/workerStore';
 import { workerStore } from '../store/workerStore';
@@ -13,6 +13,7 @@ import { useThrottledStore } from '../store/useThrottled';
 
 const selectHistory = (s: WorkerState) => s.history.points;
 const selectScheme = (s: WorkerState) => s.config?.scheme ?? null;
+const selectFormula = (s: WorkerState) => (s.config === null ? 'Σλ²(1/p−1)' : varianceFormula(s.config));
 
 const HEIGHT = 210;
 const axisProps = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
@@ -59,7 +60,7 @@ function BytesChart({ points }: { readonly points: readonly WorkerRoundPoint[] }
   );
 }
 
-function VarianceChart({ points, scheme }: { readonly points: readonly WorkerRoundPoint[]; readonly scheme: string | null }) {
+function VarianceChart({ points, scheme, formula }: { readonly points: readonly WorkerRoundPoint[]; readonly scheme: string | null; readonly formula: string }) {
   // A log axis cannot show zero: uncompressed rounds (and exact layers) have none.
   const positive = points.filter((p) => p.closedRel > 0 && p.realisedRel > 0);
   const last = positive[positive.length - 1];
@@ -78,7 +79,7 @@ function VarianceChart({ points, scheme }: { readonly points: readonly WorkerRou
           <YAxis {...axisProps} scale="log" domain={['auto', 'auto']} allowDataOverflow tickFormatter={formatNumber} />
           <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={(r) => `Round ${r}`} />
           <Legend iconSize={10} wrapperStyle={{ fontSize: 12 }} />
-          <Line type="monotone" dataKey="closedRel" name="closed form Σλ²(1/p−1)" stroke={COLORS.closedForm} strokeWidth={2} dot={false} isAnimationActive={false} />
+          <Line type="monotone" dataKey="closedRel" name={`closed form ${formula}`} stroke={COLORS.closedForm} strokeWidth={2} dot={false} isAnimationActive={false} />
           <Line type="monotone" dataKey="realisedRel" name="realised ‖ĝ−g‖²" stroke={COLORS.realised} strokeWidth={1.5} dot={false} isAnimationActive={false} />
         </LineChart>
       </ResponsiveContainer>
@@ -115,11 +116,12 @@ function TimeChart({ points }: { readonly points: readonly WorkerRoundPoint[] })
 export function WorkerCharts() {
   const points = useThrottledStore(workerStore, selectHistory);
   const scheme = useThrottledStore(workerStore, selectScheme);
+  const formula = useThrottledStore(workerStore, selectFormula);
   return (
     <div className="chart-grid">
       <LossChart points={points} />
       <BytesChart points={points} />
-      <VarianceChart points={points} scheme={scheme} />
+      <VarianceChart points={points} scheme={scheme} formula={formula} />
       <TimeChart points={points} />
     </div>
   );
