@@ -7,9 +7,10 @@ import type { SchemeName, Shape } from '../core/atomo/types';
 import { HEADER_BYTES } from '../core/codec';
 import { MODEL_KINDS, createModelLayout } from '../core/model/layout';
 import { SCHEME_NAMES } from '../core/atomo/types';
+import { RUN_CONFIG_BOUNDS } from '../core/schema';
 
-/** Most QSGD levels a run may configure; levels travel as u16 and set the bits per entry. */
-export const MAX_QSGD_LEVELS = 0xffff;
+/** Most QSGD levels a run may configure (the schema's bound); they set the bits per entry. */
+const MAX_QSGD_LEVELS = RUN_CONFIG_BOUNDS.levels.max;
 
 /** Room for the JSON part of a submission (ids, loss, per-layer statistics) and socket.io framing. */
 const ENVELOPE_BYTES = 64 * 1024;

@@ -1,5 +1,5 @@
 /** How numbers read on screen: bytes, ratios, accuracies, scheme names. */
-import type { RunConfig } from '../../../core/protocol';
+import type { AggregationRule, RunConfig } from '../../../core/protocol';
 import type { SchemeName } from '../../../core/atomo/types';
 
 /** Bytes in SI units, 3 significant digits: "25.4 kB", "1.21 MB". */
@@ -50,6 +50,20 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
       return `QSGD, ${config.levels} level${config.levels === 1 ? '' : 's'}`;
     default:
       return SCHEME_LABELS[config.scheme];
+  }
+}
+
+/** The aggregation rule and its parameter, as the dashboard names it. */
+export function describeAggregation(rule: AggregationRule): string {
+  switch (rule.kind) {
+    case 'norm-bound':
+      return `norm bound, k = ${formatNumber(rule.k)} × median`;
+    case 'trimmed-mean':
+      return `trimmed mean, ${formatNumber(rule.trim * 100)}% each end`;
+    case 'median':
+      return 'coordinate-wise median';
+    case 'mean':
+      return 'plain mean (not robust)';
   }
 }
 

@@ -1,7 +1,7 @@
 /** Every run: what it compresses, where it stands, and the teacher's buttons (start, pause, reset, delete, export). */
 import { useStore } from 'zustand';
 import type { RunId, RunStatus } from '../../../core/protocol';
-import { describeCompression, formatBytes, formatPercent } from '../common/format';
+import { describeAggregation, describeCompression, formatBytes, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
 import { dashboardStore, type RunView } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
@@ -82,7 +82,12 @@ export function RunsTable() {
                     <span className="legend__swatch" style={{ background: runColor(i) }} />
                     <strong>{summary.config.name}</strong> <span className="muted mono">{summary.runId}</span>
                   </td>
-                  <td>{describeCompression(summary.config)}</td>
+                  <td>
+                    {describeCompression(summary.config)}
+                    <div className="muted" data-testid="aggregation">
+                      {describeAggregation(summary.config.aggregation)}
+                    </div>
+                  </td>
                   <td>
                     <span className={`pill pill--${summary.status}`}>{STATUS_TEXT[summary.status]}</span>
                     {summary.fault === null ? null : (
