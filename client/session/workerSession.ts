@@ -11,7 +11,8 @@ import { asBytes, type ProtocolErrorCode, type RoundOpen, type RunId, type Worke
 import { decodeWeights } from '../../core/training/modelCodec';
 import { shardIndices } from '../../core/training/shard';
 import { createFetchReader } from '../data/fetchReader';
-import { chooseBackend } from '../gpu/runtime';
+import { isSoftwareAdapter } from '../gpu/adapter';
+import { chooseBackend, type GpuContext } from '../gpu/runtime';
 import { WorkerChannel } from '../net/workerChannel';
 import { claimWorkerIdentity } from '../net/workerIdentity';
 import type { WorkerStore } from '../ui/store/workerStore';
@@ -43,6 +44,15 @@ export function denseBytes(layout: ModelLayout): number {
   return layout.tensors.reduce((sum, tensor) => sum + HEADER_BYTES + 4 * tensor.size, 0);
 }
 
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** SwiftShader, or an adapter the browser marks as a fallback (a CPU implementation of WebGPU). */
+function isSoftware(ctx: GpuContext): boolean {
+  return isSoftwareAdapter(ctx.device) || (ctx.adapterInfo as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
+}
+
 function adapterName(info: GPUAdapterInfo): string {
   return info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
 }
@@ -62,14 +72,14 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
   state().setPhase('starting');
   const chosen = await chooseBackend();
   let device: ComputeDevice = chosen.kind === 'webgpu' ? { kind: 'webgpu', ctx: chosen.ctx } : { kind: 'cpu' };
-  state().setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo) } : chosen);
+  state().setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo), software: isSoftware(chosen.ctx) } : chosen);
 
   let data: MnistData;
   try {
     data = await loadMnist(createFetchReader());
   } catch (error) {
     state().setPhase('failed');
-    state().setNotice(`Could not load the digits: ${error instanceof Error ? error.message : String(error)}`);
+    state().setNotice({ key: 'worker.notice.digitsFailed', params: { detail: errorText(error) } });
     return { pause() {}, resume() {} };
   }
 
@@ -78,9 +88,11 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
   let pending: RoundOpen | null = null;
   let busy = false;
 
-  const fallBackToCpu = (reason: string) => {
+  const fallBackToCpu = (code: 'lost' | 'failed', detail: string) => {
     device = { kind: 'cpu' };
-    state().setBackend({ kind: 'cpu', reason });
+    const reason =
+      code === 'lost' ? `The WebGPU device was lost (${detail}); training on the CPU.` : `WebGPU training failed (${detail}); training on the CPU.`;
+    state().setBackend({ kind: 'cpu', code, detail, reason });
     if (current !== null) {
       current.trainer.dispose();
       current = { ...current, key: '', trainer: createTrainer({ ...trainerInputs(current.assignment), device }) };
@@ -88,7 +100,7 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
   };
   if (chosen.kind === 'webgpu') {
     void chosen.ctx.lost.then((info) => {
-      if (info.reason !== 'destroyed') fallBackToCpu(`The WebGPU device was lost (${info.message || info.reason}); training on the CPU.`);
+      if (info.reason !== 'destroyed') fallBackToCpu('lost', info.message || info.reason);
     });
   }
 
@@ -116,7 +128,7 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
       return await trainer.round(weights, round.version);
     } catch (error) {
       if (trainer.kind !== 'webgpu') throw error;
-      fallBackToCpu(`WebGPU training failed (${error instanceof Error ? error.message : String(error)}); training on the CPU.`);
+      fallBackToCpu('failed', errorText(error));
       return current!.trainer.round(weights, round.version);
     }
   };
@@ -163,7 +175,7 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
       });
       state().setNotice(null);
     } else if (!ROUND_RACES.has(receipt.error.code)) {
-      state().setNotice(`The server refused round ${round.version}: ${receipt.error.message}`);
+      state().setNotice({ key: 'worker.notice.refused', params: { round: round.version, detail: receipt.error.message } });
     }
     const { digits } = active;
     const predictions = await active.trainer.predict(weights, digits.images, digits.count);
@@ -183,7 +195,7 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
         try {
           await play(round, here);
         } catch (error) {
-          state().setNotice(`Round ${round.version} failed: ${error instanceof Error ? error.message : String(error)}`);
+          state().setNotice({ key: 'worker.notice.roundFailed', params: { round: round.version, detail: errorText(error) } });
         }
       }
     } finally {
@@ -227,11 +239,11 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
         participating = false;
         pending = null;
         state().setPhase('removed');
-        state().setNotice(`The teacher removed this worker: ${reason}`);
+        state().setNotice({ key: 'worker.notice.removed', params: { detail: reason } });
       },
       onError: (error) => {
         if (ROUND_RACES.has(error.code)) return;
-        state().setNotice(error.message);
+        state().setNotice({ key: 'common.raw', params: { detail: error.message } });
       },
     },
   });
