@@ -11,7 +11,7 @@
  * array of numbers. A browser receives them as ArrayBuffer, Node as Buffer
  * (a Uint8Array); `asBytes` reads either.
  */
-import type { SchemeName } from './atomo/types';
+import type { Compression } from './atomo/types';
 import type { ModelKind } from './model/layout';
 
 /** Bumped on any incompatible change of an event or payload below. */
@@ -60,13 +60,8 @@ export interface QuorumRule {
 }
 
 /** Everything that defines one experiment. Workers receive it on join and train by it. */
-export interface RunConfig {
+export interface RunConfig extends Compression {
   readonly name: string;
-  readonly scheme: SchemeName;
-  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd). */
-  readonly budget: number;
-  /** QSGD levels s (qsgd). */
-  readonly levels: number;
   readonly model: ModelKind;
   readonly learningRate: number;
   readonly momentum: number;
@@ -141,6 +136,12 @@ export interface RunSummary {
   readonly round: RoundSummary | null;
   readonly bytesUp: number;
   readonly bytesDown: number;
+  /**
+   * Why the server paused this run on its own (a failed update, a fault in a
+   * scheduled step), for the dashboard; null when nothing went wrong since
+   * the last start, resume or reset.
+   */
+  readonly fault: string | null;
 }
 
 // ── Metrics ─────────────────────────────────────────────────────────────────

@@ -22,7 +22,8 @@ function levelBits(levels: number): number {
 /**
  * Upper bound on the encoded bytes of one layer under `scheme`
  * (docs/wire-format.md's byte formulas at their largest): dense 4mn;
- * entry-wise at most mn entries of a ≤5-byte varint and a float; spectral
+ * entry-wise at most mn entries of a ≤5-byte varint, a 2-bit code and a
+ * float, plus τ; spectral
  * k = min(m, n) atoms; QSGD (1 + b) bits and TernGrad 2 bits per entry.
  */
 export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number): number {
@@ -32,7 +33,7 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number):
     case 'none':
       return HEADER_BYTES + 4 * elements;
     case 'atomo-entry':
-      return HEADER_BYTES + 4 + 9 * elements;
+      return HEADER_BYTES + 8 + 9 * elements + Math.ceil(elements / 4);
     case 'atomo-svd':
       return HEADER_BYTES + 4 + 4 * Math.min(rows, cols) * (rows + cols + 1);
     case 'qsgd':

@@ -98,6 +98,20 @@ export interface RunDeps {
   readonly onError: (error: unknown) => void;
 }
 
+/** An update the run refused to apply (non-finite aggregate, momentum or weights): discarded, reported, the run paused. */
+export class UpdateRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UpdateRefused';
+  }
+}
+
+/** Index of the first non-finite entry, or −1. */
+export function firstNonFinite(values: Float32Array): number {
+  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i]!)) return i;
+  return -1;
+}
+
 /** The profile of a worker whose identity told the run nothing (yet). */
 export function defaultProfile(workerId: WorkerId): WorkerProfile {
   return { name: `worker ${workerId}`, backend: null };
@@ -125,6 +139,8 @@ export class Run {
   #epoch = 0;
   /** The encoded weights of the current version, built once per version and sent to every participant. */
   #encodedModel: { version: number; layers: Uint8Array[]; bytes: number } | null = null;
+  /** Why the server paused the run itself; cleared by start, resume and reset. */
+  #fault: string | null = null;
   readonly #deps: RunDeps;
 
   constructor(deps: RunDeps, snapshot: RunSnapshot) {
@@ -222,7 +238,13 @@ export class Run {
             },
       bytesUp: this.#bytesUp,
       bytesDown: this.#bytesDown,
+      fault: this.#fault,
     };
+  }
+
+  /** Why the server paused this run on its own, or null. */
+  get fault(): string | null {
+    return this.#fault;
   }
 
   /** A consistent copy of the persistent state, taken at a round boundary. */
@@ -342,6 +364,7 @@ export class Run {
   start(): void {
     this.#expectStatus(['created'], 'start');
     this.#status = 'running';
+    this.#fault = null;
     this.#scheduleOpen();
     this.#deps.hooks.changed(this);
   }
@@ -359,6 +382,7 @@ export class Run {
     this.#expectStatus(['paused', 'finished'], 'resume');
     if (this.#version >= this.#config.maxRounds) throw new ProtocolFault('invalid-state', `run ${this.id} reached maxRounds (${this.#config.maxRounds}); raise it first`);
     this.#status = 'running';
+    this.#fault = null;
     this.#scheduleOpen();
     this.#deps.hooks.changed(this);
   }
@@ -368,6 +392,7 @@ export class Run {
     this.#abandonRound();
     this.#resetModel();
     this.#status = 'created';
+    this.#fault = null;
     this.#deps.hooks.changed(this);
   }
 
@@ -421,10 +446,12 @@ export class Run {
   #scheduleOpen(): void {
     if (this.#openScheduled || this.#round !== null) return;
     this.#openScheduled = true;
-    this.#deps.scheduler.defer(() => {
-      this.#openScheduled = false;
-      this.#openRoundIfReady();
-    });
+    this.#deps.scheduler.defer(
+      this.#guarded('opening a round', () => {
+        this.#openScheduled = false;
+        this.#openRoundIfReady();
+      }),
+    );
   }
 
   #openRoundIfReady(): void {
@@ -440,7 +467,10 @@ export class Run {
     const { scheduler } = this.#deps;
     const round = new OpenRound(this.#version, participants, model.bytes, scheduler.now(), this.#config.roundDeadlineMs, this.#config.quorum);
     this.#round = round;
-    this.#cancelDeadline = scheduler.after(this.#config.roundDeadlineMs, () => this.#onDeadline(round));
+    this.#cancelDeadline = scheduler.after(
+      this.#config.roundDeadlineMs,
+      this.#guarded('the round deadline', () => this.#onDeadline(round)),
+    );
     this.#deps.hooks.openRound(this, participants, { runId: this.id, version: round.version, deadline: round.deadline, layers: model.layers });
     this.#deps.hooks.changed(this);
   }
@@ -479,9 +509,52 @@ export class Run {
     this.#round = null;
   }
 
+  /**
+   * A scheduled step of this run, behind its error boundary: a throw is
+   * logged with the run id and pauses this run with the reason; other runs
+   * and the process go on.
+   */
+  #guarded(what: string, fn: () => void): () => void {
+    return () => {
+      try {
+        fn();
+      } catch (error) {
+        this.#failed(what, error);
+      }
+    };
+  }
+
+  /** Logs a fault of this run, drops the open round and any evaluation in flight, and pauses the run with the reason. */
+  #failed(what: string, error: unknown): void {
+    const reason = `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+    try {
+      this.#deps.onError(new Error(`run ${this.id}: ${reason}`, { cause: error }));
+      this.#abandonRound();
+      this.#epoch += 1;
+      this.#evaluating = false;
+      if (this.#status === 'running') this.#status = 'paused';
+      this.#fault = reason;
+      this.#deps.hooks.changed(this);
+    } catch (secondary) {
+      // Even reporting failed (a hook threw): the run is paused all the same.
+      this.#status = this.#status === 'running' ? 'paused' : this.#status;
+      this.#fault = reason;
+      console.error(`[aggregator] run ${this.id}: reporting a fault failed`, secondary);
+    }
+  }
+
+  /** Closes the round behind the error boundary: a fault pauses the run, never reaches the caller (a socket handler or a timer). */
   #closeRound(): void {
     const round = this.#round!;
     this.#abandonRound();
+    try {
+      this.#applyRound(round);
+    } catch (error) {
+      this.#failed(`closing round ${round.version}`, error);
+    }
+  }
+
+  #applyRound(round: OpenRound): void {
     const { scheduler, model } = this.#deps;
     const config = this.#config;
     const layout = this.layout;
@@ -492,7 +565,19 @@ export class Run {
       layout.tensors.map((t) => t.offset),
       layout.parameterCount,
     );
-    model.sgdStep(this.#params, this.#velocity, mean, config.learningRate, config.momentum);
+    // The update is computed on copies and committed only if the aggregate, the weights and the
+    // momentum are all finite: a failing update is discarded, never stored or broadcast.
+    const nonFiniteMean = firstNonFinite(mean);
+    if (nonFiniteMean >= 0) throw new UpdateRefused(`the aggregated gradient is not finite at parameter ${nonFiniteMean}`);
+    const params = this.#params.slice();
+    const velocity = this.#velocity.slice();
+    model.sgdStep(params, velocity, mean, config.learningRate, config.momentum);
+    const badVelocity = firstNonFinite(velocity);
+    if (badVelocity >= 0) throw new UpdateRefused(`the momentum overflows at parameter ${badVelocity}; the update was discarded`);
+    const badParam = firstNonFinite(params);
+    if (badParam >= 0) throw new UpdateRefused(`the weights overflow at parameter ${badParam}; the update was discarded`);
+    this.#params = params;
+    this.#velocity = velocity;
     this.#version = asModelVersion(this.#version + 1);
     const updateMs = scheduler.now() - updateStarted;
 
@@ -538,14 +623,23 @@ export class Run {
     const evalStarted = scheduler.now();
     model
       .evaluate(config.model, this.#params.slice())
-      .catch((error: unknown) => {
-        this.#deps.onError(error);
-        return null;
-      })
-      .then((evaluation) => {
-        if (this.#disposed || epoch !== this.#epoch) return;
-        this.#evaluating = false;
-        publish(buildRoundMetrics(round, { ...outcome, evaluation, evalMs: scheduler.now() - evalStarted }));
-      });
+      .then(
+        (evaluation) => {
+          if (Number.isFinite(evaluation.loss) && Number.isFinite(evaluation.accuracy)) return evaluation;
+          this.#deps.onError(new Error(`run ${this.id}: the evaluation of version ${this.#version} is not finite (loss ${evaluation.loss}); not recorded`));
+          return null;
+        },
+        (error: unknown) => {
+          this.#deps.onError(new Error(`run ${this.id}: the evaluation of version ${this.#version} failed`, { cause: error }));
+          return null;
+        },
+      )
+      .then((evaluation) =>
+        this.#guarded('publishing an evaluated round', () => {
+          if (this.#disposed || epoch !== this.#epoch) return;
+          this.#evaluating = false;
+          publish(buildRoundMetrics(round, { ...outcome, evaluation, evalMs: scheduler.now() - evalStarted }));
+        })(),
+      );
   }
 }

@@ -70,13 +70,20 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
   const { registry, workers } = deps;
 
   io.use((socket, next) => {
-    const presented = (socket.handshake.auth as Record<string, unknown> | undefined)?.['adminToken'];
-    socket.data.admin = false;
-    socket.data.workerId ??= null;
-    if (presented === undefined) return next();
-    if (!tokenMatches(presented, deps.adminToken)) return next(new Error('forbidden: wrong admin token'));
-    socket.data.admin = true;
-    next();
+    try {
+      const auth: unknown = socket.handshake.auth;
+      const presented = typeof auth === 'object' && auth !== null ? (auth as Record<string, unknown>)['adminToken'] : undefined;
+      socket.data.admin = false;
+      socket.data.workerId ??= null;
+      if (presented === undefined) return next();
+      // The message never repeats what was presented: a near-miss token must not reach a log.
+      if (!tokenMatches(presented, deps.adminToken)) return next(new Error('forbidden: wrong admin token'));
+      socket.data.admin = true;
+      next();
+    } catch (error) {
+      deps.logError(new Error('socket handshake failed', { cause: error }));
+      next(new Error('handshake failed'));
+    }
   });
 
   const workerHandlers: Record<string, Handler> = {
@@ -117,9 +124,20 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
     },
   };
 
+  /** The error boundary of the handlers that have no ack: a throw is logged, never left to socket.io. */
+  const guard = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      deps.logError(new Error(`socket ${what} failed`, { cause: error }));
+    }
+  };
+
   io.on('connection', (socket) => {
     const allow = createRateLimiter(deps.rateLimit);
-    if (socket.recovered && socket.data.workerId !== null) registry.reconnect(socket.data.workerId, socket.id);
+    guard('reconnect', () => {
+      if (socket.recovered && socket.data.workerId !== null) registry.reconnect(socket.data.workerId, socket.id);
+    });
 
     const refuse = (event: string, error: ProtocolError, ack: ((response: Ack) => void) | undefined) => {
       socket.emit('server:error', error);
@@ -155,9 +173,11 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
       }
     });
 
-    socket.on('disconnect', () => {
-      const workerId = socket.data.workerId;
-      if (workerId !== null) registry.disconnect(workerId, socket.id);
-    });
+    socket.on('disconnect', () =>
+      guard('disconnect', () => {
+        const workerId = socket.data.workerId;
+        if (workerId !== null) registry.disconnect(workerId, socket.id);
+      }),
+    );
   });
 }

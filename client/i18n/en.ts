@@ -116,6 +116,7 @@ export const en = {
     charts: {
       lossTitle: 'Minibatch loss',
       lossCaption: 'Latest: {{loss}} (lower is better)',
+      lossSeries: 'loss',
       bytesTitle: 'Bytes sent per round, as % of float32',
       bytesCaption: '{{bytes}} instead of {{dense}}: {{ratio}}',
       bytesSeries: 'sent (compressed)',
@@ -205,6 +206,7 @@ export const en = {
       reset: 'Reset',
       delete: 'Delete',
       deleteLabel: 'Delete {{name}}',
+      fault: 'Paused by the server: {{detail}}',
       statuses: { created: 'ready', running: 'running', paused: 'paused', finished: 'finished' },
     },
     summary: {

@@ -109,6 +109,7 @@ export const zh: Messages = {
     charts: {
       lossTitle: '小批量损失',
       lossCaption: '最新：{{loss}}（越低越好）',
+      lossSeries: '损失',
       bytesTitle: '每轮发送的字节数（占 float32 的百分比）',
       bytesCaption: '{{bytes}}，而不是 {{dense}}：{{ratio}}',
       bytesSeries: '已发送（压缩后）',
@@ -198,6 +199,7 @@ export const zh: Messages = {
       reset: '重置',
       delete: '删除',
       deleteLabel: '删除 {{name}}',
+      fault: '已被服务器暂停：{{detail}}',
       statuses: { created: '就绪', running: '运行中', paused: '已暂停', finished: '已完成' },
     },
     summary: {

@@ -4,6 +4,7 @@
  * of the project.
  */
 export type {
+  Compression,
   DenseSample,
   EntrySample,
   LayerSample,
@@ -21,7 +22,8 @@ export { atomicVariance, realisedError, relativeVariance, squaredNorm } from './
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
 export { entrywiseDecomposition } from './decompositions/entrywise';
-export { spectralDecomposition, type SpectralDecomposition } from './decompositions/spectral';
+export { spectralDecomposition, spectralRoute, type SpectralDecomposition, type SpectralRoute } from './decompositions/spectral';
+export type { GradientFactors } from '../linalg/factoredSvd';
 export {
   SCHEMES,
   DEFAULT_BUDGET,

@@ -9,6 +9,15 @@ export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngr
 
 export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad'];
 
+/** The compression of a run: its scheme and that scheme's knob (each scheme reads only its own). */
+export interface Compression {
+  readonly scheme: SchemeName;
+  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd). */
+  readonly budget: number;
+  /** QSGD levels s (qsgd). */
+  readonly levels: number;
+}
+
 /** Shape of a layer gradient viewed as a matrix. */
 export type Shape = readonly [rows: number, cols: number];
 

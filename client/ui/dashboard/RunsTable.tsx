@@ -81,6 +81,11 @@ export function RunsTable() {
                   <td>{describeCompression(summary.config)}</td>
                   <td>
                     <span className={`pill pill--${summary.status}`}>{t(`dashboard.runs.statuses.${summary.status}`)}</span>
+                    {summary.fault === null ? null : (
+                      <div className="run-fault" role="alert" data-testid="run-fault">
+                        {t('dashboard.runs.fault', { detail: summary.fault })}
+                      </div>
+                    )}
                   </td>
                   <td className="num" data-cell="round">
                     {summary.version}

@@ -30,7 +30,7 @@ function LossChart({ points }: { readonly points: readonly WorkerRoundPoint[] })
           <XAxis dataKey="round" {...axisProps} />
           <YAxis {...axisProps} tickFormatter={formatNumber} />
           <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={roundLabel} />
-          <Line type="monotone" dataKey="loss" name="loss" stroke={COLORS.primary} strokeWidth={2} dot={false} isAnimationActive={false} />
+          <Line type="monotone" dataKey="loss" name={t('worker.charts.lossSeries')} stroke={COLORS.primary} strokeWidth={2} dot={false} isAnimationActive={false} />
         </LineChart>
       </ResponsiveContainer>
     </ChartCard>

@@ -2,7 +2,8 @@
 import { useEffect, useState } from 'react';
 import { asRunId } from '../../../core/protocol';
 import { useTranslation } from 'react-i18next';
-import { startWorkerSession, type WorkerControls } from '../../session/workerSession';
+import { startWorkerSession } from '../../session/browserSession';
+import type { WorkerControls } from '../../session/workerSession';
 import { LanguageSwitcher } from '../common/LanguageSwitcher';
 import { workerStore } from '../store/workerStore';
 import { DigitGallery } from './DigitGallery';
