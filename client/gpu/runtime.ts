@@ -164,7 +164,7 @@ export async function requestBrowserGpu(options: BrowserGpuOptions = {}): Promis
 }
 
 /** Where the training maths runs: a WebGPU device, or plain TypeScript with the reason it is not the GPU. */
-export type Backend = { readonly kind: 'webgpu'; readonly ctx: GpuContext } | { readonly kind: 'cpu'; readonly reason: string; readonly code: CpuReason };
+export type Backend = { readonly kind: 'webgpu'; readonly ctx: GpuContext } | { readonly kind: 'cpu'; readonly reason: string; readonly code?: CpuReason };
 
 /** Why a tab is on the CPU, machine-readable (the page translates it): no GPU for one of GpuUnavailableReason, or forced. */
 export type CpuReason = GpuUnavailableReason | 'forced' | 'forced-url';

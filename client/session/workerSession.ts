@@ -110,7 +110,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   let device: ComputeDevice = chosen.kind === 'webgpu' ? { kind: 'webgpu', ctx: chosen.ctx } : { kind: 'cpu' };
   let backendView: WorkerBackend =
     chosen.kind === 'webgpu' ? { kind: 'webgpu', detail: adapterName(chosen.ctx.adapterInfo) } : { kind: 'cpu', detail: chosen.reason };
-  sink.setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo), software: isSoftware(chosen.ctx) } : chosen);
+  sink.setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo), software: isSoftware(chosen.ctx) } : { ...chosen, code: chosen.code ?? 'unknown', detail: chosen.reason });
 
   let data: MnistData;
   try {
@@ -192,6 +192,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       computeMs: result.computeMs + result.compressMs,
     });
     const uploadMs = performance.now() - sentAt;
+    state().setTraffic(channel.traffic);
     if (receipt.ok) {
       let closed = 0;
       let realised = 0;

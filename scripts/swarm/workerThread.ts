@@ -28,7 +28,7 @@ const post = (message: FromWorkerThread): void => port.postMessage(message);
 
 /** This thread's backend: the CPU, or its own Dawn device and the way to release it. */
 async function threadBackend(): Promise<{ backend: Backend; release: () => void }> {
-  if (data.backend === 'cpu') return { backend: { kind: 'cpu', code: 'forced', reason: 'headless swarm on the CPU' }, release: () => {} };
+  if (data.backend === 'cpu') return { backend: { kind: 'cpu', reason: 'headless swarm on the CPU' }, release: () => {} };
   const { requestNodeGpu } = await import('../../client/gpu/nodeDevice');
   const gpu = await requestNodeGpu(`swarm:${data.name}`);
   return { backend: { kind: 'webgpu', ctx: gpu }, release: () => gpu.release() };
@@ -64,6 +64,7 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
       worker.accepted += 1;
     },
     setDigits: () => {},
+    setTraffic: () => {},
     setNotice: (notice) => {
       if (notice !== null) notices.push(translate(notice));
     },

@@ -4,14 +4,13 @@
  * and loss by round, the estimator's normalised variance, and bytes per
  * round per scheme. Redrawn a few times a second at most.
  */
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-
 import { Bar, BarChart, CartesianGrid, Cell, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, schemeLabel } from '../common/format';
 import { COLORS, runColor } from '../common/palette';
-import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
+import { dashboardStore, type DashboardState, type RunView, type TrafficAxis } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
 import { orderedRuns } from './selectors';
 
@@ -41,8 +40,13 @@ function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
   );
 }
 
+/** The trade-off chart's x axes: every frame on the wire, by direction. */
+const AXES: readonly { readonly key: TrafficAxis }[] = [{ key: 'totalMB' }, { key: 'uplinkMB' }, { key: 'downlinkMB' }];
+
 function TradeoffChart({ runs }: { readonly runs: readonly Plotted[] }) {
   const { t } = useTranslation();
+  const [axisKey, setAxisKey] = useState<TrafficAxis>('totalMB');
+  const axis = AXES.find((a) => a.key === axisKey)!;
   const points = runs.reduce((n, r) => n + r.run.evals.points.length, 0);
   return (
     <ChartCard
@@ -52,25 +56,33 @@ function TradeoffChart({ runs }: { readonly runs: readonly Plotted[] }) {
       points={points}
       emptyText={t('dashboard.charts.tradeoffEmpty')}
     >
+      <div className="segmented" role="radiogroup" aria-label={t('dashboard.charts.axisGroup')} data-testid="tradeoff-axis">
+        {AXES.map((a) => (
+          <label key={a.key} className={a.key === axisKey ? 'segmented__item segmented__item--on' : 'segmented__item'}>
+            <input type="radio" name="tradeoff-axis" value={a.key} checked={a.key === axisKey} onChange={() => setAxisKey(a.key)} />
+            {t(`dashboard.charts.axes.${a.key}.label`)}
+          </label>
+        ))}
+      </div>
       <ResponsiveContainer width="100%" height={HEIGHT + 40}>
         <LineChart margin={{ top: 8, right: 16, bottom: 14, left: -6 }}>
           <CartesianGrid stroke={COLORS.grid} />
           <XAxis
             type="number"
-            dataKey="cumulativeMB"
+            dataKey={axisKey}
             scale="log"
             domain={['auto', 'auto']}
             allowDataOverflow
             {...axisProps}
             tickFormatter={(v: number) => `${formatNumber(v)} MB`}
-            label={{ value: t('dashboard.charts.tradeoffAxis'), position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
+            label={{ value: t(`dashboard.charts.axes.${axis.key}.axis`), position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
           />
           <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...axisProps} tickFormatter={percentTick} />
           <Tooltip formatter={(v, name) => [formatPercent(Number(v)), name]} labelFormatter={(mb) => t('dashboard.charts.mbSent', { mb: formatNumber(Number(mb)) })} />
           {runs.map(({ run, color, label }) => (
             <Line
               key={run.summary.runId}
-              data={run.evals.points.filter((p) => p.cumulativeMB > 0)}
+              data={run.evals.points.filter((p) => p[axisKey] > 0)}
               dataKey="accuracy"
               name={label}
               stroke={color}

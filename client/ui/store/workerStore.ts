@@ -5,6 +5,7 @@
  */
 import { createStore } from 'zustand/vanilla';
 import type { RunConfig, RunId, WorkerId } from '../../../core/protocol';
+import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
 import type { CpuReason } from '../../gpu/runtime';
 import type { LocalMessage } from '../../i18n';
 import type { LinkState } from '../../net/workerChannel';
@@ -24,7 +25,7 @@ export type BackendView =
       /** In English, for the server's workers table. */
       readonly reason: string;
       /** What the page translates: the reason's kind and its variable part (an error message). */
-      readonly code: CpuReason | 'lost' | 'failed' | 'calibrated';
+      readonly code: CpuReason | 'lost' | 'failed' | 'calibrated' | 'unknown';
       readonly detail?: string;
     };
 
@@ -78,6 +79,8 @@ export interface WorkerState {
   readonly testAccuracy: number | null;
   /** This worker's bytes sent since the tab opened, and rounds counted. */
   readonly bytesUp: number;
+  /** Every frame this tab sent and received, as it counted them itself. */
+  readonly traffic: WireTraffic;
   readonly roundsSent: number;
   readonly history: Series<WorkerRoundPoint>;
   readonly digits: readonly DigitView[];
@@ -96,6 +99,8 @@ export interface WorkerActions {
   roundSent(point: WorkerRoundPoint): void;
   setDigits(digits: readonly DigitView[]): void;
   setNotice(notice: LocalMessage | null): void;
+  /** The channel's own count of frames both ways. */
+  setTraffic(traffic: WireTraffic): void;
 }
 
 const initialState: WorkerState = {
@@ -109,6 +114,7 @@ const initialState: WorkerState = {
   round: null,
   testAccuracy: null,
   bytesUp: 0,
+  traffic: NO_TRAFFIC,
   roundsSent: 0,
   history: emptySeries(),
   digits: [],
@@ -141,6 +147,7 @@ export function createWorkerStore() {
       })),
     setDigits: (digits) => set({ digits }),
     setNotice: (notice) => set({ notice }),
+    setTraffic: (traffic) => set({ traffic }),
   }));
 }
 

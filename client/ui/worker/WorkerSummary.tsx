@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { translate } from '../../i18n';
 import type { WorkerControls } from '../../session/workerSession';
+import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { describeCompression, formatBytes, formatPercent } from '../common/format';
 import { workerStore } from '../store/workerStore';
 import { BackendBadge } from './BackendBadge';
@@ -23,7 +24,9 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
   const phase = useStore(workerStore, (s) => s.phase);
   const round = useStore(workerStore, (s) => s.round);
   const accuracy = useStore(workerStore, (s) => s.testAccuracy);
-  const bytesUp = useStore(workerStore, (s) => s.bytesUp);
+  const traffic = useStore(workerStore, (s) => s.traffic);
+  const up = uplinkBytes(traffic);
+  const down = downlinkBytes(traffic);
   const roundsSent = useStore(workerStore, (s) => s.roundsSent);
   const notice = useStore(workerStore, (s) => s.notice);
   const stopped = phase === 'paused' || phase === 'removed';
@@ -76,11 +79,14 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
           </span>
         </div>
         <div className="kpi">
-          <span className="kpi__label">{t('worker.kpiSent')}</span>
-          <span className="kpi__value" data-testid="bytes-up" data-value={bytesUp}>
-            {formatBytes(bytesUp)}
+          <span className="kpi__label">{t('worker.kpiWire')}</span>
+          <span className="kpi__value" data-testid="bytes-total" data-value={up + down}>
+            {formatBytes(up + down)}
           </span>
-          <span className="kpi__hint">{t('worker.gradients', { count: roundsSent })}</span>
+          <span className="kpi__hint">
+            {t('worker.up')} <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, {t('worker.down')}{' '}
+            <span data-testid="bytes-down" data-value={down}>{formatBytes(down)}</span>, {t('worker.gradients', { count: roundsSent })}
+          </span>
         </div>
       </div>
       {notice !== null && (
