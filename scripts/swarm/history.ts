@@ -4,6 +4,7 @@
  * Built from the server's RoundMetrics, so it is what the aggregator measured,
  * not what the workers believe they sent.
  */
+import { modelVariance } from '../../core/atomo';
 import type { RoundMetrics, RunConfig } from '../../core/protocol';
 import type { SwarmBackend } from './options';
 
@@ -44,14 +45,7 @@ export interface SwarmHistory {
 
 /** Flattens one server record (sums the per-layer variances). */
 export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
-  let closedForm = 0;
-  let realised = 0;
-  let normSq = 0;
-  for (const layer of metrics.layers) {
-    closedForm += layer.closedForm;
-    realised += layer.realised;
-    normSq += layer.gradientNormSq;
-  }
+  const variance = modelVariance(metrics.layers);
   return {
     round: metrics.version,
     contributors: metrics.contributors,
@@ -62,10 +56,10 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     bytesDown: metrics.bytesDown,
     cumulativeBytesUp: metrics.cumulativeBytesUp,
     cumulativeBytesDown: metrics.cumulativeBytesDown,
-    varianceClosedForm: closedForm,
-    varianceRealised: realised,
-    normalisedClosedForm: normSq > 0 ? closedForm / normSq : 0,
-    normalisedRealised: normSq > 0 ? realised / normSq : 0,
+    varianceClosedForm: variance.closedForm,
+    varianceRealised: variance.realised,
+    normalisedClosedForm: variance.closedRel,
+    normalisedRealised: variance.realisedRel,
     durationMs: metrics.durations.totalMs,
   };
 }

@@ -5,6 +5,7 @@
  * dashboard channel; components read slices.
  */
 import { createStore } from 'zustand/vanilla';
+import { modelVariance } from '../../../core/atomo';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { pushPoint, seriesOf, type Series } from './series';
 
@@ -77,21 +78,14 @@ export interface DashboardActions {
 }
 
 function roundPoint(m: RoundMetrics): RunRoundPoint {
-  let closed = 0;
-  let realised = 0;
-  let normSq = 0;
-  for (const layer of m.layers) {
-    closed += layer.closedForm;
-    realised += layer.realised;
-    normSq += layer.gradientNormSq;
-  }
+  const variance = modelVariance(m.layers);
   return {
     round: m.version + 1,
     trainLoss: m.trainLoss,
     bytesUp: m.bytesUp,
     cumulativeMB: m.cumulativeBytesUp / 1e6,
-    varianceRel: normSq > 0 ? closed / normSq : 0,
-    realisedRel: normSq > 0 ? realised / normSq : 0,
+    varianceRel: variance.closedRel,
+    realisedRel: variance.realisedRel,
   };
 }
 
