@@ -175,6 +175,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       computeMs: result.computeMs + result.compressMs,
     });
     const uploadMs = performance.now() - sentAt;
+    state().setTraffic(channel.traffic);
     if (receipt.ok) {
       const { closedRel, realisedRel } = modelVariance(result.layerStats);
       state().roundSent({

@@ -22,7 +22,8 @@ export { atomicVariance, modelVariance, realisedError, squaredNorm, type ModelVa
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
 export { entrywiseDecomposition } from './decompositions/entrywise';
-export { spectralDecomposition, type SpectralDecomposition } from './decompositions/spectral';
+export { spectralDecomposition, spectralRoute, type SpectralDecomposition, type SpectralRoute } from './decompositions/spectral';
+export type { GradientFactors } from '../linalg/factoredSvd';
 export {
   SCHEMES,
   DEFAULT_BUDGET,

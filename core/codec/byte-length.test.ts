@@ -35,7 +35,12 @@ function documentedLength(sample: LayerSample): number {
         varints += leb128Bytes(index - previous - 1);
         previous = index;
       }
-      return 12 + 4 + varints + 4 * sample.indices.length;
+      // Entries of the most common magnitude cost 2 bits; each other one 2 bits + a float32.
+      const count = sample.indices.length;
+      const multiplicity = new Map<number, number>();
+      for (const x of sample.values) multiplicity.set(Math.abs(x), (multiplicity.get(Math.abs(x)) ?? 0) + 1);
+      const own = count - Math.max(0, ...multiplicity.values());
+      return 12 + 4 + varints + (count > 0 ? 4 + Math.ceil(count / 4) + 4 * own : 0);
     }
     case 'qsgd':
       return 12 + 4 + 2 + Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8);
@@ -77,7 +82,8 @@ describe('byte counts', () => {
       [2 ** 28, 5],
     ] as const) {
       const sample: LayerSample = { scheme: 'atomo-entry', shape: [2 ** 15, 2 ** 15], indices: Uint32Array.of(index), values: Float32Array.of(1) };
-      expect(encodedByteLength(sample)).toBe(16 + bytes + 4);
+      // + τ (4) + one byte of codes.
+      expect(encodedByteLength(sample)).toBe(16 + bytes + 4 + 1);
     }
   });
 
@@ -88,9 +94,12 @@ describe('byte counts', () => {
     expect(encodedByteLength(randomSpectral(rng, shape, 4))).toBe(14_624);
     expect(encodedByteLength(randomQsgd(rng, shape, 4))).toBe(50_194);
     expect(encodedByteLength(randomSample(rng, 'terngrad', shape))).toBe(25_104);
-    // Four entries with gaps of ~25k: four 3-byte varints.
-    const entry: LayerSample = { scheme: 'atomo-entry', shape, indices: Uint32Array.of(20_000, 45_000, 70_000, 95_000), values: new Float32Array(4) };
-    expect(encodedByteLength(entry)).toBe(44);
+    // Four unsaturated entries (±τ) with gaps of ~25k: four 3-byte varints, τ, one byte of codes.
+    const tau = 0.125;
+    const entry: LayerSample = { scheme: 'atomo-entry', shape, indices: Uint32Array.of(20_000, 45_000, 70_000, 95_000), values: Float32Array.of(tau, -tau, -tau, tau) };
+    expect(encodedByteLength(entry)).toBe(33);
+    // One of them saturated (its own value): 4 bytes more.
+    expect(encodedByteLength({ ...entry, values: Float32Array.of(tau, -tau, 7, tau) })).toBe(37);
     expect(encodedByteLength(randomEntry(rng, shape, 0))).toBe(16);
   });
 });

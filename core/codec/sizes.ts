@@ -26,9 +26,13 @@ export function spectralBodyBytes(atoms: number, [rows, cols]: Shape): number {
   return 4 + 4 * atoms * (rows + cols + 1);
 }
 
-/** Body of an entry-wise layer of `count` entries whose index gaps take `gapBytes` in all (varints). */
-function entryBodyBytes(count: number, gapBytes: number): number {
-  return 4 + 4 * count + gapBytes;
+/**
+ * Body of an entry-wise layer of `count` entries whose index gaps take
+ * `gapBytes` in all (varints), `own` of them saturated (their own float32;
+ * the others share ±τ, a 2-bit code each).
+ */
+function entryBodyBytes(count: number, gapBytes: number, own: number): number {
+  return 4 + gapBytes + (count > 0 ? 4 + packedByteLength(count, 2) + 4 * own : 0);
 }
 
 /** Body of a QSGD layer: f32 norm, u16 levels, a (1 + b)-bit code per entry. */
@@ -53,8 +57,8 @@ export function denseBytes(layout: ModelLayout): number {
 
 /**
  * Upper bound on the encoded bytes of one layer under `scheme`, the byte
- * formulas at their largest: entry-wise every entry kept with a 5-byte
- * varint, spectral k = min(rows, cols) atoms.
+ * formulas at their largest: entry-wise every entry kept, saturated, with a
+ * 5-byte varint; spectral k = min(rows, cols) atoms.
  */
 export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number): number {
   const [rows, cols] = shape;
@@ -63,7 +67,7 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number):
     case 'none':
       return denseLayerBytes(shape);
     case 'atomo-entry':
-      return HEADER_BYTES + entryBodyBytes(elements, varintLength(0xffffffff) * elements);
+      return HEADER_BYTES + entryBodyBytes(elements, varintLength(0xffffffff) * elements, elements);
     case 'atomo-svd':
       return HEADER_BYTES + spectralBodyBytes(Math.min(rows, cols), shape);
     case 'qsgd':
@@ -76,8 +80,9 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number):
 /**
  * Expected encoded bytes of one layer under `compression`. Spectral ATOMO
  * sends s atoms in expectation, at most rank ≤ min(rows, cols, batch) of
- * them; entry-wise ATOMO s entries, each a float and a varint gap whose size
- * is taken at the mean gap (an approximation); the others are fixed-size.
+ * them; entry-wise ATOMO s entries, each a 2-bit code and a varint gap whose
+ * size is taken at the mean gap, none saturated (an approximation that
+ * undercounts by 4 bytes per saturated entry); the others are fixed-size.
  */
 export function expectedLayerBytes(compression: Compression, shape: Shape, batchSize: number): number {
   const [rows, cols] = shape;
@@ -87,7 +92,7 @@ export function expectedLayerBytes(compression: Compression, shape: Shape, batch
       return HEADER_BYTES + spectralBodyBytes(Math.min(compression.budget, rows, cols, batchSize), shape);
     case 'atomo-entry': {
       const kept = Math.min(compression.budget, elements);
-      return HEADER_BYTES + entryBodyBytes(kept, kept * varintLength(Math.round(elements / Math.max(kept, 1))));
+      return HEADER_BYTES + entryBodyBytes(kept, kept * varintLength(Math.round(elements / Math.max(kept, 1))), 0);
     }
     default:
       return maxLayerBytes(compression.scheme, shape, compression.levels);

@@ -7,6 +7,7 @@
 import { createStore } from 'zustand/vanilla';
 import { modelVariance } from '../../../core/atomo';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
+import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
 
 /** One closed round of a run, as the overlay charts plot it. */
@@ -25,8 +26,14 @@ export interface RunEvalPoint {
   readonly round: number;
   readonly accuracy: number;
   readonly testLoss: number;
-  readonly cumulativeMB: number;
+  /** Cumulative megabytes on the wire (every frame, core/traffic): worker → server, server → worker, both. */
+  readonly uplinkMB: number;
+  readonly downlinkMB: number;
+  readonly totalMB: number;
 }
+
+/** Which traffic the trade-off chart's x axis counts. */
+export type TrafficAxis = 'uplinkMB' | 'downlinkMB' | 'totalMB';
 
 /** A run as the dashboard holds it. */
 export interface RunView {
@@ -91,7 +98,16 @@ function roundPoint(m: RoundMetrics): RunRoundPoint {
 
 function evalPoint(m: RoundMetrics): RunEvalPoint | null {
   if (m.testAccuracy === null) return null;
-  return { round: m.version + 1, accuracy: m.testAccuracy, testLoss: m.testLoss ?? Number.NaN, cumulativeMB: m.cumulativeBytesUp / 1e6 };
+  // Histories recorded before frames were counted have no traffic: fall back to the payload bytes.
+  const wire = m.cumulativeTraffic as RoundMetrics['cumulativeTraffic'] | undefined;
+  return {
+    round: m.version + 1,
+    accuracy: m.testAccuracy,
+    testLoss: m.testLoss ?? Number.NaN,
+    uplinkMB: (wire === undefined ? m.cumulativeBytesUp : uplinkBytes(wire)) / 1e6,
+    downlinkMB: (wire === undefined ? m.cumulativeBytesDown : downlinkBytes(wire)) / 1e6,
+    totalMB: (wire === undefined ? m.cumulativeBytesUp + m.cumulativeBytesDown : totalBytes(wire)) / 1e6,
+  };
 }
 
 function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView {

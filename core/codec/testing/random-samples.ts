@@ -54,7 +54,13 @@ export function randomEntry(rng: Rng, shape: Shape, density = rng() < 0.2 ? 0 : 
   const elements = shape[0] * shape[1];
   const kept: number[] = [];
   for (let i = 0; i < elements; i++) if (rng() < density) kept.push(i);
-  return { scheme: 'atomo-entry', shape, indices: Uint32Array.from(kept), values: randomFloats(rng, kept.length) };
+  // As ATOMO sends them: most values ±τ, a few saturated ones of their own; or all arbitrary.
+  const values = randomFloats(rng, kept.length);
+  if (rng() < 0.6) {
+    const tau = Math.abs(randomFloat(rng));
+    for (let i = 0; i < values.length; i++) if (rng() < 0.8) values[i] = rng() < 0.5 ? tau : -tau;
+  }
+  return { scheme: 'atomo-entry', shape, indices: Uint32Array.from(kept), values };
 }
 
 /** A spectral sample with `count` atoms (random in 0..min(rows, cols) if omitted). */
