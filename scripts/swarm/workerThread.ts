@@ -63,6 +63,7 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
       worker.accepted += 1;
     },
     setDigits: () => {},
+    setTraffic: () => {},
     setNotice: (notice) => {
       if (notice !== null) notices.push(notice);
     },
