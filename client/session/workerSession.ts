@@ -7,9 +7,9 @@
  * channel factory, so the same session runs in a tab (browserSession.ts),
  * in a Web Worker and in a Node worker thread (`npm run swarm`).
  */
-import { HEADER_BYTES } from '../../core/codec';
+import { modelVariance } from '../../core/atomo';
+import { denseBytes } from '../../core/codec';
 import type { MnistData } from '../../core/data';
-import type { ModelLayout } from '../../core/model';
 import { asBytes, type ProtocolErrorCode, type RoundOpen, type RunId, type WorkerAssignment, type WorkerBackend } from '../../core/protocol';
 import { decodeWeights } from '../../core/training/modelCodec';
 import { shardIndices } from '../../core/training/shard';
@@ -67,11 +67,6 @@ const ROUND_RACES: ReadonlySet<ProtocolErrorCode | 'timeout' | 'disconnected'> =
   'wrong-run',
   'disconnected',
 ]);
-
-/** Bytes of the model's gradient as dense float32 layers (the baseline every chart compares to). */
-export function denseBytes(layout: ModelLayout): number {
-  return layout.tensors.reduce((sum, tensor) => sum + HEADER_BYTES + 4 * tensor.size, 0);
-}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -194,21 +189,14 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     const uploadMs = performance.now() - sentAt;
     state().setTraffic(channel.traffic);
     if (receipt.ok) {
-      let closed = 0;
-      let realised = 0;
-      let normSq = 0;
-      for (const layer of result.layerStats) {
-        closed += layer.closedForm;
-        realised += layer.realised;
-        normSq += layer.gradientNormSq;
-      }
+      const { closedRel, realisedRel } = modelVariance(result.layerStats);
       state().roundSent({
         round: round.version,
         loss: result.loss,
         bytes: receipt.bytes,
         denseBytes: active.denseBytes,
-        closedRel: normSq > 0 ? closed / normSq : 0,
-        realisedRel: normSq > 0 ? realised / normSq : 0,
+        closedRel,
+        realisedRel,
         computeMs: result.computeMs,
         compressMs: result.compressMs,
         uploadMs,

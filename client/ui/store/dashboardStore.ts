@@ -6,6 +6,7 @@
  */
 import type { LocalMessage } from '../../i18n';
 import { createStore } from 'zustand/vanilla';
+import { modelVariance } from '../../../core/atomo';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
@@ -85,21 +86,14 @@ export interface DashboardActions {
 }
 
 function roundPoint(m: RoundMetrics): RunRoundPoint {
-  let closed = 0;
-  let realised = 0;
-  let normSq = 0;
-  for (const layer of m.layers) {
-    closed += layer.closedForm;
-    realised += layer.realised;
-    normSq += layer.gradientNormSq;
-  }
+  const variance = modelVariance(m.layers);
   return {
     round: m.version + 1,
     trainLoss: m.trainLoss,
     bytesUp: m.bytesUp,
     cumulativeMB: m.cumulativeBytesUp / 1e6,
-    varianceRel: normSq > 0 ? closed / normSq : 0,
-    realisedRel: normSq > 0 ? realised / normSq : 0,
+    varianceRel: variance.closedRel,
+    realisedRel: variance.realisedRel,
   };
 }
 
