@@ -23,6 +23,7 @@ import {
   type WorkerBackend,
   type WorkerId,
 } from '../core/protocol';
+import { NO_TRAFFIC, addTraffic, subtractTraffic, type Direction, type FrameCategory, type WireTraffic } from '../core/traffic/frames';
 import { encodeWeights } from '../core/training/modelCodec';
 import { ProtocolFault } from './fault';
 import { buildRoundMetrics, isEvaluationRound } from './metrics';
@@ -37,6 +38,8 @@ export interface MemberRecord {
   readonly slot: number;
   bytesUp: number;
   bytesDown: number;
+  /** Its socket's frames while in this run (core/traffic); absent in checkpoints written before frames were counted. */
+  traffic?: WireTraffic;
   rounds: number;
 }
 
@@ -48,6 +51,7 @@ export interface WorkerProfile {
 
 /** A worker's membership of a run: the checkpointed record plus what only lives while the server does. */
 export interface Member extends MemberRecord {
+  traffic: WireTraffic;
   connected: boolean;
   profile: WorkerProfile;
   /** Server clock of its last join or accepted gradient. */
@@ -68,6 +72,8 @@ export interface RunSnapshot {
   readonly members: readonly MemberRecord[];
   readonly bytesUp: number;
   readonly bytesDown: number;
+  /** Absent in checkpoints written before frames were counted. */
+  readonly traffic?: WireTraffic;
 }
 
 /** What a run tells the outside world. */
@@ -129,6 +135,9 @@ export class Run {
   readonly #members = new Map<WorkerId, Member>();
   #bytesUp: number;
   #bytesDown: number;
+  #traffic: WireTraffic;
+  /** #traffic when the previous round closed. */
+  #trafficAtClose: WireTraffic;
   #round: OpenRound | null = null;
   #cancelDeadline: (() => void) | null = null;
   #openScheduled = false;
@@ -154,7 +163,9 @@ export class Run {
     this.#history = [...snapshot.history];
     this.#bytesUp = snapshot.bytesUp;
     this.#bytesDown = snapshot.bytesDown;
-    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null });
+    this.#traffic = snapshot.traffic ?? NO_TRAFFIC;
+    this.#trafficAtClose = this.#traffic;
+    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, traffic: m.traffic ?? NO_TRAFFIC, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null });
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
       throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
@@ -222,6 +233,7 @@ export class Run {
         connected: m.connected,
         bytesUp: m.bytesUp,
         bytesDown: m.bytesDown,
+        traffic: m.traffic,
         rounds: m.rounds,
         lastSeenAt: m.lastSeenAt,
         latencyMs: m.latencyMs,
@@ -238,6 +250,7 @@ export class Run {
             },
       bytesUp: this.#bytesUp,
       bytesDown: this.#bytesDown,
+      traffic: this.#traffic,
       fault: this.#fault,
     };
   }
@@ -258,9 +271,10 @@ export class Run {
       velocity: this.#velocity.slice(),
       history: this.#history,
       // Named fields, not a rest spread: the profile and timings live only while the server does.
-      members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, rounds }) => ({ workerId, slot, bytesUp, bytesDown, rounds })),
+      members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, traffic, rounds }) => ({ workerId, slot, bytesUp, bytesDown, traffic, rounds })),
       bytesUp: this.#bytesUp,
       bytesDown: this.#bytesDown,
+      traffic: this.#traffic,
     };
   }
 
@@ -288,6 +302,7 @@ export class Run {
       connected: false,
       bytesUp: 0,
       bytesDown: 0,
+      traffic: NO_TRAFFIC,
       rounds: 0,
       profile: profile ?? defaultProfile(workerId),
       lastSeenAt: null,
@@ -321,6 +336,20 @@ export class Run {
       this.#leaveRound(workerId);
     }
     this.#deps.hooks.changed(this);
+  }
+
+  // ── Traffic ──────────────────────────────────────────────────────────────
+
+  /** A frame of a member's socket (metered by the socket layer, core/traffic): counted for the member and the run. */
+  recordFrame(workerId: WorkerId, direction: Direction, category: FrameCategory, bytes: number): void {
+    const member = this.#members.get(workerId);
+    if (!member) return;
+    const frame: WireTraffic =
+      direction === 'up'
+        ? { ...NO_TRAFFIC, [category === 'gradient' ? 'gradientUp' : 'controlUp']: bytes }
+        : { ...NO_TRAFFIC, [category === 'model' ? 'modelDown' : 'controlDown']: bytes };
+    member.traffic = addTraffic(member.traffic, frame);
+    this.#traffic = addTraffic(this.#traffic, frame);
   }
 
   // ── Gradients ────────────────────────────────────────────────────────────
@@ -436,9 +465,12 @@ export class Run {
     this.#encodedModel = null;
     this.#bytesUp = 0;
     this.#bytesDown = 0;
+    this.#traffic = NO_TRAFFIC;
+    this.#trafficAtClose = NO_TRAFFIC;
     for (const m of this.#members.values()) {
       m.bytesUp = 0;
       m.bytesDown = 0;
+      m.traffic = NO_TRAFFIC;
       m.rounds = 0;
     }
   }
@@ -601,8 +633,11 @@ export class Run {
       layerCount: layout.tensors.length,
       cumulativeBytesUp: this.#bytesUp,
       cumulativeBytesDown: this.#bytesDown,
+      traffic: subtractTraffic(this.#traffic, this.#trafficAtClose),
+      cumulativeTraffic: this.#traffic,
       updateMs,
     };
+    this.#trafficAtClose = this.#traffic;
     // The history grows with the weights, so any checkpoint taken from here on is consistent.
     const index = this.#history.push(buildRoundMetrics(round, { ...outcome, evaluation: null, evalMs: 0 })) - 1;
     const contributors = round.orderedContributors();

@@ -7,6 +7,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { ADMIN_EVENTS, runRoom, type Ack, type ProtocolError, type WorkerAssignment } from '../core/protocol';
+import { FrameMeter, type EnginePacket } from '../core/traffic/frames';
 import type { AdminHandlers } from './admin';
 import { ProtocolFault } from './fault';
 import { DASHBOARD_ROOM, type AppServer, type AppSocket, type EventHandlers } from './io';
@@ -138,6 +139,13 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
 
   io.on('connection', (socket) => {
     const allow = createRateLimiter(deps.rateLimit);
+    // Every frame both ways, as on the wire, for the run of whichever worker this socket is at the time.
+    const meter = new FrameMeter((direction, category, bytes) => {
+      const workerId = socket.data.workerId;
+      if (workerId !== null) guard('traffic', () => registry.recordFrame(workerId, direction, category, bytes));
+    });
+    socket.conn.on('packet', (packet: EnginePacket) => guard('traffic', () => meter.record('up', packet)));
+    socket.conn.on('packetCreate', (packet: EnginePacket) => guard('traffic', () => meter.record('down', packet)));
     guard('reconnect', () => {
       if (socket.recovered && socket.data.workerId !== null) registry.reconnect(socket.data.workerId, socket.id);
     });

@@ -20,7 +20,8 @@ import {
   type WorkerBackend,
   type WorkerId,
 } from '../../core/protocol';
-import { openSocket, request, type AppSocket, type OpenSocketOptions, type RequestError, type RequestResult } from './socket';
+import type { WireTraffic } from '../../core/traffic/frames';
+import { openSocket, request, socketMeter, type AppSocket, type OpenSocketOptions, type RequestError, type RequestResult } from './socket';
 import type { IdentityStore } from './workerIdentity';
 
 /** The state of the link itself. */
@@ -64,6 +65,8 @@ export interface WorkerChannel {
   submit(submission: GradientSubmission): Promise<RequestResult<GradientReceipt>>;
   /** Closes the connection for good. */
   close(): void;
+  /** Every frame this side sent and received so far, counted here (not the server's figure). */
+  readonly traffic: WireTraffic;
 }
 
 /** Opens a worker's channel; the host of a session chooses which. */
@@ -110,6 +113,10 @@ class SocketWorkerChannel implements WorkerChannel {
   /** This worker's id once joined. */
   get workerId(): WorkerId | null {
     return this.#workerId;
+  }
+
+  get traffic(): WireTraffic {
+    return socketMeter(this.#socket)!.traffic;
   }
 
   /** Joins the run (first time: `?run=` or the default; after: its own run); a stale key is dropped and a new identity asked for. */

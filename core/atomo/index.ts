@@ -18,11 +18,12 @@ export { SCHEME_NAMES } from './types';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
 export { reconstruct } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
-export { atomicVariance, realisedError, relativeVariance, squaredNorm } from './variance';
+export { atomicVariance, modelVariance, realisedError, squaredNorm, type ModelVariance, type VarianceStats } from './variance';
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
 export { entrywiseDecomposition } from './decompositions/entrywise';
-export { spectralDecomposition, type SpectralDecomposition } from './decompositions/spectral';
+export { spectralDecomposition, spectralRoute, type SpectralDecomposition, type SpectralRoute } from './decompositions/spectral';
+export type { GradientFactors } from '../linalg/factoredSvd';
 export {
   SCHEMES,
   DEFAULT_BUDGET,

@@ -9,6 +9,7 @@
  * method-chaining library ships whole.
  */
 import * as v from 'valibot';
+import { MAX_LEVELS } from '../atomo/schemes/scheme';
 import { SCHEME_NAMES, type SchemeName } from '../atomo/types';
 import { MODEL_KINDS } from '../model/layout';
 
@@ -21,7 +22,7 @@ export const RUN_CONFIG_BOUNDS = {
   nameLength: { min: 1, max: 80 },
   /** ATOMO budgets must also be > 0 (checked with the scheme). */
   budget: { min: 0, max: 1e9 },
-  levels: { min: 1, max: 0xffff },
+  levels: { min: 1, max: MAX_LEVELS },
   /** learningRate > min. */
   learningRate: { minExclusive: 0, max: 10 },
   /** momentum < max. */

@@ -5,14 +5,29 @@
  */
 import { createStore } from 'zustand/vanilla';
 import type { RunConfig, RunId, WorkerId } from '../../../core/protocol';
+import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
+import type { CpuReason } from '../../gpu/runtime';
+import type { LocalMessage } from '../../i18n';
 import type { LinkState } from '../../net/workerChannel';
 import { emptySeries, pushPoint, type Series } from './series';
 
 /** The backend as the badge shows it. */
 export type BackendView =
   | { readonly kind: 'probing' }
-  | { readonly kind: 'webgpu'; readonly adapterName: string }
-  | { readonly kind: 'cpu'; readonly reason: string };
+  | {
+      readonly kind: 'webgpu';
+      readonly adapterName: string;
+      /** A software adapter (SwiftShader, or one the browser marks isFallbackAdapter): WebGPU without a GPU. */
+      readonly software: boolean;
+    }
+  | {
+      readonly kind: 'cpu';
+      /** In English, for the server's workers table. */
+      readonly reason: string;
+      /** What the page translates: the reason's kind and its variable part (an error message). */
+      readonly code: CpuReason | 'lost' | 'failed' | 'calibrated' | 'unknown';
+      readonly detail?: string;
+    };
 
 /** What the tab is doing now; drives the progress indicator. */
 export type WorkerPhase =
@@ -64,11 +79,13 @@ export interface WorkerState {
   readonly testAccuracy: number | null;
   /** This worker's bytes sent since the tab opened, and rounds counted. */
   readonly bytesUp: number;
+  /** Every frame this tab sent and received, as it counted them itself. */
+  readonly traffic: WireTraffic;
   readonly roundsSent: number;
   readonly history: Series<WorkerRoundPoint>;
   readonly digits: readonly DigitView[];
   /** The latest thing that went wrong, in words; null when all is well. */
-  readonly notice: string | null;
+  readonly notice: LocalMessage | null;
 }
 
 /** The writes the session makes. */
@@ -81,7 +98,9 @@ export interface WorkerActions {
   runEvaluated(testAccuracy: number): void;
   roundSent(point: WorkerRoundPoint): void;
   setDigits(digits: readonly DigitView[]): void;
-  setNotice(notice: string | null): void;
+  setNotice(notice: LocalMessage | null): void;
+  /** The channel's own count of frames both ways. */
+  setTraffic(traffic: WireTraffic): void;
 }
 
 const initialState: WorkerState = {
@@ -95,6 +114,7 @@ const initialState: WorkerState = {
   round: null,
   testAccuracy: null,
   bytesUp: 0,
+  traffic: NO_TRAFFIC,
   roundsSent: 0,
   history: emptySeries(),
   digits: [],
@@ -127,6 +147,7 @@ export function createWorkerStore() {
       })),
     setDigits: (digits) => set({ digits }),
     setNotice: (notice) => set({ notice }),
+    setTraffic: (traffic) => set({ traffic }),
   }));
 }
 
