@@ -5,7 +5,7 @@
  * naming the first thing wrong.
  */
 import { reconstruct } from '../core/atomo';
-import { CodecError, decodeLayer } from '../core/codec';
+import { CodecError, decodeLayer, maxLayerBytes } from '../core/codec';
 import type { ModelLayout } from '../core/model/layout';
 import {
   asModelVersion,
@@ -26,7 +26,6 @@ import {
   type WorkerId,
 } from '../core/protocol';
 import { ProtocolFault } from './fault';
-import { maxLayerBytes } from './limits';
 
 /** Most layers any model has; bounds the work of parsing before the run's layout is known. */
 const MAX_LAYERS = 64;
@@ -189,7 +188,8 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
       throw error;
     }
     const { sample } = decoded;
-    if (sample.scheme !== config.scheme) {
+    // A dense layer is always accepted: a worker sends one where its scheme's encoding would be larger (core/codec encodeForWire).
+    if (sample.scheme !== config.scheme && sample.scheme !== 'none') {
       throw new ProtocolFault('wrong-scheme', `layer ${layer} is encoded with ${sample.scheme}; this run uses ${config.scheme}`);
     }
     if (sample.scheme === 'qsgd' && sample.levels !== config.levels) {

@@ -18,7 +18,7 @@ export { SCHEME_NAMES } from './types';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
 export { reconstruct } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
-export { atomicVariance, realisedError, relativeVariance, squaredNorm } from './variance';
+export { atomicVariance, modelVariance, realisedError, squaredNorm, type ModelVariance, type VarianceStats } from './variance';
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
 export { entrywiseDecomposition } from './decompositions/entrywise';

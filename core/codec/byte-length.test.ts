@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type LayerSample } from '../atomo/types';
 import { encodedByteLength, encodeLayer } from './index';
-import { makeRng, randomEntry, randomQsgd, randomSample, randomShape, randomSpectral } from './testing/random-samples';
+import { seededRng } from '../testing/seeded';
+import { randomEntry, randomQsgd, randomSample, randomShape, randomSpectral } from './testing/random-samples';
 
 // The formulas of docs/wire-format.md, written out again here on purpose:
 // they must not share code with the codec they check.
@@ -52,7 +53,7 @@ function documentedLength(sample: LayerSample): number {
 describe('byte counts', () => {
   for (const scheme of SCHEME_NAMES) {
     it(`${scheme}: encodedByteLength = encoded length = documented formula`, () => {
-      const rng = makeRng(2000 + SCHEME_NAMES.indexOf(scheme));
+      const rng = seededRng(2000 + SCHEME_NAMES.indexOf(scheme));
       for (let trial = 0; trial < 150; trial++) {
         const sample = randomSample(rng, scheme, randomShape(rng, 50));
         const formula = documentedLength(sample);
@@ -63,7 +64,7 @@ describe('byte counts', () => {
   }
 
   it('qsgd: bits per entry are 1 + ⌈log2(s+1)⌉ at every s from 1 to 300', () => {
-    const rng = makeRng(3);
+    const rng = seededRng(3);
     for (let levels = 1; levels <= 300; levels++) {
       const sample = randomQsgd(rng, [1, 8], levels, 0);
       // 8 entries: exactly (1 + b) bytes of packed data after header, levels, bucket size and one norm.
@@ -88,7 +89,7 @@ describe('byte counts', () => {
   });
 
   it('the 784×128 worked example of docs/wire-format.md', () => {
-    const rng = makeRng(4);
+    const rng = seededRng(4);
     const shape = [784, 128] as const;
     expect(encodedByteLength(randomSample(rng, 'none', shape))).toBe(401_420);
     expect(encodedByteLength(randomSpectral(rng, shape, 4))).toBe(14_624);

@@ -10,6 +10,7 @@
  * Body bytes: 2 + 4 + 4·B + ⌈m·n·(1 + b)/8⌉.
  */
 import { MAX_BUCKET_SIZE, bucketCount } from '../atomo/schemes/qsgd';
+import { MAX_LEVELS } from '../atomo/schemes/scheme';
 import type { QsgdSample } from '../atomo/types';
 import { checkLength, checkScale } from './checks';
 import type { ByteReader, ByteWriter } from './cursor';
@@ -17,13 +18,8 @@ import { BitReader, BitWriter, packedByteLength } from './bitpack';
 import { CodecError } from './errors';
 import { shapeText, where, type Header } from './header';
 import type { SchemeCodec } from './scheme';
+import { levelBits, qsgdBodyBytes } from './sizes';
 
-const MAX_LEVELS = 0xffff;
-
-/** b = ⌈log2(s+1)⌉, the bits of a level 0..s: the bit length of s. */
-export function levelBits(levels: number): number {
-  return 32 - Math.clz32(levels);
-}
 
 /** Encoder and decoder of s-level QSGD samples. */
 export const qsgdCodec: SchemeCodec<QsgdSample> = {
@@ -34,7 +30,7 @@ export const qsgdCodec: SchemeCodec<QsgdSample> = {
     checkLength(ctx, 'level', sample.level.length, elements, 'rows·cols');
     checkBucketSize(ctx, sample.bucketSize);
     checkLength(ctx, 'norms', sample.norms.length, bucketCount(elements, sample.bucketSize), 'buckets');
-    return 2 + 4 + 4 * sample.norms.length + packedByteLength(elements, 1 + levelBits(sample.levels));
+    return qsgdBodyBytes(elements, sample.levels, sample.bucketSize);
   },
 
   encodeBody(sample: QsgdSample, writer: ByteWriter, elements: number): void {

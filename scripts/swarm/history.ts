@@ -4,6 +4,7 @@
  * Built from the server's RoundMetrics, so it is what the aggregator measured,
  * not what the workers believe they sent.
  */
+import { modelVariance } from '../../core/atomo';
 import type { RoundMetrics, RunConfig } from '../../core/protocol';
 import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
 import type { SwarmBackend } from './options';
@@ -50,14 +51,7 @@ export interface SwarmHistory {
 
 /** Flattens one server record (sums the per-layer variances). */
 export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
-  let closedForm = 0;
-  let realised = 0;
-  let normSq = 0;
-  for (const layer of metrics.layers) {
-    closedForm += layer.closedForm;
-    realised += layer.realised;
-    normSq += layer.gradientNormSq;
-  }
+  const variance = modelVariance(metrics.layers);
   return {
     round: metrics.version,
     contributors: metrics.contributors,
@@ -72,10 +66,10 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     wireDown: downlinkBytes(metrics.traffic),
     cumulativeWireUp: uplinkBytes(metrics.cumulativeTraffic),
     cumulativeWireDown: downlinkBytes(metrics.cumulativeTraffic),
-    varianceClosedForm: closedForm,
-    varianceRealised: realised,
-    normalisedClosedForm: normSq > 0 ? closedForm / normSq : 0,
-    normalisedRealised: normSq > 0 ? realised / normSq : 0,
+    varianceClosedForm: variance.closedForm,
+    varianceRealised: variance.realised,
+    normalisedClosedForm: variance.closedRel,
+    normalisedRealised: variance.realisedRel,
     durationMs: metrics.durations.totalMs,
   };
 }

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
-import { DEFAULT_BUDGETS, DEFAULT_QSGD_BUCKET, DEFAULT_QSGD_LEVELS } from '../../server/runConfig';
+import { DEFAULT_BUDGETS, DEFAULT_QSGD_BUCKET, DEFAULT_QSGD_LEVELS } from '../../core/schema';
 
 /** Where a worker thread computes its gradients. */
 export type SwarmBackend = 'cpu' | 'webgpu';
@@ -80,7 +80,7 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     scheme,
     budget,
     levels: positiveInteger('levels', values.levels, DEFAULT_QSGD_LEVELS),
-    bucketSize: values.bucket === undefined ? DEFAULT_QSGD_BUCKET : values.bucket === '0' ? 0 : positiveInteger('bucket', values.bucket, DEFAULT_QSGD_BUCKET),
+    bucketSize: values.bucket === '0' ? 0 : positiveInteger('bucket', values.bucket, DEFAULT_QSGD_BUCKET),
     rounds: positiveInteger('rounds', values.rounds, SWARM_DEFAULTS.rounds),
     seed: positiveInteger('seed', values.seed, SWARM_DEFAULTS.seed),
     evalEvery: positiveInteger('eval-every', values['eval-every'], SWARM_DEFAULTS.evalEvery),

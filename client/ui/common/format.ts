@@ -1,6 +1,25 @@
-/** How numbers read on screen: bytes, ratios, accuracies, scheme names. */
-import type { RunConfig } from '../../../core/protocol';
+/** How numbers read on screen: bytes, ratios, accuracies, times and scheme names, in the language shown. */
+import type { AggregationRule, RunConfig } from '../../../core/protocol';
 import type { SchemeName } from '../../../core/atomo/types';
+import { currentLanguage, t } from '../../i18n';
+
+const numberFormats = new Map<string, Intl.NumberFormat>();
+/** A cached Intl.NumberFormat for the language shown now. */
+function numberFormat(options: Intl.NumberFormatOptions): Intl.NumberFormat {
+  const key = `${currentLanguage()}|${JSON.stringify(options)}`;
+  let format = numberFormats.get(key);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(currentLanguage(), options);
+    numberFormats.set(key, format);
+  }
+  return format;
+}
+
+/** A number with at most 3 significant digits, no trailing zeros. */
+export function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  return numberFormat({ maximumSignificantDigits: 3 }).format(value);
+}
 
 /** Bytes in SI units, 3 significant digits: "25.4 kB", "1.21 MB". */
 export function formatBytes(bytes: number): string {
@@ -12,33 +31,28 @@ export function formatBytes(bytes: number): string {
     value /= 1000;
     unit++;
   }
-  return `${unit === 0 ? Math.round(value) : value.toPrecision(3)} ${units[unit]}`;
+  const digits = unit === 0 ? numberFormat({ maximumFractionDigits: 0 }).format(value) : numberFormat({ minimumSignificantDigits: 3, maximumSignificantDigits: 3 }).format(value);
+  return `${digits} ${units[unit]}`;
 }
 
 /** A fraction as a percentage with one decimal: "91.2%". */
 export function formatPercent(fraction: number | null): string {
-  return fraction === null || !Number.isFinite(fraction) ? '–' : `${(fraction * 100).toFixed(1)}%`;
+  return fraction === null || !Number.isFinite(fraction) ? '–' : numberFormat({ style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(fraction);
 }
 
 /** The compression ratio in words: "16× smaller than float32 (6.2% of the bytes)". */
 export function ratioInWords(bytes: number, denseBytes: number): string {
-  if (bytes <= 0 || denseBytes <= 0) return 'nothing sent yet';
+  if (bytes <= 0 || denseBytes <= 0) return t('ratio.nothingYet');
   const ratio = denseBytes / bytes;
-  if (ratio < 1.05 && ratio > 0.95) return 'the same as float32 (no compression)';
-  const times = ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(1);
-  return ratio > 1
-    ? `${times}× smaller than float32 (${((100 * bytes) / denseBytes).toFixed(1)}% of the bytes)`
-    : `${(1 / ratio).toFixed(1)}× larger than float32`;
+  if (ratio < 1.05 && ratio > 0.95) return t('ratio.same');
+  const times = numberFormat({ maximumFractionDigits: ratio >= 10 ? 0 : 1, minimumFractionDigits: ratio >= 10 ? 0 : 1 });
+  return ratio > 1 ? t('ratio.smaller', { times: times.format(ratio), percent: formatPercent(bytes / denseBytes) }) : t('ratio.larger', { times: times.format(1 / ratio) });
 }
 
-/** Human names of the schemes. */
-export const SCHEME_LABELS: Readonly<Record<SchemeName, string>> = {
-  none: 'float32 (uncompressed)',
-  'atomo-svd': 'ATOMO spectral',
-  'atomo-entry': 'ATOMO entry-wise',
-  qsgd: 'QSGD',
-  terngrad: 'TernGrad',
-};
+/** The scheme's name in the language shown. */
+export function schemeLabel(scheme: SchemeName): string {
+  return t(`scheme.${scheme}`);
+}
 
 /**
  * The closed-form variance E‖ĝ − g‖² a scheme reports, as a formula
@@ -48,7 +62,7 @@ export const SCHEME_LABELS: Readonly<Record<SchemeName, string>> = {
  * Σ_k (‖g_k‖/s)² Σ f(1 − f), f the fractional part of s|gᵢ|/‖g_k‖.
  */
 export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & { readonly bucketSize?: number }): string {
-  if (config.scheme === 'none') return '0 (sent exactly)';
+  if (config.scheme === 'none') return '0';
   if (config.scheme !== 'qsgd') return 'Σλ²(1/p−1)';
   const buckets = (config.bucketSize ?? 0) > 0;
   if (config.levels === 1) return buckets ? 'Σ per bucket λ²(1/p−1)' : 'Σλ²(1/p−1)';
@@ -60,21 +74,43 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
   switch (config.scheme) {
     case 'atomo-svd':
     case 'atomo-entry':
-      return `${SCHEME_LABELS[config.scheme]}, budget ${formatNumber(config.budget)}`;
+      return t('scheme.withBudget', { scheme: schemeLabel(config.scheme), budget: formatNumber(config.budget) });
     case 'qsgd':
-      return `QSGD, ${config.levels} level${config.levels === 1 ? '' : 's'}${(config.bucketSize ?? 0) > 0 ? `, buckets of ${config.bucketSize}` : ''}`;
+      return (config.bucketSize ?? 0) > 0
+        ? t('scheme.qsgdBuckets', { levels: t('scheme.qsgdLevels', { count: config.levels }), size: config.bucketSize })
+        : t('scheme.qsgdLevels', { count: config.levels });
     default:
-      return SCHEME_LABELS[config.scheme];
+      return schemeLabel(config.scheme);
   }
 }
 
-/** A number with at most 3 significant digits, no trailing zeros. */
-export function formatNumber(value: number): string {
-  if (!Number.isFinite(value)) return '–';
-  return Number(value.toPrecision(3)).toString();
+/** The aggregation rule and its parameter, as the dashboard names it. */
+export function describeAggregation(rule: AggregationRule): string {
+  switch (rule.kind) {
+    case 'norm-bound':
+      return t('aggregation.normBound', { k: formatNumber(rule.k) });
+    case 'trimmed-mean':
+      return t('aggregation.trimmed', { percent: formatNumber(rule.trim * 100) });
+    case 'median':
+      return t('aggregation.median');
+    case 'mean':
+      return t('aggregation.mean');
+  }
 }
 
 /** Milliseconds, rounded: "42 ms", "1.3 s". */
 export function formatMs(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
+  return ms >= 1000
+    ? t('common.seconds', { value: numberFormat({ minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000) })
+    : t('common.ms', { value: numberFormat({ maximumFractionDigits: 0 }).format(ms) });
+}
+
+/** A timestamp (ms since epoch) as a time of day in the language shown: "10:52:07". */
+export function formatClock(epochMs: number): string {
+  return new Date(epochMs).toLocaleTimeString(currentLanguage(), { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+/** A chart tooltip's heading for a round: "Round 12". */
+export function roundLabel(round: unknown): string {
+  return t('common.round', { round: String(round) });
 }

@@ -1,8 +1,11 @@
 /** The form that creates a run: scheme and its knob, model, learning rate, batch, data split, seed, quorum and deadline. */
 import { useState, type FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+
 import { SCHEME_NAMES, type SchemeName } from '../../../core/atomo/types';
 import type { RunConfigPatch } from '../../../core/protocol';
-import { SCHEME_LABELS } from '../common/format';
+import { DEFAULT_BUDGETS, DEFAULT_RUN_CONFIG, RUN_CONFIG_BOUNDS, RunConfigError, parseRunConfigPatch, type AggregationRule } from '../../../core/schema';
+import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
 import { Explainers } from './Explainers';
 
@@ -21,33 +24,52 @@ interface FormValues {
   quorum: string;
   deadlineS: string;
   evalEvery: string;
+  aggregation: AggregationRule['kind'];
+  normBoundK: string;
+  trim: string;
   start: boolean;
 }
 
-const DEFAULT_BUDGET: Readonly<Partial<Record<SchemeName, string>>> = { 'atomo-svd': '2', 'atomo-entry': '1024' };
+const D = DEFAULT_RUN_CONFIG;
+const B = RUN_CONFIG_BOUNDS;
 
+/** The form starts from the server's defaults: the schema in core/schema is their one home. */
 const INITIAL: FormValues = {
   name: '',
-  scheme: 'atomo-svd',
-  budget: '2',
-  levels: '4',
-  model: 'mlp',
-  learningRate: '0.1',
-  batchSize: '32',
-  split: 'iid',
+  scheme: D.scheme,
+  budget: String(D.budget),
+  levels: String(D.levels),
+  model: D.model,
+  learningRate: String(D.learningRate),
+  batchSize: String(D.batchSize),
+  split: D.split.kind,
   alpha: '0.5',
-  seed: '1',
-  quorum: '50',
-  deadlineS: '15',
-  evalEvery: '5',
+  seed: String(D.seed),
+  quorum: String(Math.round(D.quorum.fraction * 100)),
+  deadlineS: String(D.roundDeadlineMs / 1000),
+  evalEvery: String(D.evalEvery),
+  aggregation: D.aggregation.kind,
+  normBoundK: String(D.aggregation.kind === 'norm-bound' ? D.aggregation.k : 3),
+  trim: '0.1',
   start: true,
 };
+
+function toAggregation(v: FormValues): AggregationRule {
+  switch (v.aggregation) {
+    case 'norm-bound':
+      return { kind: 'norm-bound', k: Number(v.normBoundK) };
+    case 'trimmed-mean':
+      return { kind: 'trimmed-mean', trim: Number(v.trim) };
+    default:
+      return { kind: v.aggregation };
+  }
+}
 
 /** The patch the form describes. */
 function toPatch(v: FormValues): RunConfigPatch {
   const atomo = v.scheme === 'atomo-svd' || v.scheme === 'atomo-entry';
   return {
-    name: v.name.trim() || `${SCHEME_LABELS[v.scheme]}`,
+    name: v.name.trim() || schemeLabel(v.scheme),
     scheme: v.scheme,
     ...(atomo ? { budget: Number(v.budget) } : {}),
     ...(v.scheme === 'qsgd' ? { levels: Number(v.levels) } : {}),
@@ -59,20 +81,35 @@ function toPatch(v: FormValues): RunConfigPatch {
     quorum: { fraction: Number(v.quorum) / 100, minimum: 1 },
     roundDeadlineMs: Math.round(Number(v.deadlineS) * 1000),
     evalEvery: Number(v.evalEvery),
+    aggregation: toAggregation(v),
   };
+}
+
+/** The patch, or the schema's first complaint about it (the server checks it again with the same schema). */
+function checkPatch(v: FormValues): { patch: RunConfigPatch; error: null } | { patch: null; error: string } {
+  try {
+    return { patch: parseRunConfigPatch(toPatch(v)), error: null };
+  } catch (error) {
+    return { patch: null, error: error instanceof RunConfigError ? error.message : String(error) };
+  }
 }
 
 /** The create-run card, with the explanations beside it. */
 export function CreateRunForm() {
+  const { t } = useTranslation();
   const actions = useActions();
   const [values, setValues] = useState<FormValues>(INITIAL);
   const [busy, setBusy] = useState(false);
+  const [invalid, setInvalid] = useState<string | null>(null);
   const set = <K extends keyof FormValues>(key: K) => (value: FormValues[K]) => setValues((v) => ({ ...v, [key]: value }));
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (actions === null) return;
+    const checked = checkPatch(values);
+    setInvalid(checked.error);
+    if (checked.patch === null) return;
     setBusy(true);
-    const created = await actions.createRun(toPatch(values));
+    const created = await actions.createRun(checked.patch);
     if (created.ok && values.start) await actions.startRun(created.run.runId);
     if (created.ok) setValues((v) => ({ ...v, name: '' }));
     setBusy(false);
@@ -80,91 +117,117 @@ export function CreateRunForm() {
   const atomo = values.scheme === 'atomo-svd' || values.scheme === 'atomo-entry';
   return (
     <section className="card create">
-      <form className="create__form" onSubmit={(e) => void submit(e)} aria-label="Create a run">
-        <h2>New run</h2>
+      <form className="create__form" onSubmit={(e) => void submit(e)} aria-label={t('dashboard.form.aria')}>
+        <h2>{t('dashboard.form.title')}</h2>
         <fieldset disabled={actions === null || busy}>
           <label>
-            Name
-            <input value={values.name} placeholder={SCHEME_LABELS[values.scheme]} maxLength={80} onChange={(e) => set('name')(e.target.value)} />
+            {t('dashboard.form.name')}
+            <input value={values.name} placeholder={schemeLabel(values.scheme)} maxLength={B.nameLength.max} onChange={(e) => set('name')(e.target.value)} />
           </label>
           <label>
-            Scheme
+            {t('dashboard.form.scheme')}
             <select
               value={values.scheme}
               onChange={(e) => {
                 const scheme = e.target.value as SchemeName;
-                setValues((v) => ({ ...v, scheme, budget: DEFAULT_BUDGET[scheme] ?? v.budget }));
+                setValues((v) => ({ ...v, scheme, budget: DEFAULT_BUDGETS[scheme] > 0 ? String(DEFAULT_BUDGETS[scheme]) : v.budget }));
               }}
             >
               {SCHEME_NAMES.map((s) => (
                 <option key={s} value={s}>
-                  {SCHEME_LABELS[s]}
+                  {schemeLabel(s)}
                 </option>
               ))}
             </select>
           </label>
           {atomo && (
             <label>
-              Budget (atoms per layer)
-              <input type="number" min="0.1" step="any" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
+              {t('dashboard.form.budget')}
+              <input type="number" min="0.1" max={B.budget.max} step="any" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
             </label>
           )}
           {values.scheme === 'qsgd' && (
             <label>
-              QSGD levels
-              <input type="number" min="1" max="255" step="1" value={values.levels} onChange={(e) => set('levels')(e.target.value)} />
+              {t('dashboard.form.levels')}
+              <input type="number" min={B.levels.min} max={B.levels.max} step="1" value={values.levels} onChange={(e) => set('levels')(e.target.value)} />
             </label>
           )}
           <label>
-            Model
+            {t('dashboard.form.model')}
             <select value={values.model} onChange={(e) => set('model')(e.target.value as FormValues['model'])}>
-              <option value="mlp">MLP (784-128-10)</option>
-              <option value="cnn">small CNN</option>
+              <option value="mlp">{t('dashboard.form.mlp')}</option>
+              <option value="cnn">{t('dashboard.form.cnn')}</option>
             </select>
           </label>
           <label>
-            Learning rate
-            <input type="number" min="0.0001" max="10" step="any" value={values.learningRate} onChange={(e) => set('learningRate')(e.target.value)} />
+            {t('dashboard.form.learningRate')}
+            <input type="number" min="0.0001" max={B.learningRate.max} step="any" value={values.learningRate} onChange={(e) => set('learningRate')(e.target.value)} />
           </label>
           <label>
-            Batch size
-            <input type="number" min="1" max="1024" step="1" value={values.batchSize} onChange={(e) => set('batchSize')(e.target.value)} />
+            {t('dashboard.form.batchSize')}
+            <input type="number" min={B.batchSize.min} max={B.batchSize.max} step="1" value={values.batchSize} onChange={(e) => set('batchSize')(e.target.value)} />
           </label>
           <label>
-            Data split
+            {t('dashboard.form.split')}
             <select value={values.split} onChange={(e) => set('split')(e.target.value as FormValues['split'])}>
-              <option value="iid">IID (every shard alike)</option>
-              <option value="dirichlet">Label-skewed (Dirichlet)</option>
+              <option value="iid">{t('dashboard.form.iid')}</option>
+              <option value="dirichlet">{t('dashboard.form.dirichlet')}</option>
             </select>
           </label>
           {values.split === 'dirichlet' && (
             <label>
-              Dirichlet α
-              <input type="number" min="0.01" step="any" value={values.alpha} onChange={(e) => set('alpha')(e.target.value)} />
+              {t('dashboard.form.alpha')}
+              <input type="number" min="0.01" max={B.alpha.max} step="any" value={values.alpha} onChange={(e) => set('alpha')(e.target.value)} />
             </label>
           )}
           <label>
-            Seed
-            <input type="number" min="0" step="1" value={values.seed} onChange={(e) => set('seed')(e.target.value)} />
+            {t('dashboard.form.seed')}
+            <input type="number" min={B.seed.min} max={B.seed.max} step="1" value={values.seed} onChange={(e) => set('seed')(e.target.value)} />
           </label>
           <label>
-            Quorum (%)
+            {t('dashboard.form.quorum')}
             <input type="number" min="0" max="100" step="1" value={values.quorum} onChange={(e) => set('quorum')(e.target.value)} />
           </label>
           <label>
-            Round deadline (s)
-            <input type="number" min="0.1" step="any" value={values.deadlineS} onChange={(e) => set('deadlineS')(e.target.value)} />
+            {t('dashboard.form.deadline')}
+            <input type="number" min={B.roundDeadlineMs.min / 1000} max={B.roundDeadlineMs.max / 1000} step="any" value={values.deadlineS} onChange={(e) => set('deadlineS')(e.target.value)} />
           </label>
           <label>
-            Evaluate every (rounds)
-            <input type="number" min="1" step="1" value={values.evalEvery} onChange={(e) => set('evalEvery')(e.target.value)} />
+            {t('dashboard.form.evalEvery')}
+            <input type="number" min={B.evalEvery.min} max={B.evalEvery.max} step="1" value={values.evalEvery} onChange={(e) => set('evalEvery')(e.target.value)} />
           </label>
+          <label>
+            {t('dashboard.form.aggregation')}
+            <select value={values.aggregation} onChange={(e) => set('aggregation')(e.target.value as FormValues['aggregation'])} data-testid="aggregation-rule">
+              <option value="norm-bound">{t('dashboard.form.aggregationNormBound')}</option>
+              <option value="median">{t('dashboard.form.aggregationMedian')}</option>
+              <option value="trimmed-mean">{t('dashboard.form.aggregationTrimmed')}</option>
+              <option value="mean">{t('dashboard.form.aggregationMean')}</option>
+            </select>
+          </label>
+          {values.aggregation === 'norm-bound' && (
+            <label>
+              {t('dashboard.form.normBoundK')}
+              <input type="number" min={B.normBoundK.min} max={B.normBoundK.max} step="any" value={values.normBoundK} onChange={(e) => set('normBoundK')(e.target.value)} />
+            </label>
+          )}
+          {values.aggregation === 'trimmed-mean' && (
+            <label>
+              {t('dashboard.form.trim')}
+              <input type="number" min={B.trim.min} max={B.trim.max} step="0.05" value={values.trim} onChange={(e) => set('trim')(e.target.value)} />
+            </label>
+          )}
           <label className="checkbox">
             <input type="checkbox" checked={values.start} onChange={(e) => set('start')(e.target.checked)} />
-            Start it right away
+            {t('dashboard.form.startNow')}
           </label>
+          {invalid === null ? null : (
+            <p className="form-error" role="alert">
+              {invalid}
+            </p>
+          )}
           <button type="submit" className="button button--primary">
-            Create run
+            {t('dashboard.form.create')}
           </button>
         </fieldset>
       </form>

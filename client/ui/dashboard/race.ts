@@ -1,72 +1,16 @@
 /**
  * The "race": one run per scheme at matched expected bytes per round, so the
- * accuracy curves compare schemes at equal communication. Byte counts follow
- * docs/wire-format.md's formulas; TernGrad's fixed 2 bits per entry sets the
+ * accuracy curves compare schemes at equal communication. Byte counts are
+ * core/codec/sizes.ts's expected bytes; TernGrad's fixed 2 bits per entry sets the
  * target, QSGD matches it with 1 level (sign + 1 level bit) and a norm per
- * bucket of 512 entries (+0.0625 bit an entry), and the ATOMO
+ * bucket of 512 entries (+1/16 bit an entry), and the ATOMO
  * budgets are solved for it. Float32 runs alongside as the unmatched
  * reference every chart compares to.
  */
-import { bucketCount } from '../../../core/atomo/schemes/qsgd';
-import { HEADER_BYTES } from '../../../core/codec';
-import type { SchemeName } from '../../../core/atomo/types';
+import type { Compression, SchemeName } from '../../../core/atomo';
+import { expectedBytes } from '../../../core/codec';
 import type { ModelLayout } from '../../../core/model';
 import type { RunConfigPatch } from '../../../core/protocol';
-
-/** A scheme and its knob. */
-export interface RaceCompression {
-  readonly scheme: SchemeName;
-  readonly budget: number;
-  readonly levels: number;
-  /** QSGD bucket size (0 or absent: one norm per layer). */
-  readonly bucketSize?: number;
-}
-
-/** Bytes of one LEB128 varint of `value`. */
-function varintBytes(value: number): number {
-  let bytes = 1;
-  while (value >= 128) {
-    value = Math.floor(value / 128);
-    bytes++;
-  }
-  return bytes;
-}
-
-/**
- * Expected bytes of one worker's gradient for one round. Spectral ATOMO
- * sends s atoms per layer in expectation, at most rank ≤ min(rows, cols,
- * batch) of them; entry-wise ATOMO s entries, each a float and a varint gap
- * whose size is taken at the mean gap.
- */
-export function expectedRoundBytes(layout: ModelLayout, c: RaceCompression, batchSize: number): number {
-  let total = 0;
-  for (const { shape } of layout.tensors) {
-    const [rows, cols] = shape;
-    const entries = rows * cols;
-    switch (c.scheme) {
-      case 'none':
-        total += HEADER_BYTES + 4 * entries;
-        break;
-      case 'terngrad':
-        total += HEADER_BYTES + 4 + Math.ceil(entries / 4);
-        break;
-      case 'qsgd':
-        total += HEADER_BYTES + 2 + 4 + 4 * bucketCount(entries, c.bucketSize ?? 0) + Math.ceil((entries * (1 + (32 - Math.clz32(c.levels)))) / 8);
-        break;
-      case 'atomo-svd': {
-        const atoms = Math.min(c.budget, rows, cols, batchSize);
-        total += HEADER_BYTES + 4 + 4 * atoms * (rows + cols + 1);
-        break;
-      }
-      case 'atomo-entry': {
-        const kept = Math.min(c.budget, entries);
-        total += HEADER_BYTES + 4 + kept * (4 + varintBytes(Math.round(entries / Math.max(kept, 1))));
-        break;
-      }
-    }
-  }
-  return total;
-}
 
 /** The smallest budget (to 3 significant digits) whose expected bytes reach `target`, by bisection (bytes grow with the budget). */
 function solveBudget(layout: ModelLayout, scheme: 'atomo-svd' | 'atomo-entry', target: number, batchSize: number): number {
@@ -74,21 +18,21 @@ function solveBudget(layout: ModelLayout, scheme: 'atomo-svd' | 'atomo-entry', t
   let high = layout.tensors.reduce((max, t) => Math.max(max, t.size), 1);
   for (let i = 0; i < 60; i++) {
     const mid = (low + high) / 2;
-    if (expectedRoundBytes(layout, { scheme, budget: mid, levels: 1 }, batchSize) < target) low = mid;
+    if (expectedBytes(layout, { scheme, budget: mid, levels: 1 }, batchSize) < target) low = mid;
     else high = mid;
   }
   return Number(high.toPrecision(3));
 }
 
-/** QSGD's bucket size in a race: 512 entries per norm, as in the QSGD paper. */
+/** QSGD's bucket size in a race: one norm per 512 entries, as in the QSGD paper. */
 const RACE_QSGD_BUCKET = 512;
 
 /** The order of the race's runs: with few workers, the first ones get them. */
 export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'none'];
 
 /** The compression of each race run, matched to TernGrad's bytes per round (float32 unmatched). */
-export function raceCompressions(layout: ModelLayout, batchSize: number): RaceCompression[] {
-  const target = expectedRoundBytes(layout, { scheme: 'terngrad', budget: 0, levels: 1 }, batchSize);
+export function raceCompressions(layout: ModelLayout, batchSize: number): Compression[] {
+  const target = expectedBytes(layout, { scheme: 'terngrad', budget: 0, levels: 1 }, batchSize);
   return RACE_SCHEMES.map((scheme) => {
     switch (scheme) {
       case 'atomo-svd':

@@ -4,7 +4,9 @@
  * per-worker arrays would grow with the class). Fed by client/net's
  * dashboard channel; components read slices.
  */
+import type { LocalMessage } from '../../i18n';
 import { createStore } from 'zustand/vanilla';
+import { modelVariance } from '../../../core/atomo';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
@@ -69,7 +71,7 @@ export interface DashboardState {
   readonly runs: Readonly<Record<string, RunView>>;
   readonly lastRounds: Readonly<Record<number, WorkerLastRound>>;
   /** The latest message for the teacher (a refused action), or null. */
-  readonly notice: string | null;
+  readonly notice: LocalMessage | null;
 }
 
 /** The writes the dashboard channel makes. */
@@ -80,25 +82,18 @@ export interface DashboardActions {
   runState(run: RunSummary): void;
   runDeleted(runId: RunId): void;
   metrics(metrics: RoundMetrics): void;
-  setNotice(notice: string | null): void;
+  setNotice(notice: LocalMessage | null): void;
 }
 
 function roundPoint(m: RoundMetrics): RunRoundPoint {
-  let closed = 0;
-  let realised = 0;
-  let normSq = 0;
-  for (const layer of m.layers) {
-    closed += layer.closedForm;
-    realised += layer.realised;
-    normSq += layer.gradientNormSq;
-  }
+  const variance = modelVariance(m.layers);
   return {
     round: m.version + 1,
     trainLoss: m.trainLoss,
     bytesUp: m.bytesUp,
     cumulativeMB: m.cumulativeBytesUp / 1e6,
-    varianceRel: normSq > 0 ? closed / normSq : 0,
-    realisedRel: normSq > 0 ? realised / normSq : 0,
+    varianceRel: variance.closedRel,
+    realisedRel: variance.realisedRel,
   };
 }
 

@@ -14,21 +14,7 @@ import type {
   SpectralSample,
   TernGradSample,
 } from '../../atomo/types';
-
-/** A seeded uniform generator in [0, 1) (mulberry32); tests need reproducible streams, not quality. */
-export type Rng = () => number;
-
-/** mulberry32 seeded with `seed`. */
-export function makeRng(seed: number): Rng {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import type { Rng } from '../../testing/seeded';
 
 /** An integer in lo..hi inclusive. */
 export function randomInt(rng: Rng, lo: number, hi: number): number {
