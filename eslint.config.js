@@ -3,7 +3,7 @@
 //  - core/ imports nothing of the project above it, and outside its tests no
 //    DOM, socket, GPU or Node module;
 //  - only client/net/ imports socket.io-client, and client/net/ imports only
-//    core/ (the tab, tests and tools all connect through it);
+//    core/ and client/i18n/ (the tab, tests and tools all connect through it);
 //  - client/ and server/ never import each other (server's tests and test
 //    harness drive it through client/net/, as a tab would), nor scripts/;
 //  - scripts/ use the project's public modules, not server/testing/.
@@ -23,8 +23,11 @@ const NO_SCRIPTS = { group: ['**/scripts/**'], message: 'scripts/ are entry poin
 const NO_SERVER = { group: ['**/server/**'], message: 'client/ and server/ talk only through core/protocol.ts.' };
 const NO_CLIENT = { group: ['**/client/**'], message: 'client/ and server/ talk only through core/protocol.ts.' };
 const ONLY_CLIENT_NET = { regex: '(^|/)client/(?!net/)', message: "server's tests play a tab through client/net/ only." };
-// From client/net/, `../x` is another client folder; `../../core` is core.
-const NET_ONLY_CORE = { regex: '^\\.\\./(?!\\.\\./)', message: 'client/net/ imports only core/ (and socket.io-client): report to the UI through an interface it defines.' };
+// From client/net/, `../x` is another client folder (`../i18n` is allowed: messages for the page); `../../core` is core.
+const NET_ONLY_CORE = {
+  regex: '^\\.\\./(?!\\.\\./|i18n(/|$))',
+  message: 'client/net/ imports only core/ and client/i18n/ (and socket.io-client): report to the UI through an interface it defines.',
+};
 const NO_SERVER_TESTING = { group: ['**/server/testing/**'], message: "scripts/ use the project's public modules (server/local.ts, client/net), not server/testing/." };
 
 /** One fence: the import patterns refused in `files` (less `ignores`). */

@@ -5,6 +5,7 @@
  * actions go through `DashboardActions`; components never touch the socket.
  */
 import type { RoundMetrics, RunConfigPatch, RunId, RunSummary, WorkerId } from '../../core/protocol';
+import type { LocalMessage } from '../i18n';
 import { openSocket, request, type AppSocket, type RequestError } from './socket';
 
 /** Whether this dashboard may act. */
@@ -21,7 +22,7 @@ export interface DashboardSink {
   runState(run: RunSummary): void;
   runDeleted(runId: RunId): void;
   metrics(metrics: RoundMetrics): void;
-  setNotice(notice: string | null): void;
+  setNotice(notice: LocalMessage | null): void;
 }
 
 /** The result of a teacher action: done, or why not. */
@@ -48,7 +49,7 @@ export function connectDashboard(store: { getState(): DashboardSink }, adminToke
   const subscribe = async () => {
     const answer = await request(socket, 'dashboard:subscribe', {});
     if (answer.ok) state().snapshot(answer.runs, answer.history);
-    else state().setNotice(`Could not subscribe: ${answer.error.message}`);
+    else state().setNotice({ key: 'dashboard.subscribeFailed', params: { detail: answer.error.message } });
   };
   socket.on('connect', () => {
     state().setLink('connected');
@@ -71,7 +72,7 @@ export function connectDashboard(store: { getState(): DashboardSink }, adminToke
 
   const act = async <T extends object>(pending: Promise<ActionResult<T>>): Promise<ActionResult<T>> => {
     const result = await pending;
-    state().setNotice(result.ok ? null : result.error.message);
+    state().setNotice(result.ok ? null : { key: 'common.raw', params: { detail: result.error.message } });
     return result;
   };
   return {

@@ -31,21 +31,34 @@ function reconstructEntries(sample: EntrySample): Float32Array {
   return out;
 }
 
-/** Σ scaleᵢ uᵢvᵢᵀ, accumulated in float64 and rounded to float32 once. */
+/**
+ * Σ scaleᵢ uᵢvᵢᵀ, each entry accumulated in float64 over the atoms in order
+ * and rounded to float32 once. Row by row, so no full-size float64 buffer.
+ */
 function reconstructSpectral(sample: SpectralSample): Float32Array {
   const [rows, cols] = sample.shape;
-  const sum = new Float64Array(rows * cols);
-  for (let a = 0; a < sample.count; a++) {
-    const scale = sample.scales[a]!;
-    for (let i = 0; i < rows; i++) {
-      const left = scale * sample.u[a * rows + i]!;
-      if (left === 0) continue;
-      const row = i * cols;
-      const right = a * cols;
-      for (let j = 0; j < cols; j++) sum[row + j] = sum[row + j]! + left * sample.v[right + j]!;
+  const { count, u, v, scales } = sample;
+  const out = new Float32Array(rows * cols);
+  const left = new Float64Array(count);
+  const sum = new Float64Array(cols);
+  for (let i = 0; i < rows; i++) {
+    let any = false;
+    for (let a = 0; a < count; a++) {
+      left[a] = scales[a]! * u[a * rows + i]!;
+      if (left[a] !== 0) any = true;
     }
+    if (!any) continue;
+    sum.fill(0);
+    for (let a = 0; a < count; a++) {
+      const l = left[a]!;
+      if (l === 0) continue;
+      const right = a * cols;
+      for (let j = 0; j < cols; j++) sum[j] = sum[j]! + l * v[right + j]!;
+    }
+    const row = i * cols;
+    for (let j = 0; j < cols; j++) out[row + j] = sum[j]!;
   }
-  return Float32Array.from(sum);
+  return out;
 }
 
 /** ĝᵢ = norm · sign · levelᵢ/s, each entry rounded to float32 once. */

@@ -60,8 +60,8 @@ export function layerGradients(layout: ModelLayout, { gradient, factors }: Pick<
 /** Compresses layers on the CPU with the core scheme: the reference every device compressor matches. */
 export function compressOnCpu(layers: readonly LayerGradient[], compression: Compression, stream: LayerStreams): CompressedLayerStats[] {
   const scheme = SCHEMES[compression.scheme];
-  return layers.map(({ layer, shape, values }) => {
-    const { sample, variance } = scheme.compress(values, shape, compression, stream(layer));
+  return layers.map(({ layer, shape, values, factors }) => {
+    const { sample, variance } = scheme.compress(values, shape, compression, stream(layer), factors);
     return { sample, closedForm: variance, realised: realisedError(reconstruct(sample), values), gradientNormSq: squaredNorm(values) };
   });
 }

@@ -4,6 +4,7 @@
  * per-worker arrays would grow with the class). Fed by client/net's
  * dashboard channel; components read slices.
  */
+import type { LocalMessage } from '../../i18n';
 import { createStore } from 'zustand/vanilla';
 import { modelVariance } from '../../../core/atomo';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
@@ -65,7 +66,7 @@ export interface DashboardState {
   readonly runs: Readonly<Record<string, RunView>>;
   readonly lastRounds: Readonly<Record<number, WorkerLastRound>>;
   /** The latest message for the teacher (a refused action), or null. */
-  readonly notice: string | null;
+  readonly notice: LocalMessage | null;
 }
 
 /** The writes the dashboard channel makes (client/net defines them; this store implements them). */
