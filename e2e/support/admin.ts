@@ -27,7 +27,8 @@ type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
 /** A connected socket; `adminToken` undefined connects as a student. */
 export async function connect(baseURL: string, adminToken?: string): Promise<ClientSocket> {
-  const socket: ClientSocket = io(baseURL, { transports: ['websocket'], auth: adminToken === undefined ? {} : { adminToken }, reconnection: false });
+  // rejectUnauthorized: an --https test server's certificate is self-signed.
+  const socket: ClientSocket = io(baseURL, { transports: ['websocket'], auth: adminToken === undefined ? {} : { adminToken }, reconnection: false, rejectUnauthorized: false });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', () => resolve());
     socket.once('connect_error', reject);
