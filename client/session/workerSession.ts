@@ -15,6 +15,7 @@ import { decodeWeights } from '../../core/training/modelCodec';
 import { shardIndices } from '../../core/training/shard';
 import { isSoftwareAdapter } from '../gpu/adapter';
 import type { Backend, GpuContext } from '../gpu/runtime';
+import { linkedChannelFactory } from '../net/linkChannel';
 import type { ChannelFactory } from '../net/workerChannel';
 import type { IdentityStore } from '../net/workerIdentity';
 import type { WorkerActions, WorkerPhase } from '../ui/store/workerStore';
@@ -55,6 +56,12 @@ export interface WorkerSessionDeps {
   readonly runId?: RunId;
   /** Predict the shown digits after every round (a tab shows them; headless workers skip the work). */
   readonly showDigits?: boolean;
+  /**
+   * Wait out the run's simulated link (RunConfig.link) before a message counts
+   * as delivered; true by default. The swarm turns it off and computes the
+   * same time model from measured times instead of sleeping.
+   */
+  readonly simulateLink?: boolean;
 }
 
 /** Refusals that only mean "too late for this round": the next round:open follows. */
@@ -235,7 +242,8 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
 
   const identity = await deps.identity();
   setPhase('joining');
-  const channel = deps.openChannel({
+  const openChannel = deps.simulateLink === false ? deps.openChannel : linkedChannelFactory(deps.openChannel, () => current?.assignment.config.link ?? null);
+  const channel = openChannel({
     identity,
     name: deps.name,
     // Read at every join, so a worker that fell back to the CPU says so when it next rejoins.

@@ -45,6 +45,9 @@ export const RUN_CONFIG_BOUNDS = {
   trim: { min: 0, max: 0.45 },
   /** Missed rounds in a row after which a member stops counting toward the quorum. */
   dormantAfter: { min: 1, max: 1000 },
+  /** A simulated link's bandwidth each way (Mbit/s) and one-way latency (ms). */
+  linkMbps: { minExclusive: 0, max: 1e6 },
+  linkLatencyMs: { min: 0, max: 60_000 },
 } as const;
 
 const B = RUN_CONFIG_BOUNDS;
@@ -101,6 +104,20 @@ export const AggregationRuleSchema = v.variant(
   'aggregation must be { kind: "mean" | "median" } or { kind: "norm-bound", k } or { kind: "trimmed-mean", trim }',
 );
 
+const mbps = (field: string) =>
+  v.pipe(finite(field, `(0, ${B.linkMbps.max}]`), v.gtValue(B.linkMbps.minExclusive, `${field} must be in (0, ${B.linkMbps.max}]`), v.maxValue(B.linkMbps.max, `${field} must be in (0, ${B.linkMbps.max}]`));
+
+/** A simulated link: bandwidth each way and one-way latency. */
+export const LinkSchema = v.strictObject(
+  {
+    name: v.pipe(v.string('link.name must be a string'), v.maxLength(80, 'link.name must be at most 80 characters')),
+    uplinkMbps: mbps('link.uplinkMbps'),
+    downlinkMbps: mbps('link.downlinkMbps'),
+    latencyMs: v.pipe(finite('link.latencyMs', `[0, ${B.linkLatencyMs.max}]`), v.minValue(B.linkLatencyMs.min, `link.latencyMs must be in [0, ${B.linkLatencyMs.max}]`), v.maxValue(B.linkLatencyMs.max, `link.latencyMs must be in [0, ${B.linkLatencyMs.max}]`)),
+  },
+  'link must be { name, uplinkMbps, downlinkMbps, latencyMs } or null',
+);
+
 /** Every setting of a run, each with its bounds; cross-field rules are checked by parseRunConfig. */
 const RUN_CONFIG_ENTRIES = {
   name: v.pipe(v.string('name must be a string'), v.minLength(B.nameLength.min, 'name must be 1–80 characters'), v.maxLength(B.nameLength.max, 'name must be 1–80 characters')),
@@ -139,6 +156,12 @@ const RUN_CONFIG_ENTRIES = {
   aggregation: AggregationRuleSchema,
   /** A connected member that missed this many rounds in a row stops counting toward the quorum until it submits. */
   dormantAfter: integer('dormantAfter', B.dormantAfter.min, B.dormantAfter.max),
+  /**
+   * A simulated link per worker (core/traffic/linkModel.ts): a tab waits
+   * bytes·8/bandwidth + latency before a message counts as delivered; null
+   * (the default) for the real network only.
+   */
+  link: v.optional(v.nullable(LinkSchema), null),
 };
 
 const isAtomo = (scheme: SchemeName) => scheme === 'atomo-entry' || scheme === 'atomo-svd';
@@ -218,6 +241,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   evalEvery: 10,
   aggregation: DEFAULT_AGGREGATION,
   dormantAfter: 3,
+  link: null,
 };
 
 /** A refused configuration: the first thing wrong, in words. */

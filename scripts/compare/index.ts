@@ -1,64 +1,52 @@
 /**
- * `npm run compare -- --workers 8 --rounds 300 [--seed 1] [--eval-every 5] [--only svd-2,qsgd-4] [--report-only]`
+ * `npm run compare -- [--workers 4] [--rounds 60] [--seeds 1,2,3] [--eval-every 2] [--only svd-matched,qsgd-1]
+ *   [--quick] [--report-only] [--out-dir results/compare] [--report docs/results.md]`
  *
- * Trains one swarm run per scheme of COMPARE_ENTRIES, one after the other on
- * one in-process aggregator (two cores: running them side by side would only
- * slow each down), same seed and data split, CPU backend; keeps each history
- * in results/compare/<id>.json, then writes docs/results.md and its plots.
- * --report-only redraws the report from the histories already there.
+ * Trains every setting of scripts/compare/schemes.ts once per seed, then
+ * writes the report (tables and plots) into --report. --quick is a short
+ * version (2 settings, 3 seeds, 6 rounds of 2 workers) that writes to
+ * results/compare-quick/ unless told otherwise. Prints its own run time.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { SwarmHistory } from '../swarm/history';
-import { startLocalAggregator } from '../swarm/aggregator';
-import { runSwarm } from '../swarm/runSwarm';
-import { COMPARE_ENTRIES, type CompareEntry } from './schemes';
-import { writeResults } from './report';
-
-const RESULTS_DIR = 'results/compare';
+import { QUICK, runCompare } from './runCompare';
 
 const { values } = parseArgs({
   options: {
-    workers: { type: 'string', default: '8' },
-    rounds: { type: 'string', default: '300' },
-    seed: { type: 'string', default: '1' },
-    'eval-every': { type: 'string', default: '5' },
+    workers: { type: 'string' },
+    rounds: { type: 'string' },
+    seeds: { type: 'string' },
+    'eval-every': { type: 'string' },
     only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
     'report-only': { type: 'boolean', default: false },
+    'out-dir': { type: 'string' },
+    report: { type: 'string' },
   },
   strict: true,
 });
-const workers = Number(values.workers);
-const rounds = Number(values.rounds);
-const seed = Number(values.seed);
-const evalEvery = Number(values['eval-every']);
-if (![workers, rounds, seed, evalEvery].every((n) => Number.isInteger(n) && n > 0)) {
-  console.error('--workers, --rounds, --seed and --eval-every must be positive integers');
-  process.exit(2);
-}
-const only = values.only?.split(',');
-const entries = only === undefined ? COMPARE_ENTRIES : COMPARE_ENTRIES.filter((e) => only.includes(e.id));
-const historyPath = (entry: CompareEntry) => `${RESULTS_DIR}/${entry.id}.json`;
-
-if (!values['report-only']) {
-  const aggregator = await startLocalAggregator();
-  try {
-    for (const entry of entries) {
-      const history = await runSwarm(
-        { workers, scheme: entry.scheme, budget: entry.budget, levels: entry.levels, bucketSize: 0, rounds, seed, evalEvery, backend: 'cpu', name: entry.label, out: historyPath(entry), progress: true },
-        aggregator,
-      );
-      console.log(`${entry.label}: ${history.rounds.length} rounds in ${history.wallSeconds.toFixed(0)} s`);
-    }
-  } finally {
-    await aggregator.close();
+const quick = values.quick;
+const int = (name: string, text: string | undefined, fallback: number) => {
+  const n = text === undefined ? fallback : Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`--${name} must be a positive integer`);
+    process.exit(2);
   }
-}
-
-// The report always covers every entry that has a history, so --only reruns one scheme and keeps the others.
-const runs = COMPARE_ENTRIES.filter((e) => existsSync(historyPath(e))).map((entry) => ({
-  entry,
-  history: JSON.parse(readFileSync(historyPath(entry), 'utf8')) as SwarmHistory,
-}));
-await writeResults(runs);
+  return n;
+};
+const seeds = values.seeds === undefined ? (quick ? [...QUICK.seeds] : [1, 2, 3]) : values.seeds.split(',').map((s) => int('seeds', s, 1));
+const { winners, wallSeconds } = await runCompare({
+  workers: int('workers', values.workers, quick ? QUICK.workers : 4),
+  rounds: int('rounds', values.rounds, quick ? QUICK.rounds : 60),
+  evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),
+  seeds,
+  ...(values.only !== undefined ? { only: values.only.split(',') } : quick ? { only: [...QUICK.only] } : {}),
+  outDir: values['out-dir'] ?? (quick ? 'results/compare-quick' : 'results/compare'),
+  reportPath: values.report ?? (quick ? 'results/compare-quick/results.md' : 'docs/results.md'),
+  reportOnly: values['report-only'],
+  pngs: !quick,
+  progress: true,
+  command: `npm run compare -- ${process.argv.slice(2).join(' ')}`.trim(),
+});
+console.log(winners);
+console.log(`compare took ${(wallSeconds / 60).toFixed(1)} min`);
 process.exit(0);

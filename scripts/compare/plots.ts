@@ -1,63 +1,69 @@
 /**
  * The comparison's plots as Vega-Lite specs, rendered headless to SVG with
- * vega's View (renderer 'none': no DOM, no canvas). Two views of the same
- * runs: accuracy per round (speed in rounds) and accuracy per cumulative
- * upstream megabyte on a log axis (speed in bytes, the paper's question).
+ * vega's View (renderer 'none': no DOM, no canvas): test accuracy against
+ * cumulative megabytes on the wire both ways, and against simulated time,
+ * one panel per link speed. Each line is the mean over seeds at each
+ * evaluation round, the band spans the seeds' lowest and highest.
  */
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
-import type { SwarmHistory } from '../swarm/history';
+import type { LinkModel } from '../../core/traffic/linkModel';
 import type { CompareEntry } from './schemes';
+import type { EvalPoint } from './stats';
 
-/** One plotted run. */
-export interface PlotRun {
+/** One setting's runs, one per seed. */
+export interface SettingRuns {
   readonly entry: CompareEntry;
-  readonly history: SwarmHistory;
+  readonly seeds: readonly (readonly EvalPoint[])[];
 }
 
-interface Point {
+interface Row {
   readonly scheme: string;
-  readonly round: number;
-  readonly mb: number;
-  readonly accuracy: number;
+  readonly panel: string;
+  readonly x: number;
+  readonly mean: number;
+  readonly lo: number;
+  readonly hi: number;
 }
 
-function points(runs: readonly PlotRun[]): Point[] {
-  return runs.flatMap(({ entry, history }) =>
-    history.rounds
-      .filter((r) => r.testAccuracy !== null)
-      .map((r) => ({ scheme: entry.label, round: r.round + 1, mb: r.cumulativeBytesUp / 1e6, accuracy: r.testAccuracy ?? 0 })),
-  );
+/** Per setting and evaluation round: mean x, and the accuracy's mean, min and max over the seeds. */
+function rows(settings: readonly SettingRuns[], panel: string, x: (p: EvalPoint) => number): Row[] {
+  return settings.flatMap(({ entry, seeds }) => {
+    const rounds = [...new Set(seeds.flatMap((s) => s.map((p) => p.round)))].sort((a, b) => a - b);
+    return rounds.flatMap((round) => {
+      const at = seeds.map((s) => s.find((p) => p.round === round)).filter((p): p is EvalPoint => p !== undefined);
+      if (at.length === 0) return [];
+      const acc = at.map((p) => p.accuracy);
+      return [{ scheme: entry.label, panel, x: at.reduce((a, p) => a + x(p), 0) / at.length, mean: acc.reduce((a, b) => a + b, 0) / acc.length, lo: Math.min(...acc), hi: Math.max(...acc) }];
+    });
+  });
 }
 
-function spec(runs: readonly PlotRun[], x: 'round' | 'mb', title: string): TopLevelSpec {
-  const order = runs.map((r) => r.entry.label);
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: 640,
-    height: 360,
-    background: 'white',
+function spec(data: Row[], order: readonly string[], xTitle: string, title: string, facet: boolean): TopLevelSpec {
+  const color = { field: 'scheme', type: 'nominal' as const, sort: order as string[], scale: { scheme: 'tableau10' }, title: null, legend: { labelLimit: 320 } };
+  const layered = {
+    width: facet ? 300 : 640,
+    height: 300,
     layer: [
       {
-        data: { values: points(runs) },
-        mark: { type: 'line', point: false, strokeWidth: 1.6, clip: true },
-        encoding: {
-          x:
-            x === 'round'
-              ? { field: 'round', type: 'quantitative', title: 'round' }
-              : { field: 'mb', type: 'quantitative', title: 'cumulative upstream MB (all workers, log scale)', scale: { type: 'log' } },
-          y: { field: 'accuracy', type: 'quantitative', title: 'test accuracy', scale: { domain: [0.5, 1] }, axis: { format: '.0%' } },
-          color: { field: 'scheme', type: 'nominal', sort: order, scale: { scheme: 'tableau10' }, title: null, legend: { labelLimit: 320 } },
-        },
+        mark: { type: 'area' as const, opacity: 0.18, clip: true },
+        encoding: { x: { field: 'x', type: 'quantitative' as const, title: xTitle, scale: { type: 'log' as const } }, y: { field: 'lo', type: 'quantitative' as const }, y2: { field: 'hi' }, color },
       },
       {
-        data: { values: [{ target: 0.9 }] },
-        mark: { type: 'rule', strokeDash: [4, 4], color: '#888' },
-        encoding: { y: { field: 'target', type: 'quantitative' } },
+        mark: { type: 'line' as const, strokeWidth: 1.6, clip: true },
+        encoding: {
+          x: { field: 'x', type: 'quantitative' as const, title: xTitle, scale: { type: 'log' as const } },
+          y: { field: 'mean', type: 'quantitative' as const, title: 'test accuracy (mean over seeds; band: min–max)', scale: { domain: [0.6, 1] }, axis: { format: '.0%' } },
+          color,
+        },
       },
     ],
   };
+  return (
+    facet
+      ? { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, background: 'white', data: { values: data }, facet: { column: { field: 'panel', type: 'nominal', title: null, sort: [...new Set(data.map((d) => d.panel))] } }, spec: layered, resolve: { scale: { x: 'independent' } } }
+      : { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, background: 'white', data: { values: data }, ...layered }
+  ) as TopLevelSpec;
 }
 
 async function toSvg(topLevel: TopLevelSpec): Promise<string> {
@@ -67,11 +73,14 @@ async function toSvg(topLevel: TopLevelSpec): Promise<string> {
   return svg;
 }
 
-/** SVG text of both plots. */
-export async function renderPlots(runs: readonly PlotRun[]): Promise<{ byRound: string; byBytes: string }> {
-  const [byRound, byBytes] = await Promise.all([
-    toSvg(spec(runs, 'round', 'MNIST MLP, test accuracy per round')),
-    toSvg(spec(runs, 'mb', 'MNIST MLP, test accuracy per upstream megabyte')),
+/** SVG text of the two plots. */
+export async function renderPlots(settings: readonly SettingRuns[], links: readonly LinkModel[]): Promise<{ byBytes: string; byTime: string }> {
+  const order = settings.map((s) => s.entry.label);
+  const byBytes = rows(settings, 'all', (p) => p.totalMB);
+  const byTime = links.flatMap((link, i) => rows(settings, `${link.name}, ${link.latencyMs} ms latency`, (p) => p.seconds[i]!));
+  const [bytesSvg, timeSvg] = await Promise.all([
+    toSvg(spec(byBytes, order, 'cumulative MB on the wire, both ways, all workers (log)', 'MNIST MLP: test accuracy per megabyte', false)),
+    toSvg(spec(byTime, order, 'simulated seconds (log)', 'MNIST MLP: test accuracy per simulated second, by link speed', true)),
   ]);
-  return { byRound, byBytes };
+  return { byBytes: bytesSvg, byTime: timeSvg };
 }

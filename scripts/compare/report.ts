@@ -1,138 +1,157 @@
 /**
- * docs/results.md from the comparison's histories: the table, the
- * equal-bytes figures and the plots (docs/results-*.svg|png). The generated
- * part sits between markers, so the written analysis around it survives a rerun.
+ * The comparison's report: the tables and plots between markers in a
+ * markdown file (docs/results.md by default), so the written analysis around
+ * them survives a rerun.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
-import { summarise, type HistorySummary, type SwarmHistory } from '../swarm/history';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import type { LinkModel } from '../../core/traffic/linkModel';
 import { fmt, markdownTable } from '../bench/report';
-import { renderPlots, type PlotRun } from './plots';
+import { renderPlots, type SettingRuns } from './plots';
 import { svgsToPngs } from './png';
+import { TARGETS, accuracyAtMB, reach, spread, type Spread } from './stats';
 
-const REPORT = 'docs/results.md';
 const START = '<!-- compare:start -->';
 const END = '<!-- compare:end -->';
-const TARGET = 0.9;
-const PLOTS = { byRound: 'results-accuracy-by-round', byBytes: 'results-accuracy-by-bytes' } as const;
 
-const PREAMBLE = `# Results: ATOMO against QSGD, TernGrad and entry-wise sparsification
-
-The paper's question on our data: at equal bytes, does spectral ATOMO train
-faster than entry-wise sparsification, QSGD and TernGrad?
-`;
-
-const mb = (bytes: number | null) => (bytes === null ? 'not reached' : fmt(bytes / 1e6));
-const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(1)}%`);
-
-/** Test accuracy of the last evaluation made before `bytes` upstream bytes had been sent. */
-function accuracyAtBytes(history: SwarmHistory, bytes: number): number | null {
-  let accuracy: number | null = null;
-  for (const r of history.rounds) {
-    if (r.cumulativeBytesUp > bytes) break;
-    if (r.testAccuracy !== null) accuracy = r.testAccuracy;
-  }
-  return accuracy;
+/** What the run was, for the report's first lines. */
+export interface CompareSetup {
+  readonly command: string;
+  readonly workers: number;
+  readonly rounds: number;
+  readonly evalEvery: number;
+  readonly seeds: readonly number[];
+  readonly batchSize: number;
+  readonly learningRate: number;
+  readonly momentum: number;
+  readonly wallSeconds: number;
+  readonly cores: number;
+  readonly loadAverage: number;
 }
 
-function table(runs: readonly (PlotRun & { summary: HistorySummary })[], dense: number): string {
-  const rows = runs.map(({ entry, summary }) => [
-    entry.label,
-    pct(summary.finalAccuracy),
-    summary.roundsToTarget === null ? 'not reached' : String(summary.roundsToTarget),
-    mb(summary.bytesUpToTarget),
-    fmt(summary.meanNormalisedVariance),
-    fmt(summary.meanNormalisedRealised),
-    fmt(summary.meanBytesUpPerRound / 1e3),
-    dense > 0 ? `${fmt(dense / summary.meanBytesUpPerRound)}×` : '—',
-  ]);
+const pm = (s: Spread, digits = 3, scale = 1) => (s.mean === null ? '—' : `${fmt(s.mean * scale, digits)} ± ${fmt((s.sd ?? 0) * scale, 2)}`);
+const reached = (s: Spread, of: number) => (s.n === of ? '' : ` (${s.n}/${of})`);
+const pct = (s: Spread) => (s.mean === null ? '—' : `${(100 * s.mean).toFixed(1)} ± ${(100 * (s.sd ?? 0)).toFixed(1)}%`);
+
+function settingsTable(settings: readonly SettingRuns[]): string {
+  const rows = settings.map(({ entry, seeds }) => {
+    const n = seeds.length;
+    const cells = [entry.label, fmt(entry.expectedBytes / 1e3), pct(spread(seeds.map((s) => s.at(-1)?.accuracy ?? null)))];
+    for (const target of TARGETS) {
+      const hits = seeds.map((s) => reach(s, target));
+      const rounds = spread(hits.map((h) => h?.round ?? null));
+      cells.push(rounds.n === 0 ? 'not reached' : `${pm(rounds)}${reached(rounds, n)}`);
+    }
+    const at90 = seeds.map((s) => reach(s, 0.9));
+    const up = spread(at90.map((h) => h?.uplinkMB ?? null));
+    const total = spread(at90.map((h) => h?.totalMB ?? null));
+    cells.push(up.n === 0 ? '—' : `${pm(up)}${reached(up, n)}`, total.n === 0 ? '—' : `${pm(total)}${reached(total, n)}`);
+    return cells;
+  });
   return markdownTable(
-    [
-      'scheme',
-      'final test acc.',
-      `rounds to ${TARGET * 100}%`,
-      `MB up to ${TARGET * 100}%`,
-      'mean rel. variance (closed form)',
-      'mean rel. variance (realised)',
-      'kB up per round (all workers)',
-      'compression vs float32',
-    ],
+    ['setting', 'gradient kB per worker-round (expected)', 'final test acc.', ...TARGETS.map((t) => `rounds to ${t * 100}%`), 'uplink MB to 90%', 'total MB to 90%'],
     rows,
   );
 }
 
-function equalBytes(runs: readonly (PlotRun & { summary: HistorySummary })[]): string {
-  const budget = Math.min(...runs.map((r) => r.summary.totalBytesUp));
-  const rows = runs.map(({ entry, history }) => {
-    const accuracy = accuracyAtBytes(history, budget);
-    return [entry.label, accuracy === null ? 'no evaluation yet' : pct(accuracy)];
+function timeTable(settings: readonly SettingRuns[], links: readonly LinkModel[]): string {
+  const header = ['setting', ...links.flatMap((link) => TARGETS.map((t) => `${link.name}: s to ${t * 100}%`))];
+  const rows = settings.map(({ entry, seeds }) => [
+    entry.label,
+    ...links.flatMap((_, i) =>
+      TARGETS.map((target) => {
+        const s = spread(seeds.map((p) => reach(p, target)?.seconds[i] ?? null));
+        return s.n === 0 ? 'not reached' : `${pm(s)}${reached(s, seeds.length)}`;
+      }),
+    ),
+  ]);
+  return markdownTable(header, rows);
+}
+
+/** Per link: the setting that reaches the target first (most seeds reaching it, then mean simulated time), with its traffic. */
+export function winnersTable(settings: readonly SettingRuns[], links: readonly LinkModel[], target = 0.9): string {
+  const rows = links.flatMap((link, i) => {
+    const ranked = settings
+      .map(({ entry, seeds }) => {
+        const hits = seeds.map((s) => reach(s, target));
+        return { entry, time: spread(hits.map((h) => h?.seconds[i] ?? null)), total: spread(hits.map((h) => h?.totalMB ?? null)), of: seeds.length };
+      })
+      .filter((r) => r.time.mean !== null)
+      // A setting that got there with every seed ranks before one that did with fewer, then by mean time.
+      .sort((a, b) => b.time.n - a.time.n || a.time.mean! - b.time.mean!);
+    if (ranked.length === 0) return [[link.name, `nobody reached ${target * 100}%`, '—', '—', '—']];
+    const [first, second] = ranked;
+    return [
+      [
+        `${link.name} (${link.latencyMs} ms)`,
+        `${first!.entry.label}${reached(first!.time, first!.of)}`,
+        pm(first!.time),
+        pm(first!.total),
+        second === undefined ? '—' : `${second.entry.label}: ${pm(second.time)} s, ${pm(second.total)} MB`,
+      ],
+    ];
   });
-  return `Test accuracy once each run had sent ${fmt(budget / 1e6)} MB upstream (the total of the thriftiest run):\n\n${markdownTable(['scheme', `accuracy at ${fmt(budget / 1e6)} MB`], rows)}`;
+  return markdownTable(['link (per worker, both ways)', `first to ${target * 100}%`, 'simulated s', 'total MB both ways', 'runner-up'], rows);
 }
 
-function bytesRatios(runs: readonly (PlotRun & { summary: HistorySummary })[]): string {
-  const reached = (scheme: string) => runs.filter((r) => r.entry.scheme === scheme && r.summary.bytesUpToTarget !== null);
-  const best = (scheme: string) =>
-    reached(scheme).reduce<(PlotRun & { summary: HistorySummary }) | null>((a, b) => (a === null || (b.summary.bytesUpToTarget ?? Infinity) < (a.summary.bytesUpToTarget ?? Infinity) ? b : a), null);
-  const spectral = best('atomo-svd');
-  if (spectral === null) return `No spectral ATOMO run reached ${TARGET * 100}%: no byte ratios.`;
-  const base = spectral.summary.bytesUpToTarget ?? 1;
-  const lines = (['atomo-entry', 'qsgd', 'terngrad', 'none'] as const).map((scheme) => {
-    const rival = best(scheme);
-    const name = runs.find((r) => r.entry.scheme === scheme)?.entry.label ?? scheme;
-    if (rival === null) return `- ${name}: did not reach ${TARGET * 100}% in these rounds.`;
-    return `- best ${rival.entry.label}: ${mb(rival.summary.bytesUpToTarget)} MB, ${fmt((rival.summary.bytesUpToTarget ?? 0) / base)}× spectral's bytes.`;
-  });
-  return [`Upstream bytes to ${TARGET * 100}% relative to the best spectral run (${spectral.entry.label}, ${mb(base)} MB):`, '', ...lines].join('\n');
+function matchedBytes(settings: readonly SettingRuns[]): string {
+  // The largest traffic every run of every setting got to: its last evaluation's total, minimised.
+  const budget = Math.min(...settings.flatMap(({ seeds }) => seeds.map((s) => s.at(-1)?.totalMB ?? Infinity)));
+  const rows = settings.map(({ entry, seeds }) => [entry.label, pct(spread(seeds.map((s) => accuracyAtMB(s, budget))))]);
+  return `Test accuracy at ${fmt(budget)} MB both ways (the traffic of the thriftiest run's last evaluation), mean ± sd over seeds:\n\n${markdownTable(['setting', `accuracy at ${fmt(budget)} MB`], rows)}`;
 }
 
-/** The command that trains these histories (read back from them, so --report-only names the right one). */
-function commandOf(history: SwarmHistory): string {
-  const { config } = history;
-  return `npm run compare -- --workers ${history.workers} --rounds ${config.maxRounds}${config.seed === 1 ? '' : ` --seed ${config.seed}`}${
-    config.evalEvery === 5 ? '' : ` --eval-every ${config.evalEvery}`
-  }`;
-}
-
-/** Writes the plots and the generated section of docs/results.md. */
-export async function writeResults(runs: readonly PlotRun[]): Promise<void> {
-  if (runs.length === 0) throw new Error('no comparison histories in results/compare/: run the compare first');
-  const summarised = runs.map((run) => ({ ...run, summary: summarise(run.history.rounds, TARGET) }));
-  const dense = summarised.find((r) => r.entry.scheme === 'none')?.summary.meanBytesUpPerRound ?? 0;
-  const { byRound, byBytes } = await renderPlots(runs);
-  writeFileSync(`docs/${PLOTS.byRound}.svg`, byRound);
-  writeFileSync(`docs/${PLOTS.byBytes}.svg`, byBytes);
-  const pngs = await svgsToPngs([byRound, byBytes]);
-  if (pngs !== null) {
-    writeFileSync(`docs/${PLOTS.byRound}.png`, pngs[0]!);
-    writeFileSync(`docs/${PLOTS.byBytes}.png`, pngs[1]!);
+/** Writes the plots next to `reportPath` and the generated section into it; returns the headline table. */
+export async function writeReport(reportPath: string, settings: readonly SettingRuns[], links: readonly LinkModel[], setup: CompareSetup, pngs: boolean): Promise<string> {
+  const dir = dirname(reportPath);
+  mkdirSync(dir, { recursive: true });
+  const { byBytes, byTime } = await renderPlots(settings, links);
+  const names = { bytes: 'results-accuracy-by-mb', time: 'results-accuracy-by-time' };
+  writeFileSync(join(dir, `${names.bytes}.svg`), byBytes);
+  writeFileSync(join(dir, `${names.time}.svg`), byTime);
+  const png = pngs ? await svgsToPngs([byBytes, byTime]) : null;
+  if (png !== null) {
+    writeFileSync(join(dir, `${names.bytes}.png`), png[0]!);
+    writeFileSync(join(dir, `${names.time}.png`), png[1]!);
   }
-  const first = runs[0]!.history;
-  const { config } = first;
-  const command = commandOf(first);
+  const winners = winnersTable(settings, links);
   const generated = [
     START,
-    `Generated ${new Date().toISOString().slice(0, 10)} by \`${command}\` (then \`npm run compare -- --report-only\` redraws from results/compare/).`,
-    `Setup: ${first.workers} headless workers (worker threads, CPU backend) on one in-process aggregator, ${config.model.toUpperCase()} on the 10,000 MNIST digits of the \`mnist\` package (held-out test split), IID split into ${config.shards} shards, batch ${config.batchSize} per worker, SGD learning rate ${config.learningRate}, momentum ${config.momentum}, seed ${config.seed}, ${Math.max(...runs.map((r) => r.history.rounds.length))} rounds, test accuracy every ${config.evalEvery} rounds (so "rounds to ${TARGET * 100}%" has that resolution). Bytes are what the server received, measured per message; machine: ${cpus().length} CPU cores.`,
+    `Generated ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${setup.command}\`; the comparison took ${fmt(setup.wallSeconds / 60)} min of wall-clock time on ${setup.cores} CPU cores shared with other work (load average ${fmt(setup.loadAverage)} when it started).`,
     '',
-    table(summarised, dense),
+    `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one in-process aggregator; MLP 784-128-10 on the 10,000 MNIST digits of the \`mnist\` package (held-out test split); IID shards; batch ${setup.batchSize} per worker; SGD learning rate ${setup.learningRate}, momentum ${setup.momentum}; ${setup.rounds} rounds; test accuracy every ${setup.evalEvery} rounds (the resolution of every "to x%" figure); seeds ${setup.seeds.join(', ')} (each seed changes the initial weights, the shards, the minibatches and every random draw). Figures are mean ± sample standard deviation over the seeds that reached the target; (k/${setup.seeds.length}) says how many did when not all. Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and framing; the full float32 model goes down every round). Simulated seconds add, per round, the slowest worker's measured compute and compression time, its download and upload at the link's bandwidth plus latency, and the server's decode and update time (core/traffic/linkModel.ts); compute times were measured on this loaded machine, so they are slower than on an idle one.`,
     '',
-    'Relative variance is Σ over layers of E‖ĝ − g‖² divided by Σ‖g‖², averaged over workers and rounds; "closed form" is Σ λᵢ²(1/pᵢ − 1), "realised" the measured ‖ĝ − g‖².',
+    '### Which setting reaches 90% first, per link speed',
     '',
-    bytesRatios(summarised),
+    winners,
     '',
-    equalBytes(summarised),
+    '### Which setting reaches 85% first, per link speed',
     '',
-    `![test accuracy per round](${PLOTS.byRound}.svg)`,
+    winnersTable(settings, links, 0.85),
     '',
-    `![test accuracy per upstream megabyte](${PLOTS.byBytes}.svg)`,
-    ...(pngs === null ? [] : ['', `PNG copies: [${PLOTS.byRound}.png](${PLOTS.byRound}.png), [${PLOTS.byBytes}.png](${PLOTS.byBytes}.png).`]),
+    '### Every setting',
+    '',
+    settingsTable(settings),
+    '',
+    '### Simulated time to each target, per link speed',
+    '',
+    timeTable(settings, links),
+    '',
+    '### Accuracy at matched traffic',
+    '',
+    matchedBytes(settings),
+    '',
+    `![test accuracy per megabyte on the wire](${names.bytes}.svg)`,
+    '',
+    `![test accuracy per simulated second, one panel per link speed](${names.time}.svg)`,
+    ...(png === null ? [] : ['', `PNG copies: [${names.bytes}.png](${names.bytes}.png), [${names.time}.png](${names.time}.png).`]),
     END,
   ].join('\n');
-  const current = existsSync(REPORT) ? readFileSync(REPORT, 'utf8') : `${PREAMBLE}\n${START}\n${END}\n`;
+  const current = existsSync(reportPath) ? readFileSync(reportPath, 'utf8') : `# Results\n\n${START}\n${END}\n`;
   const from = current.indexOf(START);
   const to = current.indexOf(END);
   const next = from >= 0 && to > from ? current.slice(0, from) + generated + current.slice(to + END.length) : `${current.trimEnd()}\n\n${generated}\n`;
-  writeFileSync(REPORT, next);
-  console.log(`wrote ${REPORT} and docs/${PLOTS.byRound}.svg, docs/${PLOTS.byBytes}.svg${pngs === null ? '' : ' (+ PNG)'}`);
+  writeFileSync(reportPath, next);
+  console.log(`wrote ${relative(process.cwd(), reportPath)} and its plots`);
+  return winners;
 }

@@ -7,6 +7,7 @@
 import { modelVariance } from '../../core/atomo';
 import type { RoundMetrics, RunConfig } from '../../core/protocol';
 import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
+import { roundTimeMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
 
 /** One closed round, flattened for plotting. */
@@ -36,6 +37,11 @@ export interface HistoryRound {
   readonly normalisedRealised: number;
   /** round:open to close, in ms. */
   readonly durationMs: number;
+  /** Each contributor's own compute + compression time this round (ms, as it reported). */
+  readonly workerComputeMs: readonly number[];
+  /** The server's decoding and update time (ms). */
+  readonly serverMs: number;
+  readonly participants: number;
 }
 
 /** What `--out` receives. */
@@ -71,6 +77,9 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     normalisedClosedForm: variance.closedRel,
     normalisedRealised: variance.realisedRel,
     durationMs: metrics.durations.totalMs,
+    workerComputeMs: metrics.workers.map((w) => w.computeMs),
+    serverMs: metrics.durations.decodeMs + metrics.durations.updateMs,
+    participants: metrics.participants,
   };
 }
 
@@ -108,4 +117,21 @@ export function summarise(rounds: readonly HistoryRound[], target: number): Hist
     meanNormalisedVariance: mean((r) => r.normalisedClosedForm),
     meanNormalisedRealised: mean((r) => r.normalisedRealised),
   };
+}
+
+/**
+ * The simulated wall-clock time of a recorded round under `link`
+ * (core/traffic/linkModel.ts): each contributor's measured compute and
+ * compression time, and the round's wire bytes shared evenly over its
+ * workers (all train the same model with the same scheme, so their messages
+ * are the same size up to sampling).
+ */
+export function simulatedRoundMs(round: HistoryRound, link: LinkModel): number {
+  const upBytes = round.wireUp / Math.max(1, round.contributors);
+  const downBytes = round.wireDown / Math.max(1, round.participants);
+  return roundTimeMs(
+    round.workerComputeMs.map((computeMs) => ({ computeMs, upBytes, downBytes })),
+    round.serverMs,
+    link,
+  );
 }

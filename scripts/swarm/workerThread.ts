@@ -78,6 +78,7 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
     name,
     runId: data.runId,
     showDigits: false,
+    simulateLink: false,
   }).then((session) => Object.assign(worker, { session, joined }) as Headless);
 }
 
