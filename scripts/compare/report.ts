@@ -79,7 +79,7 @@ export function winnersTable(settings: readonly SettingRuns[], links: readonly L
       .filter((r) => r.time.mean !== null)
       // A setting that got there with every seed ranks before one that did with fewer, then by mean time.
       .sort((a, b) => b.time.n - a.time.n || a.time.mean! - b.time.mean!);
-    if (ranked.length === 0) return [[link.name, `nobody reached ${target * 100}%`, '—', '—', '—']];
+    if (ranked.length === 0) return [[`${link.name} (${link.latencyMs} ms)`, `nobody reached ${target * 100}%`, '—', '—', '—']];
     const [first, second] = ranked;
     return [
       [
