@@ -172,7 +172,7 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
   }
   let total = 0;
   layout.tensors.forEach((tensor, layer) => {
-    const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels);
+    const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels, config.bucketSize ?? 0);
     const size = layers[layer]!.byteLength;
     if (size > limit) {
       throw new ProtocolFault('payload-too-large', `layer ${layer} (${tensor.name}) is ${size} bytes; ${config.scheme} never needs more than ${limit}`);
@@ -194,6 +194,9 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     }
     if (sample.scheme === 'qsgd' && sample.levels !== config.levels) {
       throw new ProtocolFault('wrong-scheme', `layer ${layer} uses ${sample.levels} QSGD levels; this run uses ${config.levels}`);
+    }
+    if (sample.scheme === 'qsgd' && sample.bucketSize !== (config.bucketSize ?? 0)) {
+      throw new ProtocolFault('wrong-scheme', `layer ${layer} uses QSGD buckets of ${sample.bucketSize}; this run uses ${config.bucketSize ?? 0}`);
     }
     const estimate = reconstruct(sample);
     // Finite inputs can still overflow float32 when multiplied out (u·σ/p·vᵀ).

@@ -65,6 +65,8 @@ export interface ConnectSocketOptions {
   readonly adminToken?: string;
   /** Reconnect after a drop (off by default: a test or a tool wants to see the drop). */
   readonly reconnect?: boolean;
+  /** Accept any TLS certificate (a test against an `--https` server's self-signed one); Node only. */
+  readonly acceptAnyCertificate?: boolean;
 }
 
 /**
@@ -74,7 +76,12 @@ export interface ConnectSocketOptions {
  */
 export function connectSocket(url: string, options: ConnectSocketOptions = {}): Promise<AppSocket> {
   const auth: HandshakeAuth = options.adminToken === undefined ? {} : { adminToken: options.adminToken };
-  const socket: AppSocket = io(url, { transports: ['websocket'], auth: { ...auth }, reconnection: options.reconnect ?? false });
+  const socket: AppSocket = io(url, {
+    transports: ['websocket'],
+    auth: { ...auth },
+    reconnection: options.reconnect ?? false,
+    ...(options.acceptAnyCertificate === true ? { rejectUnauthorized: false } : {}),
+  });
   return new Promise((resolve, reject) => {
     socket.once('connect', () => resolve(socket));
     socket.once('connect_error', (error) => {
