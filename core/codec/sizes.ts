@@ -10,7 +10,7 @@ import type { Compression, SchemeName, Shape } from '../atomo/types';
 import type { ModelLayout } from '../model/layout';
 import { packedByteLength } from './bitpack';
 import { HEADER_BYTES } from './header';
-import { varintLength } from './varint';
+import { MAX_VARINT, varintLength } from './varint';
 
 /** b = ⌈log2(s+1)⌉, the bits of a QSGD level 0..s: the bit length of s. */
 export function levelBits(levels: number): number {
@@ -68,7 +68,7 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, 
     case 'none':
       return denseLayerBytes(shape);
     case 'atomo-entry':
-      return HEADER_BYTES + entryBodyBytes(elements, varintLength(0xffffffff) * elements, elements);
+      return HEADER_BYTES + entryBodyBytes(elements, varintLength(MAX_VARINT) * elements, elements);
     case 'atomo-svd':
       return HEADER_BYTES + spectralBodyBytes(Math.min(rows, cols), shape);
     case 'qsgd':
