@@ -16,6 +16,8 @@ export interface Compression {
   readonly budget: number;
   /** QSGD levels s (qsgd). */
   readonly levels: number;
+  /** QSGD bucket size d: one norm per d consecutive entries (512 in the QSGD paper); 0 or absent: one bucket per layer. */
+  readonly bucketSize?: number;
 }
 
 /** Shape of a layer gradient viewed as a matrix. */
@@ -60,7 +62,10 @@ export interface QsgdSample {
   readonly scheme: 'qsgd';
   readonly shape: Shape;
   readonly levels: number; // s ≥ 1
-  readonly norm: number; // ‖g‖₂ as float32
+  /** Entries per bucket d; 0: the whole layer is one bucket. */
+  readonly bucketSize: number;
+  /** ‖g_k‖₂ of each bucket k as float32 (entries k·d .. k·d+d−1): ⌈n/d⌉ of them, or one when d = 0. */
+  readonly norms: Float32Array;
   readonly negative: Uint8Array; // 1 where gᵢ < 0, per entry
   readonly level: Uint16Array; // 0..s per entry
 }

@@ -20,6 +20,8 @@ export interface SchemeOptions {
   readonly budget?: number;
   /** QSGD levels s, an integer in 1..65535. */
   readonly levels?: number;
+  /** QSGD bucket size d (0 or absent: one bucket per layer). */
+  readonly bucketSize?: number;
 }
 
 /** One layer after compression: the wire sample and the closed-form variance E‖ĝ − g‖² of its estimate. */
