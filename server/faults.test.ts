@@ -1,5 +1,5 @@
 /**
- * Faults (issue 5 §Tests): every bad message is refused with its reason, and
+ * Faults: every bad message is refused with its reason, and
  * the run's model ends byte-identical to a run that never saw it; a worker
  * that leaves mid-round or misses the deadline never stalls a round.
  */
@@ -101,7 +101,7 @@ const FAULTS: Record<string, Fault> = {
     const intruder = await connectClient(server.url);
     const closed = new Promise<string>((resolve) => intruder.once('disconnect', resolve));
     intruder.emit('gradient:submit', { blob: new Uint8Array(server.app.maxMessageBytes + 1024) } as unknown as GradientSubmission);
-    // socket.io drops such a connection without an event (REFERENCE.md); the server goes on.
+    // socket.io drops such a connection without an event (over maxHttpBufferSize); the server goes on.
     expect(await closed).toMatch(/transport/);
   },
   'a malformed socket.io packet, from another socket': async (_w, _r, _h, { server }) => {
