@@ -13,6 +13,7 @@ import {
   asRunId,
   asWorkerId,
   asWorkerKey,
+  type AttackWorkerRequest,
   type ConfigureRequest,
   type JoinRequest,
   type LayerStats,
@@ -26,6 +27,7 @@ import {
   type WorkerBackend,
   type WorkerId,
 } from '../core/protocol';
+import { parseAttackWorkerRequest } from '../core/schema';
 import { ProtocolFault } from './fault';
 
 /** Most layers any model has; bounds the work of parsing before the run's layout is known. */
@@ -234,6 +236,13 @@ export function parseMoveRequest(raw: unknown): MoveWorkerRequest {
 /** worker:remove */
 export function parseRemoveRequest(raw: unknown): RemoveWorkerRequest {
   return { workerId: asWorkerId(integer(object(raw, 'request')['workerId'], 'workerId')) };
+}
+
+/** worker:attack */
+export function parseAttackRequest(raw: unknown): AttackWorkerRequest {
+  const parsed = parseAttackWorkerRequest(raw);
+  if (!parsed.ok) bad(parsed.message);
+  return { workerId: asWorkerId(parsed.value.workerId), attack: parsed.value.attack };
 }
 
 /** dashboard:subscribe */

@@ -251,6 +251,11 @@ export const en = {
       none: 'No workers yet: open the join link in a few tabs.',
       runOf: 'Run of worker {{id}}',
       remove: 'Remove',
+      attack: 'Attacker',
+      attackOf: 'Classroom attack of worker {{id}}',
+      attackNone: 'honest',
+      attackFlip: 'sign-flipped ×10',
+      attackScale: 'scaled ×100',
       statuses: { offline: 'offline', training: 'training', sent: 'sent', online: 'online' },
     },
     form: {

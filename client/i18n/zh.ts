@@ -244,6 +244,11 @@ export const zh: Messages = {
       none: '还没有工作节点：在几个标签页中打开加入链接。',
       runOf: '工作节点 {{id}} 的实验',
       remove: '移除',
+      attack: '攻击者',
+      attackOf: '工作者 {{id}} 的课堂攻击',
+      attackNone: '诚实',
+      attackFlip: '符号翻转 ×10',
+      attackScale: '放大 ×100',
       statuses: { offline: '离线', training: '训练中', sent: '已发送', online: '在线' },
     },
     form: {
