@@ -68,6 +68,7 @@ describe('chooseBackend', () => {
   gpuTest('falls back to the CPU with the reason, or when forced', async () => {
     expect(await chooseBackend({ gpu: null, secureContext: false })).toEqual({
       kind: 'cpu',
+      code: 'insecure-context',
       reason: expect.stringMatching(/secure context/) as unknown as string,
     });
     expect(await chooseBackend({ gpu: gpuWithoutAdapter })).toMatchObject({ kind: 'cpu', reason: expect.stringMatching(/no adapter/) });
