@@ -22,7 +22,7 @@ function levelBits(levels: number): number {
 /**
  * Upper bound on the encoded bytes of one layer under `scheme`
  * (docs/wire-format.md's byte formulas at their largest): dense 4mn;
- * entry-wise at most mn entries of a ≤5-byte varint and a float; spectral
+ * entry-wise and DCT at most mn entries of a ≤5-byte varint and a float; spectral
  * k = min(m, n) atoms; QSGD (1 + b) bits and TernGrad 2 bits per entry.
  */
 export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number): number {
@@ -32,6 +32,7 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number):
     case 'none':
       return HEADER_BYTES + 4 * elements;
     case 'atomo-entry':
+    case 'atomo-dct':
       return HEADER_BYTES + 4 + 9 * elements;
     case 'atomo-svd':
       return HEADER_BYTES + 4 + 4 * Math.min(rows, cols) * (rows + cols + 1);

@@ -3,7 +3,7 @@
  * Defaults were tuned so that 4 workers reach the accuracy bar of the
  * training test in 100 rounds (server/training.test.ts).
  */
-import { SCHEME_NAMES, type SchemeName } from '../core/atomo/types';
+import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../core/atomo/types';
 import { MODEL_KINDS } from '../core/model/layout';
 import type { DataSplit, QuorumRule, RunConfig, RunConfigPatch } from '../core/protocol';
 import { ProtocolFault } from './fault';
@@ -22,6 +22,8 @@ export const DEFAULT_BUDGETS: Readonly<Record<SchemeName, number>> = {
   'atomo-svd': 2,
   qsgd: 0,
   terngrad: 0,
+  // A DCT coefficient costs what an entry costs (a varint and a float).
+  'atomo-dct': 1024,
 };
 
 /** QSGD levels when a run sets none (4 levels: 3 bits per entry). */
@@ -94,7 +96,7 @@ export function validateConfig(config: RunConfig): void {
   };
   if (typeof config.name !== 'string' || config.name.length === 0 || config.name.length > 80) fail('name must be 1–80 characters');
   if (!SCHEME_NAMES.includes(config.scheme)) fail(`scheme must be one of ${SCHEME_NAMES.join(', ')}`);
-  const atomo = config.scheme === 'atomo-entry' || config.scheme === 'atomo-svd';
+  const atomo = isAtomoScheme(config.scheme);
   if (atomo && !(isFiniteNumber(config.budget) && config.budget > 0)) fail('budget must be a positive number for ATOMO schemes');
   if (!atomo && !(isFiniteNumber(config.budget) && config.budget >= 0)) fail('budget must be a number ≥ 0');
   if (!isInteger(config.levels, 1, MAX_QSGD_LEVELS)) fail(`levels must be an integer in 1..${MAX_QSGD_LEVELS}`);

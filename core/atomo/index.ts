@@ -4,6 +4,7 @@
  * of the project.
  */
 export type {
+  DctSample,
   DenseSample,
   EntrySample,
   LayerSample,
@@ -13,13 +14,14 @@ export type {
   SpectralSample,
   TernGradSample,
 } from './types';
-export { SCHEME_NAMES } from './types';
+export { SCHEME_NAMES, isAtomoScheme, type AtomoSchemeName } from './types';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
 export { reconstruct } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
 export { atomicVariance, realisedError, relativeVariance, squaredNorm } from './variance';
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
+export { dctDecomposition } from './decompositions/dct';
 export { entrywiseDecomposition } from './decompositions/entrywise';
 export { spectralDecomposition, type SpectralDecomposition } from './decompositions/spectral';
 export {
@@ -27,6 +29,7 @@ export {
   DEFAULT_BUDGET,
   DEFAULT_LEVELS,
   MAX_LEVELS,
+  atomoDctScheme,
   atomoEntryScheme,
   atomoSvdScheme,
   checkLevels,

@@ -2,7 +2,8 @@
  * The dense unbiased estimate ĝ a sample stands for, computed only from what
  * is on the wire (float32 values), as the aggregator computes it.
  */
-import type { EntrySample, LayerSample, QsgdSample, SpectralSample, TernGradSample } from './types';
+import { idct2 } from '../linalg/dct';
+import type { DctSample, EntrySample, LayerSample, QsgdSample, SpectralSample, TernGradSample } from './types';
 
 /** ĝ as a row-major rows×cols float32 matrix (DESIGN.md §3: ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ and the QSGD/TernGrad rules). */
 export function reconstruct(sample: LayerSample): Float32Array {
@@ -17,6 +18,8 @@ export function reconstruct(sample: LayerSample): Float32Array {
       return reconstructQsgd(sample);
     case 'terngrad':
       return reconstructTernGrad(sample);
+    case 'atomo-dct':
+      return reconstructDct(sample);
   }
 }
 
@@ -64,4 +67,12 @@ function reconstructTernGrad(sample: TernGradSample): Float32Array {
   const out = new Float32Array(elementsOf(sample));
   for (let i = 0; i < out.length; i++) out[i] = sample.scaler * sample.ternary[i]!;
   return out;
+}
+
+/** The inverse 2-D DCT of the sparse coefficient matrix, in float64, rounded to float32 once. */
+function reconstructDct(sample: DctSample): Float32Array {
+  const [rows, cols] = sample.shape;
+  const coefficients = new Float64Array(rows * cols);
+  for (let k = 0; k < sample.indices.length; k++) coefficients[sample.indices[k]!] = sample.values[k]!;
+  return Float32Array.from(idct2(coefficients, rows, cols));
 }

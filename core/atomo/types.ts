@@ -5,9 +5,17 @@
  */
 
 /** The compression schemes. `none` is the uncompressed float32 baseline. */
-export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad';
+export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad' | 'atomo-dct';
 
-export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad'];
+export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct'];
+
+/** The ATOMO schemes, whose knob is the budget s (the expected number of atoms sent per layer). */
+export type AtomoSchemeName = 'atomo-entry' | 'atomo-svd' | 'atomo-dct';
+
+/** True for the schemes that take a budget s. */
+export function isAtomoScheme(scheme: SchemeName): scheme is AtomoSchemeName {
+  return scheme === 'atomo-entry' || scheme === 'atomo-svd' || scheme === 'atomo-dct';
+}
 
 /** Shape of a layer gradient viewed as a matrix. */
 export type Shape = readonly [rows: number, cols: number];
@@ -44,6 +52,19 @@ export interface SpectralSample {
 }
 
 /**
+ * Fourier ATOMO: the kept coefficients of the orthonormal 2-D DCT-II of the
+ * gradient (core/linalg/dct.ts), each already divided by its probability.
+ * Coefficient C[k, l] has flat index k·cols + l; the estimate is the inverse
+ * DCT of the sparse coefficient matrix they form.
+ */
+export interface DctSample {
+  readonly scheme: 'atomo-dct';
+  readonly shape: Shape;
+  readonly indices: Uint32Array; // strictly increasing flat coefficient indices < rows·cols
+  readonly values: Float32Array; // λᵢ/pᵢ for each kept coefficient
+}
+
+/**
  * s-level QSGD (Alistarh et al. 2017): ĝᵢ = norm · sign(gᵢ) · levelᵢ / s,
  * with levelᵢ ∈ {0..s}. s = 1 is 1-bit QSGD.
  */
@@ -65,4 +86,4 @@ export interface TernGradSample {
 }
 
 /** What a worker sends for one layer, before encoding. */
-export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample;
+export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample;

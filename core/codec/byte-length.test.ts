@@ -27,7 +27,8 @@ function documentedLength(sample: LayerSample): number {
       return 12 + 4 * m * n;
     case 'atomo-svd':
       return 12 + 4 + 4 * sample.count * (m + n + 1);
-    case 'atomo-entry': {
+    case 'atomo-entry':
+    case 'atomo-dct': {
       let varints = 0;
       let previous = -1;
       for (const index of sample.indices) {

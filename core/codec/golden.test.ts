@@ -63,6 +63,13 @@ const cases: [string, LayerSample, number, string][] = [
     // 2-bit codes 01 10 00 01 | 10 → 0b01_00_10_01 = 0x49, 0x02
     '01 04 0000 01000000 05000000   0000803f 49 02',
   ],
+  [
+    'atomo-dct 2×3 coefficients [0, 4]',
+    { scheme: 'atomo-dct', shape: [2, 3], indices: Uint32Array.of(0, 4), values: Float32Array.of(1, -2) },
+    2,
+    // the atomo-entry body: count 2, deltas 0 and 4 − 0 − 1 = 3, then the floats
+    '01 05 0200 02000000 03000000   02000000 00 03 0000803f 000000c0',
+  ],
 ];
 
 describe('golden bytes', () => {

@@ -25,9 +25,10 @@ export const SCHEME_IDS: Readonly<Record<SchemeName, number>> = {
   'atomo-svd': 2,
   qsgd: 3,
   terngrad: 4,
+  'atomo-dct': 5,
 };
 
-const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad'];
+const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct'];
 
 /** Default cap on rows·cols for decodeLayer: 16M entries (64 MiB as float32). */
 export const DEFAULT_MAX_ELEMENTS = 16 * 1024 * 1024;

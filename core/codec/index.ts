@@ -5,7 +5,7 @@
 import type { LayerSample } from '../atomo/types';
 import { ByteReader, ByteWriter } from './cursor';
 import { denseCodec } from './dense';
-import { entryCodec } from './entry';
+import { dctCodec, entryCodec } from './entry';
 import { CodecError } from './errors';
 import { checkEncodeHeader, HEADER_BYTES, readHeader, writeHeader, type DecodeLimits } from './header';
 import { qsgdCodec } from './qsgd';
@@ -60,6 +60,9 @@ export function encodeLayer(sample: LayerSample, layer: number): Uint8Array {
     case 'terngrad':
       terngradCodec.encodeBody(sample, writer, elements);
       break;
+    case 'atomo-dct':
+      dctCodec.encodeBody(sample, writer, elements);
+      break;
   }
   if (writer.pos !== length) {
     // A broken byte formula would silently desynchronise sender and receiver.
@@ -95,6 +98,9 @@ export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): Decod
     case 'terngrad':
       sample = terngradCodec.decodeBody(reader, header);
       break;
+    case 'atomo-dct':
+      sample = dctCodec.decodeBody(reader, header);
+      break;
   }
   if (reader.remaining !== 0) {
     throw new CodecError(
@@ -117,6 +123,8 @@ function bodyByteLength(sample: LayerSample, elements: number): number {
       return qsgdCodec.bodyByteLength(sample, elements);
     case 'terngrad':
       return terngradCodec.bodyByteLength(sample, elements);
+    case 'atomo-dct':
+      return dctCodec.bodyByteLength(sample, elements);
   }
 }
 

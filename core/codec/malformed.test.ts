@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LayerSample } from '../atomo/types';
+import { SCHEME_NAMES, type LayerSample } from '../atomo/types';
 import { CodecError, decodeLayer, encodeLayer, type CodecErrorCode, type DecodeLimits } from './index';
 
 /** Runs `action` and checks it throws a CodecError with `code` and a message matching `message`. */
@@ -63,6 +63,7 @@ const ALL_SCHEMES: [string, LayerSample][] = [
   ['atomo-svd', spectral(3, 4, 2)],
   ['qsgd', qsgd(5)],
   ['terngrad', terngrad(5)],
+  ['atomo-dct', { ...entry([1, 2, 18]), scheme: 'atomo-dct' }],
 ];
 
 // Offsets of the header fields and of the first body fields.
@@ -113,8 +114,9 @@ describe('decodeLayer rejects', () => {
     rejects(Uint8Array.of(7), 'unknown-version');
   });
 
-  it('unknown-scheme: ids 5 and 255', () => {
-    rejects(patched(dense(2, 2), (v) => v.setUint8(SCHEME, 5)), 'unknown-scheme', /scheme id 5/);
+  it('unknown-scheme: the first id past the known schemes, and 255', () => {
+    const next = SCHEME_NAMES.length;
+    rejects(patched(dense(2, 2), (v) => v.setUint8(SCHEME, next)), 'unknown-scheme', new RegExp(`scheme id ${next}`));
     rejects(patched(dense(2, 2), (v) => v.setUint8(SCHEME, 255)), 'unknown-scheme', /scheme id 255/);
   });
 
@@ -157,6 +159,13 @@ describe('decodeLayer rejects', () => {
 
   it('count-out-of-range: more entries than rows·cols', () => {
     rejects(patched(entry([1]), (v) => v.setUint32(BODY, 21, true)), 'count-out-of-range', /21 entries for a layer of 20/);
+  });
+
+  it('atomo-dct: the sparse body rules, in messages that name atomo-dct', () => {
+    const dct = (indices: number[]): LayerSample => ({ ...entry(indices), scheme: 'atomo-dct' });
+    rejects(patched(dct([0, 19]), (v) => v.setUint8(BODY + 5, 19)), 'index-out-of-range', /atomo-dct layer 0 .*index 20/);
+    expectCodecError(() => encodeLayer(dct([3, 3]), 0), 'indices-unsorted', /^atomo-dct \(4×5\)/);
+    expectCodecError(() => encodeLayer(dct([20]), 0), 'index-out-of-range', /^atomo-dct/);
   });
 
   it('index-out-of-range: an entry index at rows·cols', () => {

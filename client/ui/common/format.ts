@@ -38,6 +38,7 @@ export const SCHEME_LABELS: Readonly<Record<SchemeName, string>> = {
   'atomo-entry': 'ATOMO entry-wise',
   qsgd: 'QSGD',
   terngrad: 'TernGrad',
+  'atomo-dct': 'ATOMO Fourier (DCT)',
 };
 
 /** A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 4 levels". */
@@ -45,6 +46,7 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
   switch (config.scheme) {
     case 'atomo-svd':
     case 'atomo-entry':
+    case 'atomo-dct':
       return `${SCHEME_LABELS[config.scheme]}, budget ${formatNumber(config.budget)}`;
     case 'qsgd':
       return `QSGD, ${config.levels} level${config.levels === 1 ? '' : 's'}`;

@@ -1,6 +1,6 @@
 /** The form that creates a run: scheme and its knob, model, learning rate, batch, data split, seed, quorum and deadline. */
 import { useState, type FormEvent } from 'react';
-import { SCHEME_NAMES, type SchemeName } from '../../../core/atomo/types';
+import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../../../core/atomo/types';
 import type { RunConfigPatch } from '../../../core/protocol';
 import { SCHEME_LABELS } from '../common/format';
 import { useActions } from './actionsContext';
@@ -24,7 +24,7 @@ interface FormValues {
   start: boolean;
 }
 
-const DEFAULT_BUDGET: Readonly<Partial<Record<SchemeName, string>>> = { 'atomo-svd': '2', 'atomo-entry': '1024' };
+const DEFAULT_BUDGET: Readonly<Partial<Record<SchemeName, string>>> = { 'atomo-svd': '2', 'atomo-entry': '1024', 'atomo-dct': '1024' };
 
 const INITIAL: FormValues = {
   name: '',
@@ -45,7 +45,7 @@ const INITIAL: FormValues = {
 
 /** The patch the form describes. */
 function toPatch(v: FormValues): RunConfigPatch {
-  const atomo = v.scheme === 'atomo-svd' || v.scheme === 'atomo-entry';
+  const atomo = isAtomoScheme(v.scheme);
   return {
     name: v.name.trim() || `${SCHEME_LABELS[v.scheme]}`,
     scheme: v.scheme,
@@ -77,7 +77,7 @@ export function CreateRunForm() {
     if (created.ok) setValues((v) => ({ ...v, name: '' }));
     setBusy(false);
   };
-  const atomo = values.scheme === 'atomo-svd' || values.scheme === 'atomo-entry';
+  const atomo = isAtomoScheme(values.scheme);
   return (
     <section className="card create">
       <form className="create__form" onSubmit={(e) => void submit(e)} aria-label="Create a run">

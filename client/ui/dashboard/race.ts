@@ -7,7 +7,7 @@
  * reference every chart compares to.
  */
 import { HEADER_BYTES } from '../../../core/codec';
-import type { SchemeName } from '../../../core/atomo/types';
+import type { AtomoSchemeName, SchemeName } from '../../../core/atomo/types';
 import type { ModelLayout } from '../../../core/model';
 import type { RunConfigPatch } from '../../../core/protocol';
 
@@ -31,7 +31,7 @@ function varintBytes(value: number): number {
 /**
  * Expected bytes of one worker's gradient for one round. Spectral ATOMO
  * sends s atoms per layer in expectation, at most rank ≤ min(rows, cols,
- * batch) of them; entry-wise ATOMO s entries, each a float and a varint gap
+ * batch) of them; entry-wise and Fourier (DCT) ATOMO s entries or coefficients, each a float and a varint gap
  * whose size is taken at the mean gap.
  */
 export function expectedRoundBytes(layout: ModelLayout, c: RaceCompression, batchSize: number): number {
@@ -54,7 +54,8 @@ export function expectedRoundBytes(layout: ModelLayout, c: RaceCompression, batc
         total += HEADER_BYTES + 4 + 4 * atoms * (rows + cols + 1);
         break;
       }
-      case 'atomo-entry': {
+      case 'atomo-entry':
+      case 'atomo-dct': {
         const kept = Math.min(c.budget, entries);
         total += HEADER_BYTES + 4 + kept * (4 + varintBytes(Math.round(entries / Math.max(kept, 1))));
         break;
@@ -65,7 +66,7 @@ export function expectedRoundBytes(layout: ModelLayout, c: RaceCompression, batc
 }
 
 /** The smallest budget (to 3 significant digits) whose expected bytes reach `target`, by bisection (bytes grow with the budget). */
-function solveBudget(layout: ModelLayout, scheme: 'atomo-svd' | 'atomo-entry', target: number, batchSize: number): number {
+function solveBudget(layout: ModelLayout, scheme: AtomoSchemeName, target: number, batchSize: number): number {
   let low = 0;
   let high = layout.tensors.reduce((max, t) => Math.max(max, t.size), 1);
   for (let i = 0; i < 60; i++) {
@@ -77,7 +78,7 @@ function solveBudget(layout: ModelLayout, scheme: 'atomo-svd' | 'atomo-entry', t
 }
 
 /** The order of the race's runs: with few workers, the first ones get them. */
-export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'none'];
+export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'atomo-dct', 'none'];
 
 /** The compression of each race run, matched to TernGrad's bytes per round (float32 unmatched). */
 export function raceCompressions(layout: ModelLayout, batchSize: number): RaceCompression[] {
@@ -86,6 +87,7 @@ export function raceCompressions(layout: ModelLayout, batchSize: number): RaceCo
     switch (scheme) {
       case 'atomo-svd':
       case 'atomo-entry':
+      case 'atomo-dct':
         return { scheme, budget: solveBudget(layout, scheme, target, batchSize), levels: 1 };
       case 'qsgd':
         return { scheme, budget: 0, levels: 1 };

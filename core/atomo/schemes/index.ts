@@ -1,5 +1,6 @@
 /** The scheme registry: SchemeName → implementation. */
 import type { SchemeName } from '../types';
+import { atomoDctScheme } from './atomo-dct';
 import { atomoEntryScheme } from './atomo-entry';
 import { atomoSvdScheme } from './atomo-svd';
 import { noneScheme } from './none';
@@ -14,9 +15,11 @@ export const SCHEMES: { readonly [K in SchemeName]: Scheme<K> } = {
   'atomo-svd': atomoSvdScheme,
   qsgd: qsgdScheme,
   terngrad: terngradScheme,
+  'atomo-dct': atomoDctScheme,
 };
 
 export { sampleAtoms, type AtomoCompressed } from './atomo';
+export { atomoDctScheme } from './atomo-dct';
 export { atomoEntryScheme } from './atomo-entry';
 export { atomoSvdScheme } from './atomo-svd';
 export { noneScheme } from './none';

@@ -118,6 +118,8 @@ export function randomSample(rng: Rng, scheme: SchemeName, shape: Shape): LayerS
       return randomQsgd(rng, shape);
     case 'terngrad':
       return randomTernGrad(rng, shape);
+    case 'atomo-dct':
+      return { ...randomEntry(rng, shape), scheme: 'atomo-dct' };
   }
 }
 
