@@ -23,7 +23,7 @@ function levelBits(levels: number): number {
  * Upper bound on the encoded bytes of one layer under `scheme`
  * (docs/wire-format.md's byte formulas at their largest): dense 4mn;
  * entry-wise and DCT at most mn entries of a ≤5-byte varint and a float; spectral
- * k = min(m, n) atoms; QSGD (1 + b) bits and TernGrad 2 bits per entry.
+ * k = min(m, n) atoms, PowerSGD rank min(m, n); QSGD (1 + b) bits and TernGrad 2 bits per entry.
  */
 export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number): number {
   const [rows, cols] = shape;
@@ -40,6 +40,8 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number):
       return HEADER_BYTES + 6 + Math.ceil((elements * (1 + levelBits(levels))) / 8);
     case 'terngrad':
       return HEADER_BYTES + 4 + Math.ceil(elements / 4);
+    case 'powersgd':
+      return HEADER_BYTES + 4 + 4 * Math.min(rows, cols) * (rows + cols);
   }
 }
 

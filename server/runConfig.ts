@@ -24,6 +24,8 @@ export const DEFAULT_BUDGETS: Readonly<Record<SchemeName, number>> = {
   terngrad: 0,
   // A DCT coefficient costs what an entry costs (a varint and a float).
   'atomo-dct': 1024,
+  // PowerSGD's budget is its rank r: 2 factor pairs, as spectral ATOMO's 2 atoms.
+  powersgd: 2,
 };
 
 /** QSGD levels when a run sets none (4 levels: 3 bits per entry). */
@@ -99,6 +101,7 @@ export function validateConfig(config: RunConfig): void {
   const atomo = isAtomoScheme(config.scheme);
   if (atomo && !(isFiniteNumber(config.budget) && config.budget > 0)) fail('budget must be a positive number for ATOMO schemes');
   if (!atomo && !(isFiniteNumber(config.budget) && config.budget >= 0)) fail('budget must be a number ≥ 0');
+  if (config.scheme === 'powersgd' && !(Number.isInteger(config.budget) && config.budget >= 1)) fail('budget (the rank) must be an integer ≥ 1 for PowerSGD');
   if (!isInteger(config.levels, 1, MAX_QSGD_LEVELS)) fail(`levels must be an integer in 1..${MAX_QSGD_LEVELS}`);
   if (!MODEL_KINDS.includes(config.model)) fail(`model must be one of ${MODEL_KINDS.join(', ')}`);
   if (!(isFiniteNumber(config.learningRate) && config.learningRate > 0 && config.learningRate <= 10)) fail('learningRate must be in (0, 10]');

@@ -11,6 +11,7 @@
  * {seed, worker, round: v, layer: l}, so a CPU round here encodes to the
  * same bytes as workerStep's.
  */
+import type { LayerMemory } from '../../core/atomo';
 import { encodeLayer } from '../../core/codec';
 import { MinibatchSampler, createBatch, type Batch, type Dataset } from '../../core/data';
 import type { TrainingBackend } from '../../core/model/backend';
@@ -92,6 +93,8 @@ export function createWorkerLoop(options: WorkerLoopOptions): WorkerRound {
   const batch: Batch = createBatch(batchSize);
   const device = options.deviceCompressor;
   const onDevice = device !== undefined && isGpuBackend(backend) && device.supports(compression);
+  // Error feedback and PowerSGD's warm start, per tensor, for the life of this loop (one run, one model).
+  const memories: LayerMemory[] = layout.tensors.map(() => ({}));
 
   return async (weights, version) => {
     if (weights.length !== layout.parameterCount) {
@@ -114,7 +117,7 @@ export function createWorkerLoop(options: WorkerLoopOptions): WorkerRound {
       const result = await backend.lossAndGradient(weights, batch.pixels, batch.labels, batchSize);
       computed = now();
       loss = result.loss;
-      compressed = compressOnCpu(layout, result.gradient, compression, stream);
+      compressed = compressOnCpu(layout, result.gradient, compression, stream, memories);
     }
     const compressedAt = now();
     const layers = compressed.map(({ sample }, layer) => encodeLayer(sample, layer));

@@ -6,6 +6,7 @@
 export type {
   DctSample,
   DenseSample,
+  PowerSgdSample,
   EntrySample,
   LayerSample,
   QsgdSample,
@@ -14,7 +15,8 @@ export type {
   SpectralSample,
   TernGradSample,
 } from './types';
-export { SCHEME_NAMES, isAtomoScheme, type AtomoSchemeName } from './types';
+export { SCHEME_NAMES, isAtomoScheme, isBiased, type AtomoSchemeName } from './types';
+export { compressLayer } from './errorFeedback';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
 export { reconstruct } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
@@ -33,12 +35,15 @@ export {
   atomoEntryScheme,
   atomoSvdScheme,
   checkLevels,
+  checkRank,
+  powerSgdScheme,
   noneScheme,
   qsgdScheme,
   sampleAtoms,
   terngradScheme,
   type AtomoCompressed,
   type CompressedLayer,
+  type LayerMemory,
   type SampleOf,
   type Scheme,
   type SchemeOptions,

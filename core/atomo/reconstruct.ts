@@ -3,7 +3,7 @@
  * is on the wire (float32 values), as the aggregator computes it.
  */
 import { idct2 } from '../linalg/dct';
-import type { DctSample, EntrySample, LayerSample, QsgdSample, SpectralSample, TernGradSample } from './types';
+import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, Shape, SpectralSample, TernGradSample } from './types';
 
 /** ĝ as a row-major rows×cols float32 matrix (DESIGN.md §3: ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ and the QSGD/TernGrad rules). */
 export function reconstruct(sample: LayerSample): Float32Array {
@@ -20,6 +20,8 @@ export function reconstruct(sample: LayerSample): Float32Array {
       return reconstructTernGrad(sample);
     case 'atomo-dct':
       return reconstructDct(sample);
+    case 'powersgd':
+      return reconstructPowerSgd(sample);
   }
 }
 
@@ -36,16 +38,26 @@ function reconstructEntries(sample: EntrySample): Float32Array {
 
 /** Σ scaleᵢ uᵢvᵢᵀ, accumulated in float64 and rounded to float32 once. */
 function reconstructSpectral(sample: SpectralSample): Float32Array {
-  const [rows, cols] = sample.shape;
+  return sumOfOuterProducts(sample.shape, sample.count, sample.u, sample.v, sample.scales);
+}
+
+/** P̂Qᵀ = Σₐ pₐqₐᵀ, the same sum with unit scales. */
+function reconstructPowerSgd(sample: PowerSgdSample): Float32Array {
+  return sumOfOuterProducts(sample.shape, sample.rank, sample.p, sample.q, null);
+}
+
+/** Σₐ scaleₐ uₐvₐᵀ for atom-major u (count·rows) and v (count·cols), in float64, rounded to float32 once. */
+function sumOfOuterProducts(shape: Shape, count: number, u: Float32Array, v: Float32Array, scales: Float32Array | null): Float32Array {
+  const [rows, cols] = shape;
   const sum = new Float64Array(rows * cols);
-  for (let a = 0; a < sample.count; a++) {
-    const scale = sample.scales[a]!;
+  for (let a = 0; a < count; a++) {
+    const scale = scales === null ? 1 : scales[a]!;
     for (let i = 0; i < rows; i++) {
-      const left = scale * sample.u[a * rows + i]!;
+      const left = scale * u[a * rows + i]!;
       if (left === 0) continue;
       const row = i * cols;
       const right = a * cols;
-      for (let j = 0; j < cols; j++) sum[row + j] = sum[row + j]! + left * sample.v[right + j]!;
+      for (let j = 0; j < cols; j++) sum[row + j] = sum[row + j]! + left * v[right + j]!;
     }
   }
   return Float32Array.from(sum);

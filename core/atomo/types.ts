@@ -5,9 +5,18 @@
  */
 
 /** The compression schemes. `none` is the uncompressed float32 baseline. */
-export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad' | 'atomo-dct';
+export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad' | 'atomo-dct' | 'powersgd';
 
-export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct'];
+export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd'];
+
+/**
+ * Biased by design: PowerSGD (a deterministic low-rank projection with
+ * error feedback), and any scheme run with error feedback. The dashboard
+ * and tab mark these; their "variance" is the realised ‖ĝ − g‖².
+ */
+export function isBiased(scheme: SchemeName, errorFeedback: boolean): boolean {
+  return scheme === 'powersgd' || (errorFeedback && scheme !== 'none');
+}
 
 /** The ATOMO schemes, whose knob is the budget s (the expected number of atoms sent per layer). */
 export type AtomoSchemeName = 'atomo-entry' | 'atomo-svd' | 'atomo-dct';
@@ -65,6 +74,18 @@ export interface DctSample {
 }
 
 /**
+ * PowerSGD (Vogels et al. 2019): the rank-k factors of one power step,
+ * ĝ = P̂ Qᵀ = Σₐ pₐ qₐᵀ with P̂ orthonormal. Biased (see isBiased).
+ */
+export interface PowerSgdSample {
+  readonly scheme: 'powersgd';
+  readonly shape: Shape;
+  readonly rank: number; // k ≤ min(rows, cols) factor columns
+  readonly p: Float32Array; // k·rows: column a of P̂ at [a·rows, (a+1)·rows)
+  readonly q: Float32Array; // k·cols: column a of Q = MᵀP̂ at [a·cols, (a+1)·cols)
+}
+
+/**
  * s-level QSGD (Alistarh et al. 2017): ĝᵢ = norm · sign(gᵢ) · levelᵢ / s,
  * with levelᵢ ∈ {0..s}. s = 1 is 1-bit QSGD.
  */
@@ -86,4 +107,4 @@ export interface TernGradSample {
 }
 
 /** What a worker sends for one layer, before encoding. */
-export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample;
+export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample | PowerSgdSample;

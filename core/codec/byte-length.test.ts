@@ -41,6 +41,8 @@ function documentedLength(sample: LayerSample): number {
       return 12 + 4 + 2 + Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8);
     case 'terngrad':
       return 12 + 4 + Math.ceil((m * n) / 4);
+    case 'powersgd':
+      return 12 + 4 + 4 * sample.rank * (m + n);
   }
 }
 

@@ -8,6 +8,7 @@ import { denseCodec } from './dense';
 import { dctCodec, entryCodec } from './entry';
 import { CodecError } from './errors';
 import { checkEncodeHeader, HEADER_BYTES, readHeader, writeHeader, type DecodeLimits } from './header';
+import { powerSgdCodec } from './powersgd';
 import { qsgdCodec } from './qsgd';
 import { spectralCodec } from './spectral';
 import { terngradCodec } from './terngrad';
@@ -63,6 +64,9 @@ export function encodeLayer(sample: LayerSample, layer: number): Uint8Array {
     case 'atomo-dct':
       dctCodec.encodeBody(sample, writer, elements);
       break;
+    case 'powersgd':
+      powerSgdCodec.encodeBody(sample, writer, elements);
+      break;
   }
   if (writer.pos !== length) {
     // A broken byte formula would silently desynchronise sender and receiver.
@@ -101,6 +105,9 @@ export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): Decod
     case 'atomo-dct':
       sample = dctCodec.decodeBody(reader, header);
       break;
+    case 'powersgd':
+      sample = powerSgdCodec.decodeBody(reader, header);
+      break;
   }
   if (reader.remaining !== 0) {
     throw new CodecError(
@@ -125,6 +132,8 @@ function bodyByteLength(sample: LayerSample, elements: number): number {
       return terngradCodec.bodyByteLength(sample, elements);
     case 'atomo-dct':
       return dctCodec.bodyByteLength(sample, elements);
+    case 'powersgd':
+      return powerSgdCodec.bodyByteLength(sample, elements);
   }
 }
 

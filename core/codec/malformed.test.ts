@@ -39,6 +39,12 @@ const entry = (indices: number[], shape: [number, number] = [4, 5]): LayerSample
   indices: Uint32Array.from(indices),
   values: new Float32Array(indices.length).fill(1),
 });
+const dct = (indices: number[]): LayerSample => ({
+  scheme: 'atomo-dct',
+  shape: [4, 5],
+  indices: Uint32Array.from(indices),
+  values: new Float32Array(indices.length).fill(1),
+});
 const spectral = (rows: number, cols: number, count: number): LayerSample => ({
   scheme: 'atomo-svd',
   shape: [rows, cols],
@@ -63,7 +69,7 @@ const ALL_SCHEMES: [string, LayerSample][] = [
   ['atomo-svd', spectral(3, 4, 2)],
   ['qsgd', qsgd(5)],
   ['terngrad', terngrad(5)],
-  ['atomo-dct', { ...entry([1, 2, 18]), scheme: 'atomo-dct' }],
+  ['atomo-dct', dct([1, 2, 18])],
 ];
 
 // Offsets of the header fields and of the first body fields.
@@ -162,7 +168,6 @@ describe('decodeLayer rejects', () => {
   });
 
   it('atomo-dct: the sparse body rules, in messages that name atomo-dct', () => {
-    const dct = (indices: number[]): LayerSample => ({ ...entry(indices), scheme: 'atomo-dct' });
     rejects(patched(dct([0, 19]), (v) => v.setUint8(BODY + 5, 19)), 'index-out-of-range', /atomo-dct layer 0 .*index 20/);
     expectCodecError(() => encodeLayer(dct([3, 3]), 0), 'indices-unsorted', /^atomo-dct \(4×5\)/);
     expectCodecError(() => encodeLayer(dct([20]), 0), 'index-out-of-range', /^atomo-dct/);

@@ -45,6 +45,28 @@ describe('orthonormal DCT-II', () => {
     }
   });
 
+  it('equals D_m G D_nᵀ computed densely, on the MLP layer shape 784×10 and on odd and prime sizes', () => {
+    for (const [rows, cols] of [
+      [784, 10],
+      [97, 15],
+      [1, 128],
+    ] as const) {
+      const g = randomMatrix(rows, cols, rows + cols);
+      const dm = dctMatrix(rows);
+      const dn = dctMatrix(cols);
+      const dense = new Float64Array(rows * cols);
+      for (let k = 0; k < rows; k++) {
+        for (let l = 0; l < cols; l++) {
+          let sum = 0;
+          for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) sum += dm[k * rows + i]! * g[i * cols + j]! * dn[l * cols + j]!;
+          dense[k * cols + l] = sum;
+        }
+      }
+      expect(maxDiff(dct2(g, rows, cols), dense)).toBeLessThan(1e-10);
+      expect(maxDiff(idct2(dense, rows, cols), g)).toBeLessThan(1e-10);
+    }
+  });
+
   it('a constant matrix has one coefficient, C[0, 0] = √(mn)·value', () => {
     const c = dct2(new Float64Array(12).fill(2), 3, 4);
     expect(c[0]).toBeCloseTo(2 * Math.sqrt(12), 12);

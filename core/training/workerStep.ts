@@ -10,7 +10,7 @@
  * Randomness: the minibatch comes from MinibatchSampler (seed, slot, epoch)
  * and the atoms of layer l from stream {seed, worker: slot, round: v, layer: l}.
  */
-import { SCHEMES, realisedError, reconstruct, squaredNorm } from '../atomo';
+import { compressLayer, realisedError, reconstruct, squaredNorm, type LayerMemory } from '../atomo';
 import type { SchemeName } from '../atomo/types';
 import { encodeLayer } from '../codec';
 import { MinibatchSampler, createBatch, type Batch, type Dataset } from '../data';
@@ -23,10 +23,12 @@ import type { StreamId } from '../rng';
 /** The compression of a run: its scheme and that scheme's knob. */
 export interface Compression {
   readonly scheme: SchemeName;
-  /** ATOMO budget s (atomo-entry, atomo-svd). */
+  /** ATOMO budget s (atomo-entry, atomo-svd, atomo-dct), PowerSGD's rank. */
   readonly budget: number;
   /** QSGD levels s (qsgd). */
   readonly levels: number;
+  /** Error feedback on an unbiased scheme (then biased); PowerSGD always has it. */
+  readonly errorFeedback?: boolean;
 }
 
 /** Everything fixed for a worker across rounds. */
@@ -72,8 +74,8 @@ export function createWorkerStep(options: WorkerStepOptions): WorkerStep {
   const sampler = new MinibatchSampler(options.shard, batchSize, seed, worker);
   const indices = new Uint32Array(batchSize);
   const batch: Batch = createBatch(batchSize);
-  const schemeOptions = { budget: compression.budget, levels: compression.levels };
-  const scheme = SCHEMES[compression.scheme];
+  // Error feedback and PowerSGD's warm start, per tensor, for the life of this step function.
+  const memories: LayerMemory[] = layout.tensors.map(() => ({}));
 
   return async (weights, version) => {
     if (weights.length !== layout.parameterCount) {
@@ -91,7 +93,8 @@ export function createWorkerStep(options: WorkerStepOptions): WorkerStep {
     layout.tensors.forEach((tensor, layer) => {
       const g = gradient.subarray(tensor.offset, tensor.offset + tensor.size);
       const stream: StreamId = { seed, worker, round: version, layer };
-      const { sample, variance } = scheme.compress(g, tensor.shape, schemeOptions, stream);
+      const options = { budget: compression.budget, levels: compression.levels, errorFeedback: compression.errorFeedback === true, memory: memories[layer]! };
+      const { sample, variance } = compressLayer(compression.scheme, g, tensor.shape, options, stream);
       const encoded = encodeLayer(sample, layer);
       layers.push(encoded);
       bytes += encoded.length;

@@ -39,6 +39,7 @@ export const SCHEME_LABELS: Readonly<Record<SchemeName, string>> = {
   qsgd: 'QSGD',
   terngrad: 'TernGrad',
   'atomo-dct': 'ATOMO Fourier (DCT)',
+  powersgd: 'PowerSGD (biased, error feedback)',
 };
 
 /** A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 4 levels". */
@@ -48,6 +49,8 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
     case 'atomo-entry':
     case 'atomo-dct':
       return `${SCHEME_LABELS[config.scheme]}, budget ${formatNumber(config.budget)}`;
+    case 'powersgd':
+      return `${SCHEME_LABELS[config.scheme]}, rank ${formatNumber(config.budget)}`;
     case 'qsgd':
       return `QSGD, ${config.levels} level${config.levels === 1 ? '' : 's'}`;
     default:

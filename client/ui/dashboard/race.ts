@@ -54,6 +54,11 @@ export function expectedRoundBytes(layout: ModelLayout, c: RaceCompression, batc
         total += HEADER_BYTES + 4 + 4 * atoms * (rows + cols + 1);
         break;
       }
+      case 'powersgd': {
+        const rank = Math.min(c.budget, rows, cols);
+        total += HEADER_BYTES + 4 + 4 * rank * (rows + cols);
+        break;
+      }
       case 'atomo-entry':
       case 'atomo-dct': {
         const kept = Math.min(c.budget, entries);
@@ -66,7 +71,7 @@ export function expectedRoundBytes(layout: ModelLayout, c: RaceCompression, batc
 }
 
 /** The smallest budget (to 3 significant digits) whose expected bytes reach `target`, by bisection (bytes grow with the budget). */
-function solveBudget(layout: ModelLayout, scheme: AtomoSchemeName, target: number, batchSize: number): number {
+function solveBudget(layout: ModelLayout, scheme: AtomoSchemeName | 'powersgd', target: number, batchSize: number): number {
   let low = 0;
   let high = layout.tensors.reduce((max, t) => Math.max(max, t.size), 1);
   for (let i = 0; i < 60; i++) {
@@ -78,7 +83,7 @@ function solveBudget(layout: ModelLayout, scheme: AtomoSchemeName, target: numbe
 }
 
 /** The order of the race's runs: with few workers, the first ones get them. */
-export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'atomo-dct', 'none'];
+export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'atomo-dct', 'powersgd', 'none'];
 
 /** The compression of each race run, matched to TernGrad's bytes per round (float32 unmatched). */
 export function raceCompressions(layout: ModelLayout, batchSize: number): RaceCompression[] {
@@ -89,6 +94,9 @@ export function raceCompressions(layout: ModelLayout, batchSize: number): RaceCo
       case 'atomo-entry':
       case 'atomo-dct':
         return { scheme, budget: solveBudget(layout, scheme, target, batchSize), levels: 1 };
+      case 'powersgd':
+        // The rank is an integer: the nearest to the matched bytes, at least 1.
+        return { scheme, budget: Math.max(1, Math.round(solveBudget(layout, scheme, target, batchSize))), levels: 1 };
       case 'qsgd':
         return { scheme, budget: 0, levels: 1 };
       default:
