@@ -63,7 +63,7 @@ export interface QuorumRule {
 export interface RunConfig {
   readonly name: string;
   readonly scheme: SchemeName;
-  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd). */
+  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd, atomo-dct); PowerSGD: its rank. */
   readonly budget: number;
   /** QSGD levels s (qsgd). */
   readonly levels: number;

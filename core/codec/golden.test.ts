@@ -70,6 +70,13 @@ const cases: [string, LayerSample, number, string][] = [
     // the atomo-entry body: count 2, deltas 0 and 4 − 0 − 1 = 3, then the floats
     '01 05 0200 02000000 03000000   02000000 00 03 0000803f 000000c0',
   ],
+  [
+    'powersgd 2×3 rank 1',
+    { scheme: 'powersgd', shape: [2, 3], rank: 1, p: Float32Array.of(1, 0), q: Float32Array.of(0.5, -2, 0) },
+    1,
+    // rank, then P̂'s column, then Q's column
+    '01 06 0100 02000000 03000000   01000000 0000803f 00000000 0000003f 000000c0 00000000',
+  ],
 ];
 
 describe('golden bytes', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SCHEME_NAMES, type LayerSample } from '../atomo/types';
+import { SCHEME_NAMES, type LayerSample, type PowerSgdSample } from '../atomo/types';
 import { CodecError, decodeLayer, encodeLayer, type CodecErrorCode, type DecodeLimits } from './index';
 
 /** Runs `action` and checks it throws a CodecError with `code` and a message matching `message`. */
@@ -53,6 +53,13 @@ const spectral = (rows: number, cols: number, count: number): LayerSample => ({
   v: new Float32Array(count * cols).fill(0.5),
   scales: new Float32Array(count).fill(2),
 });
+const powersgd = (rows: number, cols: number, rank: number): LayerSample => ({
+  scheme: 'powersgd',
+  shape: [rows, cols],
+  rank,
+  p: new Float32Array(rank * rows).fill(0.5),
+  q: new Float32Array(rank * cols).fill(-1),
+});
 const qsgd = (n: number, levels = 4, norm = 1): LayerSample => ({
   scheme: 'qsgd',
   shape: [1, n],
@@ -70,6 +77,7 @@ const ALL_SCHEMES: [string, LayerSample][] = [
   ['qsgd', qsgd(5)],
   ['terngrad', terngrad(5)],
   ['atomo-dct', dct([1, 2, 18])],
+  ['powersgd', powersgd(3, 4, 2)],
 ];
 
 // Offsets of the header fields and of the first body fields.
@@ -161,6 +169,22 @@ describe('decodeLayer rejects', () => {
     bytes.set(three);
     new DataView(bytes.buffer).setUint32(BODY, 4, true);
     rejects(bytes, 'count-out-of-range', /4 atoms, more than min\(rows, cols\) = 3/);
+  });
+
+  it('count-out-of-range: a PowerSGD rank above min(rows, cols)', () => {
+    const three = encodeLayer(powersgd(3, 4, 3), 0);
+    const bytes = new Uint8Array(three.length + 4 * (3 + 4));
+    bytes.set(three);
+    new DataView(bytes.buffer).setUint32(BODY, 4, true);
+    rejects(bytes, 'count-out-of-range', /powersgd layer 0 .*rank 4, more than min\(rows, cols\) = 3/);
+  });
+
+  it('non-finite: NaN or Infinity in PowerSGD factors', () => {
+    // powersgd(3, 4, 2): rank, then P (2·3 floats), Q (2·4 floats).
+    const p = BODY + 4;
+    const q = p + 4 * 6;
+    rejects(patched(powersgd(3, 4, 2), (d) => d.setFloat32(p + 4 * 5, NaN, true)), 'non-finite', /p\[5\] is NaN/);
+    rejects(patched(powersgd(3, 4, 2), (d) => d.setFloat32(q + 4 * 7, -Infinity, true)), 'non-finite', /q\[7\] is -Infinity/);
   });
 
   it('count-out-of-range: more entries than rows·cols', () => {
@@ -294,6 +318,12 @@ describe('encodeLayer rejects', () => {
     expectCodecError(() => encodeLayer(spectral(2, 3, 3), 0), 'count-out-of-range', /0\.\.2/);
     expectCodecError(() => encodeLayer({ ...spectral(2, 3, 0), count: 0.5 } as LayerSample, 0), 'count-out-of-range');
     expectCodecError(() => encodeLayer(entry([0, 1, 2], [1, 2]), 0), 'count-out-of-range');
+  });
+
+  it('powersgd: a rank above min(rows, cols), a fractional rank, factors of the wrong length', () => {
+    expectCodecError(() => encodeLayer(powersgd(2, 5, 3), 0), 'count-out-of-range', /^powersgd \(2×5\): rank 3/);
+    expectCodecError(() => encodeLayer({ ...(powersgd(2, 5, 1) as PowerSgdSample), rank: 0.5 }, 0), 'count-out-of-range');
+    expectCodecError(() => encodeLayer({ ...(powersgd(2, 5, 1) as PowerSgdSample), q: new Float32Array(4) }, 0), 'length-mismatch', /q has length 4/);
   });
 
   it('indices-unsorted: repeated or decreasing entry indices', () => {
