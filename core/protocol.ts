@@ -11,8 +11,11 @@
  * array of numbers. A browser receives them as ArrayBuffer, Node as Buffer
  * (a Uint8Array); `asBytes` reads either.
  */
-import type { SchemeName } from './atomo/types';
+import type { Compression } from './atomo/types';
 import type { ModelKind } from './model/layout';
+import type { WireTraffic } from './traffic/frames';
+
+export type { WireTraffic } from './traffic/frames';
 
 /** Bumped on any incompatible change of an event or payload below. */
 export const PROTOCOL_VERSION = 1;
@@ -60,13 +63,8 @@ export interface QuorumRule {
 }
 
 /** Everything that defines one experiment. Workers receive it on join and train by it. */
-export interface RunConfig {
+export interface RunConfig extends Compression {
   readonly name: string;
-  readonly scheme: SchemeName;
-  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd, atomo-dct); PowerSGD: its rank. */
-  readonly budget: number;
-  /** QSGD levels s (qsgd). */
-  readonly levels: number;
   readonly model: ModelKind;
   readonly learningRate: number;
   readonly momentum: number;
@@ -111,6 +109,8 @@ export interface WorkerSummary {
   readonly connected: boolean;
   readonly bytesUp: number;
   readonly bytesDown: number;
+  /** Every frame of its socket while it was in this run, both ways, as on the wire (core/traffic). */
+  readonly traffic: WireTraffic;
   readonly rounds: number;
   /** Server clock (ms since epoch) of its last join or accepted gradient; null before either since the server started. */
   readonly lastSeenAt: number | null;
@@ -139,8 +139,17 @@ export interface RunSummary {
   readonly version: ModelVersion;
   readonly workers: readonly WorkerSummary[];
   readonly round: RoundSummary | null;
+  /** Encoded gradient and model payloads (core/codec), without envelope or framing. */
   readonly bytesUp: number;
   readonly bytesDown: number;
+  /** Every frame of its workers' sockets, both ways, as on the wire (core/traffic). */
+  readonly traffic: WireTraffic;
+  /**
+   * Why the server paused this run on its own (a failed update, a fault in a
+   * scheduled step), for the dashboard; null when nothing went wrong since
+   * the last start, resume or reset.
+   */
+  readonly fault: string | null;
 }
 
 // ── Metrics ─────────────────────────────────────────────────────────────────
@@ -197,6 +206,10 @@ export interface RoundMetrics {
   readonly bytesDown: number;
   readonly cumulativeBytesUp: number;
   readonly cumulativeBytesDown: number;
+  /** Frames of the run's workers since the previous round closed (this round's model, gradients, and control), as on the wire. */
+  readonly traffic: WireTraffic;
+  /** Frames of the run's workers since it started (or was reset). */
+  readonly cumulativeTraffic: WireTraffic;
   readonly layers: readonly LayerVariance[];
   readonly workers: readonly WorkerRoundMetrics[];
   readonly durations: RoundDurations;

@@ -17,7 +17,8 @@ import { loadMnist } from '../core/data';
 import { createCpuBackend } from '../core/model/cpu/backend';
 import { MODEL_KINDS, createModelLayout, type ModelKind } from '../core/model/layout';
 import type { TrainingBackend } from '../core/model/backend';
-import type { DeviceCompressor } from '../client/worker/workerLoop';
+import type { DeviceCompressor } from '../core/training/compression';
+import type { GpuGradient } from '../client/gpu/training/gpuBackend';
 import { trainLocally } from '../client/worker/localTraining';
 import { createFileReader } from '../server/data/fileReader';
 import { registerRawLoader } from './rawLoader';
@@ -62,7 +63,7 @@ const number = (name: keyof typeof values): number => {
 const layout = createModelLayout(model);
 const { train, test } = await loadMnist(createFileReader());
 let backend: TrainingBackend;
-let deviceCompressor: DeviceCompressor | undefined;
+let deviceCompressor: DeviceCompressor<GpuGradient> | undefined;
 let release = (): void => {};
 if (values.backend === 'webgpu') {
   registerRawLoader();

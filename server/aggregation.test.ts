@@ -5,16 +5,14 @@ import type { LayerSample } from '../core/atomo/types';
 import { encodeLayer } from '../core/codec';
 import type { SchemeName } from '../core/atomo/types';
 import type { GradientSubmission } from '../core/protocol';
+import { seededRng } from '../core/testing/seeded';
 import { removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
 import { joinRaw } from './testing/rawWorker';
 
 /** A deterministic pseudo-random float in [−1, 1). */
 function filler(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 31 - 1;
-  };
+  const rng = seededRng(seed);
+  return () => 2 * rng() - 1;
 }
 
 /** A valid sample of `scheme` for a rows×cols layer, with known contents. */

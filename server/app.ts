@@ -4,13 +4,14 @@
  * `server/index.ts` only reads the configuration and listens; tests build one
  * on port 0 with their own data directory and model runtime.
  */
-import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { Server } from 'socket.io';
 import { asRunId, type RunConfigPatch } from '../core/protocol';
 import { createAdminHandlers } from './admin';
 import { createBroadcastHooks } from './broadcast';
 import { CheckpointStore } from './checkpoint';
-import { createApiHandler } from './http';
+import { createApiHandler, isApiPath } from './http';
+import { DEFAULT_API_RATE_LIMIT, createAddressRateLimiter, setSecurityHeaders } from './httpHardening';
 import { DASHBOARD_ROOM, type AppServer } from './io';
 import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type RateLimit } from './limits';
 import type { ModelRuntime } from './model';
@@ -34,7 +35,10 @@ export interface AppOptions {
   readonly model: ModelRuntime;
   /** Configuration of the run created when no checkpoint exists (started at once); false for none. */
   readonly defaultRun?: RunConfigPatch | false;
+  /** Per-socket message rate limit. */
   readonly rateLimit?: RateLimit;
+  /** Per-address rate limit of /api requests. */
+  readonly apiRateLimit?: RateLimit;
   /** socket.io's maxHttpBufferSize; computed from the models when not given. */
   readonly maxMessageBytes?: number;
   /** Where failures that are not a client's fault go (console.error by default). */
@@ -66,10 +70,24 @@ export async function createApp(options: AppOptions): Promise<App> {
   const maxMessageBytes = options.maxMessageBytes ?? computeMaxMessageBytes();
   const serveStatic = createStaticHandler(options.clientDir);
 
-  let handleApi: ((req: Parameters<typeof serveStatic>[0], res: Parameters<typeof serveStatic>[1]) => boolean) | null = null;
+  let handleApi: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
+  const apiLimiter = createAddressRateLimiter(options.apiRateLimit ?? DEFAULT_API_RATE_LIMIT);
+  // The error boundary of every HTTP request: whatever a handler throws becomes a 500 (or a closed
+  // connection once the headers are out), logged, and the server goes on.
   const httpServer = createServer((req, res) => {
-    if (handleApi?.(req, res)) return;
-    serveStatic(req, res);
+    try {
+      setSecurityHeaders(res);
+      if (isApiPath(req.url) && !apiLimiter(req.socket.remoteAddress ?? '')) {
+        res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1' }).end('Too many requests');
+        return;
+      }
+      if (handleApi?.(req, res)) return;
+      serveStatic(req, res);
+    } catch (error) {
+      logError(new Error(`HTTP ${String(req.method).slice(0, 16)} request failed`, { cause: error }));
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Internal error');
+      else res.destroy();
+    }
   });
   const io: AppServer = new Server(httpServer, {
     // WebSocket only: no long-polling, so several processes need no sticky sessions.

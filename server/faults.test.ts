@@ -4,9 +4,8 @@
  * that leaves mid-round or misses the deadline never stalls a round.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeLayer } from '../core/codec';
+import { encodeLayer, maxLayerBytes } from '../core/codec';
 import type { Ack, GradientSubmission, ProtocolErrorCode, RoundOpen } from '../core/protocol';
-import { maxLayerBytes } from './limits';
 import { connectClient, loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
 import { SimulatedWorker } from './testing/simulatedWorker';
 

@@ -17,11 +17,17 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }).end(JSON.stringify(body));
 }
 
+/** Whether a request target is under /api/ (the malformed ones too: they get the API's 404, not a file). */
+export function isApiPath(url: string | undefined): boolean {
+  return (url ?? '').startsWith('/api/');
+}
+
 /** Returns a handler that answers /api/* requests and returns false for anything else. */
 export function createApiHandler(registry: RunRegistry): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (!path.startsWith('/api/')) return false;
+    if (!isApiPath(req.url)) return false;
+    // No decoding: every route is plain ASCII, so an escape only ever names no route.
+    const path = (req.url ?? '/').split('?', 1)[0]!;
     if (req.method !== 'GET') {
       res.writeHead(405, { Allow: 'GET' }).end();
       return true;

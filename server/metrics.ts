@@ -2,6 +2,7 @@
  * Round metrics (issue 5 §Metrics): built from a closed round, kept in the
  * run's history, streamed to dashboards and exported as JSON or CSV.
  */
+import { NO_TRAFFIC, downlinkBytes, totalBytes, uplinkBytes, type WireTraffic } from '../core/traffic/frames';
 import type { LayerVariance, ModelVersion, RoundDurations, RoundMetrics, RunId, WorkerRoundMetrics } from '../core/protocol';
 import type { Evaluation } from './model';
 import type { OpenRound } from './round';
@@ -14,6 +15,8 @@ export interface RoundOutcome {
   readonly evaluation: Evaluation | null;
   readonly cumulativeBytesUp: number;
   readonly cumulativeBytesDown: number;
+  readonly traffic: WireTraffic;
+  readonly cumulativeTraffic: WireTraffic;
   readonly updateMs: number;
   readonly evalMs: number;
 }
@@ -61,6 +64,8 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
     bytesDown,
     cumulativeBytesUp: outcome.cumulativeBytesUp,
     cumulativeBytesDown: outcome.cumulativeBytesDown,
+    traffic: outcome.traffic,
+    cumulativeTraffic: outcome.cumulativeTraffic,
     layers,
     workers,
     durations,
@@ -82,6 +87,13 @@ export function historyToCsv(history: readonly RoundMetrics[]): string {
     'bytesDown',
     'cumulativeBytesUp',
     'cumulativeBytesDown',
+    'wireGradientUp',
+    'wireControlUp',
+    'wireModelDown',
+    'wireControlDown',
+    'cumulativeWireUp',
+    'cumulativeWireDown',
+    'cumulativeWireTotal',
     'totalMs',
     'collectMs',
     'decodeMs',
@@ -92,6 +104,9 @@ export function historyToCsv(history: readonly RoundMetrics[]): string {
     header.push(`layer${layer}_closedForm`, `layer${layer}_realised`, `layer${layer}_gradientNormSq`);
   }
   const rows = history.map((m) => {
+    // Rounds checkpointed before frames were counted have no traffic.
+    const round = (m.traffic as WireTraffic | undefined) ?? NO_TRAFFIC;
+    const cumulative = (m.cumulativeTraffic as WireTraffic | undefined) ?? NO_TRAFFIC;
     const cells: (number | null)[] = [
       m.version,
       m.closedAt,
@@ -104,6 +119,13 @@ export function historyToCsv(history: readonly RoundMetrics[]): string {
       m.bytesDown,
       m.cumulativeBytesUp,
       m.cumulativeBytesDown,
+      round.gradientUp,
+      round.controlUp,
+      round.modelDown,
+      round.controlDown,
+      uplinkBytes(cumulative),
+      downlinkBytes(cumulative),
+      totalBytes(cumulative),
       m.durations.totalMs,
       m.durations.collectMs,
       m.durations.decodeMs,

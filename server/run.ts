@@ -23,6 +23,7 @@ import {
   type WorkerBackend,
   type WorkerId,
 } from '../core/protocol';
+import { NO_TRAFFIC, addTraffic, subtractTraffic, type Direction, type FrameCategory, type WireTraffic } from '../core/traffic/frames';
 import { encodeWeights } from '../core/training/modelCodec';
 import { ProtocolFault } from './fault';
 import { buildRoundMetrics, isEvaluationRound } from './metrics';
@@ -37,6 +38,8 @@ export interface MemberRecord {
   readonly slot: number;
   bytesUp: number;
   bytesDown: number;
+  /** Its socket's frames while in this run (core/traffic); absent in checkpoints written before frames were counted. */
+  traffic?: WireTraffic;
   rounds: number;
 }
 
@@ -48,6 +51,7 @@ export interface WorkerProfile {
 
 /** A worker's membership of a run: the checkpointed record plus what only lives while the server does. */
 export interface Member extends MemberRecord {
+  traffic: WireTraffic;
   connected: boolean;
   profile: WorkerProfile;
   /** Server clock of its last join or accepted gradient. */
@@ -68,6 +72,8 @@ export interface RunSnapshot {
   readonly members: readonly MemberRecord[];
   readonly bytesUp: number;
   readonly bytesDown: number;
+  /** Absent in checkpoints written before frames were counted. */
+  readonly traffic?: WireTraffic;
 }
 
 /** What a run tells the outside world. */
@@ -98,6 +104,20 @@ export interface RunDeps {
   readonly onError: (error: unknown) => void;
 }
 
+/** An update the run refused to apply (non-finite aggregate, momentum or weights): discarded, reported, the run paused. */
+export class UpdateRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UpdateRefused';
+  }
+}
+
+/** Index of the first non-finite entry, or −1. */
+export function firstNonFinite(values: Float32Array): number {
+  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i]!)) return i;
+  return -1;
+}
+
 /** The profile of a worker whose identity told the run nothing (yet). */
 export function defaultProfile(workerId: WorkerId): WorkerProfile {
   return { name: `worker ${workerId}`, backend: null };
@@ -115,6 +135,9 @@ export class Run {
   readonly #members = new Map<WorkerId, Member>();
   #bytesUp: number;
   #bytesDown: number;
+  #traffic: WireTraffic;
+  /** #traffic when the previous round closed. */
+  #trafficAtClose: WireTraffic;
   #round: OpenRound | null = null;
   #cancelDeadline: (() => void) | null = null;
   #openScheduled = false;
@@ -125,6 +148,8 @@ export class Run {
   #epoch = 0;
   /** The encoded weights of the current version, built once per version and sent to every participant. */
   #encodedModel: { version: number; layers: Uint8Array[]; bytes: number } | null = null;
+  /** Why the server paused the run itself; cleared by start, resume and reset. */
+  #fault: string | null = null;
   readonly #deps: RunDeps;
 
   constructor(deps: RunDeps, snapshot: RunSnapshot) {
@@ -138,7 +163,9 @@ export class Run {
     this.#history = [...snapshot.history];
     this.#bytesUp = snapshot.bytesUp;
     this.#bytesDown = snapshot.bytesDown;
-    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null });
+    this.#traffic = snapshot.traffic ?? NO_TRAFFIC;
+    this.#trafficAtClose = this.#traffic;
+    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, traffic: m.traffic ?? NO_TRAFFIC, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null });
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
       throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
@@ -206,6 +233,7 @@ export class Run {
         connected: m.connected,
         bytesUp: m.bytesUp,
         bytesDown: m.bytesDown,
+        traffic: m.traffic,
         rounds: m.rounds,
         lastSeenAt: m.lastSeenAt,
         latencyMs: m.latencyMs,
@@ -222,7 +250,14 @@ export class Run {
             },
       bytesUp: this.#bytesUp,
       bytesDown: this.#bytesDown,
+      traffic: this.#traffic,
+      fault: this.#fault,
     };
+  }
+
+  /** Why the server paused this run on its own, or null. */
+  get fault(): string | null {
+    return this.#fault;
   }
 
   /** A consistent copy of the persistent state, taken at a round boundary. */
@@ -236,9 +271,10 @@ export class Run {
       velocity: this.#velocity.slice(),
       history: this.#history,
       // Named fields, not a rest spread: the profile and timings live only while the server does.
-      members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, rounds }) => ({ workerId, slot, bytesUp, bytesDown, rounds })),
+      members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, traffic, rounds }) => ({ workerId, slot, bytesUp, bytesDown, traffic, rounds })),
       bytesUp: this.#bytesUp,
       bytesDown: this.#bytesDown,
+      traffic: this.#traffic,
     };
   }
 
@@ -266,6 +302,7 @@ export class Run {
       connected: false,
       bytesUp: 0,
       bytesDown: 0,
+      traffic: NO_TRAFFIC,
       rounds: 0,
       profile: profile ?? defaultProfile(workerId),
       lastSeenAt: null,
@@ -299,6 +336,20 @@ export class Run {
       this.#leaveRound(workerId);
     }
     this.#deps.hooks.changed(this);
+  }
+
+  // ── Traffic ──────────────────────────────────────────────────────────────
+
+  /** A frame of a member's socket (metered by the socket layer, core/traffic): counted for the member and the run. */
+  recordFrame(workerId: WorkerId, direction: Direction, category: FrameCategory, bytes: number): void {
+    const member = this.#members.get(workerId);
+    if (!member) return;
+    const frame: WireTraffic =
+      direction === 'up'
+        ? { ...NO_TRAFFIC, [category === 'gradient' ? 'gradientUp' : 'controlUp']: bytes }
+        : { ...NO_TRAFFIC, [category === 'model' ? 'modelDown' : 'controlDown']: bytes };
+    member.traffic = addTraffic(member.traffic, frame);
+    this.#traffic = addTraffic(this.#traffic, frame);
   }
 
   // ── Gradients ────────────────────────────────────────────────────────────
@@ -342,6 +393,7 @@ export class Run {
   start(): void {
     this.#expectStatus(['created'], 'start');
     this.#status = 'running';
+    this.#fault = null;
     this.#scheduleOpen();
     this.#deps.hooks.changed(this);
   }
@@ -359,6 +411,7 @@ export class Run {
     this.#expectStatus(['paused', 'finished'], 'resume');
     if (this.#version >= this.#config.maxRounds) throw new ProtocolFault('invalid-state', `run ${this.id} reached maxRounds (${this.#config.maxRounds}); raise it first`);
     this.#status = 'running';
+    this.#fault = null;
     this.#scheduleOpen();
     this.#deps.hooks.changed(this);
   }
@@ -368,6 +421,7 @@ export class Run {
     this.#abandonRound();
     this.#resetModel();
     this.#status = 'created';
+    this.#fault = null;
     this.#deps.hooks.changed(this);
   }
 
@@ -411,9 +465,12 @@ export class Run {
     this.#encodedModel = null;
     this.#bytesUp = 0;
     this.#bytesDown = 0;
+    this.#traffic = NO_TRAFFIC;
+    this.#trafficAtClose = NO_TRAFFIC;
     for (const m of this.#members.values()) {
       m.bytesUp = 0;
       m.bytesDown = 0;
+      m.traffic = NO_TRAFFIC;
       m.rounds = 0;
     }
   }
@@ -421,10 +478,12 @@ export class Run {
   #scheduleOpen(): void {
     if (this.#openScheduled || this.#round !== null) return;
     this.#openScheduled = true;
-    this.#deps.scheduler.defer(() => {
-      this.#openScheduled = false;
-      this.#openRoundIfReady();
-    });
+    this.#deps.scheduler.defer(
+      this.#guarded('opening a round', () => {
+        this.#openScheduled = false;
+        this.#openRoundIfReady();
+      }),
+    );
   }
 
   #openRoundIfReady(): void {
@@ -440,7 +499,10 @@ export class Run {
     const { scheduler } = this.#deps;
     const round = new OpenRound(this.#version, participants, model.bytes, scheduler.now(), this.#config.roundDeadlineMs, this.#config.quorum);
     this.#round = round;
-    this.#cancelDeadline = scheduler.after(this.#config.roundDeadlineMs, () => this.#onDeadline(round));
+    this.#cancelDeadline = scheduler.after(
+      this.#config.roundDeadlineMs,
+      this.#guarded('the round deadline', () => this.#onDeadline(round)),
+    );
     this.#deps.hooks.openRound(this, participants, { runId: this.id, version: round.version, deadline: round.deadline, layers: model.layers });
     this.#deps.hooks.changed(this);
   }
@@ -479,9 +541,52 @@ export class Run {
     this.#round = null;
   }
 
+  /**
+   * A scheduled step of this run, behind its error boundary: a throw is
+   * logged with the run id and pauses this run with the reason; other runs
+   * and the process go on.
+   */
+  #guarded(what: string, fn: () => void): () => void {
+    return () => {
+      try {
+        fn();
+      } catch (error) {
+        this.#failed(what, error);
+      }
+    };
+  }
+
+  /** Logs a fault of this run, drops the open round and any evaluation in flight, and pauses the run with the reason. */
+  #failed(what: string, error: unknown): void {
+    const reason = `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
+    try {
+      this.#deps.onError(new Error(`run ${this.id}: ${reason}`, { cause: error }));
+      this.#abandonRound();
+      this.#epoch += 1;
+      this.#evaluating = false;
+      if (this.#status === 'running') this.#status = 'paused';
+      this.#fault = reason;
+      this.#deps.hooks.changed(this);
+    } catch (secondary) {
+      // Even reporting failed (a hook threw): the run is paused all the same.
+      this.#status = this.#status === 'running' ? 'paused' : this.#status;
+      this.#fault = reason;
+      console.error(`[aggregator] run ${this.id}: reporting a fault failed`, secondary);
+    }
+  }
+
+  /** Closes the round behind the error boundary: a fault pauses the run, never reaches the caller (a socket handler or a timer). */
   #closeRound(): void {
     const round = this.#round!;
     this.#abandonRound();
+    try {
+      this.#applyRound(round);
+    } catch (error) {
+      this.#failed(`closing round ${round.version}`, error);
+    }
+  }
+
+  #applyRound(round: OpenRound): void {
     const { scheduler, model } = this.#deps;
     const config = this.#config;
     const layout = this.layout;
@@ -492,7 +597,19 @@ export class Run {
       layout.tensors.map((t) => t.offset),
       layout.parameterCount,
     );
-    model.sgdStep(this.#params, this.#velocity, mean, config.learningRate, config.momentum);
+    // The update is computed on copies and committed only if the aggregate, the weights and the
+    // momentum are all finite: a failing update is discarded, never stored or broadcast.
+    const nonFiniteMean = firstNonFinite(mean);
+    if (nonFiniteMean >= 0) throw new UpdateRefused(`the aggregated gradient is not finite at parameter ${nonFiniteMean}`);
+    const params = this.#params.slice();
+    const velocity = this.#velocity.slice();
+    model.sgdStep(params, velocity, mean, config.learningRate, config.momentum);
+    const badVelocity = firstNonFinite(velocity);
+    if (badVelocity >= 0) throw new UpdateRefused(`the momentum overflows at parameter ${badVelocity}; the update was discarded`);
+    const badParam = firstNonFinite(params);
+    if (badParam >= 0) throw new UpdateRefused(`the weights overflow at parameter ${badParam}; the update was discarded`);
+    this.#params = params;
+    this.#velocity = velocity;
     this.#version = asModelVersion(this.#version + 1);
     const updateMs = scheduler.now() - updateStarted;
 
@@ -516,8 +633,11 @@ export class Run {
       layerCount: layout.tensors.length,
       cumulativeBytesUp: this.#bytesUp,
       cumulativeBytesDown: this.#bytesDown,
+      traffic: subtractTraffic(this.#traffic, this.#trafficAtClose),
+      cumulativeTraffic: this.#traffic,
       updateMs,
     };
+    this.#trafficAtClose = this.#traffic;
     // The history grows with the weights, so any checkpoint taken from here on is consistent.
     const index = this.#history.push(buildRoundMetrics(round, { ...outcome, evaluation: null, evalMs: 0 })) - 1;
     const contributors = round.orderedContributors();
@@ -538,14 +658,23 @@ export class Run {
     const evalStarted = scheduler.now();
     model
       .evaluate(config.model, this.#params.slice())
-      .catch((error: unknown) => {
-        this.#deps.onError(error);
-        return null;
-      })
-      .then((evaluation) => {
-        if (this.#disposed || epoch !== this.#epoch) return;
-        this.#evaluating = false;
-        publish(buildRoundMetrics(round, { ...outcome, evaluation, evalMs: scheduler.now() - evalStarted }));
-      });
+      .then(
+        (evaluation) => {
+          if (Number.isFinite(evaluation.loss) && Number.isFinite(evaluation.accuracy)) return evaluation;
+          this.#deps.onError(new Error(`run ${this.id}: the evaluation of version ${this.#version} is not finite (loss ${evaluation.loss}); not recorded`));
+          return null;
+        },
+        (error: unknown) => {
+          this.#deps.onError(new Error(`run ${this.id}: the evaluation of version ${this.#version} failed`, { cause: error }));
+          return null;
+        },
+      )
+      .then((evaluation) =>
+        this.#guarded('publishing an evaluated round', () => {
+          if (this.#disposed || epoch !== this.#epoch) return;
+          this.#evaluating = false;
+          publish(buildRoundMetrics(round, { ...outcome, evaluation, evalMs: scheduler.now() - evalStarted }));
+        })(),
+      );
   }
 }

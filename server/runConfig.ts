@@ -7,7 +7,7 @@ import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../core/atomo/type
 import { MODEL_KINDS } from '../core/model/layout';
 import type { DataSplit, QuorumRule, RunConfig, RunConfigPatch } from '../core/protocol';
 import { ProtocolFault } from './fault';
-import { MAX_QSGD_LEVELS } from './limits';
+import { MAX_LEVELS as MAX_QSGD_LEVELS } from '../core/atomo';
 
 /**
  * The default budget of each scheme. Spectral ATOMO sends s = 2 rank-one

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { PROTOCOL_VERSION, asRunId, type JoinAccepted, type JoinRequest, type RunId, type RunStatus, type WorkerAssignment, type WorkerId } from '../core/protocol';
+import type { Direction, FrameCategory } from '../core/traffic/frames';
 import { shardOfSlot } from '../core/training/shard';
 import type { CheckpointStore, StoredRun } from './checkpoint';
 import { ProtocolFault } from './fault';
@@ -162,6 +163,12 @@ export class RunRegistry {
     if (!identity || identity.socketId !== socketId) return; // a newer socket owns it now
     identity.socketId = null;
     if (identity.runId !== null) this.#runs.get(identity.runId)?.run.setConnected(workerId, false);
+  }
+
+  /** A frame of a worker's socket, counted in its current run. */
+  recordFrame(workerId: WorkerId, direction: Direction, category: FrameCategory, bytes: number): void {
+    const runId = this.#deps.workers.get(workerId)?.runId;
+    if (runId !== undefined && runId !== null) this.#runs.get(runId)?.run.recordFrame(workerId, direction, category, bytes);
   }
 
   /** A recovered socket (connection state recovery) is the worker's again. */

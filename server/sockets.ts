@@ -7,6 +7,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { ADMIN_EVENTS, runRoom, type Ack, type ProtocolError, type WorkerAssignment } from '../core/protocol';
+import { FrameMeter, type EnginePacket } from '../core/traffic/frames';
 import type { AdminHandlers } from './admin';
 import { ProtocolFault } from './fault';
 import { DASHBOARD_ROOM, type AppServer, type AppSocket } from './io';
@@ -70,13 +71,20 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
   const { registry, workers } = deps;
 
   io.use((socket, next) => {
-    const presented = (socket.handshake.auth as Record<string, unknown> | undefined)?.['adminToken'];
-    socket.data.admin = false;
-    socket.data.workerId ??= null;
-    if (presented === undefined) return next();
-    if (!tokenMatches(presented, deps.adminToken)) return next(new Error('forbidden: wrong admin token'));
-    socket.data.admin = true;
-    next();
+    try {
+      const auth: unknown = socket.handshake.auth;
+      const presented = typeof auth === 'object' && auth !== null ? (auth as Record<string, unknown>)['adminToken'] : undefined;
+      socket.data.admin = false;
+      socket.data.workerId ??= null;
+      if (presented === undefined) return next();
+      // The message never repeats what was presented: a near-miss token must not reach a log.
+      if (!tokenMatches(presented, deps.adminToken)) return next(new Error('forbidden: wrong admin token'));
+      socket.data.admin = true;
+      next();
+    } catch (error) {
+      deps.logError(new Error('socket handshake failed', { cause: error }));
+      next(new Error('handshake failed'));
+    }
   });
 
   const workerHandlers: Record<string, Handler> = {
@@ -117,9 +125,27 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
     },
   };
 
+  /** The error boundary of the handlers that have no ack: a throw is logged, never left to socket.io. */
+  const guard = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      deps.logError(new Error(`socket ${what} failed`, { cause: error }));
+    }
+  };
+
   io.on('connection', (socket) => {
     const allow = createRateLimiter(deps.rateLimit);
-    if (socket.recovered && socket.data.workerId !== null) registry.reconnect(socket.data.workerId, socket.id);
+    // Every frame both ways, as on the wire, for the run of whichever worker this socket is at the time.
+    const meter = new FrameMeter((direction, category, bytes) => {
+      const workerId = socket.data.workerId;
+      if (workerId !== null) guard('traffic', () => registry.recordFrame(workerId, direction, category, bytes));
+    });
+    socket.conn.on('packet', (packet: EnginePacket) => guard('traffic', () => meter.record('up', packet)));
+    socket.conn.on('packetCreate', (packet: EnginePacket) => guard('traffic', () => meter.record('down', packet)));
+    guard('reconnect', () => {
+      if (socket.recovered && socket.data.workerId !== null) registry.reconnect(socket.data.workerId, socket.id);
+    });
 
     const refuse = (event: string, error: ProtocolError, ack: ((response: Ack) => void) | undefined) => {
       socket.emit('server:error', error);
@@ -155,9 +181,11 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
       }
     });
 
-    socket.on('disconnect', () => {
-      const workerId = socket.data.workerId;
-      if (workerId !== null) registry.disconnect(workerId, socket.id);
-    });
+    socket.on('disconnect', () =>
+      guard('disconnect', () => {
+        const workerId = socket.data.workerId;
+        if (workerId !== null) registry.disconnect(workerId, socket.id);
+      }),
+    );
   });
 }

@@ -1,74 +1,54 @@
 /**
  * Serves the built client (dist/client) from the aggregator's own port, so a
- * classroom needs one URL. Unknown paths without a file extension fall back to
- * index.html: the client routes `/` and `/dashboard` itself.
+ * classroom needs one URL. Files are served by `sirv`, which indexes the
+ * directory once at start-up and answers only paths in that index: a
+ * malformed escape, a traversal in any encoding or a NUL byte names no file,
+ * so nothing outside the built client can be reached. Unknown paths without
+ * a file extension fall back to index.html: the client routes `/` and
+ * `/dashboard` itself.
  */
-import { createReadStream, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { extname, join, normalize, sep } from 'node:path';
+import sirv from 'sirv';
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.wgsl': 'text/plain; charset=utf-8',
-  '.bin': 'application/octet-stream',
-  '.u8': 'application/octet-stream',
-};
+/** Longest request target served; longer ones are refused before any lookup (a 20 kB path names no file). */
+export const MAX_URL_LENGTH = 2048;
+
+/** A single byte range `bytes=a-b` (b optional) with a ≤ b; anything else is dropped and the whole file sent. */
+const SIMPLE_RANGE = /^bytes=(\d{1,15})-(\d{0,15})$/;
+
+function keepRange(header: string | undefined): boolean {
+  const match = header === undefined ? null : SIMPLE_RANGE.exec(header);
+  return match !== null && (match[2] === '' || Number(match[1]) <= Number(match[2]));
+}
 
 /** Returns a request handler for the files under `rootDir`; it answers 404 itself. */
 export function createStaticHandler(rootDir: string): (req: IncomingMessage, res: ServerResponse) => void {
-  const root = normalize(rootDir + sep);
+  const serve = existsSync(rootDir)
+    ? sirv(rootDir, {
+        single: true,
+        etag: true,
+        // Hashed assets never change under their name; everything else is revalidated.
+        setHeaders: (res, pathname) => res.setHeader('Cache-Control', pathname.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'),
+      })
+    : null;
   return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { Allow: 'GET, HEAD' }).end();
       return;
     }
-    const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://localhost').pathname);
-    let file = normalize(join(root, pathname));
-    if (!file.startsWith(root)) {
-      res.writeHead(403).end('Forbidden');
+    if ((req.url ?? '').length > MAX_URL_LENGTH) {
+      res.writeHead(414, { 'Content-Type': 'text/plain; charset=utf-8' }).end('URI too long');
       return;
     }
-    let stat = statOrNull(file);
-    if (stat?.isDirectory()) {
-      file = join(file, 'index.html');
-      stat = statOrNull(file);
-    }
-    if (stat === null && extname(pathname) === '') {
-      // A client-side route such as /dashboard.
-      file = join(root, 'index.html');
-      stat = statOrNull(file);
-    }
-    if (stat === null || !stat.isFile()) {
-      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end(
-        pathname === '/' ? 'The client is not built yet: run `npm start`, which builds it.' : 'Not found',
-      );
+    // sirv trusts the Range header's numbers; a reversed or multi-part range would make it throw.
+    if (req.headers.range !== undefined && !keepRange(req.headers.range)) delete req.headers.range;
+    if (serve === null) {
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('The client is not built yet: run `npm start`, which builds it.');
       return;
     }
-    const hashedAsset = pathname.startsWith('/assets/');
-    res.writeHead(200, {
-      'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
-      'Content-Length': stat.size,
-      'Cache-Control': hashedAsset ? 'public, max-age=31536000, immutable' : 'no-cache',
+    serve(req, res, () => {
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found');
     });
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    createReadStream(file).pipe(res);
   };
-}
-
-function statOrNull(path: string) {
-  try {
-    return statSync(path);
-  } catch {
-    return null;
-  }
 }

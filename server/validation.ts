@@ -5,7 +5,7 @@
  * naming the first thing wrong.
  */
 import { reconstruct } from '../core/atomo';
-import { CodecError, decodeLayer } from '../core/codec';
+import { CodecError, decodeLayer, maxLayerBytes } from '../core/codec';
 import type { ModelLayout } from '../core/model/layout';
 import {
   asModelVersion,
@@ -26,7 +26,6 @@ import {
   type WorkerId,
 } from '../core/protocol';
 import { ProtocolFault } from './fault';
-import { maxLayerBytes } from './limits';
 
 /** Most layers any model has; bounds the work of parsing before the run's layout is known. */
 const MAX_LAYERS = 64;

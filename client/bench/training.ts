@@ -1,7 +1,7 @@
 /**
  * Training benchmark page (`npm run bench -- training`): one worker round of
  * the default MLP at batch 32 (minibatch → loss and gradient → compression →
- * encoding, client/worker/workerLoop.ts) on our WebGPU backend and on our
+ * encoding, core/training/workerRound.ts) on our WebGPU backend and on our
  * CPU backend, per compression scheme, rounds of the two interleaved; then
  * one SGD step of the same MLP in TensorFlow.js on its WebGPU backend and on
  * its pure-JS CPU backend. Real MNIST digits (the CPU backend skips zero
@@ -22,8 +22,9 @@ import { createFetchReader } from '../data/fetchReader';
 import { createGpuCompressor } from '../gpu/compression/gpuCompressor';
 import { requestBrowserGpu } from '../gpu/runtime';
 import { createGpuBackend } from '../gpu/training/gpuBackend';
-import type { Compression } from '../worker/compressor';
-import { createWorkerLoop, type WorkerRound, type WorkerRoundResult } from '../worker/workerLoop';
+import type { Compression } from '../../core/atomo';
+import type { BackendKind } from '../../core/model';
+import { createWorkerRound, type WorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
 import { poolTimings, timeTfjsSteps, type TfjsStepTiming } from './tfjsMlp';
 import { log, median } from './timing';
 
@@ -35,7 +36,7 @@ export interface RoundTiming {
   readonly encodeMs: number;
   readonly rounds: number;
   readonly bytes: number;
-  readonly compressedOn: 'cpu' | 'webgpu';
+  readonly compressedOn: BackendKind;
   /** Loss of the first and the last timed round (the weights take an SGD step between rounds, untimed). */
   readonly firstLoss: number;
   readonly lastLoss: number;
@@ -78,7 +79,7 @@ const COMPRESSIONS: readonly (Compression & { label: string })[] = [
   { label: 'terngrad', scheme: 'terngrad', budget: 0, levels: 1 },
 ];
 
-/** A worker loop with its own weights, stepped with plain SGD on its decoded estimate after every round (untimed). */
+/** A worker round with its own weights, stepped with plain SGD on its decoded estimate after every round (untimed). */
 class Trainee {
   readonly #round: WorkerRound;
   readonly #params: Float32Array;
@@ -159,8 +160,8 @@ async function main(): Promise<TrainingBenchResult> {
   const trainees = COMPRESSIONS.map((compression) => ({
     label: compression.label,
     scheme: compression.scheme,
-    gpu: new Trainee(createWorkerLoop({ ...common, backend: gpuBackend, compression, deviceCompressor }), layout, initial),
-    cpu: new Trainee(createWorkerLoop({ ...common, backend: cpuBackend, compression }), layout, initial),
+    gpu: new Trainee(createWorkerRound({ ...common, backend: gpuBackend, compression, deviceCompressor }), layout, initial),
+    cpu: new Trainee(createWorkerRound({ ...common, backend: cpuBackend, compression }), layout, initial),
   }));
   const tfjsRuns = new Map<string, TfjsStepTiming[]>();
   const cycleTimings: CycleTiming[] = [];

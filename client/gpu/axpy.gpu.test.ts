@@ -1,19 +1,9 @@
 import { describe, expect } from 'vitest';
 import { axpy } from '../../core/linalg/axpy';
+import { uniformArray as randomArray } from '../../core/testing/seeded';
 import { AxpyKernel } from './axpy';
 import { readF32, uploadF32 } from './readback';
 import { gpuTest } from './testing/gpuTest';
-
-function randomArray(n: number, seed: number): Float32Array {
-  // A small LCG: the harness test needs varied numbers, not statistics.
-  let state = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = (state / 2 ** 32) * 2 - 1;
-  }
-  return out;
-}
 
 describe('axpy.wgsl on Dawn', () => {
   gpuTest('reports a real adapter', ({ gpu }) => {

@@ -3,6 +3,7 @@ import { matmul, matmulExtents, resolveMatmulShape, type MatmulShape } from '../
 import { MatmulKernel, chooseMatmulProgram, matmulOptionsFor } from './matmul';
 import { readF32, uploadF32 } from './readback';
 import { gpuTest } from './testing/gpuTest';
+import { uniformArray as randomArray } from '../../core/testing/seeded';
 
 // Error metric. f32 summation of k products has error at most about k·2⁻²⁴
 // times Σ|a||b| (the sum of magnitudes, not |Σab|: under cancellation |C| can
@@ -12,17 +13,6 @@ import { gpuTest } from './testing/gpuTest';
 // 28,000, so the bound is a guarantee, not a hope. Where S = 0 the GPU must
 // give exactly 0.
 const tolerance = (k: number): number => 1e-5 * Math.sqrt(Math.max(k, 1));
-
-/** Uniform values in [-1, 1) from a small LCG: reproducible, varied, no statistics needed. */
-function randomArray(n: number, seed: number): Float32Array {
-  let state = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = (state / 2 ** 32) * 2 - 1;
-  }
-  return out;
-}
 
 /** One default kernel per device, so the file compiles each pipeline once. */
 const kernels = new WeakMap<GPUDevice, MatmulKernel>();

@@ -3,6 +3,7 @@ import { REDUCE_OPS, reduceSegments, uniformSegments, type ReduceOp } from '../.
 import { readF32, uploadF32 } from './readback';
 import { REDUCE_CHUNK, ReduceKernel } from './reduce';
 import { gpuTest } from './testing/gpuTest';
+import { uniformArray as randomArray } from '../../core/testing/seeded';
 
 // Error metric. A segment's GPU result is a tree of f32 additions: a wide
 // chunk adds 16 in order then 8 tree levels (≤ 24·2⁻²⁴ of the magnitudes), a
@@ -14,17 +15,6 @@ import { gpuTest } from './testing/gpuTest';
 // i.e. a relative error ≤ 1e-5 for sums of squares and of |x| (all terms ≥ 0),
 // and relative to Σ|x| for signed sums; maxAbs: exact (max is exact in f32).
 const TOLERANCE = 1e-5;
-
-/** Uniform values in [-1, 1) from a small LCG. */
-function randomArray(n: number, seed: number): Float32Array {
-  let state = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = (state / 2 ** 32) * 2 - 1;
-  }
-  return out;
-}
 
 /** Asserts every segment's GPU result against the reference. */
 async function expectMatches(kernel: ReduceKernel, op: ReduceOp, x: Float32Array, offsets: ArrayLike<number>): Promise<void> {

@@ -6,6 +6,7 @@
  */
 import { io, type Socket } from 'socket.io-client';
 import type { Ack, ClientToServerEvents, HandshakeAuth, ProtocolError, ServerToClientEvents } from '../../core/protocol';
+import { FrameMeter, type EnginePacket } from '../../core/traffic/frames';
 
 /** A client socket speaking the project's protocol. */
 export type AppSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
@@ -44,7 +45,23 @@ export function openSocket(options: OpenSocketOptions = {}): AppSocket {
     reconnectionDelay: 500,
     reconnectionDelayMax: 4_000,
   };
-  return options.url === undefined ? io(socketOptions) : io(options.url, socketOptions);
+  const socket: AppSocket = options.url === undefined ? io(socketOptions) : io(options.url, socketOptions);
+  const meter = new FrameMeter();
+  meters.set(socket, meter);
+  // Each (re)connection has a new engine: meter its packets both ways, as the server meters them.
+  socket.io.on('open', () => {
+    const engine = socket.io.engine;
+    engine.on('packet', (packet: EnginePacket) => meter.record('down', packet));
+    engine.on('packetCreate', (packet: EnginePacket) => meter.record('up', packet));
+  });
+  return socket;
+}
+
+const meters = new WeakMap<AppSocket, FrameMeter>();
+
+/** The frame meter of a socket opened by openSocket: this side's own count of every frame both ways. */
+export function socketMeter(socket: AppSocket): FrameMeter | undefined {
+  return meters.get(socket);
 }
 
 type AckEvents = {

@@ -1,8 +1,10 @@
 /**
- * A worker tab's connection to the aggregator: joins (and rejoins after a
- * reconnect that socket.io could not recover) with the tab's worker key,
+ * A worker's connection to the aggregator: joins (and rejoins after a
+ * reconnect that socket.io could not recover) with the worker's key,
  * forwards the server's events to its listener, and submits gradients. It
- * holds no training logic; client/session drives it.
+ * holds no training logic; client/session drives it through the
+ * `WorkerChannel` interface, and whoever hosts the session (a tab, a Web
+ * Worker, a Node worker thread) passes a `ChannelFactory` in.
  */
 import {
   PROTOCOL_VERSION,
@@ -18,8 +20,9 @@ import {
   type WorkerBackend,
   type WorkerId,
 } from '../../core/protocol';
-import { openSocket, request, type AppSocket, type RequestError, type RequestResult } from './socket';
-import type { WorkerIdentity } from './workerIdentity';
+import type { WireTraffic } from '../../core/traffic/frames';
+import { openSocket, request, socketMeter, type AppSocket, type OpenSocketOptions, type RequestError, type RequestResult } from './socket';
+import type { IdentityStore } from './workerIdentity';
 
 /** The state of the link itself. */
 export type LinkState = 'connecting' | 'connected' | 'reconnecting';
@@ -40,7 +43,7 @@ export interface WorkerChannelListener {
 
 /** Options of `WorkerChannel`. */
 export interface WorkerChannelOptions {
-  readonly identity: WorkerIdentity;
+  readonly identity: IdentityStore;
   /** Run to join on the first join (`?run=`); later rejoins return to the worker's own run. */
   readonly runId?: RunId;
   /** A name the teacher sees (the browser's), at most 40 characters. */
@@ -50,19 +53,43 @@ export interface WorkerChannelOptions {
   readonly listener: WorkerChannelListener;
 }
 
+/** What the session asks of its connection. */
+export interface WorkerChannel {
+  /** This worker's id once joined. */
+  readonly workerId: WorkerId | null;
+  /** Joins the run; resolves whether it was accepted (a refusal goes to the listener). */
+  join(): Promise<boolean>;
+  /** Stops participating: leaves the open round and the run's room; the identity stays. */
+  leave(): void;
+  /** Sends a gradient; resolves with the receipt or the refusal. */
+  submit(submission: GradientSubmission): Promise<RequestResult<GradientReceipt>>;
+  /** Closes the connection for good. */
+  close(): void;
+  /** Every frame this side sent and received so far, counted here (not the server's figure). */
+  readonly traffic: WireTraffic;
+}
+
+/** Opens a worker's channel; the host of a session chooses which. */
+export type ChannelFactory = (options: WorkerChannelOptions) => WorkerChannel;
+
+/** Channels over a real socket.io connection (to the page's origin, or `socket.url`). */
+export function socketChannelFactory(socket: OpenSocketOptions = {}): ChannelFactory {
+  return (options) => new SocketWorkerChannel(options, socket);
+}
+
 /** One worker's socket: join, rejoin, submit, leave. */
-export class WorkerChannel {
+class SocketWorkerChannel implements WorkerChannel {
   readonly #socket: AppSocket;
   readonly #options: WorkerChannelOptions;
   #firstJoin = true;
-  /** Whether the tab wants to train; a paused tab stays connected but not joined. */
+  /** Whether the worker wants to train; a paused one stays connected but not joined. */
   #participating = true;
   #workerId: WorkerId | null = null;
 
-  constructor(options: WorkerChannelOptions) {
+  constructor(options: WorkerChannelOptions, socketOptions: OpenSocketOptions) {
     this.#options = options;
     const { listener } = options;
-    const socket = openSocket();
+    const socket = openSocket(socketOptions);
     this.#socket = socket;
     socket.on('connect', () => {
       listener.onLink('connected');
@@ -86,6 +113,10 @@ export class WorkerChannel {
   /** This worker's id once joined. */
   get workerId(): WorkerId | null {
     return this.#workerId;
+  }
+
+  get traffic(): WireTraffic {
+    return socketMeter(this.#socket)!.traffic;
   }
 
   /** Joins the run (first time: `?run=` or the default; after: its own run); a stale key is dropped and a new identity asked for. */

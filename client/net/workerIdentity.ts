@@ -35,8 +35,38 @@ function holdLock(locks: LockManager, key: WorkerKey): Promise<boolean> {
   });
 }
 
+/**
+ * Where a worker keeps its key, whatever hosts it: a tab (localStorage and
+ * Web Locks, below), a Web Worker or a Node thread (`memoryIdentity`, or
+ * one the host backs with its own storage). The session only sees this.
+ */
+export interface IdentityStore {
+  /** The key to join with, or null: join without one and `adopt` the answer. */
+  readonly key: WorkerKey | null;
+  /** Records a key the server issued. */
+  adopt(key: WorkerKey): Promise<void>;
+  /** Forgets a key the server no longer knows. */
+  forget(): void;
+}
+
+/** An identity held in memory only (headless workers, tests): it lasts as long as the object. */
+export function memoryIdentity(key: WorkerKey | null = null): IdentityStore {
+  let held = key;
+  return {
+    get key() {
+      return held;
+    },
+    adopt: async (next) => {
+      held = next;
+    },
+    forget: () => {
+      held = null;
+    },
+  };
+}
+
 /** The identity a tab holds: its key (null until the server gives one), kept in the pool and locked. */
-export class WorkerIdentity {
+export class WorkerIdentity implements IdentityStore {
   #key: WorkerKey | null;
   readonly #storage: Storage;
   readonly #locks: LockManager | undefined;

@@ -1,6 +1,6 @@
 /**
  * A worker's computation for one run, behind one small interface so the page
- * never cares where it runs: client/worker's loop on the GPU backend with GPU
+ * never cares where it runs: core/training's worker round on the GPU backend with GPU
  * compression, or on the CPU backend. `createTrainer` is the one line that
  * picks.
  */
@@ -10,7 +10,7 @@ import type { LayerStats, RunConfig } from '../../core/protocol';
 import { createGpuCompressor, type GpuCompressor } from '../gpu/compression/gpuCompressor';
 import type { GpuContext } from '../gpu/runtime';
 import { createGpuBackend, type GpuTrainingBackend } from '../gpu/training/gpuBackend';
-import { createWorkerLoop } from '../worker/workerLoop';
+import { createWorkerRound } from '../../core/training/workerRound';
 
 /** What one round of this worker produced, ready for gradient:submit and the charts. */
 export interface TrainerRound {
@@ -64,7 +64,7 @@ function predictor(backend: TrainingBackend, layout: ModelLayout): Trainer['pred
   return async (weights, images, count) => argmaxRows(await backend.predict(weights, images, count), count, layout.classCount);
 }
 
-/** The trainer around client/worker's loop on `backend`; `deviceCompressor` keeps compression on the GPU. */
+/** The trainer around the worker round on `backend`; `deviceCompressor` keeps compression on the GPU. */
 function loopTrainer(
   kind: Trainer['kind'],
   options: TrainerOptions,
@@ -74,10 +74,10 @@ function loopTrainer(
   dispose: () => void,
 ): Trainer {
   const { config } = options;
-  const loop = createWorkerLoop({
+  const loop = createWorkerRound({
     backend,
     layout,
-    compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
+    compression: config,
     batchSize: config.batchSize,
     seed: config.seed,
     worker: options.slot,

@@ -1,21 +1,22 @@
 /**
- * A worker tab from start to finish: picks the backend, loads the digits,
+ * A worker from start to finish: picks the backend, loads the digits,
  * claims an identity, and then for every round:open decodes the model,
- * trains and compresses on the backend, submits the gradient and records the
- * result in the worker store. React renders the store; nothing here renders.
+ * trains and compresses on the backend, submits the gradient and reports the
+ * result to its sink. Nothing here touches the DOM, the page or a socket:
+ * the host passes in the backend, the data, the identity store and the
+ * channel factory, so the same session runs in a tab (browserSession.ts),
+ * in a Web Worker and in a Node worker thread (`npm run swarm`).
  */
-import { HEADER_BYTES } from '../../core/codec';
-import { loadMnist, type MnistData } from '../../core/data';
-import type { ModelLayout } from '../../core/model';
-import { asBytes, type ProtocolErrorCode, type RoundOpen, type RunId, type WorkerAssignment } from '../../core/protocol';
+import { modelVariance } from '../../core/atomo';
+import { denseBytes } from '../../core/codec';
+import type { MnistData } from '../../core/data';
+import { asBytes, type ProtocolErrorCode, type RoundOpen, type RunId, type WorkerAssignment, type WorkerBackend } from '../../core/protocol';
 import { decodeWeights } from '../../core/training/modelCodec';
 import { shardIndices } from '../../core/training/shard';
-import { createFetchReader } from '../data/fetchReader';
-import { chooseBackend } from '../gpu/runtime';
-import { WorkerChannel } from '../net/workerChannel';
-import { claimWorkerIdentity } from '../net/workerIdentity';
-import type { WorkerStore } from '../ui/store/workerStore';
-import { browserName } from './browserName';
+import type { Backend } from '../gpu/runtime';
+import type { ChannelFactory } from '../net/workerChannel';
+import type { IdentityStore } from '../net/workerIdentity';
+import type { WorkerActions, WorkerPhase } from '../ui/store/workerStore';
 import { sampleDigits, type DigitSample } from './digits';
 import { createTrainer, type ComputeDevice, type Trainer } from './trainer';
 
@@ -25,6 +26,34 @@ export interface WorkerControls {
   pause(): void;
   /** Take part again (or join again after being removed). */
   resume(): void;
+}
+
+/** A running session: its controls, and the way to end it. */
+export interface WorkerSession extends WorkerControls {
+  /** Closes the channel and frees the trainer. */
+  close(): void;
+}
+
+/** Where the session reports: the worker store's actions in a tab, a message port from a Web Worker, counters headless. */
+export type WorkerSessionSink = WorkerActions;
+
+/** Everything a host injects into a session. */
+export interface WorkerSessionDeps {
+  readonly sink: WorkerSessionSink;
+  /** Picks the compute backend (chooseBackend in a tab, a Dawn device or the CPU in Node). */
+  readonly backend: () => Promise<Backend>;
+  /** Loads the training digits (fetch in a tab, the file system in Node). */
+  readonly loadData: () => Promise<MnistData>;
+  /** The worker's identity store (claimWorkerIdentity in a tab, memoryIdentity headless). */
+  readonly identity: () => Promise<IdentityStore>;
+  /** Opens the connection to the aggregator. */
+  readonly openChannel: ChannelFactory;
+  /** A name the teacher sees (at most 40 characters). */
+  readonly name: string;
+  /** Run to join first (`?run=`); the default run when absent. */
+  readonly runId?: RunId;
+  /** Predict the shown digits after every round (a tab shows them; headless workers skip the work). */
+  readonly showDigits?: boolean;
 }
 
 /** Refusals that only mean "too late for this round": the next round:open follows. */
@@ -37,11 +66,6 @@ const ROUND_RACES: ReadonlySet<ProtocolErrorCode | 'timeout' | 'disconnected'> =
   'wrong-run',
   'disconnected',
 ]);
-
-/** Bytes of the model's gradient as dense float32 layers (the baseline every chart compares to). */
-export function denseBytes(layout: ModelLayout): number {
-  return layout.tensors.reduce((sum, tensor) => sum + HEADER_BYTES + 4 * tensor.size, 0);
-}
 
 function adapterName(info: GPUAdapterInfo): string {
   return info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
@@ -56,21 +80,30 @@ interface Assigned {
   readonly denseBytes: number;
 }
 
-/** Starts this tab's worker; `runId` is the `?run=` of the page. */
-export async function startWorkerSession(store: WorkerStore, runId?: RunId): Promise<WorkerControls> {
-  const state = () => store.getState();
-  state().setPhase('starting');
-  const chosen = await chooseBackend();
+/** Starts a worker session with what its host injects. */
+export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerSession> {
+  const { sink, runId } = deps;
+  const showDigits = deps.showDigits ?? true;
+  const state = () => sink;
+  let phase: WorkerPhase = 'starting';
+  const setPhase = (next: WorkerPhase) => {
+    phase = next;
+    sink.setPhase(next);
+  };
+  setPhase('starting');
+  const chosen = await deps.backend();
   let device: ComputeDevice = chosen.kind === 'webgpu' ? { kind: 'webgpu', ctx: chosen.ctx } : { kind: 'cpu' };
-  state().setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo) } : chosen);
+  let backendView: WorkerBackend =
+    chosen.kind === 'webgpu' ? { kind: 'webgpu', detail: adapterName(chosen.ctx.adapterInfo) } : { kind: 'cpu', detail: chosen.reason };
+  sink.setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo) } : chosen);
 
   let data: MnistData;
   try {
-    data = await loadMnist(createFetchReader());
+    data = await deps.loadData();
   } catch (error) {
-    state().setPhase('failed');
-    state().setNotice(`Could not load the digits: ${error instanceof Error ? error.message : String(error)}`);
-    return { pause() {}, resume() {} };
+    setPhase('failed');
+    sink.setNotice(`Could not load the digits: ${error instanceof Error ? error.message : String(error)}`);
+    return { pause() {}, resume() {}, close() {} };
   }
 
   let participating = true;
@@ -80,6 +113,7 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
 
   const fallBackToCpu = (reason: string) => {
     device = { kind: 'cpu' };
+    backendView = { kind: 'cpu', detail: reason };
     state().setBackend({ kind: 'cpu', reason });
     if (current !== null) {
       current.trainer.dispose();
@@ -108,7 +142,7 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
     const trainer = createTrainer({ ...inputs, device });
     const digits = sampleDigits(data.train, inputs.shard);
     current = { key, assignment, trainer, digits, denseBytes: denseBytes(trainer.layout) };
-    state().setDigits(digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: null })));
+    if (showDigits) state().setDigits(digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: null })));
   };
 
   const train = async (round: RoundOpen, trainer: Trainer, weights: Float32Array) => {
@@ -123,13 +157,13 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
 
   const play = async (round: RoundOpen, here: Assigned) => {
     state().roundOpened(round.version);
-    state().setPhase('downloading');
+    setPhase('downloading');
     const weights = decodeWeights(here.trainer.layout, round.layers.map(asBytes));
-    state().setPhase('computing');
+    setPhase('computing');
     const result = await train(round, here.trainer, weights);
     const active = current ?? here;
     if (!participating) return;
-    state().setPhase('uploading');
+    setPhase('uploading');
     const sentAt = performance.now();
     const receipt = await channel.submit({
       runId: round.runId,
@@ -141,22 +175,16 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
       computeMs: result.computeMs + result.compressMs,
     });
     const uploadMs = performance.now() - sentAt;
+    state().setTraffic(channel.traffic);
     if (receipt.ok) {
-      let closed = 0;
-      let realised = 0;
-      let normSq = 0;
-      for (const layer of result.layerStats) {
-        closed += layer.closedForm;
-        realised += layer.realised;
-        normSq += layer.gradientNormSq;
-      }
+      const { closedRel, realisedRel } = modelVariance(result.layerStats);
       state().roundSent({
         round: round.version,
         loss: result.loss,
         bytes: receipt.bytes,
         denseBytes: active.denseBytes,
-        closedRel: normSq > 0 ? closed / normSq : 0,
-        realisedRel: normSq > 0 ? realised / normSq : 0,
+        closedRel,
+        realisedRel,
         computeMs: result.computeMs,
         compressMs: result.compressMs,
         uploadMs,
@@ -165,6 +193,7 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
     } else if (!ROUND_RACES.has(receipt.error.code)) {
       state().setNotice(`The server refused round ${round.version}: ${receipt.error.message}`);
     }
+    if (!showDigits) return;
     const { digits } = active;
     const predictions = await active.trainer.predict(weights, digits.images, digits.count);
     state().setDigits(digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: predictions[i]! })));
@@ -188,29 +217,24 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
       }
     } finally {
       busy = false;
-      const phase = state().phase;
-      if (participating && phase !== 'removed' && phase !== 'failed') state().setPhase('waiting');
+      if (participating && phase !== 'removed' && phase !== 'failed') setPhase('waiting');
     }
   };
 
-  const identity = await claimWorkerIdentity();
-  state().setPhase('joining');
-  const channel = new WorkerChannel({
+  const identity = await deps.identity();
+  setPhase('joining');
+  const channel = deps.openChannel({
     identity,
-    name: browserName(),
-    // Read at every join, so a tab that fell back to the CPU says so when it next rejoins.
-    backend: () => {
-      const shown = state().backend;
-      if (shown.kind === 'webgpu') return { kind: 'webgpu', detail: shown.adapterName };
-      return shown.kind === 'cpu' ? { kind: 'cpu', detail: shown.reason } : { kind: 'cpu' };
-    },
+    name: deps.name,
+    // Read at every join, so a worker that fell back to the CPU says so when it next rejoins.
+    backend: () => backendView,
     ...(runId === undefined ? {} : { runId }),
     listener: {
       onLink: (link) => state().setLink(link),
       onAssigned: (assignment) => {
         assign(assignment);
         if (pending !== null && pending.runId !== assignment.runId) pending = null;
-        if (participating && !busy) state().setPhase('waiting');
+        if (participating && !busy) setPhase('waiting');
         void pump();
       },
       onRoundOpen: (round) => {
@@ -226,7 +250,7 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
       onRemoved: (reason) => {
         participating = false;
         pending = null;
-        state().setPhase('removed');
+        setPhase('removed');
         state().setNotice(`The teacher removed this worker: ${reason}`);
       },
       onError: (error) => {
@@ -241,15 +265,22 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
       participating = false;
       pending = null;
       channel.leave();
-      state().setPhase('paused');
+      setPhase('paused');
     },
     resume() {
       participating = true;
       state().setNotice(null);
-      state().setPhase('joining');
+      setPhase('joining');
       void channel.join().then((joined) => {
-        if (joined && !busy) state().setPhase('waiting');
+        if (joined && !busy) setPhase('waiting');
       });
+    },
+    close() {
+      participating = false;
+      pending = null;
+      channel.close();
+      current?.trainer.dispose();
+      current = null;
     },
   };
 }

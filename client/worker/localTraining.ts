@@ -1,22 +1,22 @@
 /**
  * One worker trained end to end without a server (`npm run train:local`, and
- * the worker-loop tests): every round, the worker loop's compressed gradient
+ * the worker-round tests): every round, the worker round's compressed gradient
  * is decoded back into a dense unbiased estimate ĝ (exactly what the
  * aggregator would average) and applied with SGD + momentum.
  */
 import { reconstruct } from '../../core/atomo';
+import type { Compression } from '../../core/atomo';
 import type { Dataset } from '../../core/data';
-import type { TrainingBackend } from '../../core/model/backend';
 import { evaluate, type Evaluation } from '../../core/model/evaluate';
 import { heInitialize } from '../../core/model/init';
 import type { ModelLayout } from '../../core/model/layout';
 import { sgdMomentumStep } from '../../core/model/optimizer';
-import type { Compression } from './compressor';
-import { createWorkerLoop, type DeviceCompressor, type WorkerRoundResult } from './workerLoop';
+import type { DeviceCompressor } from '../../core/training/compression';
+import { createWorkerRound, type WorkerRoundOptions, type WorkerRoundResult } from '../../core/training/workerRound';
 
 /** Hyper-parameters of a local run. */
-export interface LocalTrainingOptions {
-  readonly backend: TrainingBackend;
+export interface LocalTrainingOptions<G = unknown> {
+  readonly backend: WorkerRoundOptions<G>['backend'];
   readonly layout: ModelLayout;
   readonly compression: Compression;
   readonly train: Dataset;
@@ -30,7 +30,7 @@ export interface LocalTrainingOptions {
   readonly heldOut?: number;
   /** Evaluate every this many steps (and at the end); 0: only at the end. */
   readonly evaluateEvery?: number;
-  readonly deviceCompressor?: DeviceCompressor;
+  readonly deviceCompressor?: DeviceCompressor<G>;
   /** Called after every round, and with an evaluation when one was made. */
   readonly onRound?: (round: WorkerRoundResult, evaluation: Evaluation | null) => void;
 }
@@ -49,14 +49,14 @@ export interface LocalTrainingResult {
 }
 
 /** Trains one worker whose shard is the whole training split. */
-export async function trainLocally(options: LocalTrainingOptions): Promise<LocalTrainingResult> {
+export async function trainLocally<G>(options: LocalTrainingOptions<G>): Promise<LocalTrainingResult> {
   const { backend, layout, test, steps, learningRate, momentum } = options;
   const heldOut = Math.min(options.heldOut ?? test.count, test.count);
   const params = heInitialize(layout, options.seed);
   const velocity = new Float32Array(layout.parameterCount);
   const estimate = new Float32Array(layout.parameterCount);
   const shard = Uint32Array.from({ length: options.train.count }, (_, i) => i);
-  const round = createWorkerLoop({
+  const round = createWorkerRound({
     backend,
     layout,
     compression: options.compression,

@@ -1,4 +1,4 @@
-/** Test helpers of the worker loop: real MNIST from public/data/ (generated when absent, as `npm run data` would). */
+/** Test helpers of local training: real MNIST from public/data/ (generated when absent, as `npm run data` would). */
 import { readFile } from 'node:fs/promises';
 import { loadMnist, type MnistData } from '../../core/data';
 import { makeData } from '../../scripts/make-data';

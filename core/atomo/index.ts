@@ -4,6 +4,7 @@
  * of the project.
  */
 export type {
+  Compression,
   DctSample,
   DenseSample,
   PowerSgdSample,
@@ -20,12 +21,13 @@ export { compressLayer } from './errorFeedback';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
 export { reconstruct } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
-export { atomicVariance, realisedError, relativeVariance, squaredNorm } from './variance';
+export { atomicVariance, modelVariance, realisedError, squaredNorm, type ModelVariance, type VarianceStats } from './variance';
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
 export { dctDecomposition } from './decompositions/dct';
 export { entrywiseDecomposition } from './decompositions/entrywise';
-export { spectralDecomposition, type SpectralDecomposition } from './decompositions/spectral';
+export { spectralDecomposition, spectralRoute, type SpectralDecomposition, type SpectralRoute } from './decompositions/spectral';
+export type { GradientFactors } from '../linalg/factoredSvd';
 export {
   SCHEMES,
   DEFAULT_BUDGET,

@@ -26,6 +26,17 @@ export function isAtomoScheme(scheme: SchemeName): scheme is AtomoSchemeName {
   return scheme === 'atomo-entry' || scheme === 'atomo-svd' || scheme === 'atomo-dct';
 }
 
+/** The compression of a run: its scheme and that scheme's knob (each scheme reads only its own). */
+export interface Compression {
+  readonly scheme: SchemeName;
+  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd, atomo-dct); PowerSGD: its rank. */
+  readonly budget: number;
+  /** QSGD levels s (qsgd). */
+  readonly levels: number;
+  /** Error feedback on an unbiased scheme (then biased, isBiased); PowerSGD always has it. */
+  readonly errorFeedback?: boolean;
+}
+
 /** Shape of a layer gradient viewed as a matrix. */
 export type Shape = readonly [rows: number, cols: number];
 

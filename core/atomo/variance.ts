@@ -1,6 +1,7 @@
 /**
- * Variance of the unbiased estimators, closed form and realised
- * (DESIGN.md §3: shown live per round and per layer).
+ * Variance of the unbiased estimators, closed form and realised, per layer
+ * and summed over a model: what the tab, the dashboard and the swarm's
+ * history show each round (docs/design.md, "Variance").
  */
 
 /**
@@ -42,8 +43,30 @@ export function squaredNorm(grad: ArrayLike<number>): number {
   return sum;
 }
 
-/** A variance divided by ‖g‖² (0 for a zero gradient, whose estimate is exact). */
-export function relativeVariance(variance: number, grad: ArrayLike<number>): number {
-  const norm = squaredNorm(grad);
-  return norm > 0 ? variance / norm : 0;
+/** One layer's variance statistics, as a worker reports them (core/protocol's LayerStats). */
+export interface VarianceStats {
+  readonly closedForm: number;
+  readonly realised: number;
+  readonly gradientNormSq: number;
+}
+
+/** The model's variance: each statistic summed over its layers. */
+export interface ModelVariance extends VarianceStats {
+  /** Σ closed form / Σ‖g‖², and Σ realised / Σ‖g‖² (0 for a zero gradient, whose estimate is exact). */
+  readonly closedRel: number;
+  readonly realisedRel: number;
+}
+
+/** Sums the per-layer statistics of one gradient, and divides the variances by its squared norm. */
+export function modelVariance(layers: readonly VarianceStats[]): ModelVariance {
+  let closedForm = 0;
+  let realised = 0;
+  let gradientNormSq = 0;
+  for (const layer of layers) {
+    closedForm += layer.closedForm;
+    realised += layer.realised;
+    gradientNormSq += layer.gradientNormSq;
+  }
+  const relative = (variance: number): number => (gradientNormSq > 0 ? variance / gradientNormSq : 0);
+  return { closedForm, realised, gradientNormSq, closedRel: relative(closedForm), realisedRel: relative(realised) };
 }

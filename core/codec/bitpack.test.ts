@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BitReader, BitWriter, packedByteLength } from './bitpack';
 import { CodecError } from './errors';
+import { seededUint32 } from '../testing/seeded';
 
 function pack(codes: number[], width: number): Uint8Array {
   const bytes = new Uint8Array(packedByteLength(codes.length, width));
@@ -29,13 +30,10 @@ describe('LSB-first bit packing', () => {
   });
 
   it('round-trips random codes at every width 1..24 and odd counts', () => {
-    let state = 7;
+    const next = seededUint32(7);
     for (let width = 1; width <= 24; width++) {
       for (const count of [0, 1, 3, 7, 8, 9, 31, 100]) {
-        const codes = Array.from({ length: count }, () => {
-          state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-          return state >>> (32 - width);
-        });
+        const codes = Array.from({ length: count }, () => next() >>> (32 - width));
         expect(unpack(pack(codes, width), count, width)).toEqual(codes);
       }
     }

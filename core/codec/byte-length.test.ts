@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type LayerSample } from '../atomo/types';
 import { encodedByteLength, encodeLayer } from './index';
-import { makeRng, randomEntry, randomQsgd, randomSample, randomShape, randomSpectral } from './testing/random-samples';
+import { seededRng } from '../testing/seeded';
+import { randomEntry, randomQsgd, randomSample, randomShape, randomSpectral } from './testing/random-samples';
 
 // The formulas of docs/wire-format.md, written out again here on purpose:
 // they must not share code with the codec they check.
@@ -35,7 +36,12 @@ function documentedLength(sample: LayerSample): number {
         varints += leb128Bytes(index - previous - 1);
         previous = index;
       }
-      return 12 + 4 + varints + 4 * sample.indices.length;
+      // Entries of the most common magnitude cost 2 bits; each other one 2 bits + a float32.
+      const count = sample.indices.length;
+      const multiplicity = new Map<number, number>();
+      for (const x of sample.values) multiplicity.set(Math.abs(x), (multiplicity.get(Math.abs(x)) ?? 0) + 1);
+      const own = count - Math.max(0, ...multiplicity.values());
+      return 12 + 4 + varints + (count > 0 ? 4 + Math.ceil(count / 4) + 4 * own : 0);
     }
     case 'qsgd':
       return 12 + 4 + 2 + Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8);
@@ -49,7 +55,7 @@ function documentedLength(sample: LayerSample): number {
 describe('byte counts', () => {
   for (const scheme of SCHEME_NAMES) {
     it(`${scheme}: encodedByteLength = encoded length = documented formula`, () => {
-      const rng = makeRng(2000 + SCHEME_NAMES.indexOf(scheme));
+      const rng = seededRng(2000 + SCHEME_NAMES.indexOf(scheme));
       for (let trial = 0; trial < 150; trial++) {
         const sample = randomSample(rng, scheme, randomShape(rng, 50));
         const formula = documentedLength(sample);
@@ -60,7 +66,7 @@ describe('byte counts', () => {
   }
 
   it('qsgd: bits per entry are 1 + ⌈log2(s+1)⌉ at every s from 1 to 300', () => {
-    const rng = makeRng(3);
+    const rng = seededRng(3);
     for (let levels = 1; levels <= 300; levels++) {
       const sample = randomQsgd(rng, [1, 8], levels);
       // 8 entries: exactly (1 + b) bytes of packed data.
@@ -79,20 +85,24 @@ describe('byte counts', () => {
       [2 ** 28, 5],
     ] as const) {
       const sample: LayerSample = { scheme: 'atomo-entry', shape: [2 ** 15, 2 ** 15], indices: Uint32Array.of(index), values: Float32Array.of(1) };
-      expect(encodedByteLength(sample)).toBe(16 + bytes + 4);
+      // + τ (4) + one byte of codes.
+      expect(encodedByteLength(sample)).toBe(16 + bytes + 4 + 1);
     }
   });
 
   it('the 784×128 worked example of docs/wire-format.md', () => {
-    const rng = makeRng(4);
+    const rng = seededRng(4);
     const shape = [784, 128] as const;
     expect(encodedByteLength(randomSample(rng, 'none', shape))).toBe(401_420);
     expect(encodedByteLength(randomSpectral(rng, shape, 4))).toBe(14_624);
     expect(encodedByteLength(randomQsgd(rng, shape, 4))).toBe(50_194);
     expect(encodedByteLength(randomSample(rng, 'terngrad', shape))).toBe(25_104);
-    // Four entries with gaps of ~25k: four 3-byte varints.
-    const entry: LayerSample = { scheme: 'atomo-entry', shape, indices: Uint32Array.of(20_000, 45_000, 70_000, 95_000), values: new Float32Array(4) };
-    expect(encodedByteLength(entry)).toBe(44);
+    // Four unsaturated entries (±τ) with gaps of ~25k: four 3-byte varints, τ, one byte of codes.
+    const tau = 0.125;
+    const entry: LayerSample = { scheme: 'atomo-entry', shape, indices: Uint32Array.of(20_000, 45_000, 70_000, 95_000), values: Float32Array.of(tau, -tau, -tau, tau) };
+    expect(encodedByteLength(entry)).toBe(33);
+    // One of them saturated (its own value): 4 bytes more.
+    expect(encodedByteLength({ ...entry, values: Float32Array.of(tau, -tau, 7, tau) })).toBe(37);
     expect(encodedByteLength(randomEntry(rng, shape, 0))).toBe(16);
   });
 });

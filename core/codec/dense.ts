@@ -8,12 +8,13 @@ import type { ByteReader, ByteWriter } from './cursor';
 import { readFloat32Block, writeFloat32Block } from './floats';
 import { shapeText, where, type Header } from './header';
 import type { SchemeCodec } from './scheme';
+import { denseBodyBytes } from './sizes';
 
 /** Encoder and decoder of dense float32 layers. */
 export const denseCodec: SchemeCodec<DenseSample> = {
   bodyByteLength(sample: DenseSample, elements: number): number {
     checkLength(context(sample), 'values', sample.values.length, elements, 'rows·cols');
-    return 4 * elements;
+    return denseBodyBytes(elements);
   },
 
   encodeBody(sample: DenseSample, writer: ByteWriter): void {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ByteReader, ByteWriter } from './cursor';
 import { firstNonFinite, HOST_IS_LITTLE_ENDIAN, readFloat32Block, writeFloat32Block } from './floats';
-import { makeRng, randomFloats, toHex } from './testing/random-samples';
+import { seededRng } from '../testing/seeded';
+import { randomFloats, toHex } from './testing/random-samples';
 
 describe('float32 blocks', () => {
   it('the memcpy path and the DataView path write and read the same bytes', () => {
-    const rng = makeRng(11);
+    const rng = seededRng(11);
     for (const count of [0, 1, 5, 64]) {
       const values = randomFloats(rng, count);
       const viaCopy = new ByteWriter(3 + 4 * count);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type SchemeName } from '../atomo/types';
 import { CodecError, decodeLayer, encodeLayer, type CodecErrorCode } from './index';
-import { makeRng, randomInt, randomSample, randomShape, toHex, type Rng } from './testing/random-samples';
+import { seededRng, type Rng } from '../testing/seeded';
+import { randomInt, randomSample, randomShape, toHex } from './testing/random-samples';
 
 /** One fuzz case: any bytes must decode to a canonical message or throw CodecError. */
 function check(bytes: Uint8Array, outcomes: Map<string, number>): void {
@@ -57,7 +58,7 @@ function mutate(rng: Rng, bytes: Uint8Array): Uint8Array {
 
 describe('fuzz', () => {
   it('random bytes, random bytes behind a valid prefix, and mutated encodings decode canonically or throw CodecError', () => {
-    const rng = makeRng(20240601);
+    const rng = seededRng(20240601);
     const outcomes = new Map<string, number>();
     for (let i = 0; i < 500; i++) {
       const length = randomInt(rng, 0, 64);

@@ -18,16 +18,24 @@ const cases: [string, LayerSample, number, string][] = [
     '01 00 0300 01000000 02000000   0000c03f 000000c0',
   ],
   [
+    // τ = 0.5 (a tie, so the smaller magnitude); codes 00 (+τ), 10 (own value −2) → byte 0x08.
     'atomo-entry 2×3 indices [1, 5]',
     { scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(1, 5), values: Float32Array.of(0.5, -2) },
     0,
-    '01 01 0000 02000000 03000000   02000000 01 03 0000003f 000000c0',
+    '01 01 0000 02000000 03000000   02000000 01 03 0000003f 08 000000c0',
+  ],
+  [
+    // τ = 0.25 shared by two entries; codes 00, 01 (−τ), 10 (own value 3) → byte 0b100100 = 0x24.
+    'atomo-entry 2×3 indices [0, 2, 4], values ±τ and one saturated',
+    { scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(0, 2, 4), values: Float32Array.of(0.25, -0.25, 3) },
+    0,
+    '01 01 0000 02000000 03000000   03000000 00 01 01 0000803e 24 00004040',
   ],
   [
     'atomo-entry 1×1000 index 300 (two-byte varint)',
     { scheme: 'atomo-entry', shape: [1, 1000], indices: Uint32Array.of(300), values: Float32Array.of(1) },
     1,
-    '01 01 0100 01000000 e8030000   01000000 ac02 0000803f',
+    '01 01 0100 01000000 e8030000   01000000 ac02 0000803f 00',
   ],
   [
     'atomo-svd 2×2 one atom',
@@ -67,8 +75,9 @@ const cases: [string, LayerSample, number, string][] = [
     'atomo-dct 2×3 coefficients [0, 4]',
     { scheme: 'atomo-dct', shape: [2, 3], indices: Uint32Array.of(0, 4), values: Float32Array.of(1, -2) },
     2,
-    // the atomo-entry body: count 2, deltas 0 and 4 − 0 − 1 = 3, then the floats
-    '01 05 0200 02000000 03000000   02000000 00 03 0000803f 000000c0',
+    // the atomo-entry body: count 2, deltas 0 and 4 − 0 − 1 = 3, τ = 1 (the tie goes to the smaller),
+    // codes +τ then own (00, 10 → 0x08), the own value −2
+    '01 05 0200 02000000 03000000   02000000 00 03 0000803f 08 000000c0',
   ],
   [
     'powersgd 2×3 rank 1',

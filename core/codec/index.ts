@@ -22,6 +22,7 @@ export {
   SCHEME_IDS,
   type DecodeLimits,
 } from './header';
+export { denseBytes, expectedBytes, maxLayerBytes } from './sizes';
 
 /** A decoded layer: which layer it is and its sample. */
 export interface DecodedLayer {

@@ -108,9 +108,9 @@ describe('decodeLayer rejects', () => {
   });
 
   it('truncated: an entry count promising more entries than bytes remain', () => {
-    // 3 entries need at least 15 body bytes after the count; claim 3 with 1 entry's bytes.
-    const bytes = patched(entry([200], [20, 20]), (v) => v.setUint32(BODY, 3, true));
-    rejects(bytes, 'truncated', /3 entries/);
+    // Each entry needs at least one byte after the count; claim 20 with 7 bytes left (a 2-byte varint, τ, one code byte).
+    const bytes = patched(entry([200], [20, 20]), (v) => v.setUint32(BODY, 20, true));
+    rejects(bytes, 'truncated', /20 entries/);
   });
 
   it('trailing-bytes: one extra byte after a complete body, for every scheme', () => {
@@ -222,9 +222,24 @@ describe('decodeLayer rejects', () => {
     rejects(patched(dense(2, 2), (v) => v.setFloat32(BODY + 12, -Infinity, true)), 'non-finite', /values\[3\] is -Infinity/);
   });
 
-  it('non-finite: Infinity in entry values', () => {
-    // entry([0, 7, 19]): count (4) + three one-byte varints (3), then the values.
-    rejects(patched(entry([0, 7, 19]), (v) => v.setFloat32(BODY + 7 + 8, Infinity, true)), 'non-finite', /values\[2\] is Infinity/);
+  it('non-finite: Infinity in an own entry value; bad-value: an infinite or negative τ', () => {
+    // count (4) + three one-byte varints (3) + τ (4) + one code byte, then entry 2's own value.
+    const mixed: LayerSample = { scheme: 'atomo-entry', shape: [4, 5], indices: Uint32Array.of(0, 7, 19), values: Float32Array.of(1, -1, 2) };
+    rejects(patched(mixed, (v) => v.setFloat32(BODY + 12, Infinity, true)), 'non-finite', /values\[2\] is Infinity/);
+    rejects(patched(mixed, (v) => v.setFloat32(BODY + 7, Infinity, true)), 'bad-value', /τ is Infinity/);
+    rejects(patched(mixed, (v) => v.setFloat32(BODY + 7, -1, true)), 'bad-value', /τ is -1/);
+  });
+
+  it('bad-value: entry code 11, and a τ that is not the shared magnitude (non-canonical)', () => {
+    // entry([0, 7, 19]): every value 1, codes 00 00 00 in the byte at BODY + 11.
+    rejects(patched(entry([0, 7, 19]), (v) => v.setUint8(BODY + 11, 0b11 << 2)), 'bad-value', /entry 1 has the invalid code 11/);
+    // Entry 2's own value rewritten to −1: it now shares τ's magnitude, so the encoder would have coded it −τ.
+    const mixed: LayerSample = { scheme: 'atomo-entry', shape: [4, 5], indices: Uint32Array.of(0, 7, 19), values: Float32Array.of(1, -1, 2) };
+    rejects(patched(mixed, (v) => v.setFloat32(BODY + 12, -1, true)), 'bad-value', /not the magnitude most entries share/);
+  });
+
+  it('nonzero-padding: bits after the last entry code', () => {
+    rejects(patched(entry([0, 7, 19]), (v) => v.setUint8(BODY + 11, 0b01 << 6)), 'nonzero-padding');
   });
 
   it('non-finite: NaN in svd u, v and scales', () => {

@@ -13,6 +13,7 @@ import { CodecError } from './errors';
 import { readFloat32Block, writeFloat32Block } from './floats';
 import { shapeText, where, type Header } from './header';
 import type { SchemeCodec } from './scheme';
+import { powerSgdBodyBytes } from './sizes';
 
 /** Encoder and decoder of PowerSGD factor pairs. */
 export const powerSgdCodec: SchemeCodec<PowerSgdSample> = {
@@ -26,7 +27,7 @@ export const powerSgdCodec: SchemeCodec<PowerSgdSample> = {
     }
     checkLength(ctx, 'p', sample.p.length, k * rows, 'rank·rows');
     checkLength(ctx, 'q', sample.q.length, k * cols, 'rank·cols');
-    return 4 + 4 * k * (rows + cols);
+    return powerSgdBodyBytes(k, sample.shape);
   },
 
   encodeBody(sample: PowerSgdSample, writer: ByteWriter): void {

@@ -7,6 +7,7 @@
  *                    bits 1..b the level 0..s. LSB-first, zero padded to a byte.
  * Body bytes: 4 + 2 + ⌈m·n·(1 + b)/8⌉.
  */
+import { MAX_LEVELS } from '../atomo/schemes/scheme';
 import type { QsgdSample } from '../atomo/types';
 import { checkLength, checkScale } from './checks';
 import type { ByteReader, ByteWriter } from './cursor';
@@ -14,13 +15,8 @@ import { BitReader, BitWriter, packedByteLength } from './bitpack';
 import { CodecError } from './errors';
 import { shapeText, where, type Header } from './header';
 import type { SchemeCodec } from './scheme';
+import { levelBits, qsgdBodyBytes } from './sizes';
 
-const MAX_LEVELS = 0xffff;
-
-/** b = ⌈log2(s+1)⌉, the bits of a level 0..s: the bit length of s. */
-export function levelBits(levels: number): number {
-  return 32 - Math.clz32(levels);
-}
 
 /** Encoder and decoder of s-level QSGD samples. */
 export const qsgdCodec: SchemeCodec<QsgdSample> = {
@@ -29,7 +25,7 @@ export const qsgdCodec: SchemeCodec<QsgdSample> = {
     checkLevels(ctx, sample.levels);
     checkLength(ctx, 'negative', sample.negative.length, elements, 'rows·cols');
     checkLength(ctx, 'level', sample.level.length, elements, 'rows·cols');
-    return 4 + 2 + packedByteLength(elements, 1 + levelBits(sample.levels));
+    return qsgdBodyBytes(elements, sample.levels);
   },
 
   encodeBody(sample: QsgdSample, writer: ByteWriter, elements: number): void {

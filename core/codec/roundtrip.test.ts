@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type LayerSample, type Shape } from '../atomo/types';
 import { decodeLayer, encodeLayer } from './index';
-import {
-  makeRng,
-  randomEntry,
-  randomQsgd,
-  randomSample,
-  randomShape,
-  randomSpectral,
-  randomTernGrad,
-  sampleBits,
-  toHex,
-} from './testing/random-samples';
+import { seededRng } from '../testing/seeded';
+import { randomEntry, randomQsgd, randomSample, randomShape, randomSpectral, randomTernGrad, sampleBits, toHex } from './testing/random-samples';
 
 function expectRoundTrip(sample: LayerSample, layer: number): void {
   const bytes = encodeLayer(sample, layer);
@@ -35,7 +26,7 @@ const EDGE_SHAPES: Shape[] = [
 describe('round trip', () => {
   for (const scheme of SCHEME_NAMES) {
     it(`${scheme}: random shapes and values, bit-exact`, () => {
-      const rng = makeRng(1000 + SCHEME_NAMES.indexOf(scheme));
+      const rng = seededRng(1000 + SCHEME_NAMES.indexOf(scheme));
       for (let trial = 0; trial < 200; trial++) {
         const shape = trial < EDGE_SHAPES.length ? EDGE_SHAPES[trial]! : randomShape(rng, 40);
         expectRoundTrip(randomSample(rng, scheme, shape), trial % 0x10000);
@@ -44,11 +35,11 @@ describe('round trip', () => {
   }
 
   it('keeps the largest layer index, 65535', () => {
-    expectRoundTrip(randomSample(makeRng(1), 'none', [2, 2]), 0xffff);
+    expectRoundTrip(randomSample(seededRng(1), 'none', [2, 2]), 0xffff);
   });
 
   it('atomo-svd with k = 0 atoms and with k = min(rows, cols)', () => {
-    const rng = makeRng(2);
+    const rng = seededRng(2);
     for (const shape of EDGE_SHAPES) {
       expectRoundTrip(randomSpectral(rng, shape, 0), 1);
       expectRoundTrip(randomSpectral(rng, shape, Math.min(shape[0], shape[1])), 1);
@@ -56,7 +47,7 @@ describe('round trip', () => {
   });
 
   it('atomo-entry with no entries, every entry, and the last entry only', () => {
-    const rng = makeRng(3);
+    const rng = seededRng(3);
     for (const shape of EDGE_SHAPES) {
       expectRoundTrip(randomEntry(rng, shape, 0), 2);
       expectRoundTrip(randomEntry(rng, shape, 1), 2);
@@ -84,7 +75,7 @@ describe('round trip', () => {
   });
 
   it('qsgd at every level count from 1 to 40 and at the u16 extremes', () => {
-    const rng = makeRng(4);
+    const rng = seededRng(4);
     for (let levels = 1; levels <= 40; levels++) expectRoundTrip(randomQsgd(rng, [3, 7], levels), 5);
     for (const levels of [255, 256, 32767, 32768, 65535]) expectRoundTrip(randomQsgd(rng, [5, 5], levels), 5);
   });
@@ -103,7 +94,7 @@ describe('round trip', () => {
   });
 
   it('terngrad at every size from 1 to 20 (all padding remainders)', () => {
-    const rng = makeRng(5);
+    const rng = seededRng(5);
     for (let n = 1; n <= 20; n++) expectRoundTrip(randomTernGrad(rng, [1, n]), 7);
   });
 
@@ -115,7 +106,7 @@ describe('round trip', () => {
   });
 
   it('decodes from an unaligned view into a larger buffer', () => {
-    const rng = makeRng(6);
+    const rng = seededRng(6);
     for (const scheme of SCHEME_NAMES) {
       const sample = randomSample(rng, scheme, [5, 3]);
       const bytes = encodeLayer(sample, 9);

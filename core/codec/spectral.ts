@@ -15,6 +15,7 @@ import { CodecError } from './errors';
 import { readFloat32Block, writeFloat32Block } from './floats';
 import { shapeText, where, type Header } from './header';
 import type { SchemeCodec } from './scheme';
+import { spectralBodyBytes } from './sizes';
 
 /** Encoder and decoder of spectral (rank-one atom) samples. */
 export const spectralCodec: SchemeCodec<SpectralSample> = {
@@ -29,7 +30,7 @@ export const spectralCodec: SchemeCodec<SpectralSample> = {
     checkLength(ctx, 'u', sample.u.length, k * rows, 'count·rows');
     checkLength(ctx, 'v', sample.v.length, k * cols, 'count·cols');
     checkLength(ctx, 'scales', sample.scales.length, k, 'one per atom');
-    return 4 + 4 * k * (rows + cols + 1);
+    return spectralBodyBytes(k, sample.shape);
   },
 
   encodeBody(sample: SpectralSample, writer: ByteWriter): void {

@@ -15,6 +15,7 @@ import type { ByteReader, ByteWriter } from './cursor';
 import { CodecError } from './errors';
 import { shapeText, where, type Header } from './header';
 import type { SchemeCodec } from './scheme';
+import { terngradBodyBytes } from './sizes';
 
 const WIDTH = 2;
 /** Per byte, the low bit of each 2-bit field. */
@@ -24,7 +25,7 @@ const LOW_BITS = 0x55;
 export const terngradCodec: SchemeCodec<TernGradSample> = {
   bodyByteLength(sample: TernGradSample, elements: number): number {
     checkLength(context(sample), 'ternary', sample.ternary.length, elements, 'rows·cols');
-    return 4 + packedByteLength(elements, WIDTH);
+    return terngradBodyBytes(elements);
   },
 
   encodeBody(sample: TernGradSample, writer: ByteWriter, elements: number): void {

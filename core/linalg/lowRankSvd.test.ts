@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { svdJacobi } from './svd';
 import { svdLowRank } from './lowRankSvd';
+import { seededRng } from '../testing/seeded';
 
 /** A rows×cols matrix of rank ≤ rank: a sum of `rank` random outer products (like a minibatch gradient Xᵀ·Δ). */
 function lowRank(rows: number, cols: number, rank: number, seed: number): Float32Array {
-  let state = seed;
-  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 31 - 1;
+  const rng = seededRng(seed);
+  const next = () => 2 * rng() - 1;
   const out = new Float32Array(rows * cols);
   for (let k = 0; k < rank; k++) {
     const x = Float64Array.from({ length: rows }, next);

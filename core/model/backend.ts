@@ -7,12 +7,27 @@
 /** Which implementation a backend is, shown on screen ("training on CPU"). */
 export type BackendKind = 'cpu' | 'webgpu';
 
+/**
+ * The factors of a dense layer's weight gradient G = Xᵀ·Δ (rows = inputs m,
+ * cols = outputs n): its rank is at most the batch size B, so a spectral
+ * compressor can take its SVD from these instead of from the m × n matrix.
+ */
+export interface GradientFactors {
+  /** X: the layer input, B × m, example-major. */
+  readonly input: Float32Array;
+  /** Δ: d(mean loss)/d(pre-activation) of the layer's output, B × n, example-major. */
+  readonly delta: Float32Array;
+  readonly batch: number;
+}
+
 /** Loss and gradient of one minibatch. */
 export interface LossAndGradient {
   /** Mean softmax cross-entropy over the batch. */
   readonly loss: number;
   /** dLoss/dParams, laid out like the parameters (ModelLayout.tensors). */
   readonly gradient: Float32Array;
+  /** Factors of the dense weight gradients, by tensor index, from a backend that keeps them. */
+  readonly factors?: ReadonlyMap<number, GradientFactors>;
 }
 
 /**
@@ -29,4 +44,16 @@ export interface TrainingBackend {
   lossAndGradient(params: Float32Array, images: Float32Array /* batch·784 in [0,1] */, labels: Uint8Array, batch: number): Promise<LossAndGradient>;
   /** Logits for evaluation: batch·classCount, example-major. */
   predict(params: Float32Array, images: Float32Array, batch: number): Promise<Float32Array>;
+}
+
+/**
+ * A backend that can leave the gradient on its device, for a device
+ * compressor (core/training/compression.ts) to compress there: the WebGPU
+ * backend, whose handle G names GPU buffers.
+ */
+export interface DeviceTrainingBackend<G> extends TrainingBackend {
+  /** Submits forward + backward without reading anything back; the handle is valid until the next call of any method. */
+  computeGradient(params: Float32Array, images: Float32Array, labels: Uint8Array, batch: number): G;
+  /** Resolves when the device has finished the work submitted so far. */
+  settled(): Promise<void>;
 }

@@ -24,7 +24,7 @@ export {
   type ReluLayer,
 } from './layout';
 export { heInitialize, INIT_STREAM_TAG } from './init';
-export type { BackendKind, LossAndGradient, TrainingBackend } from './backend';
+export type { BackendKind, DeviceTrainingBackend, GradientFactors, LossAndGradient, TrainingBackend } from './backend';
 export { createCpuBackend } from './cpu/backend';
 export { evaluate, type EvaluateOptions, type Evaluation } from './evaluate';
 export { sgdMomentumStep } from './optimizer';

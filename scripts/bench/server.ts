@@ -57,7 +57,8 @@ async function measureAggregator(workers: number, rounds: number, scheme: Scheme
   // Quorum of everyone and a long deadline: every round waits for all 200, so a round is the full fan-in.
   const run = server.app.runs.create({ name: `bench ${scheme}`, scheme, batchSize: 8, maxRounds: rounds + 1, evalEvery: rounds + 1, roundDeadlineMs: 120_000, quorum: { fraction: 1, minimum: workers } });
   const threads = await startWorkerThreads(
-    splitCounts(workers, THREADS).map((count, i) => ({ url: server.url, runId: asRunId(run.id), count, backend: 'cpu', name: `load-${i}`, reuseGradient: true })),
+    splitCounts(workers, THREADS).map((count, i) => ({ url: server.url, runId: asRunId(run.id), count, backend: 'cpu', name: `load-${i}` })),
+    new URL('./loadThread.ts', import.meta.url),
   );
   run.start();
   // Round 0 computes the real gradients in the threads; the clock starts once it closed.

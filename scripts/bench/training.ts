@@ -93,7 +93,7 @@ Adapter: **${result.adapter}** in headless Chromium (${result.userAgent.match(/C
 
 ${result.cycles.length} cycles, each: every scheme (our GPU and CPU rounds alternating), then TF.js WebGPU, then TF.js CPU;
 medians pool all cycles, and the last table shows each cycle's medians, i.e. how much the load moved them.
-A round is client/worker/workerLoop.ts end to end on real MNIST digits: minibatch gather and upload, forward + backward,
+A round is core/training/workerRound.ts end to end on real MNIST digits: minibatch gather and upload, forward + backward,
 compression, \`core/codec\` encoding (no SGD update: the aggregator applies it; between rounds, untimed, the weights take a
 plain SGD step on the decoded estimate, so rounds follow a training run). ${result.warmup} warm-up rounds of each
 per cycle (pipelines compiled in the first); times are medians of at least ${rounds} rounds each.

@@ -4,7 +4,9 @@
  * Built from the server's RoundMetrics, so it is what the aggregator measured,
  * not what the workers believe they sent.
  */
+import { modelVariance } from '../../core/atomo';
 import type { RoundMetrics, RunConfig } from '../../core/protocol';
+import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
 import type { SwarmBackend } from './options';
 
 /** One closed round, flattened for plotting. */
@@ -20,6 +22,11 @@ export interface HistoryRound {
   readonly bytesDown: number;
   readonly cumulativeBytesUp: number;
   readonly cumulativeBytesDown: number;
+  /** Every frame on the workers' sockets (core/traffic), this round and since the start: worker → server and back. */
+  readonly wireUp: number;
+  readonly wireDown: number;
+  readonly cumulativeWireUp: number;
+  readonly cumulativeWireDown: number;
   /** Σ over layers of the closed-form E‖ĝ − g‖² (mean over workers). */
   readonly varianceClosedForm: number;
   /** Σ over layers of the realised ‖ĝ − g‖² (mean over workers). */
@@ -44,14 +51,7 @@ export interface SwarmHistory {
 
 /** Flattens one server record (sums the per-layer variances). */
 export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
-  let closedForm = 0;
-  let realised = 0;
-  let normSq = 0;
-  for (const layer of metrics.layers) {
-    closedForm += layer.closedForm;
-    realised += layer.realised;
-    normSq += layer.gradientNormSq;
-  }
+  const variance = modelVariance(metrics.layers);
   return {
     round: metrics.version,
     contributors: metrics.contributors,
@@ -62,10 +62,14 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     bytesDown: metrics.bytesDown,
     cumulativeBytesUp: metrics.cumulativeBytesUp,
     cumulativeBytesDown: metrics.cumulativeBytesDown,
-    varianceClosedForm: closedForm,
-    varianceRealised: realised,
-    normalisedClosedForm: normSq > 0 ? closedForm / normSq : 0,
-    normalisedRealised: normSq > 0 ? realised / normSq : 0,
+    wireUp: uplinkBytes(metrics.traffic),
+    wireDown: downlinkBytes(metrics.traffic),
+    cumulativeWireUp: uplinkBytes(metrics.cumulativeTraffic),
+    cumulativeWireDown: downlinkBytes(metrics.cumulativeTraffic),
+    varianceClosedForm: variance.closedForm,
+    varianceRealised: variance.realised,
+    normalisedClosedForm: variance.closedRel,
+    normalisedRealised: variance.realisedRel,
     durationMs: metrics.durations.totalMs,
   };
 }
@@ -77,7 +81,10 @@ export interface HistorySummary {
   /** First round (1-based count of rounds done) whose evaluation reached `target`, and the upstream bytes by then. */
   readonly roundsToTarget: number | null;
   readonly bytesUpToTarget: number | null;
+  /** Wire bytes both ways by then. */
+  readonly wireToTarget: number | null;
   readonly totalBytesUp: number;
+  readonly totalWire: number;
   readonly meanBytesUpPerRound: number;
   readonly meanNormalisedVariance: number;
   readonly meanNormalisedRealised: number;
@@ -94,7 +101,9 @@ export function summarise(rounds: readonly HistoryRound[], target: number): Hist
     finalAccuracy: evaluated.at(-1)?.testAccuracy ?? null,
     roundsToTarget: reached ? reached.round + 1 : null,
     bytesUpToTarget: reached ? reached.cumulativeBytesUp : null,
+    wireToTarget: reached ? reached.cumulativeWireUp + reached.cumulativeWireDown : null,
     totalBytesUp: last?.cumulativeBytesUp ?? 0,
+    totalWire: last === undefined ? 0 : last.cumulativeWireUp + last.cumulativeWireDown,
     meanBytesUpPerRound: mean((r) => r.bytesUp),
     meanNormalisedVariance: mean((r) => r.normalisedClosedForm),
     meanNormalisedRealised: mean((r) => r.normalisedRealised),

@@ -61,7 +61,6 @@ export async function runSwarm(options: SwarmOptions, aggregator?: AggregatorHan
         count: 1,
         backend: options.backend,
         name: `swarm-${options.backend}-${i}`,
-        reuseGradient: false,
       })),
     );
     const progress = createProgress(run.config.name, options.rounds, options.progress);

@@ -6,13 +6,11 @@ import type { SwarmBackend } from './options';
 export interface WorkerThreadData {
   readonly url: string;
   readonly runId: RunId;
-  /** Simulated tabs in this thread: 1 for the swarm, many for the load benchmark. */
+  /** Workers in this thread: 1 for the swarm, many for the load benchmark. */
   readonly count: number;
   readonly backend: SwarmBackend;
   /** Name prefix; tab i of the thread is `${name}-${i}`. */
   readonly name: string;
-  /** Load benchmark: compute one gradient per tab and resend it every round. */
-  readonly reuseGradient: boolean;
 }
 
 /** Thread → main. */

@@ -46,9 +46,12 @@ export function nextMessage<T = FromWorkerThread>(worker: Worker): Promise<T> {
   });
 }
 
-/** Starts one thread per entry of `threads` and resolves once all have joined (rejects if any failed). */
-export async function startWorkerThreads(threads: readonly WorkerThreadData[]): Promise<WorkerThreads> {
-  const workers = threads.map((workerData) => startTsWorker(ENTRY, workerData));
+/**
+ * Starts one thread per entry of `threads` on `entry` (the swarm's session
+ * thread by default) and resolves once all have joined (rejects if any failed).
+ */
+export async function startWorkerThreads(threads: readonly WorkerThreadData[], entry: URL = ENTRY): Promise<WorkerThreads> {
+  const workers = threads.map((workerData) => startTsWorker(entry, workerData));
   const first = await Promise.allSettled(workers.map((w) => nextMessage(w)));
   const failure = first.find((r) => r.status === 'rejected' || r.value.type !== 'joined');
   if (failure) {

@@ -1,77 +1,95 @@
 /**
- * Entry point of one swarm worker thread: its own MNIST copy, its own backend
- * (the CPU reference or its own Dawn device), and one or more SimulatedWorker
- * tabs speaking the real socket.io protocol. Started by threads.ts.
+ * Entry point of one swarm worker thread: the tab's own session
+ * (client/session/workerSession.ts) with what a thread has instead of a
+ * page: the digits read from public/data/, the CPU backend or this thread's
+ * own Dawn device, an in-memory identity, a socket.io channel to the
+ * aggregator's URL, and a sink that counts instead of drawing. Started by
+ * threads.ts.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { loadMnist, type Dataset } from '../../core/data';
+import { loadMnist } from '../../core/data';
+import type { Backend } from '../../client/gpu/runtime';
+import { socketChannelFactory } from '../../client/net/workerChannel';
+import { memoryIdentity } from '../../client/net/workerIdentity';
+import type { WorkerSession, WorkerSessionSink } from '../../client/session/workerSession';
 import { createFileReader } from '../../server/data/fileReader';
-import { SimulatedWorker, type StepContext, type SubmissionStep } from '../../server/testing/simulatedWorker';
+import { registerRawLoader } from '../rawLoader';
 import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from './threadProtocol';
+
+// The session's trainer imports WGSL as ?raw strings: the loader must be in place before it is imported.
+registerRawLoader();
+const { runWorkerSession } = await import('../../client/session/workerSession');
 
 const data = workerData as WorkerThreadData;
 const port = parentPort;
 if (port === null) throw new Error('workerThread.ts runs only as a worker thread');
 const post = (message: FromWorkerThread): void => port.postMessage(message);
 
-/** A WebGPU step factory on this thread's own Dawn device, and the way to release it. */
-async function webgpuSteps(train: Dataset): Promise<{ createStep: (context: StepContext) => SubmissionStep; release: () => void }> {
-  // ?raw WGSL imports need the loader before any GPU module is imported.
-  const { registerRawLoader } = await import('../rawLoader');
-  registerRawLoader();
+/** This thread's backend: the CPU, or its own Dawn device and the way to release it. */
+async function threadBackend(): Promise<{ backend: Backend; release: () => void }> {
+  if (data.backend === 'cpu') return { backend: { kind: 'cpu', reason: 'headless swarm on the CPU' }, release: () => {} };
   const { requestNodeGpu } = await import('../../client/gpu/nodeDevice');
-  const { createGpuBackend } = await import('../../client/gpu/training/gpuBackend');
-  const { createGpuCompressor } = await import('../../client/gpu/compression/gpuCompressor');
-  const { createWorkerLoop } = await import('../../client/worker/workerLoop');
   const gpu = await requestNodeGpu(`swarm:${data.name}`);
-  const backends: { destroy(): void }[] = [];
-  return {
-    createStep: ({ assignment, layout, shard }) => {
-      const backend = createGpuBackend(gpu.device, layout);
-      backends.push(backend);
-      const { config } = assignment;
-      return createWorkerLoop({
-        backend,
-        layout,
-        compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
-        batchSize: config.batchSize,
-        seed: config.seed,
-        worker: assignment.slot,
-        train,
-        shard,
-        deviceCompressor: createGpuCompressor(backend),
-      });
+  return { backend: { kind: 'webgpu', ctx: gpu }, release: () => gpu.release() };
+}
+
+/** A headless worker: its session and what its sink saw. */
+interface Headless {
+  readonly session: WorkerSession;
+  readonly joined: Promise<number>;
+  accepted: number;
+  readonly notices: string[];
+}
+
+function startHeadless(name: string, backend: Backend): Promise<Headless> {
+  let onJoined: (workerId: number) => void = () => {};
+  let onFailed: (reason: string) => void = () => {};
+  const joined = new Promise<number>((resolve, reject) => {
+    onJoined = resolve;
+    onFailed = (reason) => reject(new Error(reason));
+  });
+  const notices: string[] = [];
+  const worker: Partial<Headless> & { accepted: number; notices: string[] } = { accepted: 0, notices };
+  const sink: WorkerSessionSink = {
+    setLink: () => {},
+    setBackend: () => {},
+    setPhase: (phase) => {
+      if (phase === 'failed' || phase === 'removed') onFailed(`${name} is ${phase}: ${notices.at(-1) ?? 'no reason given'}`);
     },
-    release: () => {
-      for (const backend of backends) backend.destroy();
-      gpu.release();
+    assigned: ({ workerId }) => onJoined(workerId),
+    roundOpened: () => {},
+    runEvaluated: () => {},
+    roundSent: () => {
+      worker.accepted += 1;
+    },
+    setDigits: () => {},
+    setTraffic: () => {},
+    setNotice: (notice) => {
+      if (notice !== null) notices.push(notice);
     },
   };
+  return runWorkerSession({
+    sink,
+    backend: async () => backend,
+    loadData: () => loadMnist(createFileReader()),
+    identity: async () => memoryIdentity(),
+    openChannel: socketChannelFactory({ url: data.url }),
+    name,
+    runId: data.runId,
+    showDigits: false,
+  }).then((session) => Object.assign(worker, { session, joined }) as Headless);
 }
 
 try {
-  const { train } = await loadMnist(createFileReader());
-  const gpu = data.backend === 'webgpu' ? await webgpuSteps(train) : null;
-  const workers = Array.from(
-    { length: data.count },
-    (_, i) =>
-      new SimulatedWorker({
-        url: data.url,
-        train,
-        runId: data.runId,
-        name: data.count === 1 ? data.name : `${data.name}-${i}`,
-        reuseGradient: data.reuseGradient,
-        ...(gpu === null ? {} : { createStep: gpu.createStep }),
-      }),
-  );
-  const joined = await Promise.all(workers.map((w) => w.start()));
-  post({ type: 'joined', workerIds: joined.map((j) => j.workerId) });
+  const { backend, release } = await threadBackend();
+  const workers = await Promise.all(Array.from({ length: data.count }, (_, i) => startHeadless(data.count === 1 ? data.name : `${data.name}-${i}`, backend)));
+  const workerIds = await Promise.all(workers.map((w) => w.joined));
+  post({ type: 'joined', workerIds });
   port.on('message', (message: ToWorkerThread) => {
     if (message.type !== 'stop') return;
-    for (const w of workers) w.stop();
-    gpu?.release();
-    const errors = workers.flatMap((w) => w.errors.map((e) => `${e.code}: ${e.message}`));
-    post({ type: 'stopped', accepted: workers.reduce((sum, w) => sum + w.accepted.length, 0), errors });
+    for (const w of workers) w.session.close();
+    release();
+    post({ type: 'stopped', accepted: workers.reduce((sum, w) => sum + w.accepted, 0), errors: workers.flatMap((w) => w.notices) });
     port.close();
   });
 } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * A worker tab without the tab: socket.io-client, core/training's workerStep
+ * A worker tab without the tab: socket.io-client, core/training's worker round
  * and the CPU backend. Tests and the load benchmark run many in one process.
  * It behaves as the browser worker will: join (or rejoin with its key), train
  * each round:open it receives, follow worker:assigned, rejoin after a
@@ -26,7 +26,7 @@ import {
   type WorkerKey,
 } from '../../core/protocol';
 import { decodeWeights } from '../../core/training/modelCodec';
-import { createWorkerStep, type WorkerStepResult } from '../../core/training/workerStep';
+import { createWorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
 
 /** A client socket of the aggregator's protocol. */
 export type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
@@ -55,9 +55,9 @@ export interface SimulatedWorkerOptions {
    */
   readonly reuseGradient?: boolean;
   /**
-   * Builds the worker's round function for an assignment; the CPU workerStep
-   * (fast spectral path) when absent. The headless swarm passes a WebGPU
-   * worker loop here, so every backend speaks the same protocol code.
+   * Builds the worker's round function for an assignment; the worker round
+   * on the CPU backend when absent. The headless swarm passes a WebGPU
+   * worker round here, so every backend speaks the same protocol code.
    */
   readonly createStep?: (context: StepContext) => SubmissionStep;
 }
@@ -71,7 +71,7 @@ export interface StepContext {
 }
 
 /** A round function: weights of version v → the parts of gradient:submit it computes. */
-export type SubmissionStep = (weights: Float32Array, version: number) => Promise<Pick<WorkerStepResult, 'layers' | 'loss' | 'layerStats'>>;
+export type SubmissionStep = (weights: Float32Array, version: number) => Promise<Pick<WorkerRoundResult, 'layers' | 'loss' | 'layerStats'>>;
 
 /** Every shard of a split, cached: each simulated worker would otherwise recompute the permutation. */
 const shardCache = new Map<string, Shards>();
@@ -181,10 +181,10 @@ export class SimulatedWorker {
       const { config } = assignment;
       const layout = createModelLayout(config.model);
       const shard = shardsFor(this.#options.train, assignment);
-      const step = this.#options.createStep?.({ assignment, layout, shard }) ?? createWorkerStep({
+      const step = this.#options.createStep?.({ assignment, layout, shard }) ?? createWorkerRound({
         backend: createCpuBackend(layout),
         layout,
-        compression: { scheme: config.scheme, budget: config.budget, levels: config.levels },
+        compression: config,
         batchSize: config.batchSize,
         seed: config.seed,
         worker: assignment.slot,

@@ -9,21 +9,11 @@
  */
 import { describe, expect } from 'vitest';
 import { samplingProbabilities } from '../../../core/atomo';
+import { seededRng as uniforms } from '../../../core/testing/seeded';
 import { uploadF32 } from '../readback';
 import { gpuTest } from '../testing/gpuTest';
 import { ENTRY_PROBABILITY_TOLERANCE, GpuEntryCompressor } from './entry';
 
-/** Deterministic uniform [0, 1) (mulberry32): test inputs only. */
-function uniforms(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function normals(n: number, seed: number): Float32Array {
   const u = uniforms(seed);

@@ -32,7 +32,7 @@ import { isSoftwareAdapter } from '../adapter';
 import { BernoulliKernel, type BernoulliJob } from '../bernoulli';
 import { StagingPool, type PendingRead } from '../runtimePools';
 import type { GpuGradient } from '../training/gpuBackend';
-import type { CompressedLayerStats } from '../../worker/compressor';
+import type { CompressedLayerStats } from '../../../core/training/compression';
 import type { GradientTensor } from './spectral';
 
 /** Relative difference of the GPU's pᵢ (and Σ p) from the CPU's exact water-filling that the kernel guarantees. */

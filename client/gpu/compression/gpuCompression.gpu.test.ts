@@ -19,7 +19,7 @@ import { decodeLayer, encodeLayer } from '../../../core/codec';
 import { createModelLayout, mlpLayout, type ModelLayout } from '../../../core/model/layout';
 import { randomImages, randomLabels, randomParameters } from '../../../core/model/testing/fixtures';
 import type { StreamId } from '../../../core/rng';
-import type { CompressedLayerStats } from '../../worker/compressor';
+import type { CompressedLayerStats } from '../../../core/training/compression';
 import { gpuTest } from '../testing/gpuTest';
 import { createGpuBackend, type GpuGradient } from '../training/gpuBackend';
 import { GpuEntryCompressor } from './entry';

@@ -1,12 +1,12 @@
 /**
- * The GPU compressor of the worker loop (client/worker/workerLoop.ts's
+ * The GPU compressor of the worker round (core/training/compression.ts's
  * DeviceCompressor): spectral ATOMO (spectral.ts), entry-wise ATOMO
  * (entry.ts), QSGD and TernGrad (quantize.ts) on a gradient that never left
  * the device. Other schemes (none), QSGD above 127 levels and layers of 2²⁴
  * entries or more (atomo-entry) fall back to the CPU path.
  */
-import type { CompressedLayerStats, Compression } from '../../worker/compressor';
-import type { DeviceCompressor } from '../../worker/workerLoop';
+import type { Compression } from '../../../core/atomo';
+import type { CompressedLayerStats, DeviceCompressor } from '../../../core/training/compression';
 import type { GpuGradient, GpuTrainingBackend } from '../training/gpuBackend';
 import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entry';
 import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantize';
@@ -14,7 +14,7 @@ import { GpuSpectralCompressor, type GradientTensor } from './spectral';
 import type { StreamId } from '../../../core/rng';
 
 /** A DeviceCompressor with the buffers it holds. */
-export interface GpuCompressor extends DeviceCompressor {
+export interface GpuCompressor extends DeviceCompressor<GpuGradient> {
   destroy(): void;
 }
 

@@ -12,7 +12,7 @@ import { ReduceKernel, type ReducePlan } from '../reduce';
 import { StagingPool } from '../runtimePools';
 import { withRandomStream } from '../shaderSource';
 import type { GpuGradient } from '../training/gpuBackend';
-import type { CompressedLayerStats } from '../../worker/compressor';
+import type { CompressedLayerStats } from '../../../core/training/compression';
 import type { GradientTensor } from './spectral';
 
 /** Largest QSGD level count the GPU path packs (7 bits per level; more falls back to the CPU). */

@@ -26,7 +26,7 @@ import { SvdKernel, type SvdBatch } from '../svd';
 import { F32_EPSILON } from '../svdPlan';
 import { dispatches, type Recordable } from '../training/layerKernels';
 import type { BufferSlice, GpuGradient } from '../training/gpuBackend';
-import type { CompressedLayerStats } from '../../worker/compressor';
+import type { CompressedLayerStats } from '../../../core/training/compression';
 import { GatherRowsKernel } from './gatherRows';
 
 /** A tensor to compress: where its gradient sits in the flat buffer, and its matrix view. */

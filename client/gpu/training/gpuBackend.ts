@@ -18,7 +18,7 @@
  * Buffers, bind groups and matmul plans are made once per batch size (a few
  * kept, like the CPU backend's workspaces) and reused every round.
  */
-import type { LossAndGradient, TrainingBackend } from '../../../core/model/backend';
+import type { DeviceTrainingBackend, LossAndGradient } from '../../../core/model/backend';
 import type { ModelLayout } from '../../../core/model/layout';
 import { MatmulKernel, type MatmulOperands } from '../matmul';
 import type { MatmulShape } from '../../../core/linalg/matmul';
@@ -52,16 +52,11 @@ export interface GpuGradient {
   readonly factors: ReadonlyMap<number, LowRankFactors>;
 }
 
-/** The WebGPU backend, with the device-side entry point GPU compression uses. */
-export interface GpuTrainingBackend extends TrainingBackend {
+/** The WebGPU backend, with the device-side entry point GPU compression uses (computeGradient uploads the inputs). */
+export interface GpuTrainingBackend extends DeviceTrainingBackend<GpuGradient> {
   readonly kind: 'webgpu';
   readonly device: GPUDevice;
   readonly layout: ModelLayout;
-  /**
-   * Uploads the inputs and submits forward + backward without reading
-   * anything back; the result is valid until the next call of any method.
-   */
-  computeGradient(params: Float32Array, images: Float32Array, labels: Uint8Array, batch: number): GpuGradient;
   /** Frees every buffer (the pipelines go with the device). */
   destroy(): void;
 }
@@ -300,6 +295,7 @@ export function createGpuBackend(device: GPUDevice, layout: ModelLayout, options
     device,
     layout,
     computeGradient,
+    settled: () => device.queue.onSubmittedWorkDone(),
     async lossAndGradient(params, images, labels, batch): Promise<LossAndGradient> {
       const result = computeGradient(params, images, labels, batch);
       const bytes = await staging.read(result.buffer, 0, (layout.parameterCount + batch) * 4);

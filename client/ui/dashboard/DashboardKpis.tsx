@@ -1,5 +1,6 @@
 /** The class at a glance: rounds closed, best accuracy, megabytes sent, workers online. */
 import { useStore } from 'zustand';
+import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { formatBytes, formatPercent } from '../common/format';
 import { dashboardStore } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
@@ -16,7 +17,8 @@ export function DashboardKpis() {
   const rounds = runs.reduce((n, r) => n + r.summary.version, 0);
   const accuracies = runs.map(latestAccuracy).filter((a): a is number => a !== null);
   const best = accuracies.length === 0 ? null : Math.max(...accuracies);
-  const bytes = runs.reduce((n, r) => n + r.summary.bytesUp, 0);
+  const up = runs.reduce((n, r) => n + uplinkBytes(r.summary.traffic), 0);
+  const down = runs.reduce((n, r) => n + downlinkBytes(r.summary.traffic), 0);
   const online = allWorkers(runs).filter((w) => w.connected).length;
   return (
     <section className="card kpis kpis--dashboard">
@@ -34,9 +36,13 @@ export function DashboardKpis() {
         </span>
       </div>
       <div className="kpi">
-        <span className="kpi__label">Sent upstream</span>
-        <span className="kpi__value" data-testid="bytes-up" data-value={bytes}>
-          {formatBytes(bytes)}
+        <span className="kpi__label">On the wire, both ways</span>
+        <span className="kpi__value" data-testid="bytes-total" data-value={up + down}>
+          {formatBytes(up + down)}
+        </span>
+        <span className="kpi__hint">
+          up <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, down{' '}
+          <span data-testid="bytes-down" data-value={down}>{formatBytes(down)}</span>
         </span>
       </div>
       <div className="kpi">

@@ -4,12 +4,12 @@
  * and loss by round, the estimator's normalised variance, and bytes per
  * round per scheme. Redrawn a few times a second at most.
  */
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, Cell, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
 import { SCHEME_LABELS, formatBytes, formatNumber, formatPercent } from '../common/format';
 import { COLORS, runColor } from '../common/palette';
-import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
+import { dashboardStore, type DashboardState, type RunView, type TrafficAxis } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
 import { orderedRuns } from './selectors';
 
@@ -38,35 +38,52 @@ function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
   );
 }
 
+/** The trade-off chart's x axes: every frame on the wire, by direction. */
+const AXES: readonly { readonly key: TrafficAxis; readonly label: string; readonly axis: string }[] = [
+  { key: 'totalMB', label: 'Both ways', axis: 'cumulative MB on the wire, both ways (log)' },
+  { key: 'uplinkMB', label: 'Uplink', axis: 'cumulative MB workers → server (log)' },
+  { key: 'downlinkMB', label: 'Downlink', axis: 'cumulative MB server → workers (log)' },
+];
+
 function TradeoffChart({ runs }: { readonly runs: readonly Plotted[] }) {
+  const [axisKey, setAxisKey] = useState<TrafficAxis>('totalMB');
+  const axis = AXES.find((a) => a.key === axisKey)!;
   const points = runs.reduce((n, r) => n + r.run.evals.points.length, 0);
   return (
     <ChartCard
       title="The trade-off: accuracy for the megabytes sent"
-      caption="Up and to the left wins: more accuracy for less upstream traffic (log scale)."
+      caption="Up and to the left wins: more accuracy for less traffic (log scale). Every frame counts: payload, envelope and framing."
       testId="chart-tradeoff"
       points={points}
       emptyText="Appears after the first evaluation on the held-out digits."
     >
+      <div className="segmented" role="radiogroup" aria-label="Traffic on the x axis" data-testid="tradeoff-axis">
+        {AXES.map((a) => (
+          <label key={a.key} className={a.key === axisKey ? 'segmented__item segmented__item--on' : 'segmented__item'}>
+            <input type="radio" name="tradeoff-axis" value={a.key} checked={a.key === axisKey} onChange={() => setAxisKey(a.key)} />
+            {a.label}
+          </label>
+        ))}
+      </div>
       <ResponsiveContainer width="100%" height={HEIGHT + 40}>
         <LineChart margin={{ top: 8, right: 16, bottom: 14, left: -6 }}>
           <CartesianGrid stroke={COLORS.grid} />
           <XAxis
             type="number"
-            dataKey="cumulativeMB"
+            dataKey={axisKey}
             scale="log"
             domain={['auto', 'auto']}
             allowDataOverflow
             {...axisProps}
             tickFormatter={(v: number) => `${formatNumber(v)} MB`}
-            label={{ value: 'cumulative upstream MB (log)', position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
+            label={{ value: axis.axis, position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
           />
           <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...axisProps} tickFormatter={percentTick} />
           <Tooltip formatter={(v, name) => [name === 'accuracy' ? formatPercent(Number(v)) : formatNumber(Number(v)), name]} labelFormatter={(mb) => `${formatNumber(Number(mb))} MB sent`} />
           {runs.map(({ run, color, label }) => (
             <Line
               key={run.summary.runId}
-              data={run.evals.points.filter((p) => p.cumulativeMB > 0)}
+              data={run.evals.points.filter((p) => p[axisKey] > 0)}
               dataKey="accuracy"
               name={label}
               stroke={color}

@@ -85,6 +85,11 @@ export function RunsTable() {
                   <td>{describeCompression(summary.config)}</td>
                   <td>
                     <span className={`pill pill--${summary.status}`}>{STATUS_TEXT[summary.status]}</span>
+                    {summary.fault === null ? null : (
+                      <div className="run-fault" role="alert" data-testid="run-fault">
+                        Paused by the server: {summary.fault}
+                      </div>
+                    )}
                   </td>
                   <td className="num" data-cell="round">
                     {summary.version}

@@ -13,7 +13,7 @@ const selectIds = (s: DashboardState) => s.runIds;
 /** The first evaluation at or above `target`: its round and cumulative MB. */
 function reached(run: RunView, target: number): { round: number; mb: number } | null {
   const hit = run.evals.points.find((p) => p.accuracy >= target);
-  return hit === undefined ? null : { round: hit.round, mb: hit.cumulativeMB };
+  return hit === undefined ? null : { round: hit.round, mb: hit.totalMB };
 }
 
 /** The summary table with its accuracy menu (data-testid="summary-table"). */
@@ -45,7 +45,7 @@ export function SummaryTable() {
             <tr>
               <th>Run</th>
               <th className="num">Rounds</th>
-              <th className="num">Upstream MB</th>
+              <th className="num">MB both ways</th>
             </tr>
           </thead>
           <tbody>

@@ -5,7 +5,9 @@
  * dashboard channel; components read slices.
  */
 import { createStore } from 'zustand/vanilla';
+import { modelVariance } from '../../../core/atomo';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
+import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
 
 /** One closed round of a run, as the overlay charts plot it. */
@@ -24,8 +26,14 @@ export interface RunEvalPoint {
   readonly round: number;
   readonly accuracy: number;
   readonly testLoss: number;
-  readonly cumulativeMB: number;
+  /** Cumulative megabytes on the wire (every frame, core/traffic): worker → server, server → worker, both. */
+  readonly uplinkMB: number;
+  readonly downlinkMB: number;
+  readonly totalMB: number;
 }
+
+/** Which traffic the trade-off chart's x axis counts. */
+export type TrafficAxis = 'uplinkMB' | 'downlinkMB' | 'totalMB';
 
 /** A run as the dashboard holds it. */
 export interface RunView {
@@ -77,27 +85,29 @@ export interface DashboardActions {
 }
 
 function roundPoint(m: RoundMetrics): RunRoundPoint {
-  let closed = 0;
-  let realised = 0;
-  let normSq = 0;
-  for (const layer of m.layers) {
-    closed += layer.closedForm;
-    realised += layer.realised;
-    normSq += layer.gradientNormSq;
-  }
+  const variance = modelVariance(m.layers);
   return {
     round: m.version + 1,
     trainLoss: m.trainLoss,
     bytesUp: m.bytesUp,
     cumulativeMB: m.cumulativeBytesUp / 1e6,
-    varianceRel: normSq > 0 ? closed / normSq : 0,
-    realisedRel: normSq > 0 ? realised / normSq : 0,
+    varianceRel: variance.closedRel,
+    realisedRel: variance.realisedRel,
   };
 }
 
 function evalPoint(m: RoundMetrics): RunEvalPoint | null {
   if (m.testAccuracy === null) return null;
-  return { round: m.version + 1, accuracy: m.testAccuracy, testLoss: m.testLoss ?? Number.NaN, cumulativeMB: m.cumulativeBytesUp / 1e6 };
+  // Histories recorded before frames were counted have no traffic: fall back to the payload bytes.
+  const wire = m.cumulativeTraffic as RoundMetrics['cumulativeTraffic'] | undefined;
+  return {
+    round: m.version + 1,
+    accuracy: m.testAccuracy,
+    testLoss: m.testLoss ?? Number.NaN,
+    uplinkMB: (wire === undefined ? m.cumulativeBytesUp : uplinkBytes(wire)) / 1e6,
+    downlinkMB: (wire === undefined ? m.cumulativeBytesDown : downlinkBytes(wire)) / 1e6,
+    totalMB: (wire === undefined ? m.cumulativeBytesUp + m.cumulativeBytesDown : totalBytes(wire)) / 1e6,
+  };
 }
 
 function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView {

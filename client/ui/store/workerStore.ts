@@ -5,6 +5,7 @@
  */
 import { createStore } from 'zustand/vanilla';
 import type { RunConfig, RunId, WorkerId } from '../../../core/protocol';
+import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
 import type { LinkState } from '../../net/workerChannel';
 import { emptySeries, pushPoint, type Series } from './series';
 
@@ -64,6 +65,8 @@ export interface WorkerState {
   readonly testAccuracy: number | null;
   /** This worker's bytes sent since the tab opened, and rounds counted. */
   readonly bytesUp: number;
+  /** Every frame this tab sent and received, as it counted them itself. */
+  readonly traffic: WireTraffic;
   readonly roundsSent: number;
   readonly history: Series<WorkerRoundPoint>;
   readonly digits: readonly DigitView[];
@@ -82,6 +85,8 @@ export interface WorkerActions {
   roundSent(point: WorkerRoundPoint): void;
   setDigits(digits: readonly DigitView[]): void;
   setNotice(notice: string | null): void;
+  /** The channel's own count of frames both ways. */
+  setTraffic(traffic: WireTraffic): void;
 }
 
 const initialState: WorkerState = {
@@ -95,6 +100,7 @@ const initialState: WorkerState = {
   round: null,
   testAccuracy: null,
   bytesUp: 0,
+  traffic: NO_TRAFFIC,
   roundsSent: 0,
   history: emptySeries(),
   digits: [],
@@ -127,6 +133,7 @@ export function createWorkerStore() {
       })),
     setDigits: (digits) => set({ digits }),
     setNotice: (notice) => set({ notice }),
+    setTraffic: (traffic) => set({ traffic }),
   }));
 }
 

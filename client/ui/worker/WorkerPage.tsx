@@ -1,7 +1,8 @@
 /** The student's page (`/`): this tab as one worker of the swarm. */
 import { useEffect, useState } from 'react';
 import { asRunId } from '../../../core/protocol';
-import { startWorkerSession, type WorkerControls } from '../../session/workerSession';
+import { startWorkerSession } from '../../session/browserSession';
+import type { WorkerControls } from '../../session/workerSession';
 import { workerStore } from '../store/workerStore';
 import { DigitGallery } from './DigitGallery';
 import { WorkerCharts } from './WorkerCharts';

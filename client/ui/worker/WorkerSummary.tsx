@@ -1,6 +1,7 @@
 /** The worker's identity card: who it is, which run, which scheme, and the pause / take-part switch. */
 import { useStore } from 'zustand';
 import type { WorkerControls } from '../../session/workerSession';
+import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { describeCompression, formatBytes, formatPercent } from '../common/format';
 import { workerStore } from '../store/workerStore';
 import { BackendBadge } from './BackendBadge';
@@ -20,7 +21,9 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
   const phase = useStore(workerStore, (s) => s.phase);
   const round = useStore(workerStore, (s) => s.round);
   const accuracy = useStore(workerStore, (s) => s.testAccuracy);
-  const bytesUp = useStore(workerStore, (s) => s.bytesUp);
+  const traffic = useStore(workerStore, (s) => s.traffic);
+  const up = uplinkBytes(traffic);
+  const down = downlinkBytes(traffic);
   const roundsSent = useStore(workerStore, (s) => s.roundsSent);
   const notice = useStore(workerStore, (s) => s.notice);
   const stopped = phase === 'paused' || phase === 'removed';
@@ -73,11 +76,14 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
           </span>
         </div>
         <div className="kpi">
-          <span className="kpi__label">Sent by this tab</span>
-          <span className="kpi__value" data-testid="bytes-up" data-value={bytesUp}>
-            {formatBytes(bytesUp)}
+          <span className="kpi__label">This tab on the wire</span>
+          <span className="kpi__value" data-testid="bytes-total" data-value={up + down}>
+            {formatBytes(up + down)}
           </span>
-          <span className="kpi__hint">{roundsSent} gradients</span>
+          <span className="kpi__hint">
+            up <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, down{' '}
+            <span data-testid="bytes-down" data-value={down}>{formatBytes(down)}</span>, {roundsSent} gradients
+          </span>
         </div>
       </div>
       {notice !== null && (

@@ -69,7 +69,8 @@ describe('decompositions: g = Σ λᵢ aᵢ', () => {
     const result = estimate('atomo-dct', grad, shape, { budget: Number.POSITIVE_INFINITY, seed: 3 });
     expect(result.variance).toBe(0);
     expect(maxDiff(result.estimate, grad)).toBeLessThan(1e-5 * maxAbs(grad));
-    // Every coefficient of this gradient is non-zero: deltas all 0 (one varint byte each), 4 bytes per value.
-    expect(result.bytes).toBe(12 + 4 + elements * (1 + 4));
+    // Every coefficient of this gradient is non-zero and saturated (p = 1), all of distinct magnitude: deltas
+    // all 0 (one varint byte each), τ and a 2-bit code each, and an own float32 for all but the one τ names.
+    expect(result.bytes).toBe(12 + 4 + elements + 4 + elements / 4 + 4 * (elements - 1));
   });
 });

@@ -1,30 +1,76 @@
 /**
- * Spectral atoms (DESIGN.md §3): G = Σᵢ σᵢ uᵢvᵢᵀ, atoms uᵢvᵢᵀ (unit Frobenius
- * norm, orthonormal), λᵢ = σᵢ, indexed by descending σ.
+ * Spectral atoms: G = Σᵢ σᵢ uᵢvᵢᵀ, atoms uᵢvᵢᵀ (unit Frobenius norm,
+ * orthonormal), λᵢ = σᵢ, indexed by descending σ.
+ *
+ * Two routes to the same SVD, chosen per layer (docs/wire-format.md,
+ * "Spectral routes"):
+ *  - factored: when the caller hands over the gradient's factors G = Lᵀ·R
+ *    (a dense layer: its input X and output delta Δ) and their shared
+ *    dimension is below min(rows, cols), the SVD comes from QRs of the
+ *    factors and a small core (core/linalg/factoredSvd.ts), and only the
+ *    singular vectors of the atoms sent are formed;
+ *  - direct: otherwise (biases, a conv kernel whose im2col factors are
+ *    longer than the kernel, no factors), the SVD of G itself through its
+ *    rank-revealing QR (core/linalg/lowRankSvd.ts).
+ * Only directions above float32 noise become atoms in either route.
  */
+import { factoredSvd, type GradientFactors } from '../../linalg/factoredSvd';
 import { svdLowRank } from '../../linalg/lowRankSvd';
 import type { SvdResult } from '../../linalg/svd';
 import type { Shape, SpectralSample } from '../types';
 import type { AtomicDecomposition } from './decomposition';
 
-/** A spectral decomposition, keeping the SVD it came from (for tests and diagnostics). */
+/** Which way a spectral decomposition was computed. */
+export type SpectralRoute = 'direct' | 'factored';
+
+/** A spectral decomposition, with the SVD it came from (for tests and diagnostics; formed on first use in the factored route). */
 export interface SpectralDecomposition extends AtomicDecomposition<SpectralSample> {
+  readonly route: SpectralRoute;
   readonly svd: SvdResult;
 }
 
+/** The route a rows×cols layer takes given factors of shared dimension `inner` (or none). */
+export function spectralRoute(shape: Shape, inner: number | undefined): SpectralRoute {
+  return inner !== undefined && inner < Math.min(shape[0], shape[1]) ? 'factored' : 'direct';
+}
+
 /**
- * The SVD of the rows×cols gradient, through its rank-revealing QR
- * (core/linalg/lowRankSvd.ts): a minibatch gradient has rank ≤ batch size,
- * so this costs a fraction of a full Jacobi SVD. Only directions above
- * float32 noise become atoms (svd.rank of them).
+ * The SVD atoms of the rows×cols gradient `grad` (row-major). With `factors`
+ * (grad = leftᵀ·right up to float32 rounding) a low-rank layer takes the
+ * factored route; the atoms then decompose leftᵀ·right exactly.
  */
-export function spectralDecomposition(grad: Float32Array, shape: Shape): SpectralDecomposition {
+export function spectralDecomposition(grad: Float32Array, shape: Shape, factors?: GradientFactors): SpectralDecomposition {
   const [rows, cols] = shape;
+  if (factors !== undefined && spectralRoute(shape, factors.inner) === 'factored') {
+    const f = factoredSvd(factors, rows, cols);
+    let svd: SvdResult | undefined;
+    return {
+      shape,
+      route: 'factored',
+      coefficients: f.singularValues,
+      get svd() {
+        svd ??= f.materialise();
+        return svd;
+      },
+      toSample: (kept, scales) => {
+        const count = kept.length;
+        const u = new Float32Array(count * rows);
+        const v = new Float32Array(count * cols);
+        const colU = new Float64Array(rows);
+        const colV = new Float64Array(cols);
+        for (let a = 0; a < count; a++) {
+          u.set(f.leftVector(kept[a]!, colU), a * rows);
+          v.set(f.rightVector(kept[a]!, colV), a * cols);
+        }
+        return { scheme: 'atomo-svd', shape, count, u, v, scales };
+      },
+    };
+  }
   const svd = svdLowRank(grad, rows, cols);
-  const coefficients = svd.singularValues.slice(0, svd.rank);
   return {
     shape,
-    coefficients,
+    route: 'direct',
+    coefficients: svd.singularValues.slice(0, svd.rank),
     svd,
     toSample: (kept, scales) => spectralSample(svd, shape, kept, scales),
   };

@@ -10,7 +10,7 @@ import { spectralDecomposition } from '../decompositions/spectral';
 import { estimate } from '../estimate';
 import { reconstruct } from '../reconstruct';
 import { spectralCoordinateVariance } from '../testing/coordinate-variance';
-import { lowRankGradient, randomGradient } from '../testing/gradients';
+import { factoredGradient, lowRankGradient, randomGradient, type FactoredTestGradient, type TestGradient } from '../testing/gradients';
 import { biasedCoordinates, monteCarlo } from '../testing/monte-carlo';
 import { sampleAtoms } from './atomo';
 import { atomoSvdScheme } from './atomo-svd';
@@ -26,12 +26,18 @@ const ROUNDING = 1e-6;
 const streamOf = (seed: number): StreamId => ({ seed, worker: 0, round: 0, layer: 0 });
 const maxAbs = (g: Float32Array) => g.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
 
-describe.each([
+describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number }>([
   { gradient: randomGradient(), budget: 10 }, // 32 atoms; σ₁ (from the spike) saturates
   { gradient: lowRankGradient(), budget: 1.5 }, // 3 atoms that matter + float32 noise atoms
+  { gradient: factoredGradient(), budget: 2.5 }, // the factored route: 6 atoms, σ₀ saturates
 ])('spectral ATOMO on the $gradient.name gradient, s = $budget', ({ gradient, budget }) => {
   const { grad, shape } = gradient;
-  const decomposition = spectralDecomposition(grad, shape);
+  const factors = 'factors' in gradient ? gradient.factors : undefined;
+  const decomposition = spectralDecomposition(grad, shape, factors);
+
+  it('takes the route its inputs call for', () => {
+    expect(decomposition.route).toBe(factors === undefined ? 'direct' : 'factored');
+  });
 
   it('has orthonormal atoms in descending σ order', () => {
     const { coefficients } = decomposition;

@@ -23,9 +23,9 @@ import { realisedError } from '../variance';
 import { reconstruct } from '../reconstruct';
 import { DEFAULT_BUDGET, type LayerMemory, type Scheme } from './scheme';
 
-/** Throws RangeError unless the rank r is an integer ≥ 1. */
+/** Throws RangeError unless the rank r is an integer ≥ 1 (Infinity: full rank, min(rows, cols)). */
 export function checkRank(rank: number): void {
-  if (!Number.isInteger(rank) || rank < 1) throw new RangeError(`PowerSGD rank must be an integer ≥ 1, got ${rank}`);
+  if (!(Number.isInteger(rank) || rank === Number.POSITIVE_INFINITY) || rank < 1) throw new RangeError(`PowerSGD rank must be an integer ≥ 1, got ${rank}`);
 }
 
 /**

@@ -1,4 +1,5 @@
 /** What every compression scheme implements, and the defaults the public API uses. */
+import type { GradientFactors } from '../../linalg/factoredSvd';
 import type { StreamId } from '../../rng';
 import type { LayerSample, SchemeName, Shape } from '../types';
 
@@ -49,8 +50,14 @@ export interface CompressedLayer<S extends LayerSample = LayerSample> {
 /** The wire sample type of a scheme. */
 export type SampleOf<K extends SchemeName> = Extract<LayerSample, { readonly scheme: K }>;
 
-/** A compression scheme: gradient → unbiased sample, randomness only from `stream` (atom i uses randomBits(stream, i)). */
+/**
+ * A compression scheme: gradient → unbiased sample, randomness only from
+ * `stream` (atom i uses randomBits(stream, i)). `factors`, when the backend
+ * has them, are the gradient's factors grad = leftᵀ·right (a dense layer's
+ * input and output delta); a scheme may use them to skip work on the full
+ * gradient (spectral ATOMO does), the others ignore them.
+ */
 export interface Scheme<K extends SchemeName = SchemeName> {
   readonly name: K;
-  compress(grad: Float32Array, shape: Shape, options: SchemeOptions, stream: StreamId): CompressedLayer<SampleOf<K>>;
+  compress(grad: Float32Array, shape: Shape, options: SchemeOptions, stream: StreamId, factors?: GradientFactors): CompressedLayer<SampleOf<K>>;
 }

@@ -1,4 +1,5 @@
 /** The seeded test gradients (64×32, float32) the scheme tests share. */
+import type { GradientFactors } from '../../linalg/factoredSvd';
 import { lowRankMatrix, randomMatrix } from '../../linalg/random-matrix';
 import type { Shape } from '../types';
 
@@ -28,4 +29,31 @@ export function randomGradient(seed = 1): TestGradient {
 export function lowRankGradient(seed = 2): TestGradient {
   const [rows, cols] = TEST_SHAPE;
   return { name: 'low-rank', grad: Float32Array.from(lowRankMatrix(rows, cols, 3, seed)), shape: TEST_SHAPE };
+}
+
+/** A gradient given with its factors, as a dense layer's backward pass has them: grad = float32(leftᵀ·right). */
+export interface FactoredTestGradient extends TestGradient {
+  readonly factors: GradientFactors;
+}
+
+/**
+ * A batch-6 "dense layer" gradient: left (6×64, the inputs) and right (6×32,
+ * the output deltas) Gaussian, one example scaled up so σ₀ stands out and
+ * water-filling saturates it at small budgets.
+ */
+export function factoredGradient(seed = 3): FactoredTestGradient {
+  const [rows, cols] = TEST_SHAPE;
+  const inner = 6;
+  const left = Float32Array.from(randomMatrix(inner, rows, seed));
+  const right = Float32Array.from(randomMatrix(inner, cols, seed + 1));
+  for (let i = 0; i < rows; i++) left[i]! *= 4;
+  const grad = new Float32Array(rows * cols);
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      let s = 0;
+      for (let b = 0; b < inner; b++) s += left[b * rows + i]! * right[b * cols + j]!;
+      grad[i * cols + j] = s;
+    }
+  }
+  return { name: 'factored', grad, shape: TEST_SHAPE, factors: { inner, left, right } };
 }

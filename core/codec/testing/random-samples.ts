@@ -14,21 +14,7 @@ import type {
   SpectralSample,
   TernGradSample,
 } from '../../atomo/types';
-
-/** A seeded uniform generator in [0, 1) (mulberry32); tests need reproducible streams, not quality. */
-export type Rng = () => number;
-
-/** mulberry32 seeded with `seed`. */
-export function makeRng(seed: number): Rng {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import type { Rng } from '../../testing/seeded';
 
 /** An integer in lo..hi inclusive. */
 export function randomInt(rng: Rng, lo: number, hi: number): number {
@@ -69,7 +55,13 @@ export function randomEntry(rng: Rng, shape: Shape, density = rng() < 0.2 ? 0 : 
   const elements = shape[0] * shape[1];
   const kept: number[] = [];
   for (let i = 0; i < elements; i++) if (rng() < density) kept.push(i);
-  return { scheme: 'atomo-entry', shape, indices: Uint32Array.from(kept), values: randomFloats(rng, kept.length) };
+  // As ATOMO sends them: most values ±τ, a few saturated ones of their own; or all arbitrary.
+  const values = randomFloats(rng, kept.length);
+  if (rng() < 0.6) {
+    const tau = Math.abs(randomFloat(rng));
+    for (let i = 0; i < values.length; i++) if (rng() < 0.8) values[i] = rng() < 0.5 ? tau : -tau;
+  }
+  return { scheme: 'atomo-entry', shape, indices: Uint32Array.from(kept), values };
 }
 
 /** A spectral sample with `count` atoms (random in 0..min(rows, cols) if omitted). */

@@ -1,5 +1,5 @@
 /**
- * The worker loop in Node on WebGPU (Dawn): the GPU backend with TernGrad
+ * Local training in Node on WebGPU (Dawn): the GPU backend with TernGrad
  * compressed on the GPU. 50 local rounds take the held-out loss of the MLP
  * on 500 test digits from ~2.4 to below 0.8 (measured 0.45).
  */
@@ -11,7 +11,7 @@ import { createGpuBackend } from '../gpu/training/gpuBackend';
 import { trainLocally } from './localTraining';
 import { loadMnistForTests } from './testing';
 
-describe('worker loop (WebGPU backend)', () => {
+describe('local training (WebGPU backend)', () => {
   gpuTest('50 local rounds with GPU TernGrad bring the held-out loss below 0.8', async ({ gpu }) => {
     const { train, test } = await loadMnistForTests();
     const layout = createModelLayout('mlp');

@@ -1,0 +1,75 @@
+/**
+ * The one worker round (core/training/workerRound.ts) on the WebGPU backend
+ * with the GPU compressor, for every scheme, against the same round on the
+ * CPU backend (same weights, minibatch and streams): the device compresses
+ * every scheme it supports (all but `none`, which reads the gradient back),
+ * each layer decodes as the scheme's sample of its tensor, and the loss and
+ * the per-layer statistics that do not depend on the draw (‖g‖², the closed
+ * form) agree with the CPU's to float32 accuracy. The realised error is that
+ * of the sample sent, measured against the CPU gradient (which differs from
+ * the GPU's by float32 rounding). Sampling itself is checked draw by draw in
+ * client/gpu/compression/*.gpu.test.ts.
+ */
+import { describe, expect } from 'vitest';
+import { SCHEME_NAMES, realisedError, reconstruct } from '../../core/atomo';
+import { decodeLayer } from '../../core/codec';
+import { Dataset, MinibatchSampler } from '../../core/data';
+import { createCpuBackend } from '../../core/model/cpu/backend';
+import { createModelLayout } from '../../core/model/layout';
+import { randomParameters } from '../../core/model/testing/fixtures';
+import { layerGradients } from '../../core/training/compression';
+import { createWorkerRound } from '../../core/training/workerRound';
+import { createGpuCompressor } from '../gpu/compression/gpuCompressor';
+import { gpuTest } from '../gpu/testing/gpuTest';
+import { createGpuBackend } from '../gpu/training/gpuBackend';
+
+const layout = createModelLayout('mlp');
+const count = 64;
+const train = new Dataset(
+  Uint8Array.from({ length: count * 784 }, (_, i) => ((i * 37) % 7 === 0 ? (i * 53) % 256 : 0)),
+  Uint8Array.from({ length: count }, (_, i) => (i * 7) % 10),
+);
+const shard = Uint32Array.from({ length: count }, (_, i) => i);
+const common = { layout, batchSize: 16, seed: 11, worker: 4, train, shard };
+
+/** |a − b| within `relative` of |b|, plus `absolute`. */
+function near(a: number, b: number, relative: number, absolute = 0): void {
+  expect(Math.abs(a - b)).toBeLessThanOrEqual(relative * Math.abs(b) + absolute);
+}
+
+describe('worker round (WebGPU backend, GPU compression)', () => {
+  gpuTest('compresses on the device and agrees with the CPU round, for every scheme', async ({ gpu }) => {
+    const backend = createGpuBackend(gpu.device, layout);
+    const deviceCompressor = createGpuCompressor(backend);
+    const weights = randomParameters(layout, 3);
+    try {
+      for (const scheme of SCHEME_NAMES) {
+        const compression = { scheme, budget: 3, levels: 4 };
+        const version = 2;
+        const onGpu = await createWorkerRound({ ...common, compression, backend, deviceCompressor })(weights, version);
+        const cpuBackend = createCpuBackend(layout);
+        const onCpu = await createWorkerRound({ ...common, compression, backend: cpuBackend })(weights, version);
+        expect(onGpu.compressedOn, scheme).toBe(scheme === 'none' ? 'cpu' : 'webgpu');
+        near(onGpu.loss, onCpu.loss, 1e-5);
+        // The CPU gradient of round v's minibatch.
+        const batch = train.batch(new MinibatchSampler(shard, common.batchSize, common.seed, common.worker).batch(version));
+        const cpuLayers = layerGradients(layout, await cpuBackend.lossAndGradient(weights, batch.pixels, batch.labels, common.batchSize));
+        expect(onGpu.layers).toHaveLength(layout.tensors.length);
+        for (const { layer, shape, values } of cpuLayers) {
+          const label = `${scheme} layer ${layer}`;
+          const { sample } = decodeLayer(onGpu.layers[layer]!, { expectedLayer: layer, expectedShape: shape });
+          expect(sample.scheme, label).toBe(scheme);
+          const gpuStats = onGpu.layerStats[layer]!;
+          const cpuStats = onCpu.layerStats[layer]!;
+          near(gpuStats.gradientNormSq, cpuStats.gradientNormSq, 1e-4);
+          near(gpuStats.closedForm, cpuStats.closedForm, 1e-3, 1e-9 * cpuStats.gradientNormSq);
+          near(gpuStats.realised, realisedError(reconstruct(sample), values), 1e-3, 1e-6 * cpuStats.gradientNormSq);
+        }
+        expect(onGpu.bytes).toBe(onGpu.layers.reduce((sum, l) => sum + l.length, 0));
+      }
+    } finally {
+      deviceCompressor.destroy();
+      backend.destroy();
+    }
+  });
+});

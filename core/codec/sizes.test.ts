@@ -1,0 +1,68 @@
+/**
+ * The wire sizes against real encodings: the maximum bounds every message a
+ * scheme can produce and is reached where the formula says; the expected
+ * bytes equal the encoded length for fixed-size schemes and spectral ATOMO
+ * when every atom is kept; the dense baseline is what `none` sends.
+ */
+import { describe, expect, it } from 'vitest';
+import { SCHEMES, SCHEME_NAMES } from '../atomo';
+import { createModelLayout } from '../model/layout';
+import { fixtureUniform } from '../model/testing/fixtures';
+import { encodeLayer } from './index';
+import { denseBytes, expectedBytes, expectedLayerBytes, maxLayerBytes } from './sizes';
+
+const layout = createModelLayout('mlp');
+const stream = { seed: 3, worker: 1, round: 0, layer: 0 };
+
+/** A gradient of `n` entries, non-zero and of full rank almost surely (uniform in (−1, 1) from a fixed seed). */
+function gradient(n: number): Float32Array {
+  return Float32Array.from({ length: n }, (_, i) => 2 * fixtureUniform(8, 0, i) - 1 || 0.5);
+}
+
+describe('wire sizes', () => {
+  it('bounds the encoded bytes of every scheme, and the bound is reached by a sample that keeps everything', () => {
+    const shape = [6, 5] as const;
+    const g = gradient(30);
+    for (const scheme of SCHEME_NAMES) {
+      for (const budget of [1, 3, Infinity]) {
+        const { sample } = SCHEMES[scheme].compress(g, shape, { budget, levels: 7 }, stream);
+        expect(encodeLayer(sample, 0).length, `${scheme} s=${budget}`).toBeLessThanOrEqual(maxLayerBytes(scheme, shape, 7));
+      }
+    }
+    // All kept: dense, spectral and PowerSGD at full rank, QSGD and TernGrad are exactly at the bound.
+    for (const scheme of ['none', 'atomo-svd', 'qsgd', 'terngrad', 'powersgd'] as const) {
+      const { sample } = SCHEMES[scheme].compress(g, shape, { budget: Infinity, levels: 7 }, stream);
+      expect(encodeLayer(sample, 0).length, scheme).toBe(maxLayerBytes(scheme, shape, 7));
+    }
+  });
+
+  it('expects exactly the encoded bytes of the fixed-size schemes and of spectral ATOMO keeping every atom', () => {
+    const shape = [8, 4] as const;
+    const g = gradient(32);
+    for (const scheme of ['none', 'qsgd', 'terngrad'] as const) {
+      const { sample } = SCHEMES[scheme].compress(g, shape, { levels: 300 }, stream);
+      expect(expectedLayerBytes({ scheme, budget: 0, levels: 300 }, shape, 32), scheme).toBe(encodeLayer(sample, 0).length);
+    }
+    const { sample } = SCHEMES['atomo-svd'].compress(g, shape, { budget: 4 }, stream);
+    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 32)).toBe(encodeLayer(sample, 0).length);
+    // At most rank ≤ batch atoms exist, whatever the budget.
+    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 2)).toBe(12 + 4 + 4 * 2 * (8 + 4 + 1));
+  });
+
+  it('agrees with the wire-format worked example for one 784×128 layer', () => {
+    const one = { ...layout, tensors: [layout.tensors[0]!] };
+    expect(expectedBytes(one, { scheme: 'atomo-svd', budget: 4, levels: 1 }, 32)).toBe(14_624);
+    expect(expectedBytes(one, { scheme: 'qsgd', budget: 0, levels: 4 }, 32)).toBe(50_194);
+    expect(expectedBytes(one, { scheme: 'terngrad', budget: 0, levels: 1 }, 32)).toBe(25_104);
+  });
+
+  it('counts the dense baseline as what scheme none sends for the whole model', () => {
+    const g = gradient(layout.parameterCount);
+    const sent = layout.tensors.reduce((sum, tensor, layer) => {
+      const { sample } = SCHEMES.none.compress(g.subarray(tensor.offset, tensor.offset + tensor.size), tensor.shape, {}, stream);
+      return sum + encodeLayer(sample, layer).length;
+    }, 0);
+    expect(denseBytes(layout)).toBe(sent);
+    expect(expectedBytes(layout, { scheme: 'none', budget: 0, levels: 1 }, 32)).toBe(sent);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Wire sizes of a layer, the one home of the byte formulas of
+ * docs/wire-format.md: the exact body of each fixed-size scheme (the codecs
+ * use these), the largest message a scheme can produce (the server's limits),
+ * the expected message of a compression (the dashboard's race), and the dense
+ * float32 baseline (the tab's "instead of" figure).
+ */
+import type { Compression, SchemeName, Shape } from '../atomo/types';
+import type { ModelLayout } from '../model/layout';
+import { packedByteLength } from './bitpack';
+import { HEADER_BYTES } from './header';
+import { varintLength } from './varint';
+
+/** b = ⌈log2(s+1)⌉, the bits of a QSGD level 0..s: the bit length of s. */
+export function levelBits(levels: number): number {
+  return 32 - Math.clz32(levels);
+}
+
+/** Body of a dense layer of `elements` float32 values. */
+export function denseBodyBytes(elements: number): number {
+  return 4 * elements;
+}
+
+/** Body of a spectral layer of `atoms` rank-one atoms: u32 count, then U, V and the scales as float32. */
+export function spectralBodyBytes(atoms: number, [rows, cols]: Shape): number {
+  return 4 + 4 * atoms * (rows + cols + 1);
+}
+
+/** Body of a PowerSGD layer of rank k: u32 k, then P̂ (k·rows) and Q (k·cols) as float32. */
+export function powerSgdBodyBytes(rank: number, [rows, cols]: Shape): number {
+  return 4 + 4 * rank * (rows + cols);
+}
+
+/**
+ * Body of an entry-wise (or Fourier, DCT) layer of `count` entries whose index gaps take
+ * `gapBytes` in all (varints), `own` of them saturated (their own float32;
+ * the others share ±τ, a 2-bit code each).
+ */
+function entryBodyBytes(count: number, gapBytes: number, own: number): number {
+  return 4 + gapBytes + (count > 0 ? 4 + packedByteLength(count, 2) + 4 * own : 0);
+}
+
+/** Body of a QSGD layer: f32 norm, u16 levels, a (1 + b)-bit code per entry. */
+export function qsgdBodyBytes(elements: number, levels: number): number {
+  return 4 + 2 + packedByteLength(elements, 1 + levelBits(levels));
+}
+
+/** Body of a TernGrad layer: f32 scaler, 2 bits per entry. */
+export function terngradBodyBytes(elements: number): number {
+  return 4 + packedByteLength(elements, 2);
+}
+
+/** Bytes of one layer of `shape` sent as dense float32 (scheme `none`). */
+export function denseLayerBytes([rows, cols]: Shape): number {
+  return HEADER_BYTES + denseBodyBytes(rows * cols);
+}
+
+/** Bytes of a whole model's gradient as dense float32 layers: the baseline every chart compares to. */
+export function denseBytes(layout: ModelLayout): number {
+  return layout.tensors.reduce((sum, tensor) => sum + denseLayerBytes(tensor.shape), 0);
+}
+
+/**
+ * Upper bound on the encoded bytes of one layer under `scheme`, the byte
+ * formulas at their largest: entry-wise every entry kept, saturated, with a
+ * 5-byte varint; spectral k = min(rows, cols) atoms.
+ */
+export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number): number {
+  const [rows, cols] = shape;
+  const elements = rows * cols;
+  switch (scheme) {
+    case 'none':
+      return denseLayerBytes(shape);
+    case 'atomo-entry':
+    case 'atomo-dct':
+      return HEADER_BYTES + entryBodyBytes(elements, varintLength(0xffffffff) * elements, elements);
+    case 'atomo-svd':
+      return HEADER_BYTES + spectralBodyBytes(Math.min(rows, cols), shape);
+    case 'qsgd':
+      return HEADER_BYTES + qsgdBodyBytes(elements, levels);
+    case 'terngrad':
+      return HEADER_BYTES + terngradBodyBytes(elements);
+    case 'powersgd':
+      return HEADER_BYTES + powerSgdBodyBytes(Math.min(rows, cols), shape);
+  }
+}
+
+/**
+ * Expected encoded bytes of one layer under `compression`. Spectral ATOMO
+ * sends s atoms in expectation, at most rank ≤ min(rows, cols, batch) of
+ * them; PowerSGD its rank r ≤ min(rows, cols) factor pairs; entry-wise and
+ * Fourier (DCT) ATOMO s entries or coefficients, each a 2-bit code and a varint gap whose
+ * size is taken at the mean gap, none saturated (an approximation that
+ * undercounts by 4 bytes per saturated entry); the others are fixed-size.
+ */
+export function expectedLayerBytes(compression: Compression, shape: Shape, batchSize: number): number {
+  const [rows, cols] = shape;
+  const elements = rows * cols;
+  switch (compression.scheme) {
+    case 'atomo-svd':
+      return HEADER_BYTES + spectralBodyBytes(Math.min(compression.budget, rows, cols, batchSize), shape);
+    case 'powersgd':
+      return HEADER_BYTES + powerSgdBodyBytes(Math.min(compression.budget, rows, cols), shape);
+    case 'atomo-entry':
+    case 'atomo-dct': {
+      const kept = Math.min(compression.budget, elements);
+      return HEADER_BYTES + entryBodyBytes(kept, kept * varintLength(Math.round(elements / Math.max(kept, 1))), 0);
+    }
+    default:
+      return maxLayerBytes(compression.scheme, shape, compression.levels);
+  }
+}
+
+/** Expected bytes of one worker's gradient for one round of `layout` under `compression`. */
+export function expectedBytes(layout: ModelLayout, compression: Compression, batchSize: number): number {
+  return layout.tensors.reduce((sum, tensor) => sum + expectedLayerBytes(compression, tensor.shape, batchSize), 0);
+}

@@ -1,0 +1,37 @@
+/**
+ * Entry point of one load-benchmark thread (`npm run bench -- server`): many
+ * SimulatedWorker tabs that compute one honest gradient each and resend it
+ * every round, so the benchmark measures the aggregator rather than the
+ * workers' arithmetic. Real training runs the tab's own session instead
+ * (scripts/swarm/workerThread.ts).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadMnist } from '../../core/data';
+import { createFileReader } from '../../server/data/fileReader';
+import { SimulatedWorker } from '../../server/testing/simulatedWorker';
+import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from '../swarm/threadProtocol';
+
+const data = workerData as WorkerThreadData;
+const port = parentPort;
+if (port === null) throw new Error('loadThread.ts runs only as a worker thread');
+const post = (message: FromWorkerThread): void => port.postMessage(message);
+
+try {
+  const { train } = await loadMnist(createFileReader());
+  const workers = Array.from(
+    { length: data.count },
+    (_, i) => new SimulatedWorker({ url: data.url, train, runId: data.runId, name: `${data.name}-${i}`, reuseGradient: true }),
+  );
+  const joined = await Promise.all(workers.map((w) => w.start()));
+  post({ type: 'joined', workerIds: joined.map((j) => j.workerId) });
+  port.on('message', (message: ToWorkerThread) => {
+    if (message.type !== 'stop') return;
+    for (const w of workers) w.stop();
+    const errors = workers.flatMap((w) => w.errors.map((e) => `${e.code}: ${e.message}`));
+    post({ type: 'stopped', accepted: workers.reduce((sum, w) => sum + w.accepted.length, 0), errors });
+    port.close();
+  });
+} catch (error) {
+  post({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  port.close();
+}
