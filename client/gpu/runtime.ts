@@ -164,7 +164,10 @@ export async function requestBrowserGpu(options: BrowserGpuOptions = {}): Promis
 }
 
 /** Where the training maths runs: a WebGPU device, or plain TypeScript with the reason it is not the GPU. */
-export type Backend = { readonly kind: 'webgpu'; readonly ctx: GpuContext } | { readonly kind: 'cpu'; readonly reason: string };
+export type Backend = { readonly kind: 'webgpu'; readonly ctx: GpuContext } | { readonly kind: 'cpu'; readonly reason: string; readonly code?: CpuReason };
+
+/** Why a tab is on the CPU, machine-readable (the page translates it): no GPU for one of GpuUnavailableReason, or forced. */
+export type CpuReason = GpuUnavailableReason | 'forced' | 'forced-url';
 
 /** Options of `chooseBackend`. */
 export interface ChooseBackendOptions extends BrowserGpuOptions {
@@ -185,15 +188,15 @@ export function cpuRequestedByUrl(url: string): boolean {
  * CPU with a reason to show on screen. Never throws for a missing GPU.
  */
 export async function chooseBackend(options: ChooseBackendOptions = {}): Promise<Backend> {
-  if (options.forceCpu === true) return { kind: 'cpu', reason: 'CPU backend forced by a setting.' };
+  if (options.forceCpu === true) return { kind: 'cpu', code: 'forced', reason: 'CPU backend forced by a setting.' };
   const url = options.url ?? (globalThis.location as Location | undefined)?.href;
   if (url !== undefined && cpuRequestedByUrl(url)) {
-    return { kind: 'cpu', reason: 'CPU backend forced by ?cpu in the page address.' };
+    return { kind: 'cpu', code: 'forced-url', reason: 'CPU backend forced by ?cpu in the page address.' };
   }
   try {
     return { kind: 'webgpu', ctx: await requestBrowserGpu(options) };
   } catch (error) {
-    if (error instanceof GpuUnavailableError) return { kind: 'cpu', reason: error.message };
+    if (error instanceof GpuUnavailableError) return { kind: 'cpu', code: error.reason, reason: error.message };
     throw error;
   }
 }

@@ -32,7 +32,7 @@ export function connectDashboard(store: DashboardStore, adminToken: string | nul
   const subscribe = async () => {
     const answer = await request(socket, 'dashboard:subscribe', {});
     if (answer.ok) state().snapshot(answer.runs, answer.history);
-    else state().setNotice(`Could not subscribe: ${answer.error.message}`);
+    else state().setNotice({ key: 'dashboard.subscribeFailed', params: { detail: answer.error.message } });
   };
   socket.on('connect', () => {
     state().setLink('connected');
@@ -55,7 +55,7 @@ export function connectDashboard(store: DashboardStore, adminToken: string | nul
 
   const act = async <T extends object>(pending: Promise<ActionResult<T>>): Promise<ActionResult<T>> => {
     const result = await pending;
-    state().setNotice(result.ok ? null : result.error.message);
+    state().setNotice(result.ok ? null : { key: 'common.raw', params: { detail: result.error.message } });
     return result;
   };
   return {

@@ -13,7 +13,8 @@ import type { MnistData } from '../../core/data';
 import { asBytes, type ProtocolErrorCode, type RoundOpen, type RunId, type WorkerAssignment, type WorkerBackend } from '../../core/protocol';
 import { decodeWeights } from '../../core/training/modelCodec';
 import { shardIndices } from '../../core/training/shard';
-import type { Backend } from '../gpu/runtime';
+import { isSoftwareAdapter } from '../gpu/adapter';
+import type { Backend, GpuContext } from '../gpu/runtime';
 import type { ChannelFactory } from '../net/workerChannel';
 import type { IdentityStore } from '../net/workerIdentity';
 import type { WorkerActions, WorkerPhase } from '../ui/store/workerStore';
@@ -67,6 +68,15 @@ const ROUND_RACES: ReadonlySet<ProtocolErrorCode | 'timeout' | 'disconnected'> =
   'disconnected',
 ]);
 
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** SwiftShader, or an adapter the browser marks as a fallback (a CPU implementation of WebGPU). */
+function isSoftware(ctx: GpuContext): boolean {
+  return isSoftwareAdapter(ctx.device) || (ctx.adapterInfo as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
+}
+
 function adapterName(info: GPUAdapterInfo): string {
   return info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
 }
@@ -95,14 +105,14 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   let device: ComputeDevice = chosen.kind === 'webgpu' ? { kind: 'webgpu', ctx: chosen.ctx } : { kind: 'cpu' };
   let backendView: WorkerBackend =
     chosen.kind === 'webgpu' ? { kind: 'webgpu', detail: adapterName(chosen.ctx.adapterInfo) } : { kind: 'cpu', detail: chosen.reason };
-  sink.setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo) } : chosen);
+  sink.setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo), software: isSoftware(chosen.ctx) } : { ...chosen, code: chosen.code ?? 'unknown', detail: chosen.reason });
 
   let data: MnistData;
   try {
     data = await deps.loadData();
   } catch (error) {
     setPhase('failed');
-    sink.setNotice(`Could not load the digits: ${error instanceof Error ? error.message : String(error)}`);
+    sink.setNotice({ key: 'worker.notice.digitsFailed', params: { detail: errorText(error) } });
     return { pause() {}, resume() {}, close() {} };
   }
 
@@ -111,10 +121,12 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   let pending: RoundOpen | null = null;
   let busy = false;
 
-  const fallBackToCpu = (reason: string) => {
+  const fallBackToCpu = (code: 'lost' | 'failed', detail: string) => {
     device = { kind: 'cpu' };
+    const reason =
+      code === 'lost' ? `The WebGPU device was lost (${detail}); training on the CPU.` : `WebGPU training failed (${detail}); training on the CPU.`;
     backendView = { kind: 'cpu', detail: reason };
-    state().setBackend({ kind: 'cpu', reason });
+    state().setBackend({ kind: 'cpu', code, detail, reason });
     if (current !== null) {
       current.trainer.dispose();
       current = { ...current, key: '', trainer: createTrainer({ ...trainerInputs(current.assignment), device }) };
@@ -122,7 +134,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   };
   if (chosen.kind === 'webgpu') {
     void chosen.ctx.lost.then((info) => {
-      if (info.reason !== 'destroyed') fallBackToCpu(`The WebGPU device was lost (${info.message || info.reason}); training on the CPU.`);
+      if (info.reason !== 'destroyed') fallBackToCpu('lost', info.message || info.reason);
     });
   }
 
@@ -150,7 +162,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       return await trainer.round(weights, round.version);
     } catch (error) {
       if (trainer.kind !== 'webgpu') throw error;
-      fallBackToCpu(`WebGPU training failed (${error instanceof Error ? error.message : String(error)}); training on the CPU.`);
+      fallBackToCpu('failed', errorText(error));
       return current!.trainer.round(weights, round.version);
     }
   };
@@ -191,7 +203,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       });
       state().setNotice(null);
     } else if (!ROUND_RACES.has(receipt.error.code)) {
-      state().setNotice(`The server refused round ${round.version}: ${receipt.error.message}`);
+      state().setNotice({ key: 'worker.notice.refused', params: { round: round.version, detail: receipt.error.message } });
     }
     if (!showDigits) return;
     const { digits } = active;
@@ -212,7 +224,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
         try {
           await play(round, here);
         } catch (error) {
-          state().setNotice(`Round ${round.version} failed: ${error instanceof Error ? error.message : String(error)}`);
+          state().setNotice({ key: 'worker.notice.roundFailed', params: { round: round.version, detail: errorText(error) } });
         }
       }
     } finally {
@@ -251,11 +263,11 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
         participating = false;
         pending = null;
         setPhase('removed');
-        state().setNotice(`The teacher removed this worker: ${reason}`);
+        state().setNotice({ key: 'worker.notice.removed', params: { detail: reason } });
       },
       onError: (error) => {
         if (ROUND_RACES.has(error.code)) return;
-        state().setNotice(error.message);
+        state().setNotice({ key: 'common.raw', params: { detail: error.message } });
       },
     },
   });

@@ -5,6 +5,7 @@
  * scheme biased (isBiased) but lets a crude compressor converge; PowerSGD
  * always uses it.
  */
+import type { GradientFactors } from '../linalg/factoredSvd';
 import type { StreamId } from '../rng';
 import { checkGradient } from './gradient';
 import { reconstruct } from './reconstruct';
@@ -17,13 +18,22 @@ import { realisedError } from './variance';
  * scheme is biased (isBiased: PowerSGD, or options.errorFeedback) and the
  * caller keeps options.memory. Then the reported variance is the realised
  * ‖ĝ − g‖² against this round's own gradient, not the scheme's variance
- * about M.
+ * about M. `factors` (g = XᵀΔ for a dense weight) pass to the scheme when
+ * there is no error feedback.
  */
-export function compressLayer(scheme: SchemeName, grad: Float32Array, shape: Shape, options: SchemeOptions, stream: StreamId): CompressedLayer {
+export function compressLayer(
+  scheme: SchemeName,
+  grad: Float32Array,
+  shape: Shape,
+  options: SchemeOptions,
+  stream: StreamId,
+  factors?: GradientFactors,
+): CompressedLayer {
   const memory = options.memory;
   if (memory === undefined || !isBiased(scheme, options.errorFeedback === true)) {
-    return SCHEMES[scheme].compress(grad, shape, options, stream);
+    return SCHEMES[scheme].compress(grad, shape, options, stream, factors);
   }
+  // M = g + e is not the product of g's factors, so a factored route does not apply here.
   checkGradient(grad, shape);
   const error = memory.error?.length === grad.length ? memory.error : undefined;
   const corrected = Float64Array.from(grad);

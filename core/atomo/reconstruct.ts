@@ -36,7 +36,7 @@ function reconstructEntries(sample: EntrySample): Float32Array {
   return out;
 }
 
-/** Σ scaleᵢ uᵢvᵢᵀ, accumulated in float64 and rounded to float32 once. */
+/** Σ scaleᵢ uᵢvᵢᵀ. */
 function reconstructSpectral(sample: SpectralSample): Float32Array {
   return sumOfOuterProducts(sample.shape, sample.count, sample.u, sample.v, sample.scales);
 }
@@ -46,21 +46,33 @@ function reconstructPowerSgd(sample: PowerSgdSample): Float32Array {
   return sumOfOuterProducts(sample.shape, sample.rank, sample.p, sample.q, null);
 }
 
-/** Σₐ scaleₐ uₐvₐᵀ for atom-major u (count·rows) and v (count·cols), in float64, rounded to float32 once. */
-function sumOfOuterProducts(shape: Shape, count: number, u: Float32Array, v: Float32Array, scales: Float32Array | null): Float32Array {
-  const [rows, cols] = shape;
-  const sum = new Float64Array(rows * cols);
-  for (let a = 0; a < count; a++) {
-    const scale = scales === null ? 1 : scales[a]!;
-    for (let i = 0; i < rows; i++) {
-      const left = scale * u[a * rows + i]!;
-      if (left === 0) continue;
-      const row = i * cols;
-      const right = a * cols;
-      for (let j = 0; j < cols; j++) sum[row + j] = sum[row + j]! + left * v[right + j]!;
+/**
+ * Σₐ scaleₐ uₐvₐᵀ for atom-major u (count·rows) and v (count·cols), each
+ * entry accumulated in float64 over the atoms in order and rounded to
+ * float32 once. Row by row, so no full-size float64 buffer.
+ */
+function sumOfOuterProducts([rows, cols]: Shape, count: number, u: Float32Array, v: Float32Array, scales: Float32Array | null): Float32Array {
+  const out = new Float32Array(rows * cols);
+  const left = new Float64Array(count);
+  const sum = new Float64Array(cols);
+  for (let i = 0; i < rows; i++) {
+    let any = false;
+    for (let a = 0; a < count; a++) {
+      left[a] = (scales === null ? 1 : scales[a]!) * u[a * rows + i]!;
+      if (left[a] !== 0) any = true;
     }
+    if (!any) continue;
+    sum.fill(0);
+    for (let a = 0; a < count; a++) {
+      const l = left[a]!;
+      if (l === 0) continue;
+      const right = a * cols;
+      for (let j = 0; j < cols; j++) sum[j] = sum[j]! + l * v[right + j]!;
+    }
+    const row = i * cols;
+    for (let j = 0; j < cols; j++) out[row + j] = sum[j]!;
   }
-  return Float32Array.from(sum);
+  return out;
 }
 
 /** ĝᵢ = norm · sign · levelᵢ/s, each entry rounded to float32 once. */

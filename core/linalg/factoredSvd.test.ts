@@ -1,5 +1,5 @@
 /**
- * The factored SVD of G = Lᵀ·R against the reference: svdJacobi on G formed
+ * The factored SVD of G = Xᵀ·Δ against the reference: svdJacobi on G formed
  * in Float64. σ within 1e-5 relative (the issue's bound; Householder plus
  * Jacobi give ~1e-12), the rank-σ reconstruction equal to G, U and V
  * orthonormal, on random and adversarial factors.
@@ -22,11 +22,11 @@ function factorsOf(inner: number, rows: number, cols: number, seed: number, edit
   const left = Float32Array.from(randomMatrix(inner, rows, seed));
   const right = Float32Array.from(randomMatrix(inner, cols, seed + 1));
   edit?.(left, right);
-  return { inner, left, right };
+  return { batch: inner, input: left, delta: right };
 }
 
-/** G = Lᵀ·R in Float64, row-major rows×cols. */
-function product({ inner, left, right }: GradientFactors, rows: number, cols: number): Float64Array {
+/** G = Xᵀ·Δ in Float64, row-major rows×cols. */
+function product({ batch: inner, input: left, delta: right }: GradientFactors, rows: number, cols: number): Float64Array {
   const g = new Float64Array(rows * cols);
   for (let b = 0; b < inner; b++) {
     for (let i = 0; i < rows; i++) {
@@ -92,7 +92,7 @@ const cases: Case[] = [
   },
 ];
 
-describe('factoredSvd(G = Lᵀ·R) against svdJacobi(G)', () => {
+describe('factoredSvd(G = Xᵀ·Δ) against svdJacobi(G)', () => {
   for (const { name, rows, cols, factors } of cases) {
     it(name, () => {
       const g = product(factors, rows, cols);
@@ -134,7 +134,7 @@ describe('factoredSvd(G = Lᵀ·R) against svdJacobi(G)', () => {
   }
 
   it('zero deltas: rank 0, no triplets', () => {
-    const factors = factorsOf(8, 30, 20, 17, (_left, right) => right.fill(0));
+    const factors = factorsOf(8, 30, 20, 17, (_input, delta) => delta.fill(0));
     const f = factoredSvd(factors, 30, 20);
     expect(f.rank).toBe(0);
     expect(f.singularValues.length).toBe(0);
@@ -143,12 +143,12 @@ describe('factoredSvd(G = Lᵀ·R) against svdJacobi(G)', () => {
 
   it('refuses factors of the wrong size or with non-finite values', () => {
     const good = factorsOf(4, 10, 6, 19);
-    expect(() => factoredSvd({ ...good, inner: 5 }, 10, 6)).toThrow(/left has 40 values/);
-    expect(() => factoredSvd({ ...good, right: new Float32Array(23) }, 10, 6)).toThrow(/right has 23 values/);
-    expect(() => factoredSvd({ ...good, inner: 0 }, 10, 6)).toThrow(/inner dimension/);
-    const bad = { ...good, left: good.left.slice() };
-    bad.left[7] = Number.NaN;
-    expect(() => factoredSvd(bad, 10, 6)).toThrow(/left\[7\] is NaN/);
+    expect(() => factoredSvd({ ...good, batch: 5 }, 10, 6)).toThrow(/input has 40 values/);
+    expect(() => factoredSvd({ ...good, delta: new Float32Array(23) }, 10, 6)).toThrow(/delta has 23 values/);
+    expect(() => factoredSvd({ ...good, batch: 0 }, 10, 6)).toThrow(/batch 0 is not/);
+    const bad = { ...good, input: good.input.slice() };
+    bad.input[7] = Number.NaN;
+    expect(() => factoredSvd(bad, 10, 6)).toThrow(/input\[7\] is NaN/);
   });
 });
 

@@ -1,14 +1,14 @@
 /**
- * The SVD of a gradient given as a product of two thin factors, G = Lᵀ·R,
+ * The SVD of a gradient given as a product of two thin factors, G = Xᵀ·Δ,
  * without ever forming G.
  *
- * A dense layer's minibatch gradient is G = Xᵀ·Δ: L = X, the layer's input
- * (batch×rows), and R = Δ, its output delta (batch×cols, already divided by
- * the batch size). With thin QRs Lᵀ = Q_L R_L and Rᵀ = Q_R R_R (Householder,
+ * A dense layer's minibatch gradient is G = Xᵀ·Δ: X, the layer's input
+ * (batch×rows), and Δ, its output delta (batch×cols, already divided by
+ * the batch size). With thin QRs Xᵀ = Q_x R_x and Δᵀ = Q_Δ R_Δ (Householder,
  * core/linalg/householderQr.ts),
  *
- *   G = Q_L (R_L R_Rᵀ) Q_Rᵀ,  and with the small core R_L R_Rᵀ = U_c Σ V_cᵀ,
- *   U = Q_L U_c,  V = Q_R V_c.
+ *   G = Q_x (R_x R_Δᵀ) Q_Δᵀ,  and with the small core R_x R_Δᵀ = U_c Σ V_cᵀ,
+ *   U = Q_x U_c,  V = Q_Δ V_c.
  *
  * The core is at most batch×batch (32×32 for the MLP), so its one-sided
  * Jacobi SVD (core/linalg/svd.ts) is cheap, and a singular vector costs one
@@ -24,17 +24,19 @@ import { LOW_RANK_RELATIVE_TOLERANCE } from './lowRankSvd';
 import { svdJacobi, type SvdResult } from './svd';
 
 /**
- * G (rows×cols) = leftᵀ·right, `inner` the shared dimension: left is
- * inner×rows and right inner×cols, both row-major. For a dense layer
- * inner = batch, left = the layer input X, right = the output delta Δ.
+ * The factors of a dense layer's weight gradient G = Xᵀ·Δ (rows = inputs m,
+ * cols = outputs n): its rank is at most the batch size B, so a spectral
+ * compressor can take its SVD from these instead of from the m × n matrix.
  */
 export interface GradientFactors {
-  readonly inner: number;
-  readonly left: Float32Array;
-  readonly right: Float32Array;
+  /** X: the layer input, B × m, example-major. */
+  readonly input: Float32Array;
+  /** Δ: d(mean loss)/d(pre-activation) of the layer's output, B × n, example-major. */
+  readonly delta: Float32Array;
+  readonly batch: number;
 }
 
-/** The non-negligible singular triplets of G = Lᵀ·R, singular vectors formed on demand. */
+/** The non-negligible singular triplets of G = Xᵀ·Δ, singular vectors formed on demand. */
 export interface FactoredSvd {
   readonly rows: number;
   readonly cols: number;
@@ -52,25 +54,25 @@ export interface FactoredSvd {
 
 /** Checks that `factors` can be the factors of a rows×cols gradient, and that they are finite. */
 export function checkFactors(factors: GradientFactors, rows: number, cols: number): void {
-  const { inner, left, right } = factors;
-  if (!Number.isInteger(inner) || inner < 1) throw new RangeError(`gradient factors: inner dimension ${inner} is not a positive integer`);
-  if (left.length !== inner * rows) throw new RangeError(`gradient factors: left has ${left.length} values, a ${inner}×${rows} factor needs ${inner * rows}`);
-  if (right.length !== inner * cols) throw new RangeError(`gradient factors: right has ${right.length} values, a ${inner}×${cols} factor needs ${inner * cols}`);
-  for (const [name, a] of [['left', left], ['right', right]] as const) {
+  const { batch, input, delta } = factors;
+  if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`gradient factors: batch ${batch} is not a positive integer`);
+  if (input.length !== batch * rows) throw new RangeError(`gradient factors: input has ${input.length} values, a ${batch}×${rows} factor needs ${batch * rows}`);
+  if (delta.length !== batch * cols) throw new RangeError(`gradient factors: delta has ${delta.length} values, a ${batch}×${cols} factor needs ${batch * cols}`);
+  for (const [name, a] of [['input', input], ['delta', delta]] as const) {
     for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) throw new RangeError(`gradient factors: ${name}[${i}] is ${a[i]}`);
   }
 }
 
-/** The thin SVD of G = leftᵀ·right (rows×cols) through QRs of the factors and the SVD of their small core. */
+/** The thin SVD of G = inputᵀ·delta (rows×cols) through QRs of the factors and the SVD of their small core. */
 export function factoredSvd(factors: GradientFactors, rows: number, cols: number): FactoredSvd {
   checkFactors(factors, rows, cols);
-  const { inner } = factors;
-  // left row-major inner×rows is Lᵀ column-major rows×inner. Rows of G whose
+  const inner = factors.batch;
+  // X, row-major batch×rows, is Xᵀ column-major rows×batch. Rows of G whose
   // factor row is zero for every example (a pixel blank across the batch, a
   // unit no example activates) are zero rows of G: the QR skips them and the
   // singular vectors have 0 there.
-  const left = compactRows(factors.left, rows, inner);
-  const right = compactRows(factors.right, cols, inner);
+  const left = compactRows(factors.input, rows, inner);
+  const right = compactRows(factors.delta, cols, inner);
   const qrLeft = householderQr(left.packed, left.active.length, inner);
   const qrRight = householderQr(right.packed, right.active.length, inner);
   const pl = qrLeft.p;

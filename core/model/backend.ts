@@ -3,22 +3,13 @@
  * model: the CPU backend here, or the WebGPU one in client/gpu. Both compute
  * exactly what core/model/reference specifies, within a stated tolerance.
  */
+import type { GradientFactors } from '../linalg/factoredSvd';
+
+/** The factors of a dense layer's weight gradient (core/linalg/factoredSvd.ts). */
+export type { GradientFactors };
 
 /** Which implementation a backend is, shown on screen ("training on CPU"). */
 export type BackendKind = 'cpu' | 'webgpu';
-
-/**
- * The factors of a dense layer's weight gradient G = Xᵀ·Δ (rows = inputs m,
- * cols = outputs n): its rank is at most the batch size B, so a spectral
- * compressor can take its SVD from these instead of from the m × n matrix.
- */
-export interface GradientFactors {
-  /** X: the layer input, B × m, example-major. */
-  readonly input: Float32Array;
-  /** Δ: d(mean loss)/d(pre-activation) of the layer's output, B × n, example-major. */
-  readonly delta: Float32Array;
-  readonly batch: number;
-}
 
 /** Loss and gradient of one minibatch. */
 export interface LossAndGradient {

@@ -68,10 +68,10 @@ export function compressOnCpu(
   stream: LayerStreams,
   memories?: readonly LayerMemory[],
 ): CompressedLayerStats[] {
-  return layers.map(({ layer, shape, values }) => {
+  return layers.map(({ layer, shape, values, factors }) => {
     const memory = memories?.[layer];
     const options = { ...compression, ...(memory === undefined ? {} : { memory }) };
-    const { sample, variance } = compressLayer(compression.scheme, values, shape, options, stream(layer));
+    const { sample, variance } = compressLayer(compression.scheme, values, shape, options, stream(layer), factors);
     return { sample, closedForm: variance, realised: realisedError(reconstruct(sample), values), gradientNormSq: squaredNorm(values) };
   });
 }

@@ -4,6 +4,7 @@
  * Exported so a new suite is one entry here.
  */
 export const suites: Record<string, () => Promise<void>> = {
+  compress: async () => (await import('./compress')).benchCompress(),
   kernels: async () => (await import('./kernels')).benchKernels(),
   server: async () => (await import('./server')).benchServer(),
   training: async () => (await import('./training')).benchTraining(),

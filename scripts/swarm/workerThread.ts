@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { loadMnist } from '../../core/data';
 import type { Backend } from '../../client/gpu/runtime';
 import { socketChannelFactory } from '../../client/net/workerChannel';
+import { translate } from '../../client/i18n';
 import { memoryIdentity } from '../../client/net/workerIdentity';
 import type { WorkerSession, WorkerSessionSink } from '../../client/session/workerSession';
 import { createFileReader } from '../../server/data/fileReader';
@@ -65,7 +66,7 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
     setDigits: () => {},
     setTraffic: () => {},
     setNotice: (notice) => {
-      if (notice !== null) notices.push(notice);
+      if (notice !== null) notices.push(translate(notice));
     },
   };
   return runWorkerSession({

@@ -1,5 +1,6 @@
 /** A titled card around one chart, with a one-line takeaway and an empty state until data arrives. */
 import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
 
 /** Props of ChartCard. */
 export interface ChartCardProps {
@@ -14,14 +15,15 @@ export interface ChartCardProps {
 }
 
 /** Card with a fixed-height chart area, so the page does not jump as data arrives. */
-export function ChartCard({ title, caption, testId, points, emptyText = 'Waiting for the first rounds…', children }: ChartCardProps) {
+export function ChartCard({ title, caption, testId, points, emptyText, children }: ChartCardProps) {
+  const { t } = useTranslation();
   return (
     <section className="card chart-card" data-testid={testId} data-points={points}>
       <header className="chart-card__header">
         <h3>{title}</h3>
         {caption !== undefined && <p className="chart-card__caption">{caption}</p>}
       </header>
-      <div className="chart-card__body">{points > 0 ? children : <p className="chart-card__empty">{emptyText}</p>}</div>
+      <div className="chart-card__body">{points > 0 ? children : <p className="chart-card__empty">{emptyText ?? t('common.waitingFirstRounds')}</p>}</div>
     </section>
   );
 }

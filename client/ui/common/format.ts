@@ -1,6 +1,25 @@
-/** How numbers read on screen: bytes, ratios, accuracies, scheme names. */
+/** How numbers read on screen: bytes, ratios, accuracies, times and scheme names, in the language shown. */
 import type { RunConfig } from '../../../core/protocol';
 import type { SchemeName } from '../../../core/atomo/types';
+import { currentLanguage, t } from '../../i18n';
+
+const numberFormats = new Map<string, Intl.NumberFormat>();
+/** A cached Intl.NumberFormat for the language shown now. */
+function numberFormat(options: Intl.NumberFormatOptions): Intl.NumberFormat {
+  const key = `${currentLanguage()}|${JSON.stringify(options)}`;
+  let format = numberFormats.get(key);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(currentLanguage(), options);
+    numberFormats.set(key, format);
+  }
+  return format;
+}
+
+/** A number with at most 3 significant digits, no trailing zeros. */
+export function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  return numberFormat({ maximumSignificantDigits: 3 }).format(value);
+}
 
 /** Bytes in SI units, 3 significant digits: "25.4 kB", "1.21 MB". */
 export function formatBytes(bytes: number): string {
@@ -12,35 +31,28 @@ export function formatBytes(bytes: number): string {
     value /= 1000;
     unit++;
   }
-  return `${unit === 0 ? Math.round(value) : value.toPrecision(3)} ${units[unit]}`;
+  const digits = unit === 0 ? numberFormat({ maximumFractionDigits: 0 }).format(value) : numberFormat({ minimumSignificantDigits: 3, maximumSignificantDigits: 3 }).format(value);
+  return `${digits} ${units[unit]}`;
 }
 
 /** A fraction as a percentage with one decimal: "91.2%". */
 export function formatPercent(fraction: number | null): string {
-  return fraction === null || !Number.isFinite(fraction) ? '–' : `${(fraction * 100).toFixed(1)}%`;
+  return fraction === null || !Number.isFinite(fraction) ? '–' : numberFormat({ style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(fraction);
 }
 
 /** The compression ratio in words: "16× smaller than float32 (6.2% of the bytes)". */
 export function ratioInWords(bytes: number, denseBytes: number): string {
-  if (bytes <= 0 || denseBytes <= 0) return 'nothing sent yet';
+  if (bytes <= 0 || denseBytes <= 0) return t('ratio.nothingYet');
   const ratio = denseBytes / bytes;
-  if (ratio < 1.05 && ratio > 0.95) return 'the same as float32 (no compression)';
-  const times = ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(1);
-  return ratio > 1
-    ? `${times}× smaller than float32 (${((100 * bytes) / denseBytes).toFixed(1)}% of the bytes)`
-    : `${(1 / ratio).toFixed(1)}× larger than float32`;
+  if (ratio < 1.05 && ratio > 0.95) return t('ratio.same');
+  const times = numberFormat({ maximumFractionDigits: ratio >= 10 ? 0 : 1, minimumFractionDigits: ratio >= 10 ? 0 : 1 });
+  return ratio > 1 ? t('ratio.smaller', { times: times.format(ratio), percent: formatPercent(bytes / denseBytes) }) : t('ratio.larger', { times: times.format(1 / ratio) });
 }
 
-/** Human names of the schemes. */
-export const SCHEME_LABELS: Readonly<Record<SchemeName, string>> = {
-  none: 'float32 (uncompressed)',
-  'atomo-svd': 'ATOMO spectral',
-  'atomo-entry': 'ATOMO entry-wise',
-  qsgd: 'QSGD',
-  terngrad: 'TernGrad',
-  'atomo-dct': 'ATOMO Fourier (DCT)',
-  powersgd: 'PowerSGD (biased, error feedback)',
-};
+/** The scheme's name in the language shown. */
+export function schemeLabel(scheme: SchemeName): string {
+  return t(`scheme.${scheme}`);
+}
 
 /** A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 4 levels". */
 export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'>): string {
@@ -48,23 +60,29 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
     case 'atomo-svd':
     case 'atomo-entry':
     case 'atomo-dct':
-      return `${SCHEME_LABELS[config.scheme]}, budget ${formatNumber(config.budget)}`;
+      return t('scheme.withBudget', { scheme: schemeLabel(config.scheme), budget: formatNumber(config.budget) });
     case 'powersgd':
-      return `${SCHEME_LABELS[config.scheme]}, rank ${formatNumber(config.budget)}`;
+      return t('scheme.withRank', { scheme: schemeLabel(config.scheme), rank: formatNumber(config.budget) });
     case 'qsgd':
-      return `QSGD, ${config.levels} level${config.levels === 1 ? '' : 's'}`;
+      return t('scheme.qsgdLevels', { count: config.levels });
     default:
-      return SCHEME_LABELS[config.scheme];
+      return schemeLabel(config.scheme);
   }
-}
-
-/** A number with at most 3 significant digits, no trailing zeros. */
-export function formatNumber(value: number): string {
-  if (!Number.isFinite(value)) return '–';
-  return Number(value.toPrecision(3)).toString();
 }
 
 /** Milliseconds, rounded: "42 ms", "1.3 s". */
 export function formatMs(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
+  return ms >= 1000
+    ? t('common.seconds', { value: numberFormat({ minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000) })
+    : t('common.ms', { value: numberFormat({ maximumFractionDigits: 0 }).format(ms) });
+}
+
+/** A timestamp (ms since epoch) as a time of day in the language shown: "10:52:07". */
+export function formatClock(epochMs: number): string {
+  return new Date(epochMs).toLocaleTimeString(currentLanguage(), { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+/** A chart tooltip's heading for a round: "Round 12". */
+export function roundLabel(round: unknown): string {
+  return t('common.round', { round: String(round) });
 }

@@ -1,8 +1,10 @@
 /** The form that creates a run: scheme and its knob, model, learning rate, batch, data split, seed, quorum and deadline. */
 import { useState, type FormEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+
 import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../../../core/atomo/types';
 import type { RunConfigPatch } from '../../../core/protocol';
-import { SCHEME_LABELS } from '../common/format';
+import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
 import { Explainers } from './Explainers';
 
@@ -24,7 +26,7 @@ interface FormValues {
   start: boolean;
 }
 
-const DEFAULT_BUDGET: Readonly<Partial<Record<SchemeName, string>>> = { 'atomo-svd': '2', 'atomo-entry': '1024', 'atomo-dct': '1024' };
+const DEFAULT_BUDGET: Readonly<Partial<Record<SchemeName, string>>> = { 'atomo-svd': '2', 'atomo-entry': '1024', 'atomo-dct': '1024', powersgd: '2' };
 
 const INITIAL: FormValues = {
   name: '',
@@ -45,11 +47,11 @@ const INITIAL: FormValues = {
 
 /** The patch the form describes. */
 function toPatch(v: FormValues): RunConfigPatch {
-  const atomo = isAtomoScheme(v.scheme);
+  const budgeted = isAtomoScheme(v.scheme) || v.scheme === 'powersgd';
   return {
-    name: v.name.trim() || `${SCHEME_LABELS[v.scheme]}`,
+    name: v.name.trim() || schemeLabel(v.scheme),
     scheme: v.scheme,
-    ...(atomo ? { budget: Number(v.budget) } : {}),
+    ...(budgeted ? { budget: Number(v.budget) } : {}),
     ...(v.scheme === 'qsgd' ? { levels: Number(v.levels) } : {}),
     model: v.model,
     learningRate: Number(v.learningRate),
@@ -64,6 +66,7 @@ function toPatch(v: FormValues): RunConfigPatch {
 
 /** The create-run card, with the explanations beside it. */
 export function CreateRunForm() {
+  const { t } = useTranslation();
   const actions = useActions();
   const [values, setValues] = useState<FormValues>(INITIAL);
   const [busy, setBusy] = useState(false);
@@ -80,15 +83,15 @@ export function CreateRunForm() {
   const atomo = isAtomoScheme(values.scheme);
   return (
     <section className="card create">
-      <form className="create__form" onSubmit={(e) => void submit(e)} aria-label="Create a run">
-        <h2>New run</h2>
+      <form className="create__form" onSubmit={(e) => void submit(e)} aria-label={t('dashboard.form.aria')}>
+        <h2>{t('dashboard.form.title')}</h2>
         <fieldset disabled={actions === null || busy}>
           <label>
-            Name
-            <input value={values.name} placeholder={SCHEME_LABELS[values.scheme]} maxLength={80} onChange={(e) => set('name')(e.target.value)} />
+            {t('dashboard.form.name')}
+            <input value={values.name} placeholder={schemeLabel(values.scheme)} maxLength={80} onChange={(e) => set('name')(e.target.value)} />
           </label>
           <label>
-            Scheme
+            {t('dashboard.form.scheme')}
             <select
               value={values.scheme}
               onChange={(e) => {
@@ -98,73 +101,79 @@ export function CreateRunForm() {
             >
               {SCHEME_NAMES.map((s) => (
                 <option key={s} value={s}>
-                  {SCHEME_LABELS[s]}
+                  {schemeLabel(s)}
                 </option>
               ))}
             </select>
           </label>
           {atomo && (
             <label>
-              Budget (atoms per layer)
+              {t('dashboard.form.budget')}
               <input type="number" min="0.1" step="any" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
+            </label>
+          )}
+          {values.scheme === 'powersgd' && (
+            <label>
+              {t('dashboard.form.rank')}
+              <input type="number" min="1" step="1" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
             </label>
           )}
           {values.scheme === 'qsgd' && (
             <label>
-              QSGD levels
+              {t('dashboard.form.levels')}
               <input type="number" min="1" max="255" step="1" value={values.levels} onChange={(e) => set('levels')(e.target.value)} />
             </label>
           )}
           <label>
-            Model
+            {t('dashboard.form.model')}
             <select value={values.model} onChange={(e) => set('model')(e.target.value as FormValues['model'])}>
-              <option value="mlp">MLP (784-128-10)</option>
-              <option value="cnn">small CNN</option>
+              <option value="mlp">{t('dashboard.form.mlp')}</option>
+              <option value="cnn">{t('dashboard.form.cnn')}</option>
             </select>
           </label>
           <label>
-            Learning rate
+            {t('dashboard.form.learningRate')}
             <input type="number" min="0.0001" max="10" step="any" value={values.learningRate} onChange={(e) => set('learningRate')(e.target.value)} />
           </label>
           <label>
-            Batch size
+            {t('dashboard.form.batchSize')}
             <input type="number" min="1" max="1024" step="1" value={values.batchSize} onChange={(e) => set('batchSize')(e.target.value)} />
           </label>
           <label>
-            Data split
+            {t('dashboard.form.split')}
             <select value={values.split} onChange={(e) => set('split')(e.target.value as FormValues['split'])}>
-              <option value="iid">IID (every shard alike)</option>
-              <option value="dirichlet">Label-skewed (Dirichlet)</option>
+              <option value="iid">{t('dashboard.form.iid')}</option>
+              <option value="dirichlet">{t('dashboard.form.dirichlet')}</option>
             </select>
           </label>
           {values.split === 'dirichlet' && (
             <label>
-              Dirichlet α
+              {t('dashboard.form.alpha')}
               <input type="number" min="0.01" step="any" value={values.alpha} onChange={(e) => set('alpha')(e.target.value)} />
             </label>
           )}
           <label>
-            Seed
+            {t('dashboard.form.seed')}
             <input type="number" min="0" step="1" value={values.seed} onChange={(e) => set('seed')(e.target.value)} />
           </label>
           <label>
-            Quorum (%)
+            {t('dashboard.form.quorum')}
             <input type="number" min="0" max="100" step="1" value={values.quorum} onChange={(e) => set('quorum')(e.target.value)} />
           </label>
           <label>
-            Round deadline (s)
+            {t('dashboard.form.deadline')}
             <input type="number" min="0.1" step="any" value={values.deadlineS} onChange={(e) => set('deadlineS')(e.target.value)} />
           </label>
           <label>
-            Evaluate every (rounds)
+            {t('dashboard.form.evalEvery')}
             <input type="number" min="1" step="1" value={values.evalEvery} onChange={(e) => set('evalEvery')(e.target.value)} />
           </label>
           <label className="checkbox">
             <input type="checkbox" checked={values.start} onChange={(e) => set('start')(e.target.checked)} />
-            Start it right away
+            {t('dashboard.form.startNow')}
           </label>
           <button type="submit" className="button button--primary">
-            Create run
+            {t('dashboard.form.create')}
           </button>
         </fieldset>
       </form>

@@ -1,4 +1,5 @@
 /** The class at a glance: rounds closed, best accuracy, megabytes sent, workers online. */
+import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { formatBytes, formatPercent } from '../common/format';
@@ -11,6 +12,7 @@ const selectRuns = (s: DashboardState) => s.runs;
 
 /** Four headline numbers (data-testids round, test-accuracy, bytes-up). */
 export function DashboardKpis() {
+  const { t } = useTranslation();
   const runsById = useThrottledStore(dashboardStore, selectRuns);
   const runIds = useStore(dashboardStore, (s) => s.runIds);
   const runs = orderedRuns({ runIds, runs: runsById });
@@ -23,30 +25,30 @@ export function DashboardKpis() {
   return (
     <section className="card kpis kpis--dashboard">
       <div className="kpi">
-        <span className="kpi__label">Rounds trained</span>
+        <span className="kpi__label">{t('dashboard.kpis.rounds')}</span>
         <span className="kpi__value" data-testid="round" data-value={rounds}>
           {rounds}
         </span>
-        <span className="kpi__hint">over {runs.length} run{runs.length === 1 ? '' : 's'}</span>
+        <span className="kpi__hint">{t('dashboard.kpis.overRuns', { count: runs.length })}</span>
       </div>
       <div className="kpi">
-        <span className="kpi__label">Best test accuracy</span>
+        <span className="kpi__label">{t('dashboard.kpis.best')}</span>
         <span className="kpi__value" data-testid="test-accuracy" data-value={best ?? 0}>
           {formatPercent(best)}
         </span>
       </div>
       <div className="kpi">
-        <span className="kpi__label">On the wire, both ways</span>
+        <span className="kpi__label">{t('dashboard.kpis.wire')}</span>
         <span className="kpi__value" data-testid="bytes-total" data-value={up + down}>
           {formatBytes(up + down)}
         </span>
         <span className="kpi__hint">
-          up <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, down{' '}
+          {t('dashboard.kpis.up')} <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, {t('dashboard.kpis.down')}{' '}
           <span data-testid="bytes-down" data-value={down}>{formatBytes(down)}</span>
         </span>
       </div>
       <div className="kpi">
-        <span className="kpi__label">Workers online</span>
+        <span className="kpi__label">{t('dashboard.kpis.online')}</span>
         <span className="kpi__value" data-testid="workers-online" data-value={online}>
           {online}
         </span>

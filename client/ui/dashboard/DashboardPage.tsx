@@ -1,7 +1,11 @@
 /** The teacher's page (`/dashboard`): join code, live overlay charts, runs, workers and the race. */
 import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+
 import { useStore } from 'zustand';
+import { translate } from '../../i18n';
 import { connectDashboard, type DashboardActions } from '../../net/dashboardChannel';
+import { LanguageSwitcher } from '../common/LanguageSwitcher';
 import { dashboardStore } from '../store/dashboardStore';
 import { ActionsContext } from './actionsContext';
 import { takeAdminToken } from './adminToken';
@@ -25,25 +29,26 @@ function connectOnce(): { actions: DashboardActions; teacher: boolean } {
 }
 
 function AuthBanner() {
+  const { t } = useTranslation();
   const auth = useStore(dashboardStore, (s) => s.auth);
   const link = useStore(dashboardStore, (s) => s.link);
   const notice = useStore(dashboardStore, (s) => s.notice);
   return (
     <>
       <div className="status-line">
-        <span className={`pill pill--${link === 'connected' ? 'running' : 'offline'}`}>{link === 'connected' ? 'live' : 'reconnecting…'}</span>
-        {auth === 'teacher' && <span className="pill pill--teacher">teacher controls on</span>}
+        <span className={`pill pill--${link === 'connected' ? 'running' : 'offline'}`}>{link === 'connected' ? t('dashboard.live') : t('dashboard.reconnecting')}</span>
+        {auth === 'teacher' && <span className="pill pill--teacher">{t('dashboard.teacherOn')}</span>}
         {auth !== 'teacher' && (
           <span className="pill pill--viewer" data-testid="view-only">
-            view only
+            {t('common.viewOnly')}
           </span>
         )}
       </div>
-      {auth === 'viewer' && <p className="notice">View only: open the dashboard link the server printed at start (it carries the admin token) to control runs.</p>}
-      {auth === 'rejected' && <p className="notice notice--error">The admin token in the link was refused: this dashboard can only watch.</p>}
+      {auth === 'viewer' && <p className="notice">{t('dashboard.viewerNotice')}</p>}
+      {auth === 'rejected' && <p className="notice notice--error">{t('dashboard.rejectedNotice')}</p>}
       {notice !== null && (
         <p className="notice notice--error" role="alert">
-          {notice}
+          {translate(notice)}
         </p>
       )}
     </>
@@ -52,6 +57,7 @@ function AuthBanner() {
 
 /** The dashboard layout. */
 export function DashboardPage() {
+  const { t } = useTranslation();
   const [{ actions }] = useState(connectOnce);
   const auth = useStore(dashboardStore, (s) => s.auth);
   return (
@@ -59,10 +65,13 @@ export function DashboardPage() {
       <main className="page page--wide">
         <header className="page__header">
           <div>
-            <h1>atomo-swarm · class dashboard</h1>
-            <p className="tagline">Every tab trains on its own digits and sends a compressed gradient. How many bytes does accuracy cost?</p>
+            <h1>{t('dashboard.title')}</h1>
+            <p className="tagline">{t('dashboard.tagline')}</p>
           </div>
-          <AuthBanner />
+          <div className="page__tools">
+            <AuthBanner />
+            <LanguageSwitcher />
+          </div>
         </header>
         <div className="dash-top">
           <JoinCard />

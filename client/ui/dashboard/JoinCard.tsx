@@ -1,6 +1,8 @@
 /** The join link and its QR code, for students to open the worker page on their own device. */
 import { useEffect, useRef } from 'react';
 import QRCode from 'qrcode';
+import { useTranslation } from 'react-i18next';
+
 
 /** The student URL: this server's worker page. */
 function joinUrl(): string {
@@ -9,6 +11,7 @@ function joinUrl(): string {
 
 /** Card with the link in large type and a QR code (data-testid="join-qr"). */
 export function JoinCard() {
+  const { t } = useTranslation();
   const canvas = useRef<HTMLCanvasElement>(null);
   const url = joinUrl();
   useEffect(() => {
@@ -17,13 +20,13 @@ export function JoinCard() {
   }, [url]);
   return (
     <section className="card join">
-      <canvas ref={canvas} className="join__qr" data-testid="join-qr" aria-label={`QR code for ${url}`} role="img" />
+      <canvas ref={canvas} className="join__qr" data-testid="join-qr" aria-label={t('dashboard.join.qrLabel', { url })} role="img" />
       <div className="join__text">
-        <p className="eyebrow">Students join at</p>
+        <p className="eyebrow">{t('dashboard.join.eyebrow')}</p>
         <a className="join__url" href={url} target="_blank" rel="noreferrer">
           {url.replace(/^https?:\/\//, '')}
         </a>
-        <p className="muted">Scan the code or open the link: each tab becomes one worker and starts training at once.</p>
+        <p className="muted">{t('dashboard.join.hint')}</p>
       </div>
     </section>
   );

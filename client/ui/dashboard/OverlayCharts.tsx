@@ -5,9 +5,10 @@
  * round per scheme. Redrawn a few times a second at most.
  */
 import { useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { Bar, BarChart, CartesianGrid, Cell, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
-import { SCHEME_LABELS, formatBytes, formatNumber, formatPercent } from '../common/format';
+import { formatBytes, formatNumber, formatPercent, roundLabel, schemeLabel } from '../common/format';
 import { COLORS, runColor } from '../common/palette';
 import { dashboardStore, type DashboardState, type RunView, type TrafficAxis } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
@@ -26,8 +27,9 @@ interface Plotted {
 }
 
 function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
+  const { t } = useTranslation();
   return (
-    <ul className="legend" aria-label="Runs">
+    <ul className="legend" aria-label={t('dashboard.charts.legend')} translate="no">
       {runs.map(({ run, color, label }) => (
         <li key={run.summary.runId}>
           <span className="legend__swatch" style={{ background: color }} />
@@ -39,29 +41,26 @@ function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
 }
 
 /** The trade-off chart's x axes: every frame on the wire, by direction. */
-const AXES: readonly { readonly key: TrafficAxis; readonly label: string; readonly axis: string }[] = [
-  { key: 'totalMB', label: 'Both ways', axis: 'cumulative MB on the wire, both ways (log)' },
-  { key: 'uplinkMB', label: 'Uplink', axis: 'cumulative MB workers → server (log)' },
-  { key: 'downlinkMB', label: 'Downlink', axis: 'cumulative MB server → workers (log)' },
-];
+const AXES: readonly { readonly key: TrafficAxis }[] = [{ key: 'totalMB' }, { key: 'uplinkMB' }, { key: 'downlinkMB' }];
 
 function TradeoffChart({ runs }: { readonly runs: readonly Plotted[] }) {
+  const { t } = useTranslation();
   const [axisKey, setAxisKey] = useState<TrafficAxis>('totalMB');
   const axis = AXES.find((a) => a.key === axisKey)!;
   const points = runs.reduce((n, r) => n + r.run.evals.points.length, 0);
   return (
     <ChartCard
-      title="The trade-off: accuracy for the megabytes sent"
-      caption="Up and to the left wins: more accuracy for less traffic (log scale). Every frame counts: payload, envelope and framing."
+      title={t('dashboard.charts.tradeoffTitle')}
+      caption={t('dashboard.charts.tradeoffCaption')}
       testId="chart-tradeoff"
       points={points}
-      emptyText="Appears after the first evaluation on the held-out digits."
+      emptyText={t('dashboard.charts.tradeoffEmpty')}
     >
-      <div className="segmented" role="radiogroup" aria-label="Traffic on the x axis" data-testid="tradeoff-axis">
+      <div className="segmented" role="radiogroup" aria-label={t('dashboard.charts.axisGroup')} data-testid="tradeoff-axis">
         {AXES.map((a) => (
           <label key={a.key} className={a.key === axisKey ? 'segmented__item segmented__item--on' : 'segmented__item'}>
             <input type="radio" name="tradeoff-axis" value={a.key} checked={a.key === axisKey} onChange={() => setAxisKey(a.key)} />
-            {a.label}
+            {t(`dashboard.charts.axes.${a.key}.label`)}
           </label>
         ))}
       </div>
@@ -76,10 +75,10 @@ function TradeoffChart({ runs }: { readonly runs: readonly Plotted[] }) {
             allowDataOverflow
             {...axisProps}
             tickFormatter={(v: number) => `${formatNumber(v)} MB`}
-            label={{ value: axis.axis, position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
+            label={{ value: t(`dashboard.charts.axes.${axis.key}.axis`), position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
           />
           <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...axisProps} tickFormatter={percentTick} />
-          <Tooltip formatter={(v, name) => [name === 'accuracy' ? formatPercent(Number(v)) : formatNumber(Number(v)), name]} labelFormatter={(mb) => `${formatNumber(Number(mb))} MB sent`} />
+          <Tooltip formatter={(v, name) => [formatPercent(Number(v)), name]} labelFormatter={(mb) => t('dashboard.charts.mbSent', { mb: formatNumber(Number(mb)) })} />
           {runs.map(({ run, color, label }) => (
             <Line
               key={run.summary.runId}
@@ -130,7 +129,7 @@ function RoundChart({
             {...(log === true ? { scale: 'log' as const, domain: ['auto', 'auto'] as const, allowDataOverflow: true } : {})}
             tickFormatter={yTick}
           />
-          <Tooltip formatter={(v) => yTick(Number(v))} labelFormatter={(r) => `Round ${r}`} />
+          <Tooltip formatter={(v) => yTick(Number(v))} labelFormatter={roundLabel} />
           {series.map(({ run, color, label, data }) => (
             <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} strokeWidth={2} dot={false} isAnimationActive={false} />
           ))}
@@ -141,19 +140,20 @@ function RoundChart({
 }
 
 function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
+  const { t } = useTranslation();
   const bars = runs
     .filter(({ run }) => run.contributions > 0)
     .map(({ run, color }) => ({
       name: `${run.summary.config.name}`,
-      scheme: SCHEME_LABELS[run.summary.config.scheme],
+      scheme: schemeLabel(run.summary.config.scheme),
       bytes: run.bytesUpTotal / run.contributions,
       color,
     }));
   const dense = runs.find(({ run }) => run.summary.config.scheme === 'none' && run.contributions > 0);
   return (
     <ChartCard
-      title="Bytes per worker per round"
-      caption="What one gradient costs on the wire, by run (mean so far)."
+      title={t('dashboard.charts.bytesTitle')}
+      caption={t('dashboard.charts.bytesCaption')}
       testId="chart-bytes"
       points={bars.length}
     >
@@ -161,7 +161,7 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
         <BarChart data={bars} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
           <CartesianGrid stroke={COLORS.grid} vertical={false} />
           <XAxis dataKey="scheme" {...axisProps} interval={0} tick={{ fontSize: 10 }} />
-          <YAxis {...axisProps} tickFormatter={(v: number) => formatBytes(v)} />
+          <YAxis {...axisProps} scale="log" domain={[(min: number) => min / 4, (max: number) => max * 2]} allowDataOverflow tickFormatter={(v: number) => formatBytes(v)} />
           <Tooltip formatter={(v) => formatBytes(Number(v))} labelFormatter={(_, payload) => String(payload?.[0]?.payload?.name ?? '')} />
           {dense !== undefined && <ReferenceLine y={dense.run.bytesUpTotal / dense.run.contributions} stroke={COLORS.baseline} strokeDasharray="5 4" />}
           <Bar dataKey="bytes" isAnimationActive={false}>
@@ -181,6 +181,7 @@ const varianceOf = (run: RunView) => run.rounds.points.filter((p) => p.varianceR
 
 /** The dashboard's chart section (a shared legend, then the charts). */
 export function OverlayCharts() {
+  const { t } = useTranslation();
   const runsById = useThrottledStore(dashboardStore, selectRuns);
   const runIds = useThrottledStore(dashboardStore, selectIds);
   const runs = useMemo(
@@ -188,23 +189,23 @@ export function OverlayCharts() {
       orderedRuns({ runIds, runs: runsById }).map((run, i) => ({
         run,
         color: runColor(i),
-        label: `${run.summary.config.name} (${SCHEME_LABELS[run.summary.config.scheme]})`,
+        label: `${run.summary.config.name} (${schemeLabel(run.summary.config.scheme)})`,
       })),
     [runIds, runsById],
   );
   return (
-    <section className="overlay" aria-label="Charts">
+    <section className="overlay" aria-label={t('dashboard.charts.section')}>
       <Legend runs={runs} />
       <div className="overlay__grid">
         <div className="overlay__wide">
           <TradeoffChart runs={runs} />
         </div>
-        <RoundChart runs={runs} title="Test accuracy by round" caption="Held-out digits the model gets right." testId="chart-accuracy" pick={accuracyOf} yTick={percentTick} />
-        <RoundChart runs={runs} title="Training loss by round" caption="Mean minibatch loss of the workers." testId="chart-loss" pick={lossOf} yTick={formatNumber} />
+        <RoundChart runs={runs} title={t('dashboard.charts.accuracyTitle')} caption={t('dashboard.charts.accuracyCaption')} testId="chart-accuracy" pick={accuracyOf} yTick={percentTick} />
+        <RoundChart runs={runs} title={t('dashboard.charts.lossTitle')} caption={t('dashboard.charts.lossCaption')} testId="chart-loss" pick={lossOf} yTick={formatNumber} />
         <RoundChart
           runs={runs}
-          title="Estimator variance ÷ ‖g‖²"
-          caption="The noise each scheme adds to the gradient (log scale)."
+          title={t('dashboard.charts.varianceTitle')}
+          caption={t('dashboard.charts.varianceCaption')}
           testId="chart-variance"
           pick={varianceOf}
           yTick={formatNumber}

@@ -1,5 +1,7 @@
 /** The one-click race: one run per scheme at matched expected bytes per round, the swarm spread across them. */
 import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
+
 import { createModelLayout } from '../../../core/model';
 import type { RunId } from '../../../core/protocol';
 import { useStore } from 'zustand';
@@ -13,13 +15,14 @@ const RACE_SHARED = { model: 'mlp', batchSize: 32, learningRate: 0.1, evalEvery:
 
 /** The race card (button "Start a race"). */
 export function RaceCard() {
+  const { t } = useTranslation();
   const actions = useActions();
   const [busy, setBusy] = useState(false);
   const runIds = useStore(dashboardStore, (s) => s.runIds);
   const race = async () => {
     if (actions === null) return;
     setBusy(true);
-    const label = `race ${new Date().toTimeString().slice(0, 5)}`;
+    const label = t('dashboard.race.label', { time: new Date().toTimeString().slice(0, 5) });
     const created: RunId[] = [];
     for (const config of raceConfigs(createModelLayout(RACE_SHARED.model), RACE_SHARED, label)) {
       const answer = await actions.createRun(config);
@@ -38,15 +41,12 @@ export function RaceCard() {
   };
   return (
     <section className="card race">
-      <h2>Race the schemes</h2>
-      <p className="muted">
-        Creates one run per scheme, each sending about the same bytes per round as TernGrad (float32 runs too, as the reference), and spreads the
-        workers over them. Watch the trade-off plot.
-      </p>
+      <h2>{t('dashboard.race.title')}</h2>
+      <p className="muted">{t('dashboard.race.text')}</p>
       <button type="button" className="button button--primary" disabled={actions === null || busy} onClick={() => void race()}>
-        {busy ? 'Setting up the race…' : 'Start a race'}
+        {busy ? t('dashboard.race.busy') : t('dashboard.race.start')}
       </button>
-      <p className="muted small">{runIds.length} runs on the server now.</p>
+      <p className="muted small">{t('dashboard.race.count', { count: runIds.length })}</p>
     </section>
   );
 }

@@ -1,46 +1,41 @@
 /** Every run: what it compresses, where it stands, and the teacher's buttons (start, pause, reset, delete, export). */
+import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
-import type { RunId, RunStatus } from '../../../core/protocol';
+import type { RunId } from '../../../core/protocol';
 import { describeCompression, formatBytes, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
 import { dashboardStore, type RunView } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
 import { latestAccuracy, orderedRuns } from './selectors';
 
-const STATUS_TEXT: Readonly<Record<RunStatus, string>> = {
-  created: 'ready',
-  running: 'running',
-  paused: 'paused',
-  finished: 'finished',
-};
-
 function RunActions({ run }: { readonly run: RunView }) {
+  const { t } = useTranslation();
   const actions = useActions();
   const { runId, status } = run.summary;
-  if (actions === null) return <span className="muted">view only</span>;
+  if (actions === null) return <span className="muted">{t('common.viewOnly')}</span>;
   const go = (action: (id: RunId) => Promise<unknown>) => () => void action(runId);
   return (
     <div className="row-actions">
       {status === 'created' && (
         <button type="button" className="button button--small button--primary" onClick={go(actions.startRun)}>
-          Start
+          {t('dashboard.runs.start')}
         </button>
       )}
       {status === 'running' && (
         <button type="button" className="button button--small" onClick={go(actions.pauseRun)}>
-          Pause
+          {t('dashboard.runs.pause')}
         </button>
       )}
       {(status === 'paused' || status === 'finished') && (
         <button type="button" className="button button--small button--primary" onClick={go(actions.resumeRun)}>
-          Resume
+          {t('dashboard.runs.resume')}
         </button>
       )}
       <button type="button" className="button button--small" onClick={go(actions.resetRun)}>
-        Reset
+        {t('dashboard.runs.reset')}
       </button>
-      <button type="button" className="button button--small button--danger" onClick={go(actions.deleteRun)} aria-label={`Delete ${run.summary.config.name}`}>
-        Delete
+      <button type="button" className="button button--small button--danger" onClick={go(actions.deleteRun)} aria-label={t('dashboard.runs.deleteLabel', { name: run.summary.config.name })}>
+        {t('dashboard.runs.delete')}
       </button>
     </div>
   );
@@ -48,28 +43,29 @@ function RunActions({ run }: { readonly run: RunView }) {
 
 /** The runs table (data-testid="runs-table"; one row per run, data-run-id). */
 export function RunsTable() {
+  const { t } = useTranslation();
   const runIds = useStore(dashboardStore, (s) => s.runIds);
   const runsById = useStore(dashboardStore, (s) => s.runs);
   const runs = orderedRuns({ runIds, runs: runsById });
   return (
     <section className="card table-card">
       <header className="table-card__header">
-        <h2>Runs</h2>
-        <p className="muted">Each run is one experiment with its own model. Export a run's whole history as CSV or JSON.</p>
+        <h2>{t('dashboard.runs.title')}</h2>
+        <p className="muted">{t('dashboard.runs.hint')}</p>
       </header>
       <div className="table-scroll">
         <table className="table" data-testid="runs-table">
           <thead>
             <tr>
-              <th>Run</th>
-              <th>Compression</th>
-              <th>Status</th>
-              <th className="num">Round</th>
-              <th className="num">Workers</th>
-              <th className="num">Accuracy</th>
-              <th className="num">Upstream</th>
-              <th>Export</th>
-              <th>Actions</th>
+              <th>{t('dashboard.runs.run')}</th>
+              <th>{t('dashboard.runs.compression')}</th>
+              <th>{t('dashboard.runs.status')}</th>
+              <th className="num">{t('dashboard.runs.round')}</th>
+              <th className="num">{t('dashboard.runs.workers')}</th>
+              <th className="num">{t('dashboard.runs.accuracy')}</th>
+              <th className="num">{t('dashboard.runs.upstream')}</th>
+              <th>{t('dashboard.runs.export')}</th>
+              <th>{t('dashboard.runs.actions')}</th>
             </tr>
           </thead>
           <tbody>
@@ -80,14 +76,14 @@ export function RunsTable() {
                 <tr key={summary.runId} data-run-id={summary.runId} data-status={summary.status} data-scheme={summary.config.scheme}>
                   <td>
                     <span className="legend__swatch" style={{ background: runColor(i) }} />
-                    <strong>{summary.config.name}</strong> <span className="muted mono">{summary.runId}</span>
+                    <strong translate="no">{summary.config.name}</strong> <span className="muted mono" translate="no">{summary.runId}</span>
                   </td>
                   <td>{describeCompression(summary.config)}</td>
                   <td>
-                    <span className={`pill pill--${summary.status}`}>{STATUS_TEXT[summary.status]}</span>
+                    <span className={`pill pill--${summary.status}`}>{t(`dashboard.runs.statuses.${summary.status}`)}</span>
                     {summary.fault === null ? null : (
                       <div className="run-fault" role="alert" data-testid="run-fault">
-                        Paused by the server: {summary.fault}
+                        {t('dashboard.runs.fault', { detail: summary.fault })}
                       </div>
                     )}
                   </td>

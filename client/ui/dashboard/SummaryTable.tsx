@@ -1,6 +1,8 @@
 /** Rounds and megabytes each run needed to reach a test accuracy the teacher picks. */
 import { useState } from 'react';
-import { formatNumber } from '../common/format';
+import { useTranslation } from 'react-i18next';
+
+import { formatNumber, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
 import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
@@ -18,6 +20,7 @@ function reached(run: RunView, target: number): { round: number; mb: number } | 
 
 /** The summary table with its accuracy menu (data-testid="summary-table"). */
 export function SummaryTable() {
+  const { t } = useTranslation();
   const [target, setTarget] = useState(0.8);
   const runsById = useThrottledStore(dashboardStore, selectRuns);
   const runIds = useThrottledStore(dashboardStore, selectIds);
@@ -27,13 +30,13 @@ export function SummaryTable() {
   return (
     <section className="card table-card">
       <header className="table-card__header">
-        <h2>Who gets there with the least traffic?</h2>
+        <h2>{t('dashboard.summary.title')}</h2>
         <label className="inline-field">
-          Target accuracy{' '}
-          <select className="select select--small" value={target} onChange={(e) => setTarget(Number(e.target.value))} aria-label="Target accuracy">
-            {TARGETS.map((t) => (
-              <option key={t} value={t}>
-                {Math.round(t * 100)}%
+          {t('dashboard.summary.target')}{' '}
+          <select className="select select--small" value={target} onChange={(e) => setTarget(Number(e.target.value))} aria-label={t('dashboard.summary.target')}>
+            {TARGETS.map((value) => (
+              <option key={value} value={value}>
+                {formatPercent(value).replace(/[.,]0(?=\D*$)/, '')}
               </option>
             ))}
           </select>
@@ -43,9 +46,9 @@ export function SummaryTable() {
         <table className="table" data-testid="summary-table">
           <thead>
             <tr>
-              <th>Run</th>
-              <th className="num">Rounds</th>
-              <th className="num">MB both ways</th>
+              <th>{t('dashboard.summary.run')}</th>
+              <th className="num">{t('dashboard.summary.rounds')}</th>
+              <th className="num">{t('dashboard.summary.mb')}</th>
             </tr>
           </thead>
           <tbody>
@@ -53,9 +56,9 @@ export function SummaryTable() {
               <tr key={run.summary.runId} className={hit !== null && hit.mb === fewest ? 'row--best' : ''}>
                 <td>
                   <span className="legend__swatch" style={{ background: color }} />
-                  {run.summary.config.name}
+                  <span translate="no">{run.summary.config.name}</span>
                 </td>
-                <td className="num">{hit === null ? <span className="muted">not yet</span> : hit.round}</td>
+                <td className="num">{hit === null ? <span className="muted">{t('common.notYet')}</span> : hit.round}</td>
                 <td className="num">{hit === null ? <span className="muted">–</span> : formatNumber(hit.mb)}</td>
               </tr>
             ))}

@@ -1,7 +1,8 @@
 /** The swarm: every worker, its backend, run (a menu to move it), last round, bytes, server-measured latency, last seen, status, and remove. */
+import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { asRunId, type WorkerBackend } from '../../../core/protocol';
-import { formatBytes, formatMs } from '../common/format';
+import { formatBytes, formatClock, formatMs } from '../common/format';
 import { dashboardStore } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
 import { allWorkers, balancingMoves, orderedRuns } from './selectors';
@@ -12,13 +13,9 @@ function backendLabel(backend: WorkerBackend | null): string {
   return backend.kind === 'webgpu' ? 'WebGPU' : 'CPU';
 }
 
-/** A server timestamp (ms since epoch) as this browser's time of day, e.g. "10:52:07". */
-function formatClock(epochMs: number): string {
-  return new Date(epochMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-}
-
 /** The workers table (data-testid="workers-table"; rows carry data-worker-id). */
 export function WorkersTable() {
+  const { t } = useTranslation();
   const actions = useActions();
   const runIds = useStore(dashboardStore, (s) => s.runIds);
   const runsById = useStore(dashboardStore, (s) => s.runs);
@@ -32,11 +29,11 @@ export function WorkersTable() {
   return (
     <section className="card table-card">
       <header className="table-card__header">
-        <h2>Workers</h2>
-        <p className="muted">Move a worker with its run menu, or spread everyone evenly over the running runs.</p>
+        <h2>{t('dashboard.workers.title')}</h2>
+        <p className="muted">{t('dashboard.workers.hint')}</p>
         {actions !== null && (
           <button type="button" className="button button--small" onClick={() => void balance()}>
-            Balance workers
+            {t('dashboard.workers.balance')}
           </button>
         )}
       </header>
@@ -44,17 +41,17 @@ export function WorkersTable() {
         <table className="table" data-testid="workers-table">
           <thead>
             <tr>
-              <th className="num">Id</th>
-              <th>Device</th>
-              <th>Backend</th>
-              <th>Run</th>
-              <th className="num">Last round</th>
-              <th className="num">Sent</th>
-              <th className="num" title="Round trip measured by the server: round opened to gradient received">
-                Latency
+              <th className="num">{t('dashboard.workers.id')}</th>
+              <th>{t('dashboard.workers.device')}</th>
+              <th>{t('dashboard.workers.backend')}</th>
+              <th>{t('dashboard.workers.run')}</th>
+              <th className="num">{t('dashboard.workers.lastRound')}</th>
+              <th className="num">{t('dashboard.workers.sent')}</th>
+              <th className="num" title={t('dashboard.workers.latencyTitle')}>
+                {t('dashboard.workers.latency')}
               </th>
-              <th className="num">Last seen</th>
-              <th>Status</th>
+              <th className="num">{t('dashboard.workers.lastSeen')}</th>
+              <th>{t('dashboard.workers.status')}</th>
               <th />
             </tr>
           </thead>
@@ -62,7 +59,7 @@ export function WorkersTable() {
             {workers.length === 0 && (
               <tr>
                 <td colSpan={10} className="muted">
-                  No workers yet: open the join link in a few tabs.
+                  {t('dashboard.workers.none')}
                 </td>
               </tr>
             )}
@@ -72,17 +69,19 @@ export function WorkersTable() {
               return (
                 <tr key={worker.workerId} data-worker-id={worker.workerId} data-run-id={worker.runId}>
                   <td className="num mono">#{worker.workerId}</td>
-                  <td>{worker.name || '–'}</td>
-                  <td data-cell="backend" data-backend={worker.backend?.kind ?? 'unknown'} title={worker.backend?.detail}>
+                  <td translate="no">{worker.name || '–'}</td>
+                  {/* The tooltip is the worker's own report (adapter name, or why it has no GPU), in the worker's language. */}
+                  <td data-cell="backend" data-backend={worker.backend?.kind ?? 'unknown'} title={worker.backend?.detail} translate="no">
                     {backendLabel(worker.backend)}
                   </td>
                   <td>
                     {actions === null ? (
-                      runsById[worker.runId]?.summary.config.name ?? worker.runId
+                      <span translate="no">{runsById[worker.runId]?.summary.config.name ?? worker.runId}</span>
                     ) : (
                       <select
                         className="select select--small"
-                        aria-label={`Run of worker ${worker.workerId}`}
+                        aria-label={t('dashboard.workers.runOf', { id: worker.workerId })}
+                        translate="no"
                         value={worker.runId}
                         onChange={(event) => void actions.moveWorker(worker.workerId, asRunId(event.target.value))}
                       >
@@ -103,12 +102,12 @@ export function WorkersTable() {
                     {worker.lastSeenAt === null ? '–' : formatClock(worker.lastSeenAt)}
                   </td>
                   <td>
-                    <span className={`pill pill--${status}`}>{status}</span>
+                    <span className={`pill pill--${status}`}>{t(`dashboard.workers.statuses.${status}`)}</span>
                   </td>
                   <td>
                     {actions !== null && (
                       <button type="button" className="button button--small button--danger" onClick={() => void actions.removeWorker(worker.workerId)}>
-                        Remove
+                        {t('dashboard.workers.remove')}
                       </button>
                     )}
                   </td>

@@ -4,6 +4,7 @@
  * per-worker arrays would grow with the class). Fed by client/net's
  * dashboard channel; components read slices.
  */
+import type { LocalMessage } from '../../i18n';
 import { createStore } from 'zustand/vanilla';
 import { modelVariance } from '../../../core/atomo';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
@@ -70,7 +71,7 @@ export interface DashboardState {
   readonly runs: Readonly<Record<string, RunView>>;
   readonly lastRounds: Readonly<Record<number, WorkerLastRound>>;
   /** The latest message for the teacher (a refused action), or null. */
-  readonly notice: string | null;
+  readonly notice: LocalMessage | null;
 }
 
 /** The writes the dashboard channel makes. */
@@ -81,7 +82,7 @@ export interface DashboardActions {
   runState(run: RunSummary): void;
   runDeleted(runId: RunId): void;
   metrics(metrics: RoundMetrics): void;
-  setNotice(notice: string | null): void;
+  setNotice(notice: LocalMessage | null): void;
 }
 
 function roundPoint(m: RoundMetrics): RunRoundPoint {

@@ -6,14 +6,28 @@
 import { createStore } from 'zustand/vanilla';
 import type { RunConfig, RunId, WorkerId } from '../../../core/protocol';
 import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
+import type { CpuReason } from '../../gpu/runtime';
+import type { LocalMessage } from '../../i18n';
 import type { LinkState } from '../../net/workerChannel';
 import { emptySeries, pushPoint, type Series } from './series';
 
 /** The backend as the badge shows it. */
 export type BackendView =
   | { readonly kind: 'probing' }
-  | { readonly kind: 'webgpu'; readonly adapterName: string }
-  | { readonly kind: 'cpu'; readonly reason: string };
+  | {
+      readonly kind: 'webgpu';
+      readonly adapterName: string;
+      /** A software adapter (SwiftShader, or one the browser marks isFallbackAdapter): WebGPU without a GPU. */
+      readonly software: boolean;
+    }
+  | {
+      readonly kind: 'cpu';
+      /** In English, for the server's workers table. */
+      readonly reason: string;
+      /** What the page translates: the reason's kind and its variable part (an error message). */
+      readonly code: CpuReason | 'lost' | 'failed' | 'calibrated' | 'unknown';
+      readonly detail?: string;
+    };
 
 /** What the tab is doing now; drives the progress indicator. */
 export type WorkerPhase =
@@ -71,7 +85,7 @@ export interface WorkerState {
   readonly history: Series<WorkerRoundPoint>;
   readonly digits: readonly DigitView[];
   /** The latest thing that went wrong, in words; null when all is well. */
-  readonly notice: string | null;
+  readonly notice: LocalMessage | null;
 }
 
 /** The writes the session makes. */
@@ -84,7 +98,7 @@ export interface WorkerActions {
   runEvaluated(testAccuracy: number): void;
   roundSent(point: WorkerRoundPoint): void;
   setDigits(digits: readonly DigitView[]): void;
-  setNotice(notice: string | null): void;
+  setNotice(notice: LocalMessage | null): void;
   /** The channel's own count of frames both ways. */
   setTraffic(traffic: WireTraffic): void;
 }

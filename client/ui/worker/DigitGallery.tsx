@@ -1,6 +1,7 @@
 /** A few digits of this worker's shard, each with what the current model thinks it is. */
 import { useEffect, useRef } from 'react';
 import { IMAGE_COLS, IMAGE_ROWS } from '../../../core/data';
+import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { workerStore, type DigitView } from '../store/workerStore';
 
@@ -24,13 +25,14 @@ function DigitCanvas({ pixels }: { readonly pixels: Uint8Array }) {
 }
 
 function Digit({ digit }: { readonly digit: DigitView }) {
+  const { t } = useTranslation();
   const verdict = digit.prediction === null ? 'pending' : digit.prediction === digit.label ? 'right' : 'wrong';
   return (
-    <figure className={`digit digit--${verdict}`} aria-label={`a ${digit.label}, the model says ${digit.prediction ?? 'nothing yet'}`}>
+    <figure className={`digit digit--${verdict}`} aria-label={t('worker.digits.label', { label: digit.label, prediction: digit.prediction ?? t('worker.digits.nothing') })}>
       <DigitCanvas pixels={digit.pixels} />
       <figcaption>
         <span className="digit__guess">{digit.prediction ?? '?'}</span>
-        <span className="digit__truth">is {digit.label}</span>
+        <span className="digit__truth">{t('worker.digits.truth', { label: digit.label })}</span>
       </figcaption>
     </figure>
   );
@@ -38,15 +40,16 @@ function Digit({ digit }: { readonly digit: DigitView }) {
 
 /** The gallery card (data-testid="digits"). */
 export function DigitGallery() {
+  const { t } = useTranslation();
   const digits = useStore(workerStore, (s) => s.digits);
   const right = digits.filter((d) => d.prediction === d.label).length;
   const judged = digits.filter((d) => d.prediction !== null).length;
   return (
     <section className="card digits" data-testid="digits">
       <header className="chart-card__header">
-        <h3>What the model sees in your digits</h3>
+        <h3>{t('worker.digits.title')}</h3>
         <p className="chart-card__caption">
-          {judged === 0 ? 'Predictions appear after the first round.' : `The current model gets ${right} of these ${judged} right.`}
+          {judged === 0 ? t('worker.digits.pending') : t('worker.digits.score', { right, judged })}
         </p>
       </header>
       <div className="digits__row">

@@ -1,8 +1,10 @@
 /** The student's page (`/`): this tab as one worker of the swarm. */
 import { useEffect, useState } from 'react';
 import { asRunId } from '../../../core/protocol';
+import { useTranslation } from 'react-i18next';
 import { startWorkerSession } from '../../session/browserSession';
 import type { WorkerControls } from '../../session/workerSession';
+import { LanguageSwitcher } from '../common/LanguageSwitcher';
 import { workerStore } from '../store/workerStore';
 import { DigitGallery } from './DigitGallery';
 import { WorkerCharts } from './WorkerCharts';
@@ -10,6 +12,7 @@ import { WorkerSummary } from './WorkerSummary';
 
 /** Starts this tab's worker once and lays out its cards. */
 export function WorkerPage() {
+  const { t } = useTranslation();
   const [controls, setControls] = useState<WorkerControls | null>(null);
   useEffect(() => {
     const run = new URLSearchParams(location.search).get('run');
@@ -22,7 +25,10 @@ export function WorkerPage() {
       <header className="page__header">
         <div>
           <h1>atomo-swarm</h1>
-          <p className="tagline">Your browser trains a digit recogniser with the class, and sends only a compressed sketch of what it learned.</p>
+          <p className="tagline">{t('worker.tagline')}</p>
+        </div>
+        <div className="page__tools">
+          <LanguageSwitcher />
         </div>
       </header>
       <div className="worker-layout">

@@ -1,5 +1,7 @@
 /** The worker's identity card: who it is, which run, which scheme, and the pause / take-part switch. */
+import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
+import { translate } from '../../i18n';
 import type { WorkerControls } from '../../session/workerSession';
 import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { describeCompression, formatBytes, formatPercent } from '../common/format';
@@ -14,6 +16,7 @@ export interface WorkerSummaryProps {
 
 /** Identity, run, backend, phase and the three headline numbers. */
 export function WorkerSummary({ controls }: WorkerSummaryProps) {
+  const { t } = useTranslation();
   const workerId = useStore(workerStore, (s) => s.workerId);
   const runId = useStore(workerStore, (s) => s.runId);
   const config = useStore(workerStore, (s) => s.config);
@@ -32,23 +35,23 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
     <section className="card summary">
       <div className="summary__identity">
         <div>
-          <p className="eyebrow">This tab is worker</p>
+          <p className="eyebrow">{t('worker.thisTabIs')}</p>
           <p className="summary__id" data-testid="worker-id" data-value={workerId ?? ''}>
             {workerId === null ? '…' : `#${workerId}`}
           </p>
         </div>
         <dl className="facts">
           <div>
-            <dt>Run</dt>
-            <dd data-testid="run-name">{config === null ? '…' : `${config.name} (${runId})`}</dd>
+            <dt>{t('worker.run')}</dt>
+            <dd data-testid="run-name" translate="no">{config === null ? '…' : `${config.name} (${runId})`}</dd>
           </div>
           <div>
-            <dt>Compression</dt>
+            <dt>{t('worker.compression')}</dt>
             <dd data-testid="scheme">{config === null ? '…' : describeCompression(config)}</dd>
           </div>
           <div>
-            <dt>Data</dt>
-            <dd>{config === null || shard === null ? '…' : `shard ${shard + 1} of ${config.shards}, ${config.model.toUpperCase()}, batch ${config.batchSize}`}</dd>
+            <dt>{t('worker.data')}</dt>
+            <dd>{config === null || shard === null ? '…' : t('worker.dataValue', { shard: shard + 1, shards: config.shards, model: config.model.toUpperCase(), batch: config.batchSize })}</dd>
           </div>
         </dl>
         <button
@@ -57,38 +60,38 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
           disabled={controls === null || phase === 'starting'}
           onClick={() => (stopped ? controls?.resume() : controls?.pause())}
         >
-          {stopped ? (phase === 'removed' ? 'Join again' : 'Take part again') : 'Pause this tab'}
+          {stopped ? (phase === 'removed' ? t('worker.joinAgain') : t('worker.takePartAgain')) : t('worker.pause')}
         </button>
       </div>
       <BackendBadge />
       <PhaseIndicator />
       <div className="kpis">
         <div className="kpi">
-          <span className="kpi__label">Round</span>
+          <span className="kpi__label">{t('worker.kpiRound')}</span>
           <span className="kpi__value" data-testid="round" data-value={round ?? 0}>
             {round ?? '–'}
           </span>
         </div>
         <div className="kpi">
-          <span className="kpi__label">Test accuracy</span>
+          <span className="kpi__label">{t('worker.kpiAccuracy')}</span>
           <span className="kpi__value" data-testid="test-accuracy" data-value={accuracy ?? 0}>
             {formatPercent(accuracy)}
           </span>
         </div>
         <div className="kpi">
-          <span className="kpi__label">This tab on the wire</span>
+          <span className="kpi__label">{t('worker.kpiWire')}</span>
           <span className="kpi__value" data-testid="bytes-total" data-value={up + down}>
             {formatBytes(up + down)}
           </span>
           <span className="kpi__hint">
-            up <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, down{' '}
-            <span data-testid="bytes-down" data-value={down}>{formatBytes(down)}</span>, {roundsSent} gradients
+            {t('worker.up')} <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, {t('worker.down')}{' '}
+            <span data-testid="bytes-down" data-value={down}>{formatBytes(down)}</span>, {t('worker.gradients', { count: roundsSent })}
           </span>
         </div>
       </div>
       {notice !== null && (
         <p className="notice" role="status">
-          {notice}
+          {translate(notice)}
         </p>
       )}
     </section>

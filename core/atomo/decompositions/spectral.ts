@@ -4,9 +4,9 @@
  *
  * Two routes to the same SVD, chosen per layer (docs/wire-format.md,
  * "Spectral routes"):
- *  - factored: when the caller hands over the gradient's factors G = Lᵀ·R
- *    (a dense layer: its input X and output delta Δ) and their shared
- *    dimension is below min(rows, cols), the SVD comes from QRs of the
+ *  - factored: when the caller hands over the gradient's factors G = Xᵀ·Δ
+ *    (a dense layer: its input X and output delta Δ) and the batch is
+ *    below min(rows, cols), the SVD comes from QRs of the
  *    factors and a small core (core/linalg/factoredSvd.ts), and only the
  *    singular vectors of the atoms sent are formed;
  *  - direct: otherwise (biases, a conv kernel whose im2col factors are
@@ -29,19 +29,19 @@ export interface SpectralDecomposition extends AtomicDecomposition<SpectralSampl
   readonly svd: SvdResult;
 }
 
-/** The route a rows×cols layer takes given factors of shared dimension `inner` (or none). */
-export function spectralRoute(shape: Shape, inner: number | undefined): SpectralRoute {
-  return inner !== undefined && inner < Math.min(shape[0], shape[1]) ? 'factored' : 'direct';
+/** The route a rows×cols layer takes given factors of batch size `batch` (or none). */
+export function spectralRoute(shape: Shape, batch: number | undefined): SpectralRoute {
+  return batch !== undefined && batch < Math.min(shape[0], shape[1]) ? 'factored' : 'direct';
 }
 
 /**
  * The SVD atoms of the rows×cols gradient `grad` (row-major). With `factors`
- * (grad = leftᵀ·right up to float32 rounding) a low-rank layer takes the
- * factored route; the atoms then decompose leftᵀ·right exactly.
+ * (grad = Xᵀ·Δ up to float32 rounding) a low-rank layer takes the
+ * factored route; the atoms then decompose Xᵀ·Δ exactly.
  */
 export function spectralDecomposition(grad: Float32Array, shape: Shape, factors?: GradientFactors): SpectralDecomposition {
   const [rows, cols] = shape;
-  if (factors !== undefined && spectralRoute(shape, factors.inner) === 'factored') {
+  if (factors !== undefined && spectralRoute(shape, factors.batch) === 'factored') {
     const f = factoredSvd(factors, rows, cols);
     let svd: SvdResult | undefined;
     return {

@@ -53,7 +53,7 @@ export type SampleOf<K extends SchemeName> = Extract<LayerSample, { readonly sch
 /**
  * A compression scheme: gradient → unbiased sample, randomness only from
  * `stream` (atom i uses randomBits(stream, i)). `factors`, when the backend
- * has them, are the gradient's factors grad = leftᵀ·right (a dense layer's
+ * has them, are the gradient's factors grad = Xᵀ·Δ (a dense layer's
  * input and output delta); a scheme may use them to skip work on the full
  * gradient (spectral ATOMO does), the others ignore them.
  */

@@ -31,7 +31,7 @@ export function lowRankGradient(seed = 2): TestGradient {
   return { name: 'low-rank', grad: Float32Array.from(lowRankMatrix(rows, cols, 3, seed)), shape: TEST_SHAPE };
 }
 
-/** A gradient given with its factors, as a dense layer's backward pass has them: grad = float32(leftᵀ·right). */
+/** A gradient given with its factors, as a dense layer's backward pass has them: grad = float32(Xᵀ·Δ). */
 export interface FactoredTestGradient extends TestGradient {
   readonly factors: GradientFactors;
 }
@@ -55,5 +55,5 @@ export function factoredGradient(seed = 3): FactoredTestGradient {
       grad[i * cols + j] = s;
     }
   }
-  return { name: 'factored', grad, shape: TEST_SHAPE, factors: { inner, left, right } };
+  return { name: 'factored', grad, shape: TEST_SHAPE, factors: { batch: inner, input: left, delta: right } };
 }

@@ -61,6 +61,28 @@ describe.each(MODEL_KINDS)('CPU backend (%s) matches the Float64 reference', (ki
     }
   });
 
+  it('hands over the factors X, Δ of every dense weight gradient: Xᵀ·Δ is that gradient', async () => {
+    const batch = 5;
+    const params = randomParameters(layout, 7);
+    const images = randomImages(batch, layout.inputSize, 8);
+    const labels = randomLabels(batch, layout.classCount, 9);
+    const { gradient, factors } = await backend.lossAndGradient(params, images, labels, batch);
+    const dense = layout.layers.filter((layer) => layer.type === 'dense');
+    expect([...(factors?.keys() ?? [])].sort()).toEqual(dense.map((layer) => layout.tensors.indexOf(layer.weight)).sort());
+    for (const layer of dense) {
+      const f = factors!.get(layout.tensors.indexOf(layer.weight))!;
+      expect(f.batch).toBe(batch);
+      const [rows, cols] = layer.weight.shape;
+      const product = new Float64Array(rows * cols);
+      for (let n = 0; n < batch; n++) {
+        for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) product[i * cols + j]! += f.input[n * rows + i]! * f.delta[n * cols + j]!;
+      }
+      const expected = tensorView(gradient, layer.weight);
+      // The backend sums the same products in double and stores float32: equal to its rounding.
+      expect(maxAbs(difference(product, expected)), layer.name).toBeLessThanOrEqual(1e-6 * maxAbs(expected));
+    }
+  });
+
   it('gives the same result when called again (workspaces are reset, not accumulated)', async () => {
     const params = randomParameters(layout, 5);
     const images = randomImages(4, layout.inputSize, 6);

@@ -2,7 +2,7 @@
  * The CPU TrainingBackend: float32 storage, double-precision arithmetic in
  * registers (JavaScript numbers), one workspace per batch size seen.
  */
-import type { LossAndGradient, TrainingBackend } from '../backend';
+import type { GradientFactors, LossAndGradient, TrainingBackend } from '../backend';
 import type { ModelLayout } from '../layout';
 import { cpuBackward, cpuForward } from './network';
 import { softmaxCrossEntropy } from './softmax-cross-entropy';
@@ -35,7 +35,7 @@ export function createCpuBackend(layout: ModelLayout): TrainingBackend {
     const loss = softmaxCrossEntropy(logits, labels, dLogits, batch, layout.classCount);
     gradient.fill(0);
     cpuBackward(layout, params, images, workspace, gradient);
-    return { loss, gradient };
+    return { loss, gradient, factors: denseFactors(layout, images, workspace) };
   };
 
   const predictNow = (params: Float32Array, images: Float32Array, batch: number): Float32Array => {
@@ -48,6 +48,22 @@ export function createCpuBackend(layout: ModelLayout): TrainingBackend {
     lossAndGradient: (params, images, labels, batch) => settle(() => lossAndGradientNow(params, images, labels, batch)),
     predict: (params, images, batch) => settle(() => predictNow(params, images, batch)),
   };
+}
+
+/**
+ * The factors X (the layer's input) and Δ (dLoss/d its output) of every
+ * dense weight gradient, by tensor index: views of the workspace, valid
+ * until the next call, like the gradient.
+ */
+function denseFactors(layout: ModelLayout, images: Float32Array, workspace: CpuWorkspace): Map<number, GradientFactors> {
+  const { batch, outputs, outputGradients } = workspace;
+  const factors = new Map<number, GradientFactors>();
+  layout.layers.forEach((layer, i) => {
+    if (layer.type !== 'dense') return;
+    const input = (i === 0 ? images : outputs[i - 1]!).subarray(0, batch * layer.inputSize);
+    factors.set(layout.tensors.indexOf(layer.weight), { input, delta: outputGradients[i]!, batch });
+  });
+  return factors;
 }
 
 /** Runs synchronously, but reports a throw as a rejected promise like any async backend would. */
