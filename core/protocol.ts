@@ -11,8 +11,6 @@
  * array of numbers. A browser receives them as ArrayBuffer, Node as Buffer
  * (a Uint8Array); `asBytes` reads either.
  */
-import type { Compression } from './atomo/types';
-import type { ModelKind } from './model/layout';
 import type { WireTraffic } from './traffic/frames';
 
 export type { WireTraffic } from './traffic/frames';
@@ -50,43 +48,9 @@ export function asBytes(data: EncodedLayer): Uint8Array {
 
 // ── Runs ────────────────────────────────────────────────────────────────────
 
-/** How the training set is split over a run's shards. */
-export type DataSplit = { readonly kind: 'iid' } | { readonly kind: 'dirichlet'; readonly alpha: number };
-
-/**
- * When a round may close before every participant reported: at the deadline,
- * once max(minimum, ⌈fraction · participants⌉) gradients are in.
- */
-export interface QuorumRule {
-  readonly fraction: number;
-  readonly minimum: number;
-}
-
-/** Everything that defines one experiment. Workers receive it on join and train by it. */
-export interface RunConfig extends Compression {
-  readonly name: string;
-  readonly model: ModelKind;
-  readonly learningRate: number;
-  readonly momentum: number;
-  /** Examples per worker per round. */
-  readonly batchSize: number;
-  /** SGD steps per round on a worker; 1 is synchronous SGD as in the paper (the only value accepted). */
-  readonly localSteps: 1;
-  readonly split: DataSplit;
-  /** Number of shards the training set is cut into; a worker trains on shard (slot mod shards). */
-  readonly shards: number;
-  /** Seeds the initial weights, the shards, the minibatches and every Bernoulli draw. */
-  readonly seed: number;
-  readonly quorum: QuorumRule;
-  readonly roundDeadlineMs: number;
-  /** The run finishes after this many rounds (versions 0..maxRounds−1 trained). */
-  readonly maxRounds: number;
-  /** Evaluate on the held-out test digits every this many rounds (and at the last one). */
-  readonly evalEvery: number;
-}
-
-/** A partial RunConfig, as the teacher sends it to create or configure a run. */
-export type RunConfigPatch = { readonly [K in keyof RunConfig]?: RunConfig[K] };
+// The run configuration's types are derived from its schema, the one home of its defaults and bounds.
+export type { AggregationRule, DataSplit, QuorumRule, RunConfig, RunConfigPatch } from './schema/runConfig';
+import type { RunConfig, RunConfigPatch } from './schema/runConfig';
 
 /** created: waits for start; running: rounds open as workers come; paused: no round opens; finished: maxRounds reached. */
 export type RunStatus = 'created' | 'running' | 'paused' | 'finished';

@@ -4,14 +4,15 @@
  * layer calls these only for sockets that presented the admin token.
  */
 import type { ADMIN_EVENTS, RunId } from '../core/protocol';
+import type { AckResult } from './io';
 import type { RunRegistry } from './runs';
 import { parseConfigureRequest, parseCreateRequest, parseMoveRequest, parseRemoveRequest, parseRunRequest } from './validation';
 
 /** An admin event name. */
 export type AdminEvent = (typeof ADMIN_EVENTS)[number];
 
-/** One handler per admin event: untrusted payload in, the ack's result out (throws ProtocolFault). */
-export type AdminHandlers = Readonly<Record<AdminEvent, (payload: unknown) => object>>;
+/** One handler per admin event: untrusted payload in, the ack's result out as the protocol types it (throws ProtocolFault). */
+export type AdminHandlers = { readonly [K in AdminEvent]: (payload: unknown) => AckResult<K> };
 
 /** Builds the admin handlers over a registry; `onDeleted` tells dashboards a run is gone. */
 export function createAdminHandlers(registry: RunRegistry, onDeleted: (runId: RunId) => void): AdminHandlers {

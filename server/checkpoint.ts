@@ -6,6 +6,13 @@
  * one file are serialised, and a write requested while one is in flight is
  * coalesced into a single follow-up carrying the latest state.
  *
+ * The previous checkpoint of a run is kept as `<id>.ckpt.prev`. On load each
+ * checkpoint is parsed and validated (the JSON against core/schema, shapes
+ * against the model's layout, every weight and momentum finite, the history
+ * one record per version); a damaged one is moved aside to
+ * `<name>.bad-<time>` with a log line saying why, and the run restarts from
+ * the previous one. A snapshot that is not finite is never written.
+ *
  * Run file layout (little-endian):
  *   8 bytes  magic "ATOMOCKP"
  *   u32      format version (1)
@@ -16,13 +23,16 @@
  */
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { asModelVersion, asRunId, asWorkerId } from '../core/protocol';
-import type { RunSnapshot } from './run';
+import { createModelLayout } from '../core/model/layout';
+import { asModelVersion, asRunId, asWorkerId, type RoundMetrics } from '../core/protocol';
+import { parseCheckpointMeta } from '../core/schema';
+import { firstNonFinite, type RunSnapshot } from './run';
 import type { WorkersSnapshot } from './workers';
 
 const MAGIC = 'ATOMOCKP';
 const FORMAT_VERSION = 1;
 const RUN_SUFFIX = '.ckpt';
+const PREVIOUS_SUFFIX = '.ckpt.prev';
 
 /** A stored run plus when it was created (runs are listed in creation order). */
 export interface StoredRun {
@@ -34,6 +44,10 @@ export interface StoredRun {
 export function encodeCheckpoint(stored: StoredRun): Buffer {
   const { snapshot } = stored;
   const { params, velocity, ...rest } = snapshot;
+  for (const [name, values] of [['weights', params], ['momentum', velocity]] as const) {
+    const bad = firstNonFinite(values);
+    if (bad >= 0) throw new Error(`run ${snapshot.runId}: refusing to checkpoint non-finite ${name} (parameter ${bad})`);
+  }
   const json = Buffer.from(JSON.stringify({ ...rest, createdAt: stored.createdAt, parameterCount: params.length }), 'utf8');
   const header = Buffer.alloc(16);
   header.write(MAGIC, 0, 'ascii');
@@ -42,18 +56,33 @@ export function encodeCheckpoint(stored: StoredRun): Buffer {
   return Buffer.concat([header, json, Buffer.from(params.buffer, params.byteOffset, params.byteLength), Buffer.from(velocity.buffer, velocity.byteOffset, velocity.byteLength)]);
 }
 
-/** Parses a checkpoint; throws Error naming what is wrong. */
+/** Parses and validates a checkpoint; throws Error naming what is wrong. */
 export function decodeCheckpoint(bytes: Buffer): StoredRun {
   if (bytes.length < 16 || bytes.toString('ascii', 0, 8) !== MAGIC) throw new Error('not a run checkpoint');
   const version = bytes.readUInt32LE(8);
   if (version !== FORMAT_VERSION) throw new Error(`checkpoint format ${version}, expected ${FORMAT_VERSION}`);
   const jsonLength = bytes.readUInt32LE(12);
-  const meta = JSON.parse(bytes.toString('utf8', 16, 16 + jsonLength)) as Omit<RunSnapshot, 'params' | 'velocity'> & { createdAt: number; parameterCount: number };
+  if (16 + jsonLength > bytes.length) throw new Error(`checkpoint JSON of ${jsonLength} bytes runs past the end of the file`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(bytes.toString('utf8', 16, 16 + jsonLength));
+  } catch (error) {
+    throw new Error(`checkpoint JSON does not parse: ${(error as Error).message}`, { cause: error });
+  }
+  const meta = parseCheckpointMeta(raw);
   const count = meta.parameterCount;
+  const expected = createModelLayout(meta.config.model).parameterCount;
+  if (count !== expected) throw new Error(`checkpoint holds ${count} parameters, ${meta.config.model} has ${expected}`);
   const start = 16 + jsonLength;
   if (bytes.length !== start + 8 * count) throw new Error(`checkpoint holds ${bytes.length - start} weight bytes, expected ${8 * count}`);
   // Copies: a Buffer slice may sit at an offset that is not a multiple of 4.
   const floats = (offset: number) => new Float32Array(new Uint8Array(bytes.subarray(offset, offset + 4 * count)).buffer);
+  const params = floats(start);
+  const velocity = floats(start + 4 * count);
+  for (const [name, values] of [['weights', params], ['momentum', velocity]] as const) {
+    const bad = firstNonFinite(values);
+    if (bad >= 0) throw new Error(`checkpoint ${name} are not finite at parameter ${bad}`);
+  }
   const { createdAt, parameterCount: _count, ...rest } = meta;
   return {
     createdAt,
@@ -61,15 +90,17 @@ export function decodeCheckpoint(bytes: Buffer): StoredRun {
       ...rest,
       runId: asRunId(rest.runId),
       version: asModelVersion(rest.version),
+      // The records exactly as the server wrote them (the schema checked their versions only).
+      history: (raw as { history: RoundMetrics[] }).history,
       members: rest.members.map((m) => ({ ...m, workerId: asWorkerId(m.workerId) })),
-      params: floats(start),
-      velocity: floats(start + 4 * count),
+      params,
+      velocity,
     },
   };
 }
 
 /** Writes `data` to `path` atomically: temp file, fsync, rename. */
-async function writeAtomic(path: string, data: Uint8Array): Promise<void> {
+async function writeAtomic(path: string, data: Uint8Array, keepPrevious: string | null = null): Promise<void> {
   const temp = `${path}.tmp-${process.pid}`;
   const handle = await open(temp, 'w');
   try {
@@ -78,6 +109,10 @@ async function writeAtomic(path: string, data: Uint8Array): Promise<void> {
   } finally {
     await handle.close();
   }
+  // The current file becomes the previous one; a crash between the renames leaves the previous one to load.
+  if (keepPrevious !== null) await rename(path, keepPrevious).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
   await rename(temp, path);
 }
 
@@ -102,8 +137,15 @@ export class CheckpointStore {
 
   /** Schedules a write of a run (the snapshot was taken at a round boundary by the caller). */
   saveRun(stored: StoredRun): void {
-    const data = encodeCheckpoint(stored);
-    this.#write(this.#runPath(stored.snapshot.runId), () => data);
+    let data: Buffer;
+    try {
+      data = encodeCheckpoint(stored);
+    } catch (error) {
+      this.#onError(error); // a snapshot that is not finite is never written
+      return;
+    }
+    const path = this.#runPath(stored.snapshot.runId);
+    this.#write(path, () => data, `${path}.prev`);
   }
 
   /** Schedules a write of the worker identities. */
@@ -115,7 +157,7 @@ export class CheckpointStore {
   /** Removes a run's checkpoint (after any write in flight). */
   deleteRun(runId: string): void {
     const path = this.#runPath(runId);
-    this.#write(path, () => null);
+    this.#write(path, () => null, `${path}.prev`);
   }
 
   /** Waits until every scheduled write has reached the disk. */
@@ -123,16 +165,23 @@ export class CheckpointStore {
     while (this.#writers.size > 0) await Promise.all([...this.#writers.values()].map((w) => w.inFlight));
   }
 
-  /** Every stored run in creation order (unreadable files are reported and skipped), and the identities. */
+  /**
+   * Every stored run in creation order, and the identities. A checkpoint that
+   * does not parse or validate is moved aside and the run's previous
+   * checkpoint is loaded instead; each is reported with a clear line.
+   */
   async load(): Promise<{ runs: StoredRun[]; workers: WorkersSnapshot | null }> {
     const runs: StoredRun[] = [];
-    for (const name of await readdir(this.#runsDir)) {
-      if (!name.endsWith(RUN_SUFFIX)) continue;
-      try {
-        runs.push(decodeCheckpoint(await readFile(join(this.#runsDir, name))));
-      } catch (error) {
-        this.#onError(new Error(`skipping checkpoint ${name}: ${(error as Error).message}`));
-      }
+    const names = await readdir(this.#runsDir);
+    const ids = new Set<string>();
+    for (const name of names) {
+      if (name.endsWith(RUN_SUFFIX)) ids.add(name.slice(0, -RUN_SUFFIX.length));
+      else if (name.endsWith(PREVIOUS_SUFFIX)) ids.add(name.slice(0, -PREVIOUS_SUFFIX.length));
+    }
+    for (const id of [...ids].sort()) {
+      const loaded = (await this.#loadFile(id, `${id}${RUN_SUFFIX}`, names)) ?? (await this.#loadFile(id, `${id}${PREVIOUS_SUFFIX}`, names));
+      if (loaded) runs.push(loaded);
+      else this.#onError(new Error(`checkpoint: run ${id} has no valid checkpoint left; it is not restored`));
     }
     runs.sort((a, b) => a.createdAt - b.createdAt);
     let workers: WorkersSnapshot | null = null;
@@ -144,12 +193,29 @@ export class CheckpointStore {
     return { runs, workers };
   }
 
+  /** Loads one checkpoint file; a damaged one is moved aside (reported) and null returned. */
+  async #loadFile(runId: string, name: string, present: readonly string[]): Promise<StoredRun | null> {
+    if (!present.includes(name)) return null;
+    const path = join(this.#runsDir, name);
+    try {
+      const stored = decodeCheckpoint(await readFile(path));
+      if (stored.snapshot.runId !== runId) throw new Error(`it holds run ${stored.snapshot.runId}`);
+      if (name.endsWith(PREVIOUS_SUFFIX)) this.#onError(new Error(`checkpoint: run ${runId} restarts from its previous checkpoint ${name} (version ${stored.snapshot.version})`));
+      return stored;
+    } catch (error) {
+      const aside = `${path}.bad-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      await rename(path, aside).catch(() => undefined);
+      this.#onError(new Error(`checkpoint ${name} is damaged (${(error as Error).message}); moved aside to ${aside}`));
+      return null;
+    }
+  }
+
   #runPath(runId: string): string {
     return join(this.#runsDir, `${runId}${RUN_SUFFIX}`);
   }
 
   /** `produce` returns the bytes to write, or null to delete the file. */
-  #write(path: string, produce: () => Uint8Array | null): void {
+  #write(path: string, produce: () => Uint8Array | null, previous: string | null = null): void {
     const writer = this.#writers.get(path);
     if (writer) {
       writer.pending = produce;
@@ -159,8 +225,12 @@ export class CheckpointStore {
     const run = async (next: () => Uint8Array | null): Promise<void> => {
       try {
         const data = next();
-        if (data === null) await rm(path, { force: true });
-        else await writeAtomic(path, data);
+        if (data === null) {
+          await rm(path, { force: true });
+          if (previous !== null) await rm(previous, { force: true });
+        } else {
+          await writeAtomic(path, data, previous);
+        }
       } catch (error) {
         this.#onError(error);
       }

@@ -15,5 +15,14 @@ export type AppServer = Server<ClientToServerEvents, ServerToClientEvents, Recor
 /** One connection on it. */
 export type AppSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
 
+/** The response type of an event's ack, as ClientToServerEvents declares it. */
+type AckResponse<E extends keyof ClientToServerEvents> = Parameters<Extract<Parameters<ClientToServerEvents[E]>[number], (response: never) => void>>[0];
+
+/** What a handler of event E returns: the ack's success payload without `ok`, checked against the protocol. */
+export type AckResult<E extends keyof ClientToServerEvents> = Omit<Extract<AckResponse<E>, { readonly ok: true }>, 'ok'>;
+
+/** One handler per event of E: untrusted payload in, the ack's result out (throws ProtocolFault to refuse). */
+export type EventHandlers<E extends keyof ClientToServerEvents> = { readonly [K in E]: (socket: AppSocket, payload: unknown) => AckResult<K> };
+
 /** Room of every subscribed dashboard. */
 export const DASHBOARD_ROOM = 'dashboards';

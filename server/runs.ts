@@ -10,7 +10,8 @@ import { shardOfSlot } from '../core/training/shard';
 import type { CheckpointStore, StoredRun } from './checkpoint';
 import { ProtocolFault } from './fault';
 import { Run, type RunDeps, type WorkerProfile } from './run';
-import { DEFAULT_RUN_CONFIG, applyConfigPatch } from './runConfig';
+import { DEFAULT_RUN_CONFIG } from '../core/schema';
+import { applyConfigPatch } from './runConfig';
 import type { WorkerIdentity, WorkerRegistry } from './workers';
 
 /** How the registry reaches a worker's socket (implemented over socket.io by the socket layer). */

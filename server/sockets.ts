@@ -10,7 +10,7 @@ import { ADMIN_EVENTS, runRoom, type Ack, type ProtocolError, type WorkerAssignm
 import { FrameMeter, type EnginePacket } from '../core/traffic/frames';
 import type { AdminHandlers } from './admin';
 import { ProtocolFault } from './fault';
-import { DASHBOARD_ROOM, type AppServer, type AppSocket } from './io';
+import { DASHBOARD_ROOM, type AppServer, type AppSocket, type EventHandlers } from './io';
 import type { RateLimit } from './limits';
 import { createRateLimiter } from './rateLimit';
 import type { RunRegistry, WorkerNotifier } from './runs';
@@ -29,6 +29,9 @@ export interface SocketDeps {
 }
 
 type Handler = (socket: AppSocket, payload: unknown) => object;
+
+/** The events any socket may send; the admin ones are in AdminHandlers. */
+type WorkerEvent = 'worker:join' | 'worker:leave' | 'gradient:submit' | 'dashboard:subscribe';
 
 const ADMIN_EVENT_NAMES: ReadonlySet<string> = new Set(ADMIN_EVENTS);
 
@@ -87,7 +90,7 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
     }
   });
 
-  const workerHandlers: Record<string, Handler> = {
+  const workerHandlers: EventHandlers<WorkerEvent> = {
     'worker:join': (socket, payload) => {
       const request = parseJoinRequest(payload);
       const previous = socket.data.workerId;
@@ -166,7 +169,7 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
           const adminHandler = deps.admin[name as keyof AdminHandlers];
           handler = (_socket, p) => adminHandler(p);
         } else {
-          handler = Object.hasOwn(workerHandlers, name) ? workerHandlers[name] : undefined;
+          handler = Object.hasOwn(workerHandlers, name) ? (workerHandlers[name as WorkerEvent] as Handler) : undefined;
         }
         if (handler === undefined) throw new ProtocolFault('bad-message', `unknown event ${JSON.stringify(name).slice(0, 60)}`);
         const result = handler(socket, payload);

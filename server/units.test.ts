@@ -8,7 +8,10 @@ import { computeMaxMessageBytes } from './limits';
 import { historyToCsv } from './metrics';
 import { createRateLimiter } from './rateLimit';
 import { OpenRound } from './round';
-import { DEFAULT_RUN_CONFIG, applyConfigPatch } from './runConfig';
+import { createModelLayout } from '../core/model/layout';
+import type { RoundMetrics } from '../core/protocol';
+import { DEFAULT_RUN_CONFIG } from '../core/schema';
+import { applyConfigPatch } from './runConfig';
 
 const contribution = { estimates: [], loss: 1, layerStats: [], bytesUp: 10, computeMs: 1 };
 const ids = [1, 2, 3, 4].map(asWorkerId);
@@ -37,14 +40,18 @@ describe('OpenRound.canClose', () => {
 
 describe('checkpoint format', () => {
   it('round-trips a run exactly', () => {
+    const count = createModelLayout('mlp').parameterCount;
+    const params = Float32Array.from({ length: count }, (_, i) => Math.sin(i) * 1e-2);
+    params[0] = 1.5;
+    params[1] = 3e-8;
     const snapshot = {
       runId: asRunId('r1'),
       config: DEFAULT_RUN_CONFIG,
       status: 'running' as const,
       version: asModelVersion(7),
-      params: Float32Array.from([1.5, -2, 3e-8]),
-      velocity: Float32Array.from([0, 0.25, -1]),
-      history: [],
+      params,
+      velocity: Float32Array.from({ length: count }, (_, i) => Math.cos(i) * 1e-3),
+      history: Array.from({ length: 7 }, (_, version) => ({ version, trainLoss: 2 - version / 10 }) as unknown as RoundMetrics),
       members: [{ workerId: asWorkerId(3), slot: 0, bytesUp: 5, bytesDown: 6, rounds: 2 }],
       bytesUp: 5,
       bytesDown: 6,
@@ -52,6 +59,31 @@ describe('checkpoint format', () => {
     const back = decodeCheckpoint(encodeCheckpoint({ snapshot, createdAt: 42 }));
     expect(back).toEqual({ snapshot, createdAt: 42 });
     expect(() => decodeCheckpoint(Buffer.from('nope'))).toThrow();
+  });
+
+  it('refuses to write, and to read, weights or momentum that are not finite', () => {
+    const count = createModelLayout('mlp').parameterCount;
+    const snapshot = {
+      runId: asRunId('r1'),
+      config: DEFAULT_RUN_CONFIG,
+      status: 'running' as const,
+      version: asModelVersion(0),
+      params: new Float32Array(count),
+      velocity: new Float32Array(count),
+      history: [],
+      members: [],
+      bytesUp: 0,
+      bytesDown: 0,
+    };
+    const good = encodeCheckpoint({ snapshot, createdAt: 1 });
+    const velocity = new Float32Array(count);
+    velocity[9] = Number.POSITIVE_INFINITY;
+    expect(() => encodeCheckpoint({ snapshot: { ...snapshot, velocity }, createdAt: 1 })).toThrow(/non-finite momentum \(parameter 9\)/);
+    // The same damage written by something else is refused on load.
+    const poisoned = Buffer.from(good);
+    poisoned.writeFloatLE(Number.NaN, poisoned.length - 4 * count + 4 * 5);
+    expect(() => decodeCheckpoint(poisoned)).toThrow(/momentum are not finite at parameter 5/);
+    expect(() => decodeCheckpoint(good.subarray(0, good.length - 4))).toThrow(/weight bytes/);
   });
 });
 
@@ -67,6 +99,7 @@ describe('config', () => {
   it('fills the scheme default budget and refuses bad fields', () => {
     expect(applyConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'atomo-entry' }).budget).toBe(1024);
     expect(() => applyConfigPatch(DEFAULT_RUN_CONFIG, { batchSize: 0 })).toThrow(ProtocolFault);
+    expect(() => applyConfigPatch(DEFAULT_RUN_CONFIG, { levels: 65_536 })).toThrow(ProtocolFault);
     expect(() => applyConfigPatch(DEFAULT_RUN_CONFIG, { nope: 1 })).toThrow(/unknown configuration field/);
     expect(() => applyConfigPatch(DEFAULT_RUN_CONFIG, { split: { kind: 'dirichlet', alpha: -1 } })).toThrow(/alpha/);
   });

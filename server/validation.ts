@@ -188,7 +188,8 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
       throw error;
     }
     const { sample } = decoded;
-    if (sample.scheme !== config.scheme) {
+    // A dense layer is always accepted: a worker sends one where its scheme's encoding would be larger (core/codec encodeForWire).
+    if (sample.scheme !== config.scheme && sample.scheme !== 'none') {
       throw new ProtocolFault('wrong-scheme', `layer ${layer} is encoded with ${sample.scheme}; this run uses ${config.scheme}`);
     }
     if (sample.scheme === 'qsgd' && sample.levels !== config.levels) {

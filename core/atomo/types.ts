@@ -34,7 +34,7 @@ export interface Compression {
   /** QSGD levels s (qsgd). */
   readonly levels: number;
   /** Error feedback on an unbiased scheme (then biased, isBiased); PowerSGD always has it. */
-  readonly errorFeedback?: boolean;
+  readonly errorFeedback?: boolean | undefined;
 }
 
 /** Shape of a layer gradient viewed as a matrix. */

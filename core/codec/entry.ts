@@ -27,6 +27,7 @@ import type { ByteReader, ByteWriter } from './cursor';
 import { CodecError } from './errors';
 import { readFloat32Block, writeFloat32Block } from './floats';
 import { shapeText, where, type Header } from './header';
+import { entryBodyBytes } from './sizes';
 import type { SchemeCodec } from './scheme';
 import { readVarint, varintLength, writeVarint } from './varint';
 
@@ -74,11 +75,6 @@ function chooseTau(values: Float32Array): Split {
     }
   }
   return { tauBits, own: values.length - best };
-}
-
-/** Body bytes for `count` entries whose indices need `varintBytes` and of which `own` carry their value. */
-export function entryBodyBytes(count: number, varintBytes: number, own: number): number {
-  return 4 + varintBytes + (count > 0 ? 4 + packedByteLength(count, 2) + 4 * own : 0);
 }
 
 /** A sample that is a sparse list of (flat index, value) pairs. */

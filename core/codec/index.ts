@@ -2,6 +2,7 @@
  * The wire format of one layer's sample: a 12-byte header and a scheme
  * body, little-endian. Layouts and byte formulas: docs/wire-format.md.
  */
+import { reconstruct } from '../atomo/reconstruct';
 import type { LayerSample } from '../atomo/types';
 import { ByteReader, ByteWriter } from './cursor';
 import { denseCodec } from './dense';
@@ -10,6 +11,7 @@ import { CodecError } from './errors';
 import { checkEncodeHeader, HEADER_BYTES, readHeader, writeHeader, type DecodeLimits } from './header';
 import { powerSgdCodec } from './powersgd';
 import { qsgdCodec } from './qsgd';
+import { denseLayerBytes } from './sizes';
 import { spectralCodec } from './spectral';
 import { terngradCodec } from './terngrad';
 
@@ -74,6 +76,23 @@ export function encodeLayer(sample: LayerSample, layer: number): Uint8Array {
     throw new Error(`codec bug: ${sample.scheme} wrote ${writer.pos} bytes, its formula says ${length}`);
   }
   return writer.bytes;
+}
+
+/**
+ * What a worker sends for one layer: the scheme's encoding, or, when that
+ * would be larger than the layer as dense float32, the dense encoding of the
+ * same estimate, reconstruct(sample): the receiver computes the identical ĝ
+ * from either, so no layer of any scheme ever costs more than float32
+ * (a 1×n bias with one spectral atom, say: 4·(n + 2) body bytes against 4·n).
+ * Throws CodecError as encodeLayer does.
+ */
+export function encodeForWire(sample: LayerSample, layer: number): Uint8Array {
+  if (sample.scheme !== 'none' && encodedByteLength(sample) > denseLayerBytes(sample.shape)) {
+    const values = reconstruct(sample);
+    // An estimate that overflows float32 cannot go dense; its own encoding goes, and the receiver refuses it.
+    if (values.every(Number.isFinite)) return encodeLayer({ scheme: 'none', shape: sample.shape, values }, layer);
+  }
+  return encodeLayer(sample, layer);
 }
 
 /**

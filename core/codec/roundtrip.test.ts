@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type LayerSample, type Shape } from '../atomo/types';
-import { decodeLayer, encodeLayer } from './index';
+import { reconstruct } from '../atomo/reconstruct';
+import { decodeLayer, encodeForWire, encodeLayer } from './index';
 import { seededRng } from '../testing/seeded';
 import { randomEntry, randomQsgd, randomSample, randomShape, randomSpectral, randomTernGrad, sampleBits, toHex } from './testing/random-samples';
 
@@ -124,3 +125,44 @@ describe('round trip', () => {
     expect(sampleBits(decoded)).toEqual(sampleBits({ scheme: 'none', shape: [1, 5], values }));
   });
 });
+
+describe('encodeForWire: never more than dense float32, always the same estimate', () => {
+  it('sends a 1×n bias with one spectral atom as dense (4·(n + 2) body bytes against 4·n)', () => {
+    const sample: LayerSample = { scheme: 'atomo-svd', shape: [1, 3], count: 1, u: Float32Array.of(1), v: Float32Array.of(0.6, 0, -0.8), scales: Float32Array.of(5) };
+    const bytes = encodeForWire(sample, 4);
+    expect(bytes.length).toBe(denseBytesOf([1, 3]));
+    const decoded = decodeLayer(bytes);
+    expect(decoded.layer).toBe(4);
+    expect(decoded.sample.scheme).toBe('none');
+    expect(reconstruct(decoded.sample)).toEqual(reconstruct(sample));
+  });
+
+  it('keeps the scheme encoding whenever it is not larger, on random samples of every scheme', () => {
+    const rng = seededRng(77);
+    let fellBack = 0;
+    for (let trial = 0; trial < 300; trial++) {
+      const scheme = SCHEME_NAMES[trial % SCHEME_NAMES.length]!;
+      const sample = randomSample(rng, scheme, randomShape(rng, 20));
+      const bytes = encodeForWire(sample, 0);
+      const own = encodeLayer(sample, 0);
+      const dense = denseBytesOf(sample.shape);
+      const estimate = reconstruct(sample);
+      if (!estimate.every(Number.isFinite)) {
+        // Random values can overflow when multiplied out: no dense form exists, the scheme's own bytes go.
+        expect(bytes).toEqual(own);
+        continue;
+      }
+      expect(bytes.length).toBe(Math.min(own.length, dense));
+      if (own.length > dense) fellBack++;
+      else expect(bytes).toEqual(own);
+      expect(reconstruct(decodeLayer(bytes).sample)).toEqual(estimate);
+    }
+    // Both branches ran (small random shapes make the scheme's encoding the larger one now and then).
+    expect(fellBack).toBeGreaterThan(0);
+    expect(fellBack).toBeLessThan(300);
+  });
+});
+
+function denseBytesOf([rows, cols]: readonly [number, number]): number {
+  return 12 + 4 * rows * cols;
+}

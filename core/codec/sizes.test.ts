@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { SCHEMES, SCHEME_NAMES } from '../atomo';
 import { createModelLayout } from '../model/layout';
 import { fixtureUniform } from '../model/testing/fixtures';
-import { encodeLayer } from './index';
+import { encodeForWire, encodeLayer } from './index';
 import { denseBytes, expectedBytes, expectedLayerBytes, maxLayerBytes } from './sizes';
 
 const layout = createModelLayout('mlp');
@@ -36,15 +36,18 @@ describe('wire sizes', () => {
     }
   });
 
-  it('expects exactly the encoded bytes of the fixed-size schemes and of spectral ATOMO keeping every atom', () => {
+  it('expects exactly the bytes sent for the fixed-size schemes and for spectral ATOMO keeping every atom', () => {
     const shape = [8, 4] as const;
     const g = gradient(32);
     for (const scheme of ['none', 'qsgd', 'terngrad'] as const) {
       const { sample } = SCHEMES[scheme].compress(g, shape, { levels: 300 }, stream);
-      expect(expectedLayerBytes({ scheme, budget: 0, levels: 300 }, shape, 32), scheme).toBe(encodeLayer(sample, 0).length);
+      expect(expectedLayerBytes({ scheme, budget: 0, levels: 300 }, shape, 32), scheme).toBe(encodeForWire(sample, 0).length);
     }
     const { sample } = SCHEMES['atomo-svd'].compress(g, shape, { budget: 4 }, stream);
-    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 32)).toBe(encodeLayer(sample, 0).length);
+    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 32)).toBe(encodeForWire(sample, 0).length);
+    // Four atoms of an 8×4 layer (12 + 4 + 4·4·13 = 224 bytes) are more than the layer as float32: it goes dense.
+    expect(encodeLayer(sample, 0).length).toBe(224);
+    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 32)).toBe(12 + 4 * 32);
     // At most rank ≤ batch atoms exist, whatever the budget.
     expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 2)).toBe(12 + 4 + 4 * 2 * (8 + 4 + 1));
   });

@@ -36,7 +36,7 @@ export function powerSgdBodyBytes(rank: number, [rows, cols]: Shape): number {
  * `gapBytes` in all (varints), `own` of them saturated (their own float32;
  * the others share ±τ, a 2-bit code each).
  */
-function entryBodyBytes(count: number, gapBytes: number, own: number): number {
+export function entryBodyBytes(count: number, gapBytes: number, own: number): number {
   return 4 + gapBytes + (count > 0 ? 4 + packedByteLength(count, 2) + 4 * own : 0);
 }
 
@@ -92,8 +92,15 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number):
  * Fourier (DCT) ATOMO s entries or coefficients, each a 2-bit code and a varint gap whose
  * size is taken at the mean gap, none saturated (an approximation that
  * undercounts by 4 bytes per saturated entry); the others are fixed-size.
+ * Never more than the dense layer: a worker sends that instead
+ * (encodeForWire in core/codec/index.ts).
  */
 export function expectedLayerBytes(compression: Compression, shape: Shape, batchSize: number): number {
+  return Math.min(schemeLayerBytes(compression, shape, batchSize), denseLayerBytes(shape));
+}
+
+/** expectedLayerBytes before the dense fallback. */
+function schemeLayerBytes(compression: Compression, shape: Shape, batchSize: number): number {
   const [rows, cols] = shape;
   const elements = rows * cols;
   switch (compression.scheme) {

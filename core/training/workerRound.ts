@@ -7,14 +7,15 @@
  * compute the loss and the gradient on the backend, compress every layer
  * (on the device when a device compressor is given, its backend can keep
  * the gradient there and it supports the scheme; else on the CPU), encode
- * it with core/codec, and measure what the dashboard shows.
+ * it with core/codec (dense float32 where the scheme's bytes would be more),
+ * and measure what the dashboard shows.
  *
  * Randomness: the minibatch comes from MinibatchSampler(shard, B, seed,
  * worker) and layer l's atoms from stream {seed, worker, round: v, layer: l}.
  */
 import type { LayerMemory } from '../atomo';
 import { isBiased, type Compression, type LayerSample } from '../atomo/types';
-import { encodeLayer } from '../codec';
+import { encodeForWire } from '../codec';
 import { MinibatchSampler, createBatch, type Batch, type Dataset } from '../data';
 import type { BackendKind, DeviceTrainingBackend, TrainingBackend } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
@@ -109,7 +110,7 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
       compressed = compressOnCpu(layerGradients(layout, result), compression, stream, memories);
     }
     const compressedAt = now();
-    const layers = compressed.map(({ sample }, layer) => encodeLayer(sample, layer));
+    const layers = compressed.map(({ sample }, layer) => encodeForWire(sample, layer));
     const encoded = now();
     let bytes = 0;
     let gradientNormSq = 0;

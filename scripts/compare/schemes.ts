@@ -1,6 +1,6 @@
 /** The runs of `npm run compare`: every scheme of the paper's comparison, at the knobs issue 7 names. */
 import type { SchemeName } from '../../core/atomo/types';
-import { DEFAULT_BUDGETS, DEFAULT_QSGD_LEVELS } from '../../server/runConfig';
+import { DEFAULT_BUDGETS, DEFAULT_QSGD_LEVELS } from '../../core/schema';
 
 /** One run of the comparison. */
 export interface CompareEntry {

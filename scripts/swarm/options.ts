@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
-import { DEFAULT_BUDGETS, DEFAULT_QSGD_LEVELS } from '../../server/runConfig';
+import { DEFAULT_BUDGETS, DEFAULT_QSGD_LEVELS } from '../../core/schema';
 
 /** Where a worker thread computes its gradients. */
 export type SwarmBackend = 'cpu' | 'webgpu';

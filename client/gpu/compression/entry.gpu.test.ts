@@ -7,12 +7,12 @@
  * tolerance, p ∈ [0, 1], zeros get 0 and s ≥ #non-zero gives every non-zero
  * entry p = 1. Unbiasedness and the wire format: gpuCompression.gpu.test.ts.
  */
-import { describe, expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { samplingProbabilities } from '../../../core/atomo';
 import { seededRng as uniforms } from '../../../core/testing/seeded';
 import { uploadF32 } from '../readback';
 import { gpuTest } from '../testing/gpuTest';
-import { ENTRY_PROBABILITY_TOLERANCE, GpuEntryCompressor } from './entry';
+import { ENTRY_PROBABILITY_TOLERANCE, GpuEntryCompressor, snapToTau } from './entry';
 
 
 function normals(n: number, seed: number): Float32Array {
@@ -125,5 +125,15 @@ describe('GPU entry-wise water-filling', () => {
       entry.destroy();
       buffer.destroy();
     }
+  });
+});
+
+describe('snapToTau', () => {
+  it('makes values within 8 ulp of τ exactly ±τ (so the wire codes them as signs) and leaves the others', () => {
+    const tau = Math.fround(0.3);
+    const ulp = tau * 2 ** -23;
+    const values = Float32Array.of(tau + 2 * ulp, -(tau - 3 * ulp), tau * 1.001, -0.5, tau, -tau);
+    snapToTau(values, tau);
+    expect([...values]).toEqual([tau, -tau, Math.fround(tau * 1.001), -0.5, tau, -tau]);
   });
 });

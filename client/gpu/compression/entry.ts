@@ -232,8 +232,10 @@ export class GpuEntryCompressor {
           indices = new Uint32Array(allIndices);
           values = new Float32Array(allValues);
         }
-        const sample: EntrySample = { scheme: 'atomo-entry', shape: tensors[index]!.shape, indices: indices.slice(0, count), values: values.slice(0, count) };
         const base = index * STATS;
+        const kept = values.slice(0, count);
+        snapToTau(kept, stats[base + STAT.tau]!);
+        const sample: EntrySample = { scheme: 'atomo-entry', shape: tensors[index]!.shape, indices: indices.slice(0, count), values: kept };
         return { sample, closedForm: stats[base + STAT.variance]!, realised: stats[base + STAT.realised]!, gradientNormSq: stats[base + STAT.normSq]! };
       }),
     );
@@ -276,5 +278,21 @@ export class GpuEntryCompressor {
     this.#plans.clear();
     this.#bernoulli.destroy();
     this.#staging.destroy();
+  }
+}
+
+/**
+ * An unsaturated entry sends λ/p = ±τ, and the wire codes those as a sign
+ * each (core/codec/entry.ts); the f32 division on the GPU (within 2.5 ulp)
+ * leaves them a few ulps apart, which would cost each its own float. Values
+ * within 2⁻²⁰ relative (8 ulp) of τ become exactly ±τ: a change of the same
+ * size as the division's own error.
+ */
+export function snapToTau(values: Float32Array, tau: number): void {
+  const level = Math.fround(tau);
+  const tolerance = level * 2 ** -20;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (Math.abs(Math.abs(v) - level) <= tolerance) values[i] = v < 0 || Object.is(v, -0) ? -level : level;
   }
 }

@@ -1,5 +1,5 @@
 /** How numbers read on screen: bytes, ratios, accuracies, times and scheme names, in the language shown. */
-import type { RunConfig } from '../../../core/protocol';
+import type { AggregationRule, RunConfig } from '../../../core/protocol';
 import type { SchemeName } from '../../../core/atomo/types';
 import { currentLanguage, t } from '../../i18n';
 
@@ -67,6 +67,20 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
       return t('scheme.qsgdLevels', { count: config.levels });
     default:
       return schemeLabel(config.scheme);
+  }
+}
+
+/** The aggregation rule and its parameter, as the dashboard names it. */
+export function describeAggregation(rule: AggregationRule): string {
+  switch (rule.kind) {
+    case 'norm-bound':
+      return t('aggregation.normBound', { k: formatNumber(rule.k) });
+    case 'trimmed-mean':
+      return t('aggregation.trimmed', { percent: formatNumber(rule.trim * 100) });
+    case 'median':
+      return t('aggregation.median');
+    case 'mean':
+      return t('aggregation.mean');
   }
 }
 

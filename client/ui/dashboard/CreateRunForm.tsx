@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 
 import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../../../core/atomo/types';
 import type { RunConfigPatch } from '../../../core/protocol';
+import { DEFAULT_BUDGETS, DEFAULT_RUN_CONFIG, RUN_CONFIG_BOUNDS, RunConfigError, parseRunConfigPatch, type AggregationRule } from '../../../core/schema';
 import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
 import { Explainers } from './Explainers';
@@ -23,27 +24,46 @@ interface FormValues {
   quorum: string;
   deadlineS: string;
   evalEvery: string;
+  aggregation: AggregationRule['kind'];
+  normBoundK: string;
+  trim: string;
   start: boolean;
 }
 
-const DEFAULT_BUDGET: Readonly<Partial<Record<SchemeName, string>>> = { 'atomo-svd': '2', 'atomo-entry': '1024', 'atomo-dct': '1024', powersgd: '2' };
+const D = DEFAULT_RUN_CONFIG;
+const B = RUN_CONFIG_BOUNDS;
 
+/** The form starts from the server's defaults: the schema in core/schema is their one home. */
 const INITIAL: FormValues = {
   name: '',
-  scheme: 'atomo-svd',
-  budget: '2',
-  levels: '4',
-  model: 'mlp',
-  learningRate: '0.1',
-  batchSize: '32',
-  split: 'iid',
+  scheme: D.scheme,
+  budget: String(D.budget),
+  levels: String(D.levels),
+  model: D.model,
+  learningRate: String(D.learningRate),
+  batchSize: String(D.batchSize),
+  split: D.split.kind,
   alpha: '0.5',
-  seed: '1',
-  quorum: '50',
-  deadlineS: '15',
-  evalEvery: '5',
+  seed: String(D.seed),
+  quorum: String(Math.round(D.quorum.fraction * 100)),
+  deadlineS: String(D.roundDeadlineMs / 1000),
+  evalEvery: String(D.evalEvery),
+  aggregation: D.aggregation.kind,
+  normBoundK: String(D.aggregation.kind === 'norm-bound' ? D.aggregation.k : 3),
+  trim: '0.1',
   start: true,
 };
+
+function toAggregation(v: FormValues): AggregationRule {
+  switch (v.aggregation) {
+    case 'norm-bound':
+      return { kind: 'norm-bound', k: Number(v.normBoundK) };
+    case 'trimmed-mean':
+      return { kind: 'trimmed-mean', trim: Number(v.trim) };
+    default:
+      return { kind: v.aggregation };
+  }
+}
 
 /** The patch the form describes. */
 function toPatch(v: FormValues): RunConfigPatch {
@@ -61,7 +81,17 @@ function toPatch(v: FormValues): RunConfigPatch {
     quorum: { fraction: Number(v.quorum) / 100, minimum: 1 },
     roundDeadlineMs: Math.round(Number(v.deadlineS) * 1000),
     evalEvery: Number(v.evalEvery),
+    aggregation: toAggregation(v),
   };
+}
+
+/** The patch, or the schema's first complaint about it (the server checks it again with the same schema). */
+function checkPatch(v: FormValues): { patch: RunConfigPatch; error: null } | { patch: null; error: string } {
+  try {
+    return { patch: parseRunConfigPatch(toPatch(v)), error: null };
+  } catch (error) {
+    return { patch: null, error: error instanceof RunConfigError ? error.message : String(error) };
+  }
 }
 
 /** The create-run card, with the explanations beside it. */
@@ -70,12 +100,16 @@ export function CreateRunForm() {
   const actions = useActions();
   const [values, setValues] = useState<FormValues>(INITIAL);
   const [busy, setBusy] = useState(false);
+  const [invalid, setInvalid] = useState<string | null>(null);
   const set = <K extends keyof FormValues>(key: K) => (value: FormValues[K]) => setValues((v) => ({ ...v, [key]: value }));
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (actions === null) return;
+    const checked = checkPatch(values);
+    setInvalid(checked.error);
+    if (checked.patch === null) return;
     setBusy(true);
-    const created = await actions.createRun(toPatch(values));
+    const created = await actions.createRun(checked.patch);
     if (created.ok && values.start) await actions.startRun(created.run.runId);
     if (created.ok) setValues((v) => ({ ...v, name: '' }));
     setBusy(false);
@@ -88,7 +122,7 @@ export function CreateRunForm() {
         <fieldset disabled={actions === null || busy}>
           <label>
             {t('dashboard.form.name')}
-            <input value={values.name} placeholder={schemeLabel(values.scheme)} maxLength={80} onChange={(e) => set('name')(e.target.value)} />
+            <input value={values.name} placeholder={schemeLabel(values.scheme)} maxLength={B.nameLength.max} onChange={(e) => set('name')(e.target.value)} />
           </label>
           <label>
             {t('dashboard.form.scheme')}
@@ -96,7 +130,7 @@ export function CreateRunForm() {
               value={values.scheme}
               onChange={(e) => {
                 const scheme = e.target.value as SchemeName;
-                setValues((v) => ({ ...v, scheme, budget: DEFAULT_BUDGET[scheme] ?? v.budget }));
+                setValues((v) => ({ ...v, scheme, budget: DEFAULT_BUDGETS[scheme] > 0 ? String(DEFAULT_BUDGETS[scheme]) : v.budget }));
               }}
             >
               {SCHEME_NAMES.map((s) => (
@@ -109,7 +143,7 @@ export function CreateRunForm() {
           {atomo && (
             <label>
               {t('dashboard.form.budget')}
-              <input type="number" min="0.1" step="any" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
+              <input type="number" min="0.1" max={B.budget.max} step="any" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
             </label>
           )}
           {values.scheme === 'powersgd' && (
@@ -121,7 +155,7 @@ export function CreateRunForm() {
           {values.scheme === 'qsgd' && (
             <label>
               {t('dashboard.form.levels')}
-              <input type="number" min="1" max="255" step="1" value={values.levels} onChange={(e) => set('levels')(e.target.value)} />
+              <input type="number" min={B.levels.min} max={B.levels.max} step="1" value={values.levels} onChange={(e) => set('levels')(e.target.value)} />
             </label>
           )}
           <label>
@@ -133,11 +167,11 @@ export function CreateRunForm() {
           </label>
           <label>
             {t('dashboard.form.learningRate')}
-            <input type="number" min="0.0001" max="10" step="any" value={values.learningRate} onChange={(e) => set('learningRate')(e.target.value)} />
+            <input type="number" min="0.0001" max={B.learningRate.max} step="any" value={values.learningRate} onChange={(e) => set('learningRate')(e.target.value)} />
           </label>
           <label>
             {t('dashboard.form.batchSize')}
-            <input type="number" min="1" max="1024" step="1" value={values.batchSize} onChange={(e) => set('batchSize')(e.target.value)} />
+            <input type="number" min={B.batchSize.min} max={B.batchSize.max} step="1" value={values.batchSize} onChange={(e) => set('batchSize')(e.target.value)} />
           </label>
           <label>
             {t('dashboard.form.split')}
@@ -149,12 +183,12 @@ export function CreateRunForm() {
           {values.split === 'dirichlet' && (
             <label>
               {t('dashboard.form.alpha')}
-              <input type="number" min="0.01" step="any" value={values.alpha} onChange={(e) => set('alpha')(e.target.value)} />
+              <input type="number" min="0.01" max={B.alpha.max} step="any" value={values.alpha} onChange={(e) => set('alpha')(e.target.value)} />
             </label>
           )}
           <label>
             {t('dashboard.form.seed')}
-            <input type="number" min="0" step="1" value={values.seed} onChange={(e) => set('seed')(e.target.value)} />
+            <input type="number" min={B.seed.min} max={B.seed.max} step="1" value={values.seed} onChange={(e) => set('seed')(e.target.value)} />
           </label>
           <label>
             {t('dashboard.form.quorum')}
@@ -162,16 +196,42 @@ export function CreateRunForm() {
           </label>
           <label>
             {t('dashboard.form.deadline')}
-            <input type="number" min="0.1" step="any" value={values.deadlineS} onChange={(e) => set('deadlineS')(e.target.value)} />
+            <input type="number" min={B.roundDeadlineMs.min / 1000} max={B.roundDeadlineMs.max / 1000} step="any" value={values.deadlineS} onChange={(e) => set('deadlineS')(e.target.value)} />
           </label>
           <label>
             {t('dashboard.form.evalEvery')}
-            <input type="number" min="1" step="1" value={values.evalEvery} onChange={(e) => set('evalEvery')(e.target.value)} />
+            <input type="number" min={B.evalEvery.min} max={B.evalEvery.max} step="1" value={values.evalEvery} onChange={(e) => set('evalEvery')(e.target.value)} />
           </label>
+          <label>
+            {t('dashboard.form.aggregation')}
+            <select value={values.aggregation} onChange={(e) => set('aggregation')(e.target.value as FormValues['aggregation'])} data-testid="aggregation-rule">
+              <option value="norm-bound">{t('dashboard.form.aggregationNormBound')}</option>
+              <option value="median">{t('dashboard.form.aggregationMedian')}</option>
+              <option value="trimmed-mean">{t('dashboard.form.aggregationTrimmed')}</option>
+              <option value="mean">{t('dashboard.form.aggregationMean')}</option>
+            </select>
+          </label>
+          {values.aggregation === 'norm-bound' && (
+            <label>
+              {t('dashboard.form.normBoundK')}
+              <input type="number" min={B.normBoundK.min} max={B.normBoundK.max} step="any" value={values.normBoundK} onChange={(e) => set('normBoundK')(e.target.value)} />
+            </label>
+          )}
+          {values.aggregation === 'trimmed-mean' && (
+            <label>
+              {t('dashboard.form.trim')}
+              <input type="number" min={B.trim.min} max={B.trim.max} step="0.05" value={values.trim} onChange={(e) => set('trim')(e.target.value)} />
+            </label>
+          )}
           <label className="checkbox">
             <input type="checkbox" checked={values.start} onChange={(e) => set('start')(e.target.checked)} />
             {t('dashboard.form.startNow')}
           </label>
+          {invalid === null ? null : (
+            <p className="form-error" role="alert">
+              {invalid}
+            </p>
+          )}
           <button type="submit" className="button button--primary">
             {t('dashboard.form.create')}
           </button>

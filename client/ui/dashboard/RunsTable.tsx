@@ -2,7 +2,7 @@
 import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import type { RunId } from '../../../core/protocol';
-import { describeCompression, formatBytes, formatPercent } from '../common/format';
+import { describeAggregation, describeCompression, formatBytes, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
 import { dashboardStore, type RunView } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
@@ -78,7 +78,12 @@ export function RunsTable() {
                     <span className="legend__swatch" style={{ background: runColor(i) }} />
                     <strong translate="no">{summary.config.name}</strong> <span className="muted mono" translate="no">{summary.runId}</span>
                   </td>
-                  <td>{describeCompression(summary.config)}</td>
+                  <td>
+                    {describeCompression(summary.config)}
+                    <div className="muted" data-testid="aggregation">
+                      {describeAggregation(summary.config.aggregation)}
+                    </div>
+                  </td>
                   <td>
                     <span className={`pill pill--${summary.status}`}>{t(`dashboard.runs.statuses.${summary.status}`)}</span>
                     {summary.fault === null ? null : (

@@ -1,0 +1,258 @@
+/**
+ * The run configuration: THE one home of its defaults and bounds. The server
+ * validates what a teacher sends with these schemas, the dashboard's run form
+ * takes its initial values and input limits from them, and checkpoints are
+ * parsed with them; the RunConfig type is derived from the schema.
+ *
+ * Schemas are valibot's: functions composed per field, so the dashboard
+ * bundle carries only the validators it uses (a few kB), where a
+ * method-chaining library ships whole.
+ */
+import * as v from 'valibot';
+import { MAX_LEVELS } from '../atomo/schemes/scheme';
+import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../atomo/types';
+import { MODEL_KINDS } from '../model/layout';
+
+/**
+ * Inclusive bounds of every numeric setting (exclusive where the name says
+ * so). QSGD levels travel as u16 on the wire, so 65,535 is the most a run may
+ * configure; a GPU worker packs at most 127 and falls back to the CPU above.
+ */
+export const RUN_CONFIG_BOUNDS = {
+  nameLength: { min: 1, max: 80 },
+  /** ATOMO budgets must also be > 0 (checked with the scheme). */
+  budget: { min: 0, max: 1e9 },
+  levels: { min: 1, max: MAX_LEVELS },
+  /** learningRate > min. */
+  learningRate: { minExclusive: 0, max: 10 },
+  /** momentum < max. */
+  momentum: { min: 0, maxExclusive: 1 },
+  batchSize: { min: 1, max: 1024 },
+  /** alpha > min. */
+  alpha: { minExclusive: 0, max: 1e6 },
+  shards: { min: 1, max: 10_000 },
+  seed: { min: 0, max: 0xffffffff },
+  quorumFraction: { min: 0, max: 1 },
+  quorumMinimum: { min: 1, max: 100_000 },
+  roundDeadlineMs: { min: 10, max: 3_600_000 },
+  maxRounds: { min: 1, max: 10_000_000 },
+  evalEvery: { min: 1, max: 10_000_000 },
+  /** k of the norm bound: an estimate may be at most k × the round's median norm. */
+  normBoundK: { min: 1, max: 1000 },
+  /** Fraction trimmed from each end per coordinate (below one half, so something is left). */
+  trim: { min: 0, max: 0.45 },
+  /** Missed rounds in a row after which a member stops counting toward the quorum. */
+  dormantAfter: { min: 1, max: 1000 },
+} as const;
+
+const B = RUN_CONFIG_BOUNDS;
+
+function integer(field: string, min: number, max: number) {
+  const message = `${field} must be an integer in ${min}..${max}`;
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
+}
+
+function finite(field: string, range: string) {
+  return v.pipe(v.number(`${field} must be a number in ${range}`), v.finite(`${field} must be a finite number in ${range}`));
+}
+
+/** How the training set is split over a run's shards. */
+export const DataSplitSchema = v.variant(
+  'kind',
+  [
+    v.strictObject({ kind: v.literal('iid') }, 'an iid split has no other fields'),
+    v.strictObject({
+      kind: v.literal('dirichlet'),
+      alpha: v.pipe(finite('split.alpha', `(0, ${B.alpha.max}]`), v.gtValue(B.alpha.minExclusive, `split.alpha must be in (0, ${B.alpha.max}]`), v.maxValue(B.alpha.max, `split.alpha must be in (0, ${B.alpha.max}]`)),
+    }),
+  ],
+  'split must be { kind: "iid" } or { kind: "dirichlet", alpha }',
+);
+
+/**
+ * When a round may close before every participant reported: at the deadline,
+ * once max(minimum, ⌈fraction · participants⌉) gradients are in.
+ */
+export const QuorumRuleSchema = v.strictObject(
+  {
+    fraction: v.pipe(finite('quorum.fraction', '[0, 1]'), v.minValue(B.quorumFraction.min, 'quorum.fraction must be in [0, 1]'), v.maxValue(B.quorumFraction.max, 'quorum.fraction must be in [0, 1]')),
+    minimum: integer('quorum.minimum', B.quorumMinimum.min, B.quorumMinimum.max),
+  },
+  'quorum must be { fraction, minimum }',
+);
+
+/**
+ * How a round's estimates become one update (core/aggregation):
+ *   mean          the plain mean (what synchronous SGD does; one attacker moves it anywhere);
+ *   norm-bound    each estimate clipped to k × the round's median norm, then the mean;
+ *   median        the coordinate-wise median;
+ *   trimmed-mean  per coordinate, the mean after dropping the `trim` fraction at each end.
+ */
+export const AggregationRuleSchema = v.variant(
+  'kind',
+  [
+    v.strictObject({ kind: v.literal('mean') }),
+    v.strictObject({ kind: v.literal('norm-bound'), k: v.pipe(finite('aggregation.k', `[${B.normBoundK.min}, ${B.normBoundK.max}]`), v.minValue(B.normBoundK.min, `aggregation.k must be in [${B.normBoundK.min}, ${B.normBoundK.max}]`), v.maxValue(B.normBoundK.max, `aggregation.k must be in [${B.normBoundK.min}, ${B.normBoundK.max}]`)) }),
+    v.strictObject({ kind: v.literal('median') }),
+    v.strictObject({ kind: v.literal('trimmed-mean'), trim: v.pipe(finite('aggregation.trim', `[0, ${B.trim.max}]`), v.minValue(B.trim.min, `aggregation.trim must be in [0, ${B.trim.max}]`), v.maxValue(B.trim.max, `aggregation.trim must be in [0, ${B.trim.max}]`)) }),
+  ],
+  'aggregation must be { kind: "mean" | "median" } or { kind: "norm-bound", k } or { kind: "trimmed-mean", trim }',
+);
+
+/** Every setting of a run, each with its bounds; cross-field rules are checked by parseRunConfig. */
+const RUN_CONFIG_ENTRIES = {
+  name: v.pipe(v.string('name must be a string'), v.minLength(B.nameLength.min, 'name must be 1–80 characters'), v.maxLength(B.nameLength.max, 'name must be 1–80 characters')),
+  scheme: v.picklist(SCHEME_NAMES, `scheme must be one of ${SCHEME_NAMES.join(', ')}`),
+  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd, atomo-dct); PowerSGD: its rank. */
+  budget: v.pipe(finite('budget', `[0, ${B.budget.max}]`), v.minValue(B.budget.min, 'budget must be a number ≥ 0'), v.maxValue(B.budget.max, `budget must be at most ${B.budget.max}`)),
+  /** QSGD levels s (qsgd). */
+  levels: integer('levels', B.levels.min, B.levels.max),
+  /**
+   * Error feedback on an unbiased scheme: each worker adds last round's unsent
+   * error to its gradient (core/atomo/errorFeedback.ts). It makes the scheme
+   * biased; PowerSGD always has it. Absent means off (and keeps older checkpoints valid).
+   */
+  errorFeedback: v.optional(v.boolean('errorFeedback must be true or false')),
+  model: v.picklist(MODEL_KINDS, `model must be one of ${MODEL_KINDS.join(', ')}`),
+  learningRate: v.pipe(finite('learningRate', '(0, 10]'), v.gtValue(B.learningRate.minExclusive, 'learningRate must be in (0, 10]'), v.maxValue(B.learningRate.max, 'learningRate must be in (0, 10]')),
+  momentum: v.pipe(finite('momentum', '[0, 1)'), v.minValue(B.momentum.min, 'momentum must be in [0, 1)'), v.ltValue(B.momentum.maxExclusive, 'momentum must be in [0, 1)')),
+  /** Examples per worker per round. */
+  batchSize: integer('batchSize', B.batchSize.min, B.batchSize.max),
+  /** SGD steps per round on a worker; 1 is synchronous SGD as in the paper (the only value accepted). */
+  localSteps: v.literal(1, 'localSteps must be 1 (synchronous SGD)'),
+  split: DataSplitSchema,
+  /** Number of shards the training set is cut into; a worker trains on shard (slot mod shards). */
+  shards: integer('shards', B.shards.min, B.shards.max),
+  /** Seeds the initial weights, the shards, the minibatches and every Bernoulli draw. */
+  seed: integer('seed', B.seed.min, B.seed.max),
+  quorum: QuorumRuleSchema,
+  roundDeadlineMs: integer('roundDeadlineMs', B.roundDeadlineMs.min, B.roundDeadlineMs.max),
+  /** The run finishes after this many rounds (versions 0..maxRounds−1 trained). */
+  maxRounds: integer('maxRounds', B.maxRounds.min, B.maxRounds.max),
+  /** Evaluate on the held-out test digits every this many rounds (and at the last one). */
+  evalEvery: integer('evalEvery', B.evalEvery.min, B.evalEvery.max),
+  /** How the round's estimates are combined (robust by default). */
+  aggregation: AggregationRuleSchema,
+  /** A connected member that missed this many rounds in a row stops counting toward the quorum until it submits. */
+  dormantAfter: integer('dormantAfter', B.dormantAfter.min, B.dormantAfter.max),
+};
+
+/** A complete run configuration, cross-field rules included. */
+export const RunConfigSchema = v.pipe(
+  v.strictObject(RUN_CONFIG_ENTRIES),
+  v.check((config) => !isAtomoScheme(config.scheme) || config.budget > 0, 'budget must be a positive number for ATOMO schemes'),
+  v.check((config) => config.scheme !== 'powersgd' || (Number.isInteger(config.budget) && config.budget >= 1), 'budget (the rank) must be an integer ≥ 1 for PowerSGD'),
+);
+
+/** A partial configuration, as a teacher sends it to create or configure a run (unknown fields refused). */
+export const RunConfigPatchSchema = v.partial(v.strictObject(RUN_CONFIG_ENTRIES));
+
+export type DataSplit = v.InferOutput<typeof DataSplitSchema>;
+export type QuorumRule = v.InferOutput<typeof QuorumRuleSchema>;
+export type AggregationRule = v.InferOutput<typeof AggregationRuleSchema>;
+/** Everything that defines one experiment. Workers receive it on join and train by it. */
+export type RunConfig = Readonly<v.InferOutput<typeof RunConfigSchema>>;
+/** A partial RunConfig, as the teacher sends it to create or configure a run. */
+export type RunConfigPatch = Readonly<v.InferOutput<typeof RunConfigPatchSchema>>;
+
+/**
+ * The default budget of each scheme. Spectral ATOMO sends s = 2 rank-one
+ * atoms per layer, as in the paper. Entry-wise ATOMO gets about the same
+ * bytes on the largest layer: 2·(784 + 128 + 1) floats ≈ 1800 entries of ~5
+ * bytes would be the match; 1024 keeps it below. QSGD and TernGrad have no
+ * budget (their traffic is fixed by the shape); QSGD's knob is `levels`.
+ */
+export const DEFAULT_BUDGETS: Readonly<Record<SchemeName, number>> = {
+  none: 0,
+  'atomo-entry': 1024,
+  'atomo-svd': 2,
+  qsgd: 0,
+  terngrad: 0,
+  // A DCT coefficient costs what an entry costs.
+  'atomo-dct': 1024,
+  // PowerSGD's budget is its rank r: 2 factor pairs, as spectral ATOMO's 2 atoms.
+  powersgd: 2,
+};
+
+/** QSGD levels when a run sets none (4 levels: 3 bits per entry). */
+export const DEFAULT_QSGD_LEVELS = 4;
+
+/**
+ * The default aggregation: each estimate clipped to 3× the round's median
+ * norm. An honest unbiased estimate's norm is √(‖g‖² + its variance), and the
+ * workers of one round share g and the scheme, so honest norms sit within a
+ * small factor of their median; an estimate scaled up by an attacker is cut
+ * to at most 3× an honest one's influence.
+ */
+export const DEFAULT_AGGREGATION: AggregationRule = { kind: 'norm-bound', k: 3 };
+
+/**
+ * The configuration of a run created without overrides; the server's default
+ * run uses it and the dashboard's form starts from it. Tuned so that 4
+ * workers reach the accuracy bar of the training test in 100 rounds.
+ */
+export const DEFAULT_RUN_CONFIG: RunConfig = {
+  name: 'default',
+  scheme: 'atomo-svd',
+  budget: DEFAULT_BUDGETS['atomo-svd'],
+  levels: DEFAULT_QSGD_LEVELS,
+  model: 'mlp',
+  learningRate: 0.1,
+  momentum: 0.9,
+  batchSize: 32,
+  localSteps: 1,
+  split: { kind: 'iid' },
+  shards: 8,
+  seed: 1,
+  quorum: { fraction: 0.5, minimum: 1 },
+  roundDeadlineMs: 15_000,
+  maxRounds: 1000,
+  evalEvery: 10,
+  aggregation: DEFAULT_AGGREGATION,
+  dormantAfter: 3,
+};
+
+/** A refused configuration: the first thing wrong, in words. */
+export class RunConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RunConfigError';
+  }
+}
+
+const KNOWN_KEYS: ReadonlySet<string> = new Set(Object.keys(RUN_CONFIG_ENTRIES));
+
+function firstMessage(issues: readonly v.BaseIssue<unknown>[]): string {
+  return issues[0]?.message ?? 'invalid configuration';
+}
+
+/** Validates a complete configuration (e.g. from a checkpoint); throws RunConfigError. */
+export function parseRunConfig(raw: unknown): RunConfig {
+  const result = v.safeParse(RunConfigSchema, raw);
+  if (!result.success) throw new RunConfigError(firstMessage(result.issues));
+  return result.output;
+}
+
+/** Validates a patch; throws RunConfigError naming the first bad field. */
+export function parseRunConfigPatch(raw: unknown): RunConfigPatch {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new RunConfigError('configuration must be an object');
+  for (const key of Object.keys(raw)) {
+    if (!KNOWN_KEYS.has(key)) throw new RunConfigError(`unknown configuration field '${key.slice(0, 40)}'`);
+  }
+  const result = v.safeParse(RunConfigPatchSchema, raw);
+  if (!result.success) throw new RunConfigError(firstMessage(result.issues));
+  return result.output;
+}
+
+/**
+ * Merges a patch into `base` and validates the result; throws RunConfigError.
+ * Changing the scheme without a budget takes the new scheme's default budget.
+ */
+export function applyRunConfigPatch(base: RunConfig, raw: unknown): RunConfig {
+  const patch = parseRunConfigPatch(raw);
+  const schemeChanged = patch.scheme !== undefined && patch.scheme !== base.scheme;
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(patch)) if (value !== undefined) merged[key] = value;
+  if (schemeChanged && patch.budget === undefined) merged['budget'] = DEFAULT_BUDGETS[patch.scheme];
+  return parseRunConfig(merged);
+}
