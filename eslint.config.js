@@ -1,12 +1,40 @@
-// Lint: typescript-eslint's recommended rules, React hooks rules, and fences
-// that keep the layers apart (DESIGN.md §2): core/ is pure, client/ and
-// server/ never import each other.
+// Lint: typescript-eslint's recommended rules, React hooks rules, and the
+// import fences that keep the layers apart (README, "Map"; tests included):
+//  - core/ imports nothing of the project above it, and outside its tests no
+//    DOM, socket, GPU or Node module;
+//  - only client/net/ imports socket.io-client, and client/net/ imports only
+//    core/ and client/i18n/ (the tab, tests and tools all connect through it);
+//  - client/ and server/ never import each other (server's tests and test
+//    harness drive it through client/net/, as a tab would), nor scripts/;
+//  - scripts/ use the project's public modules, not server/testing/.
+// Each file falls in exactly one fence block below (a later block for the
+// same file would replace the rule, not add to it).
 import js from '@eslint/js';
 import globals from 'globals';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 const platformModules = ['react', 'react-dom', 'react-dom/*', 'zustand', 'zustand/*', 'recharts', 'socket.io', 'socket.io-client', 'webgpu', 'node:*', 'fs', 'path', 'os', 'crypto'];
+
+const PURE_CORE = { group: platformModules, message: 'core/ is pure TypeScript: no DOM, sockets, GPU or Node modules.' };
+const ABOVE_CORE = { group: ['**/client/**', '**/server/**', '**/shaders/**', '**/scripts/**', '**/e2e/**'], message: 'core/ depends on nothing in the project above it.' };
+const SOCKET_CLIENT = { group: ['socket.io-client', 'socket.io-client/*'], message: 'Only client/net/ opens sockets: connect through client/net/socket.ts.' };
+const NO_SCRIPTS = { group: ['**/scripts/**'], message: 'scripts/ are entry points and tools: client/ and server/ never import them.' };
+const NO_SERVER = { group: ['**/server/**'], message: 'client/ and server/ talk only through core/protocol.ts.' };
+const NO_CLIENT = { group: ['**/client/**'], message: 'client/ and server/ talk only through core/protocol.ts.' };
+const ONLY_CLIENT_NET = { regex: '(^|/)client/(?!net/)', message: "server's tests play a tab through client/net/ only." };
+// From client/net/, `../x` is another client folder (`../i18n` is allowed: messages for the page); `../../core` is core.
+const NET_ONLY_CORE = {
+  regex: '^\\.\\./(?!\\.\\./|i18n(/|$))',
+  message: 'client/net/ imports only core/ and client/i18n/ (and socket.io-client): report to the UI through an interface it defines.',
+};
+const NO_SERVER_TESTING = { group: ['**/server/testing/**'], message: "scripts/ use the project's public modules (server/local.ts, client/net), not server/testing/." };
+
+/** One fence: the import patterns refused in `files` (less `ignores`). */
+function fence(files, patterns, ignores = []) {
+  return { files, ignores, rules: { 'no-restricted-imports': ['error', { patterns }] } };
+}
+const tests = ['**/*.test.ts'];
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'public/data/', 'test-results/', 'playwright-report/', 'results/', 'data/'] },
@@ -25,31 +53,12 @@ export default tseslint.config(
     plugins: { 'react-hooks': reactHooks },
     rules: reactHooks.configs.recommended.rules,
   },
-  {
-    files: ['core/**/*.ts'],
-    ignores: ['core/**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: platformModules, message: 'core/ is pure TypeScript: no DOM, sockets, GPU or Node modules.' },
-            { group: ['**/client/**', '**/server/**', '**/shaders/**'], message: 'core/ depends on nothing in the project.' },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['client/**/*.{ts,tsx}'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/server/**'], message: 'client/ and server/ talk only through core/protocol.ts.' }] }],
-    },
-  },
-  {
-    files: ['server/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/client/**'], message: 'client/ and server/ talk only through core/protocol.ts.' }] }],
-    },
-  },
+  fence(['core/**/*.ts'], [PURE_CORE, ABOVE_CORE], tests),
+  fence(['core/**/*.test.ts'], [ABOVE_CORE, SOCKET_CLIENT]),
+  fence(['client/net/**/*.ts'], [NET_ONLY_CORE, NO_SERVER, NO_SCRIPTS]),
+  fence(['client/**/*.{ts,tsx}'], [NO_SERVER, NO_SCRIPTS, SOCKET_CLIENT], ['client/net/**']),
+  fence(['server/**/*.ts'], [NO_CLIENT, NO_SCRIPTS, SOCKET_CLIENT], [...tests, 'server/testing/**']),
+  fence(['server/**/*.test.ts', 'server/testing/**/*.ts'], [ONLY_CLIENT_NET, NO_SCRIPTS, SOCKET_CLIENT]),
+  fence(['scripts/**/*.{ts,mjs}'], [NO_SERVER_TESTING, SOCKET_CLIENT]),
+  fence(['e2e/**/*.ts'], [NO_SERVER_TESTING, SOCKET_CLIENT]),
 );

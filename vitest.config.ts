@@ -5,12 +5,14 @@ import { defineConfig } from 'vitest/config';
 //  - gpu:  WGSL kernels run in Node on Dawn (`*.gpu.test.ts`). One fork at a
 //          time: each Dawn instance spins up SwiftShader threads, and two
 //          cores are all CI has.
+// Both first make sure the MNIST files exist (scripts/testData.ts).
 export default defineConfig({
   test: {
     projects: [
       {
         test: {
           name: 'unit',
+          globalSetup: ['scripts/testData.ts'],
           include: ['{core,client,server,scripts}/**/*.test.ts'],
           exclude: ['**/*.gpu.test.ts', '**/node_modules/**'],
           environment: 'node',
@@ -20,6 +22,7 @@ export default defineConfig({
       {
         test: {
           name: 'gpu',
+          globalSetup: ['scripts/testData.ts'],
           include: ['{core,client,shaders,scripts}/**/*.gpu.test.ts'],
           environment: 'node',
           pool: 'forks',

@@ -371,3 +371,21 @@ export const ADMIN_EVENTS = [
 
 /** Room of a run's workers and dashboards (server side naming, documented for tools). */
 export const runRoom = (runId: RunId): string => `run:${runId}`;
+
+/** One address of this machine on a network. */
+export interface LanAddress {
+  readonly address: string;
+  /** The interface's name (en0, wlan0, Ethernet): helps the teacher pick the classroom network. */
+  readonly interface: string;
+}
+
+/** What GET /api/join answers (the dashboard's join card): the URLs a student's device can open. */
+export interface JoinInfo {
+  readonly scheme: 'http' | 'https';
+  readonly port: number;
+  readonly hostname: string;
+  /** LAN addresses first; empty when the machine is on no network. */
+  readonly addresses: readonly LanAddress[];
+  /** One worker-page URL per address, in the same order; `http(s)://localhost:<port>/` when there is none. */
+  readonly urls: readonly string[];
+}

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EVENTS, asRunId, asWorkerId, type Ack, type RunSummary } from '../core/protocol';
 import { TEST_ADMIN_TOKEN, connectClient, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
 import { joinRaw } from './testing/rawWorker';
-import type { ClientSocket } from './testing/simulatedWorker';
+import type { AppSocket as ClientSocket } from '../client/net/socket';
 
 type AnyEmit = (event: string, payload: unknown) => Promise<Ack<{ run?: RunSummary }>>;
 

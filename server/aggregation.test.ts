@@ -1,4 +1,4 @@
-/** Aggregation is exact: with known gradients the update is the mean of the decoded estimates, then SGD. */
+/** Aggregation is exact: with known gradients and the mean rule, the update is the mean of the decoded estimates, then SGD. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { reconstruct } from '../core/atomo';
 import type { LayerSample } from '../core/atomo/types';
@@ -60,7 +60,7 @@ describe('aggregation', () => {
       const learningRate = 0.5;
       server = await startServer({ defaultRun: false });
       // Created, not started: every worker joins before round 0 opens.
-      const run = server.app.runs.create({ scheme, levels: 4, learningRate, momentum: 0, maxRounds: 1, evalEvery: 1 });
+      const run = server.app.runs.create({ scheme, levels: 4, learningRate, momentum: 0, maxRounds: 1, evalEvery: 1, aggregation: { kind: 'mean' } });
       const before = run.params.slice();
       const workers = [await joinRaw(server.url, run.id), await joinRaw(server.url, run.id), await joinRaw(server.url, run.id)];
       run.start();

@@ -5,6 +5,7 @@
  * on port 0 with their own data directory and model runtime.
  */
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { Server } from 'socket.io';
 import { asRunId, type RunConfigPatch } from '../core/protocol';
 import { createAdminHandlers } from './admin';
@@ -13,6 +14,7 @@ import { CheckpointStore } from './checkpoint';
 import { createApiHandler, isApiPath } from './http';
 import { DEFAULT_API_RATE_LIMIT, createAddressRateLimiter, setSecurityHeaders } from './httpHardening';
 import { DASHBOARD_ROOM, type AppServer } from './io';
+import { joinInfo, type JoinInfo } from './lan';
 import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type RateLimit } from './limits';
 import type { ModelRuntime } from './model';
 import type { Scheduler } from './run';
@@ -43,10 +45,14 @@ export interface AppOptions {
   readonly maxMessageBytes?: number;
   /** Where failures that are not a client's fault go (console.error by default). */
   readonly logError?: (error: unknown) => void;
+  /** Serve HTTPS (and WSS) with this key and certificate (PEM) instead of plain HTTP. */
+  readonly tls?: { readonly key: string; readonly cert: string };
+  /** The join information /api/join reports; by default this machine's LAN addresses on the port really bound. */
+  readonly join?: () => JoinInfo;
 }
 
 export interface App {
-  readonly httpServer: HttpServer;
+  readonly httpServer: HttpServer | HttpsServer;
   readonly io: AppServer;
   readonly runs: RunRegistry;
   readonly workers: WorkerRegistry;
@@ -74,7 +80,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const apiLimiter = createAddressRateLimiter(options.apiRateLimit ?? DEFAULT_API_RATE_LIMIT);
   // The error boundary of every HTTP request: whatever a handler throws becomes a 500 (or a closed
   // connection once the headers are out), logged, and the server goes on.
-  const httpServer = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     try {
       setSecurityHeaders(res);
       if (isApiPath(req.url) && !apiLimiter(req.socket.remoteAddress ?? '')) {
@@ -88,7 +94,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Internal error');
       else res.destroy();
     }
-  });
+  };
+  const httpServer = options.tls === undefined ? createServer(handle) : createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handle);
+  const scheme = options.tls === undefined ? 'http' : 'https';
+  const boundPort = () => {
+    const address = httpServer.address();
+    return address !== null && typeof address === 'object' ? address.port : 0;
+  };
   const io: AppServer = new Server(httpServer, {
     // WebSocket only: no long-polling, so several processes need no sticky sessions.
     transports: ['websocket'],
@@ -116,7 +128,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   runs.restore(stored.runs, stored.workers);
   if (runs.size === 0 && options.defaultRun !== false) runs.create(options.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
 
-  handleApi = createApiHandler(runs);
+  handleApi = createApiHandler(runs, options.join ?? (() => joinInfo(scheme, boundPort())));
   attachSockets(io, {
     registry: runs,
     workers,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeCheckpoint } from './checkpoint';
 import { loadTestData, makeDataDir, removeDataDir, startServer, waitFor } from './testing/harness';
-import { SimulatedWorker } from './testing/simulatedWorker';
+import { SimulatedWorker } from '../client/net/simulatedWorker';
 
 describe('checkpoint recovery', () => {
   const dataDir = makeDataDir();

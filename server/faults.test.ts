@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeLayer, maxLayerBytes } from '../core/codec';
 import type { Ack, GradientSubmission, ProtocolErrorCode, RoundOpen } from '../core/protocol';
 import { connectClient, loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
-import { SimulatedWorker } from './testing/simulatedWorker';
+import { SimulatedWorker } from '../client/net/simulatedWorker';
 
 const ROUNDS = 3;
 const FAULT_VERSION = 1;

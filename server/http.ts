@@ -3,12 +3,14 @@
  * run's history as JSON or CSV (metrics only, no weights, so no token).
  *   GET /api/health
  *   GET /api/runs
+ *   GET /api/join                  LAN addresses, scheme and port students can open
  *   GET /api/runs/<runId>/metrics.json
  *   GET /api/runs/<runId>/metrics.csv
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { asRunId } from '../core/protocol';
 import { historyToCsv } from './metrics';
+import type { JoinInfo } from './lan';
 import type { RunRegistry } from './runs';
 
 const METRICS_ROUTE = /^\/api\/runs\/([A-Za-z0-9_-]{1,64})\/metrics\.(json|csv)$/;
@@ -23,7 +25,7 @@ export function isApiPath(url: string | undefined): boolean {
 }
 
 /** Returns a handler that answers /api/* requests and returns false for anything else. */
-export function createApiHandler(registry: RunRegistry): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createApiHandler(registry: RunRegistry, join: () => JoinInfo): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if (!isApiPath(req.url)) return false;
     // No decoding: every route is plain ASCII, so an escape only ever names no route.
@@ -34,6 +36,10 @@ export function createApiHandler(registry: RunRegistry): (req: IncomingMessage, 
     }
     if (path === '/api/health') {
       sendJson(res, 200, { ok: true, runs: registry.size });
+      return true;
+    }
+    if (path === '/api/join') {
+      sendJson(res, 200, join());
       return true;
     }
     if (path === '/api/runs') {

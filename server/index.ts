@@ -1,24 +1,54 @@
-/** Entry point: reads the configuration from the environment, loads the test digits, and listens. */
+/**
+ * Entry point: reads the configuration from the environment and the command
+ * line, loads the test digits, and listens.
+ *   PORT=3000  ADMIN_TOKEN=…  DATA_DIR=data/
+ *   --https or HTTPS=1     serve HTTPS and WSS (students' devices get WebGPU);
+ *                          CERT_FILE and KEY_FILE for a real certificate, else a self-signed one in DATA_DIR/tls/
+ */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadMnist } from '../core/data';
 import { createApp } from './app';
+import { formatBanner } from './banner';
 import { createCpuModelRuntime } from './cpuModel';
 import { createFileReader } from './data/fileReader';
+import { joinInfo, lanAddresses } from './lan';
+import { loadOrCreateTls, type TlsMaterial } from './tls';
 
 const port = Number(process.env.PORT ?? 3000);
 const adminToken = process.env.ADMIN_TOKEN ?? randomBytes(16).toString('hex');
 const clientDir = fileURLToPath(new URL('../dist/client', import.meta.url));
 const dataDir = process.env.DATA_DIR ?? fileURLToPath(new URL('../data', import.meta.url));
+const https = process.argv.includes('--https') || ['1', 'true', 'yes'].includes((process.env.HTTPS ?? '').toLowerCase());
+
+let tls: TlsMaterial | null = null;
+if (https) {
+  const host = hostname().toLowerCase();
+  tls = await loadOrCreateTls({
+    dataDir,
+    names: {
+      // The bare host name, and its mDNS name (host.local) that Macs and most phones resolve.
+      dnsNames: ['localhost', host, ...(host.includes('.') ? [] : [`${host}.local`])],
+      ips: ['127.0.0.1', '::1', ...lanAddresses().map((a) => a.address)],
+    },
+    ...(process.env.CERT_FILE === undefined ? {} : { certFile: process.env.CERT_FILE }),
+    ...(process.env.KEY_FILE === undefined ? {} : { keyFile: process.env.KEY_FILE }),
+  });
+}
 
 const { test } = await loadMnist(createFileReader());
-const app = await createApp({ clientDir, adminToken, dataDir, model: createCpuModelRuntime(test) });
+const app = await createApp({
+  clientDir,
+  adminToken,
+  dataDir,
+  model: createCpuModelRuntime(test),
+  ...(tls === null ? {} : { tls: { key: tls.key, cert: tls.cert } }),
+});
 app.httpServer.listen(port, () => {
-  const base = `http://localhost:${port}`;
-  console.log(`atomo-swarm aggregator listening on ${base}`);
-  console.log(`  students open:        ${base}/`);
-  console.log(`  teacher dashboard:    ${base}/dashboard?token=${adminToken}`);
-  console.log(`  checkpoints:          ${dataDir}/runs/`);
+  const address = app.httpServer.address();
+  const bound = address !== null && typeof address === 'object' ? address.port : port;
+  for (const line of formatBanner({ join: joinInfo(tls === null ? 'http' : 'https', bound), adminToken, dataDir, tls })) console.log(line);
 });
 
 function shutdown(): void {

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTestData, makeDataDir, removeDataDir, startServer, waitFor } from './testing/harness';
-import { SimulatedWorker } from './testing/simulatedWorker';
+import { SimulatedWorker } from '../client/net/simulatedWorker';
 import { DEFAULT_RUN_ID } from './app';
 
 describe('restart', () => {

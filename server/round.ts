@@ -73,22 +73,13 @@ export class OpenRound {
 }
 
 /**
- * The mean of the contributors' unbiased estimates, flat in layout order,
- * summed in float64 in ascending worker id so the result does not depend on
- * arrival order.
+ * The contributors' unbiased estimates, each flat in layout order, in
+ * ascending worker id (the fixed order that makes the update deterministic).
  */
-export function meanEstimate(round: OpenRound, offsets: readonly number[], parameterCount: number): Float32Array {
-  const sum = new Float64Array(parameterCount);
-  const contributors = round.orderedContributors();
-  for (const worker of contributors) {
-    const { estimates } = round.contributions.get(worker)!;
-    estimates.forEach((estimate, layer) => {
-      const offset = offsets[layer]!;
-      for (let i = 0; i < estimate.length; i++) sum[offset + i]! += estimate[i]!;
-    });
-  }
-  const mean = new Float32Array(parameterCount);
-  const n = contributors.length;
-  for (let i = 0; i < parameterCount; i++) mean[i] = sum[i]! / n;
-  return mean;
+export function flatEstimates(round: OpenRound, offsets: readonly number[], parameterCount: number): Float32Array[] {
+  return round.orderedContributors().map((worker) => {
+    const flat = new Float32Array(parameterCount);
+    round.contributions.get(worker)!.estimates.forEach((estimate, layer) => flat.set(estimate, offsets[layer]!));
+    return flat;
+  });
 }

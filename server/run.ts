@@ -28,7 +28,8 @@ import { encodeWeights } from '../core/training/modelCodec';
 import { ProtocolFault } from './fault';
 import { buildRoundMetrics, isEvaluationRound } from './metrics';
 import type { ModelRuntime } from './model';
-import { OpenRound, meanEstimate } from './round';
+import { aggregate } from '../core/aggregation';
+import { OpenRound, flatEstimates } from './round';
 import { applyConfigPatch } from './runConfig';
 import { decodeGradient, type SubmissionEnvelope } from './validation';
 
@@ -592,13 +593,16 @@ export class Run {
     const layout = this.layout;
 
     const updateStarted = scheduler.now();
-    const mean = meanEstimate(
-      round,
-      layout.tensors.map((t) => t.offset),
+    // The configured rule (robust by default) combines the estimates; each was checked finite when it arrived.
+    const { value: mean } = aggregate(
+      config.aggregation,
+      flatEstimates(
+        round,
+        layout.tensors.map((t) => t.offset),
+        layout.parameterCount,
+      ),
       layout.parameterCount,
     );
-    // The update is computed on copies and committed only if the aggregate, the weights and the
-    // momentum are all finite: a failing update is discarded, never stored or broadcast.
     const nonFiniteMean = firstNonFinite(mean);
     if (nonFiniteMean >= 0) throw new UpdateRefused(`the aggregated gradient is not finite at parameter ${nonFiniteMean}`);
     const params = this.#params.slice();

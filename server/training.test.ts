@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEME_NAMES } from '../core/atomo/types';
 import { createCpuModelRuntime } from './cpuModel';
 import { loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
-import { SimulatedWorker } from './testing/simulatedWorker';
+import { SimulatedWorker } from '../client/net/simulatedWorker';
 
 const ROUNDS = 100;
 const WORKERS = 4;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION, type WorkerSummary } from '../core/protocol';
 import { DEFAULT_RUN_ID } from './app';
 import { connectClient, loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
-import { SimulatedWorker } from './testing/simulatedWorker';
+import { SimulatedWorker } from '../client/net/simulatedWorker';
 
 describe('worker profile in the run summary', () => {
   let server: TestServer;

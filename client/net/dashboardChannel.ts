@@ -4,9 +4,26 @@
  * not recover (so the charts resync from the server's history). Teacher
  * actions go through `DashboardActions`; components never touch the socket.
  */
-import type { RunConfigPatch, RunId, RunSummary, WorkerId } from '../../core/protocol';
-import type { DashboardStore } from '../ui/store/dashboardStore';
+import type { RoundMetrics, RunConfigPatch, RunId, RunSummary, WorkerId } from '../../core/protocol';
+import type { LocalMessage } from '../i18n';
 import { openSocket, request, type AppSocket, type RequestError } from './socket';
+
+/** Whether this dashboard may act. */
+export type DashboardAuth = 'viewer' | 'teacher' | 'rejected';
+
+/** The link of the dashboard socket. */
+export type DashboardLink = 'connecting' | 'connected' | 'reconnecting';
+
+/** What the channel reports, to the dashboard store (client/ui/store implements it). */
+export interface DashboardSink {
+  setLink(link: DashboardLink): void;
+  setAuth(auth: DashboardAuth): void;
+  snapshot(runs: readonly RunSummary[], history: Readonly<Record<string, readonly RoundMetrics[]>>): void;
+  runState(run: RunSummary): void;
+  runDeleted(runId: RunId): void;
+  metrics(metrics: RoundMetrics): void;
+  setNotice(notice: LocalMessage | null): void;
+}
 
 /** The result of a teacher action: done, or why not. */
 export type ActionResult<T = object> = ({ readonly ok: true } & T) | { readonly ok: false; readonly error: RequestError };
@@ -24,7 +41,7 @@ export interface DashboardActions {
 }
 
 /** Opens the dashboard socket (as teacher when `adminToken` is given) and returns the actions. */
-export function connectDashboard(store: DashboardStore, adminToken: string | null): DashboardActions {
+export function connectDashboard(store: { getState(): DashboardSink }, adminToken: string | null): DashboardActions {
   const state = () => store.getState();
   const socket: AppSocket = openSocket(adminToken === null ? {} : { adminToken });
   state().setAuth(adminToken === null ? 'viewer' : 'teacher');

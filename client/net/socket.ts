@@ -59,6 +59,38 @@ export function openSocket(options: OpenSocketOptions = {}): AppSocket {
 
 const meters = new WeakMap<AppSocket, FrameMeter>();
 
+/** Options of `connectSocket`. */
+export interface ConnectSocketOptions {
+  /** The teacher's admin token; without it the socket is a student's. */
+  readonly adminToken?: string;
+  /** Reconnect after a drop (off by default: a test or a tool wants to see the drop). */
+  readonly reconnect?: boolean;
+  /** Accept any TLS certificate (a test against an `--https` server's self-signed one); Node only. */
+  readonly acceptAnyCertificate?: boolean;
+}
+
+/**
+ * A socket to the aggregator at `url` from Node (server tests, the swarm, the
+ * benchmarks, e2e set-up): resolves once connected, rejects with the first
+ * connection error (and closes the socket).
+ */
+export function connectSocket(url: string, options: ConnectSocketOptions = {}): Promise<AppSocket> {
+  const auth: HandshakeAuth = options.adminToken === undefined ? {} : { adminToken: options.adminToken };
+  const socket: AppSocket = io(url, {
+    transports: ['websocket'],
+    auth: { ...auth },
+    reconnection: options.reconnect ?? false,
+    ...(options.acceptAnyCertificate === true ? { rejectUnauthorized: false } : {}),
+  });
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => resolve(socket));
+    socket.once('connect_error', (error) => {
+      socket.disconnect();
+      reject(error);
+    });
+  });
+}
+
 /** The frame meter of a socket opened by openSocket: this side's own count of every frame both ways. */
 export function socketMeter(socket: AppSocket): FrameMeter | undefined {
   return meters.get(socket);

@@ -3,8 +3,8 @@
  * drive what they check through the pages, but a 15 s default deadline and
  * evaluation every 10 rounds would make the suite slow.
  */
-import { io, type Socket } from 'socket.io-client';
-import type { Ack, ClientToServerEvents, RunConfigPatch, RunId, RunSummary, ServerToClientEvents } from '../../core/protocol';
+import { connectSocket, type AppSocket } from '../../client/net/socket';
+import type { Ack, RunConfigPatch, RunId, RunSummary } from '../../core/protocol';
 
 /** The admin token the Playwright config gives the server. */
 export const ADMIN_TOKEN = 'e2e-admin-token';
@@ -23,16 +23,10 @@ export const FAST_RUN: RunConfigPatch = {
   learningRate: 0.1,
 };
 
-type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
-
 /** A connected socket; `adminToken` undefined connects as a student. */
-export async function connect(baseURL: string, adminToken?: string): Promise<ClientSocket> {
-  const socket: ClientSocket = io(baseURL, { transports: ['websocket'], auth: adminToken === undefined ? {} : { adminToken }, reconnection: false });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => resolve());
-    socket.once('connect_error', reject);
-  });
-  return socket;
+export function connect(baseURL: string, adminToken?: string): Promise<AppSocket> {
+  // An --https test server's certificate is self-signed.
+  return connectSocket(baseURL, { ...(adminToken === undefined ? {} : { adminToken }), acceptAnyCertificate: baseURL.startsWith('https:') });
 }
 
 function unwrap<T extends object>(answer: Ack<T>, what: string): T {

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_TOKEN } from './admin';
@@ -20,9 +21,26 @@ export interface OwnServer {
   stop(): Promise<void>;
   /** Stops the process if it runs and removes the data folder; safe to call twice. */
   dispose(): Promise<void>;
+  /** What the server printed so far (its banner). */
+  output(): string;
+}
+
+/** Options of ownServer. */
+export interface OwnServerOptions {
+  /** Start it with `--https` (a self-signed certificate made in its data folder). */
+  readonly https?: boolean;
 }
 
 async function healthy(baseURL: string): Promise<boolean> {
+  if (baseURL.startsWith('https:')) {
+    // The server's own self-signed certificate: trusted here as a student clicking through the warning would.
+    return new Promise((resolve) => {
+      httpsGet(`${baseURL}/api/health`, { rejectUnauthorized: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      }).on('error', () => resolve(false));
+    });
+  }
   try {
     return (await fetch(`${baseURL}/api/health`)).ok;
   } catch {
@@ -31,8 +49,8 @@ async function healthy(baseURL: string): Promise<boolean> {
 }
 
 /** An aggregator on `port` with a fresh temporary data folder (not started yet). */
-export function ownServer(port: number): OwnServer {
-  const baseURL = `http://localhost:${port}`;
+export function ownServer(port: number, options: OwnServerOptions = {}): OwnServer {
+  const baseURL = `${options.https === true ? 'https' : 'http'}://localhost:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'atomo-e2e-own-'));
   let child: ChildProcess | null = null;
   let output = '';
@@ -73,7 +91,7 @@ export function ownServer(port: number): OwnServer {
       // A stale server left on the port would answer the health check and fool the test.
       if (await healthy(baseURL)) throw new Error(`ownServer: something already answers on ${baseURL}`);
       // The same command as the suite's webServer, so the test runs the server users run.
-      const started = spawn(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'server/index.ts'], {
+      const started = spawn(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'server/index.ts', ...(options.https === true ? ['--https'] : [])], {
         env: { ...process.env, PORT: String(port), ADMIN_TOKEN, DATA_DIR: dataDir },
         stdio: ['ignore', 'pipe', 'pipe'],
         // Its own process group, so killGroup reaches tsx's child too.
@@ -90,6 +108,7 @@ export function ownServer(port: number): OwnServer {
       }
     },
     stop,
+    output: () => output,
     async dispose() {
       await stop();
       process.removeListener('exit', onExit);

@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
-import { SimulatedWorker } from '../../server/testing/simulatedWorker';
+import { SimulatedWorker } from '../../client/net/simulatedWorker';
 import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from '../swarm/threadProtocol';
 
 const data = workerData as WorkerThreadData;

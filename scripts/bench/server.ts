@@ -6,7 +6,7 @@
  * the 200 simulated workers (SimulatedWorker, the real protocol) run in 4
  * worker threads of 50, so their socket.io-client work does not share the
  * server's event loop. Each worker computes one honest gradient in round 0
- * and resends it afterwards (reuseGradient, as server/testing/loadBench.ts),
+ * and resends it afterwards (reuseGradient),
  * so the clock covers the aggregator: validation, decoding, averaging, the
  * SGD step and the model broadcast to 200 sockets. The ceiling is the same
  * 200 clients in the same 4 threads each sending the same bytes per round to
@@ -19,7 +19,8 @@ import { parseArgs } from 'node:util';
 import { Server } from 'socket.io';
 import type { SchemeName } from '../../core/atomo/types';
 import { asRunId } from '../../core/protocol';
-import { removeDataDir, startServer, waitFor } from '../../server/testing/harness';
+import { removeDataDir, waitFor } from '../../server/local';
+import { startInProcessServer } from '../swarm/aggregator';
 import { nextMessage, startTsWorker, startWorkerThreads } from '../swarm/threads';
 import { fmt, markdownTable, writeSection } from './report';
 import type { RawThreadData } from './serverRawThread';
@@ -53,7 +54,7 @@ function splitCounts(total: number, parts: number): number[] {
 }
 
 async function measureAggregator(workers: number, rounds: number, scheme: SchemeName): Promise<AggregatorFigures> {
-  const server = await startServer({ defaultRun: false });
+  const server = await startInProcessServer();
   // Quorum of everyone and a long deadline: every round waits for all 200, so a round is the full fan-in.
   const run = server.app.runs.create({ name: `bench ${scheme}`, scheme, batchSize: 8, maxRounds: rounds + 1, evalEvery: rounds + 1, roundDeadlineMs: 120_000, quorum: { fraction: 1, minimum: workers } });
   const threads = await startWorkerThreads(

@@ -4,7 +4,7 @@
  * binary payload each and wait for the acknowledgement (or the echo).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { io, type Socket } from 'socket.io-client';
+import { connectSocket } from '../../client/net/socket';
 
 /** workerData of a raw client thread. */
 export interface RawThreadData {
@@ -20,15 +20,9 @@ const data = workerData as RawThreadData;
 const port = parentPort;
 if (port === null) throw new Error('serverRawThread.ts runs only as a worker thread');
 
-const sockets = await Promise.all(
-  Array.from({ length: data.count }, () => {
-    const socket: Socket = io(data.url, { transports: ['websocket'], reconnection: false });
-    return new Promise<Socket>((resolve, reject) => {
-      socket.once('connect', () => resolve(socket));
-      socket.once('connect_error', reject);
-    });
-  }),
-);
+// Bare sockets: the bench's echo server answers 'blob', an event outside the protocol's types.
+type BlobSocket = { timeout(ms: number): { emitWithAck(event: 'blob', payload: Uint8Array): Promise<unknown> }; disconnect(): void };
+const sockets = (await Promise.all(Array.from({ length: data.count }, () => connectSocket(data.url)))) as unknown as BlobSocket[];
 const payload = new Uint8Array(data.bytes);
 port.postMessage({ type: 'ready' });
 port.on('message', (message: RawThreadMessage) => {

@@ -3,9 +3,8 @@
  * creates and starts a run, follows its metrics:round events, and fetches
  * the final history over HTTP, exactly as the dashboard would.
  */
-import { io } from 'socket.io-client';
+import { connectSocket } from '../../client/net/socket';
 import type { RoundMetrics, RunConfigPatch, RunId, RunSummary } from '../../core/protocol';
-import type { ClientSocket } from '../../server/testing/simulatedWorker';
 
 /** A connected admin client. */
 export interface AdminClient {
@@ -25,10 +24,8 @@ function unwrap<T extends object>(event: string, response: { ok: true } & T | { 
 
 /** Connects to `url` as the teacher. */
 export async function connectAdmin(url: string, adminToken: string): Promise<AdminClient> {
-  const socket: ClientSocket = io(url, { transports: ['websocket'], auth: { adminToken } });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => resolve());
-    socket.once('connect_error', (error) => reject(new Error(`cannot reach the aggregator at ${url}: ${error.message}`)));
+  const socket = await connectSocket(url, { adminToken, reconnect: true }).catch((error: Error) => {
+    throw new Error(`cannot reach the aggregator at ${url}: ${error.message}`);
   });
   const ackTimeout = 30_000;
   return {

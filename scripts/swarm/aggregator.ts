@@ -4,7 +4,10 @@
  * and a random admin token (removed again on close).
  */
 import { randomBytes } from 'node:crypto';
-import { removeDataDir, startServer } from '../../server/testing/harness';
+import { loadMnist } from '../../core/data';
+import type { AppOptions } from '../../server/app';
+import { createFileReader } from '../../server/data/fileReader';
+import { removeDataDir, startLocalServer, type LocalServer } from '../../server/local';
 
 /** Where the swarm connects and how it authenticates. */
 export interface AggregatorHandle {
@@ -17,13 +20,19 @@ export interface AggregatorHandle {
   close(): Promise<void>;
 }
 
+/** An aggregator in this process, evaluating on the MNIST test split, with a random admin token and no default run unless given. */
+export async function startInProcessServer(options: Partial<AppOptions> = {}): Promise<LocalServer & { readonly adminToken: string }> {
+  const adminToken = randomBytes(16).toString('hex');
+  const { test } = await loadMnist(createFileReader());
+  return { ...(await startLocalServer(test, { defaultRun: false, adminToken, ...options })), adminToken };
+}
+
 /** Starts an in-process aggregator with no default run. */
 export async function startLocalAggregator(): Promise<AggregatorHandle> {
-  const adminToken = randomBytes(16).toString('hex');
-  const server = await startServer({ defaultRun: false, adminToken });
+  const server = await startInProcessServer();
   return {
     url: server.url,
-    adminToken,
+    adminToken: server.adminToken,
     local: true,
     errors: server.errors,
     close: async () => {

@@ -13,7 +13,10 @@ import { NO_TRAFFIC, addTraffic, totalBytes, type WireTraffic } from '../../core
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { memoryIdentity } from '../../client/net/workerIdentity';
 import { runWorkerSession, type WorkerSession, type WorkerSessionSink } from '../../client/session/workerSession';
-import { loadTestData, removeDataDir, startServer, waitFor, type TestServer } from '../../server/testing/harness';
+import { loadMnist } from '../../core/data';
+import { createFileReader } from '../../server/data/fileReader';
+import { removeDataDir, waitFor } from '../../server/local';
+import { startInProcessServer } from './aggregator';
 
 /** A TCP proxy in front of `port` that counts the bytes of every connection, both ways. */
 async function countingProxy(port: number): Promise<{ server: Server; url: string; bytes: () => number }> {
@@ -59,9 +62,9 @@ function countingSink(): { sink: WorkerSessionSink; traffic: () => WireTraffic }
   };
 }
 
-let server: TestServer;
+let server: Awaited<ReturnType<typeof startInProcessServer>>;
 beforeAll(async () => {
-  server = await startServer({ defaultRun: false });
+  server = await startInProcessServer();
 });
 afterAll(async () => {
   await server.close();
@@ -72,7 +75,7 @@ describe('traffic both ways', () => {
   it("a run's total on the server equals the bytes its workers' connections carried, within 2%, and so does each worker's own count", async () => {
     const proxy = await countingProxy(server.port);
     const run = server.app.runs.create({ name: 'traffic', scheme: 'atomo-svd', budget: 2, shards: 2, maxRounds: 4, evalEvery: 4, roundDeadlineMs: 60_000 });
-    const data = await loadTestData();
+    const data = await loadMnist(createFileReader());
     const workers = await Promise.all(
       [0, 1].map(async (i) => {
         const counted = countingSink();

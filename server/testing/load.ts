@@ -7,7 +7,7 @@
  */
 import type { RunConfigPatch } from '../../core/protocol';
 import { loadTestData, removeDataDir, startServer, waitFor } from './harness';
-import { SimulatedWorker } from './simulatedWorker';
+import { SimulatedWorker } from '../../client/net/simulatedWorker';
 
 /** What one load run measured. */
 export interface LoadFigures {

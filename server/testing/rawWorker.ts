@@ -1,7 +1,7 @@
 /** A hand-driven worker for tests that craft their own payloads: join, wait for round:open, send anything. */
 import { PROTOCOL_VERSION, type JoinAccepted, type RoundOpen, type RunId } from '../../core/protocol';
 import { connectClient } from './harness';
-import type { ClientSocket } from './simulatedWorker';
+import type { AppSocket as ClientSocket } from '../../client/net/socket';
 
 /** A joined socket and a queue of the rounds it was sent. */
 export interface RawWorker {

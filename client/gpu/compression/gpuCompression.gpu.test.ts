@@ -207,7 +207,7 @@ describe('GPU atomo-entry', () => {
       small.tensors.forEach((tensor, index) => p.set(used[index]!.probabilities, tensor.offset));
       const first = await entry.compress(small.tensors, gpuGradient, budget, streamOf(0));
       // The worker's DeviceCompressor takes atomo-entry now, and draws the same from the same stream.
-      const compressor = createTensorCompressor(gpu.device, small.tensors);
+      const compressor = createTensorCompressor(gpu.device, small.tensors, { spectral: 'device' });
       try {
         const compression = { scheme: 'atomo-entry', budget, levels: 1 } as const;
         expect(compressor.supports(compression)).toBe(true);

@@ -4,6 +4,15 @@
  * (entry.ts), QSGD and TernGrad (quantize.ts) on a gradient that never left
  * the device. Other schemes (none), QSGD above 127 levels and layers of 2²⁴
  * entries or more (atomo-entry) fall back to the CPU path.
+ *
+ * Spectral ATOMO takes the CPU path by default too: the backend then reads
+ * back the gradient with each dense layer's factors X, Δ (B·(rows + cols)
+ * floats), and the factored SVD (core/linalg/factoredSvd.ts: two thin QRs
+ * and a B×B core) costs a few ms, where the batched Jacobi SVD on the device
+ * runs one workgroup per matrix: on SwiftShader in Node (MLP, batch 32) the
+ * device route compressed in 555–615 ms, the host route in 3.6–30 ms, with
+ * the same bytes (docs/benchmarks.md). `spectral: 'device'` keeps the
+ * device route, for adapters where it measures faster.
  */
 import type { Compression } from '../../../core/atomo';
 import type { CompressedLayerStats, DeviceCompressor } from '../../../core/training/compression';
@@ -18,13 +27,23 @@ export interface GpuCompressor extends DeviceCompressor<GpuGradient> {
   destroy(): void;
 }
 
+/** Where spectral ATOMO runs: on the device (batched Jacobi SVD), or on the host from the read-back factors. */
+export type SpectralRoute = 'device' | 'host';
+
+/** Options of the GPU compressor. */
+export interface GpuCompressorOptions {
+  /** Spectral ATOMO's route ('host' by default: see the module comment). */
+  readonly spectral?: SpectralRoute;
+}
+
 /** The GPU compressor for a GPU backend's model (tensors as in its layout). */
-export function createGpuCompressor(backend: Pick<GpuTrainingBackend, 'device' | 'layout'>): GpuCompressor {
-  return createTensorCompressor(backend.device, backend.layout.tensors);
+export function createGpuCompressor(backend: Pick<GpuTrainingBackend, 'device' | 'layout'>, options: GpuCompressorOptions = {}): GpuCompressor {
+  return createTensorCompressor(backend.device, backend.layout.tensors, options);
 }
 
 /** The GPU compressor for any list of tensors of a flat gradient buffer (tests use small ones). */
-export function createTensorCompressor(device: GPUDevice, tensors: readonly GradientTensor[]): GpuCompressor {
+export function createTensorCompressor(device: GPUDevice, tensors: readonly GradientTensor[], options: GpuCompressorOptions = {}): GpuCompressor {
+  const spectralRoute = options.spectral ?? 'host';
   let spectral: GpuSpectralCompressor | null = null;
   let entry: GpuEntryCompressor | null = null;
   const quantizers = new Map<'qsgd' | 'terngrad', GpuQuantizer>();
@@ -40,6 +59,7 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
     supports(compression: Compression): boolean {
       switch (compression.scheme) {
         case 'atomo-svd':
+          return spectralRoute === 'device';
         case 'terngrad':
           return true;
         case 'atomo-entry':

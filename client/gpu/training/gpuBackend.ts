@@ -18,7 +18,7 @@
  * Buffers, bind groups and matmul plans are made once per batch size (a few
  * kept, like the CPU backend's workspaces) and reused every round.
  */
-import type { DeviceTrainingBackend, LossAndGradient } from '../../../core/model/backend';
+import type { DeviceTrainingBackend, GradientFactors, LossAndGradient } from '../../../core/model/backend';
 import type { ModelLayout } from '../../../core/model/layout';
 import { MatmulKernel, type MatmulOperands } from '../matmul';
 import type { MatmulShape } from '../../../core/linalg/matmul';
@@ -298,10 +298,21 @@ export function createGpuBackend(device: GPUDevice, layout: ModelLayout, options
     settled: () => device.queue.onSubmittedWorkDone(),
     async lossAndGradient(params, images, labels, batch): Promise<LossAndGradient> {
       const result = computeGradient(params, images, labels, batch);
-      const bytes = await staging.read(result.buffer, 0, (layout.parameterCount + batch) * 4);
-      const all = new Float32Array(bytes);
+      // One submission reads the gradient, the losses and every dense layer's factors X, Δ (B × (rows + cols) floats each).
+      const encoder = device.createCommandEncoder({ label: 'GpuBackend.readGradient' });
+      const gradientRead = staging.encodeRead(encoder, result.buffer, 0, (layout.parameterCount + batch) * 4);
+      const factorReads = [...result.factors].map(([tensor, f]) => {
+        const [rows, cols] = layout.tensors[tensor]!.shape;
+        return { tensor, input: staging.encodeRead(encoder, f.a.buffer, f.a.offset, f.batch * rows * 4), delta: staging.encodeRead(encoder, f.d.buffer, f.d.offset, f.batch * cols * 4) };
+      });
+      device.queue.submit([encoder.finish()]);
+      const all = new Float32Array(await gradientRead.map());
       gradient.set(all.subarray(0, layout.parameterCount));
-      return { loss: meanLoss(all, layout.parameterCount, batch), gradient };
+      const factors = new Map<number, GradientFactors>();
+      for (const [read, input, delta] of await Promise.all(factorReads.map(async (r) => [r, await r.input.map(), await r.delta.map()] as const))) {
+        factors.set(read.tensor, { input: new Float32Array(input), delta: new Float32Array(delta), batch });
+      }
+      return { loss: meanLoss(all, layout.parameterCount, batch), gradient, factors };
     },
     async predict(params, images, batch): Promise<Float32Array> {
       const workspace = workspaceFor(batch);

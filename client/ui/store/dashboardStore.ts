@@ -10,6 +10,7 @@ import { modelVariance } from '../../../core/atomo';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
+import type { DashboardAuth, DashboardLink, DashboardSink } from '../../net/dashboardChannel';
 
 /** One closed round of a run, as the overlay charts plot it. */
 export interface RunRoundPoint {
@@ -56,12 +57,6 @@ export interface WorkerLastRound {
   readonly computeMs: number;
 }
 
-/** Whether this dashboard may act. */
-export type DashboardAuth = 'viewer' | 'teacher' | 'rejected';
-
-/** The link of the dashboard socket. */
-export type DashboardLink = 'connecting' | 'connected' | 'reconnecting';
-
 /** The whole dashboard view. */
 export interface DashboardState {
   readonly link: DashboardLink;
@@ -74,16 +69,8 @@ export interface DashboardState {
   readonly notice: LocalMessage | null;
 }
 
-/** The writes the dashboard channel makes. */
-export interface DashboardActions {
-  setLink(link: DashboardLink): void;
-  setAuth(auth: DashboardAuth): void;
-  snapshot(runs: readonly RunSummary[], history: Readonly<Record<string, readonly RoundMetrics[]>>): void;
-  runState(run: RunSummary): void;
-  runDeleted(runId: RunId): void;
-  metrics(metrics: RoundMetrics): void;
-  setNotice(notice: LocalMessage | null): void;
-}
+/** The writes the dashboard channel makes (client/net defines them; this store implements them). */
+export type DashboardActions = DashboardSink;
 
 function roundPoint(m: RoundMetrics): RunRoundPoint {
   const variance = modelVariance(m.layers);

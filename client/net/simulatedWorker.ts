@@ -1,11 +1,12 @@
 /**
- * A worker tab without the tab: socket.io-client, core/training's worker round
- * and the CPU backend. Tests and the load benchmark run many in one process.
+ * A worker tab without the tab, in Node: a socket, core/training's worker
+ * round and the CPU backend. The server's tests and the load benchmark run
+ * many in one process (the swarm runs the tab's own session code instead).
  * It behaves as the browser worker will: join (or rejoin with its key), train
  * each round:open it receives, follow worker:assigned, rejoin after a
  * reconnect the server could not recover.
  */
-import { io, type Socket } from 'socket.io-client';
+import { io } from 'socket.io-client';
 import type { Dataset, Shards } from '../../core/data';
 import { shardDirichlet, shardIid } from '../../core/data';
 import { createCpuBackend } from '../../core/model/cpu/backend';
@@ -14,22 +15,19 @@ import {
   PROTOCOL_VERSION,
   asBytes,
   type Ack,
-  type ClientToServerEvents,
   type GradientSubmission,
   type JoinAccepted,
   type ProtocolError,
   type RoundOpen,
   type RunId,
-  type ServerToClientEvents,
   type WorkerAssignment,
   type WorkerBackend,
   type WorkerKey,
 } from '../../core/protocol';
 import { decodeWeights } from '../../core/training/modelCodec';
 import { createWorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
+import type { AppSocket } from './socket';
 
-/** A client socket of the aggregator's protocol. */
-export type ClientSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
 /** Options of a simulated worker. */
 export interface SimulatedWorkerOptions {
@@ -89,7 +87,7 @@ function shardsFor(train: Dataset, assignment: WorkerAssignment): Uint32Array {
 
 /** One simulated worker. */
 export class SimulatedWorker {
-  readonly socket: ClientSocket;
+  readonly socket: AppSocket;
   readonly errors: ProtocolError[] = [];
   /** Versions whose gradient the server accepted. */
   readonly accepted: number[] = [];
