@@ -26,7 +26,7 @@ export interface SchemeOptions {
    */
   readonly memory?: LayerMemory;
   /** Add last round's unsent error to the gradient first (compressLayer); always on for PowerSGD. */
-  readonly errorFeedback?: boolean;
+  readonly errorFeedback?: boolean | undefined;
 }
 
 /** One worker's state for one layer, kept between rounds and updated by each compression. */
