@@ -6,7 +6,7 @@
 import type { ADMIN_EVENTS, RunId } from '../core/protocol';
 import type { AckResult } from './io';
 import type { RunRegistry } from './runs';
-import { parseConfigureRequest, parseCreateRequest, parseMoveRequest, parseRemoveRequest, parseRunRequest } from './validation';
+import { parseAttackRequest, parseConfigureRequest, parseCreateRequest, parseMoveRequest, parseRemoveRequest, parseRunRequest } from './validation';
 
 /** An admin event name. */
 export type AdminEvent = (typeof ADMIN_EVENTS)[number];
@@ -47,6 +47,11 @@ export function createAdminHandlers(registry: RunRegistry, onDeleted: (runId: Ru
     'worker:move': (payload) => {
       const request = parseMoveRequest(payload);
       registry.move(request.workerId, request.runId);
+      return {};
+    },
+    'worker:attack': (payload) => {
+      const request = parseAttackRequest(payload);
+      registry.setAttack(request.workerId, request.attack);
       return {};
     },
     'worker:remove': (payload) => {

@@ -39,7 +39,8 @@ function knownSample(scheme: SchemeName, shape: readonly [number, number], seed:
         scheme,
         shape,
         levels: 4,
-        norm: 0.75,
+        bucketSize: 0,
+        norms: Float32Array.of(0.75),
         negative: Uint8Array.from({ length: n }, () => (next() < 0 ? 1 : 0)),
         level: Uint16Array.from({ length: n }, () => Math.floor((next() + 1) * 2.5)),
       };
@@ -60,7 +61,7 @@ describe('aggregation', () => {
       const learningRate = 0.5;
       server = await startServer({ defaultRun: false });
       // Created, not started: every worker joins before round 0 opens.
-      const run = server.app.runs.create({ scheme, levels: 4, learningRate, momentum: 0, maxRounds: 1, evalEvery: 1, aggregation: { kind: 'mean' } });
+      const run = server.app.runs.create({ scheme, levels: 4, bucketSize: 0, learningRate, momentum: 0, maxRounds: 1, evalEvery: 1, aggregation: { kind: 'mean' } });
       const before = run.params.slice();
       const workers = [await joinRaw(server.url, run.id), await joinRaw(server.url, run.id), await joinRaw(server.url, run.id)];
       run.start();

@@ -6,6 +6,7 @@
  */
 import { MAX_LEVELS, SCHEME_NAMES } from '../core/atomo';
 import { maxLayerBytes } from '../core/codec';
+import { RUN_CONFIG_BOUNDS } from '../core/schema';
 import { MODEL_KINDS, createModelLayout } from '../core/model/layout';
 
 /** Room for the JSON part of a submission (ids, loss, per-layer statistics) and socket.io framing. */
@@ -23,7 +24,7 @@ export function computeMaxMessageBytes(): number {
     const layout = createModelLayout(kind);
     for (const scheme of SCHEME_NAMES) {
       let total = 0;
-      for (const tensor of layout.tensors) total += maxLayerBytes(scheme, tensor.shape, MAX_LEVELS);
+      for (const tensor of layout.tensors) total += maxLayerBytes(scheme, tensor.shape, MAX_LEVELS, RUN_CONFIG_BOUNDS.bucketSize.minNonZero);
       largest = Math.max(largest, total);
     }
   }

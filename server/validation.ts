@@ -12,6 +12,7 @@ import {
   asRunId,
   asWorkerId,
   asWorkerKey,
+  type AttackWorkerRequest,
   type ConfigureRequest,
   type JoinRequest,
   type LayerStats,
@@ -25,6 +26,7 @@ import {
   type WorkerBackend,
   type WorkerId,
 } from '../core/protocol';
+import { parseAttackWorkerRequest } from '../core/schema';
 import { ProtocolFault } from './fault';
 
 /** Most layers any model has; bounds the work of parsing before the run's layout is known. */
@@ -172,7 +174,7 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
   }
   let total = 0;
   layout.tensors.forEach((tensor, layer) => {
-    const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels);
+    const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels, config.bucketSize ?? 0);
     const size = layers[layer]!.byteLength;
     if (size > limit) {
       throw new ProtocolFault('payload-too-large', `layer ${layer} (${tensor.name}) is ${size} bytes; ${config.scheme} never needs more than ${limit}`);
@@ -194,6 +196,9 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     }
     if (sample.scheme === 'qsgd' && sample.levels !== config.levels) {
       throw new ProtocolFault('wrong-scheme', `layer ${layer} uses ${sample.levels} QSGD levels; this run uses ${config.levels}`);
+    }
+    if (sample.scheme === 'qsgd' && sample.bucketSize !== (config.bucketSize ?? 0)) {
+      throw new ProtocolFault('wrong-scheme', `layer ${layer} uses QSGD buckets of ${sample.bucketSize}; this run uses ${config.bucketSize ?? 0}`);
     }
     const estimate = reconstruct(sample);
     // Finite inputs can still overflow float32 when multiplied out (u·σ/p·vᵀ).
@@ -230,6 +235,13 @@ export function parseMoveRequest(raw: unknown): MoveWorkerRequest {
 /** worker:remove */
 export function parseRemoveRequest(raw: unknown): RemoveWorkerRequest {
   return { workerId: asWorkerId(integer(object(raw, 'request')['workerId'], 'workerId')) };
+}
+
+/** worker:attack */
+export function parseAttackRequest(raw: unknown): AttackWorkerRequest {
+  const parsed = parseAttackWorkerRequest(raw);
+  if (!parsed.ok) bad(parsed.message);
+  return { workerId: asWorkerId(parsed.value.workerId), attack: parsed.value.attack };
 }
 
 /** dashboard:subscribe */

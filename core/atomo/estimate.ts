@@ -14,6 +14,8 @@ export interface EstimateOptions {
   readonly budget?: number;
   /** QSGD levels s (qsgd). */
   readonly levels?: number;
+  /** QSGD bucket size d (0 or unset: one bucket). */
+  readonly bucketSize?: number;
   /** Run seed; the draws come from stream {seed, worker 0, round 0, layer 0}. */
   readonly seed: number;
 }
@@ -31,6 +33,7 @@ export function estimate(scheme: SchemeName, grad: Float32Array, shape: Shape, o
   const options = {
     ...(opts.budget === undefined ? {} : { budget: opts.budget }),
     ...(opts.levels === undefined ? {} : { levels: opts.levels }),
+    ...(opts.bucketSize === undefined ? {} : { bucketSize: opts.bucketSize }),
   };
   const { sample, variance } = SCHEMES[scheme].compress(grad, shape, options, stream);
   const bytes = encodeLayer(sample, stream.layer);

@@ -52,7 +52,8 @@ describe('reconstruct', () => {
       scheme: 'qsgd',
       shape: [1, 4],
       levels: 4,
-      norm: 2,
+      bucketSize: 0,
+      norms: Float32Array.of(2),
       negative: Uint8Array.of(0, 1, 1, 0),
       level: Uint16Array.of(4, 1, 0, 2),
     };

@@ -75,13 +75,17 @@ function sumOfOuterProducts([rows, cols]: Shape, count: number, u: Float32Array,
   return out;
 }
 
-/** ĝᵢ = norm · sign · levelᵢ/s, each entry rounded to float32 once. */
+/** ĝᵢ = ‖g_k‖ · sign · levelᵢ/s for i in bucket k, each entry rounded to float32 once. */
 function reconstructQsgd(sample: QsgdSample): Float32Array {
   const out = new Float32Array(elementsOf(sample));
-  const step = sample.norm / sample.levels;
-  for (let i = 0; i < out.length; i++) {
-    const magnitude = step * sample.level[i]!;
-    out[i] = sample.negative[i] ? -magnitude : magnitude;
+  const d = sample.bucketSize === 0 ? Math.max(out.length, 1) : sample.bucketSize;
+  for (let k = 0; k < sample.norms.length; k++) {
+    const step = sample.norms[k]! / sample.levels;
+    const end = Math.min(out.length, (k + 1) * d);
+    for (let i = k * d; i < end; i++) {
+      const magnitude = step * sample.level[i]!;
+      out[i] = sample.negative[i] ? -magnitude : magnitude;
+    }
   }
   return out;
 }

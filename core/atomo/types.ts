@@ -35,6 +35,8 @@ export interface Compression {
   readonly levels: number;
   /** Error feedback on an unbiased scheme (then biased, isBiased); PowerSGD always has it. */
   readonly errorFeedback?: boolean | undefined;
+  /** QSGD bucket size d: one norm per d consecutive entries (512 in the QSGD paper); 0 or absent: one bucket per layer. */
+  readonly bucketSize?: number;
 }
 
 /** Shape of a layer gradient viewed as a matrix. */
@@ -104,7 +106,10 @@ export interface QsgdSample {
   readonly scheme: 'qsgd';
   readonly shape: Shape;
   readonly levels: number; // s ≥ 1
-  readonly norm: number; // ‖g‖₂ as float32
+  /** Entries per bucket d; 0: the whole layer is one bucket. */
+  readonly bucketSize: number;
+  /** ‖g_k‖₂ of each bucket k as float32 (entries k·d .. k·d+d−1): ⌈n/d⌉ of them, or one when d = 0. */
+  readonly norms: Float32Array;
   readonly negative: Uint8Array; // 1 where gᵢ < 0, per entry
   readonly level: Uint16Array; // 0..s per entry
 }

@@ -36,6 +36,7 @@ interface Case {
   readonly scheme: SchemeName;
   readonly budget?: number;
   readonly levels?: number;
+  readonly bucketSize?: number;
   readonly coordinateVariance: (g: Float32Array) => Float64Array;
 }
 
@@ -49,6 +50,10 @@ const cases: Case[] = [
   },
   { scheme: 'qsgd', levels: 1, coordinateVariance: (g) => qsgdCoordinateVariance(g, 1) },
   { scheme: 'qsgd', levels: 5, coordinateVariance: (g) => qsgdCoordinateVariance(g, 5) },
+  // QSGD at its best, as in its paper: 2^b − 1 levels and a norm per bucket of 512 (the last bucket short here: 2,048 = 4·512).
+  { scheme: 'qsgd', levels: 3, bucketSize: 512, coordinateVariance: (g) => qsgdCoordinateVariance(g, 3, 512) },
+  { scheme: 'qsgd', levels: 15, bucketSize: 512, coordinateVariance: (g) => qsgdCoordinateVariance(g, 15, 512) },
+  { scheme: 'qsgd', levels: 1, bucketSize: 300, coordinateVariance: (g) => qsgdCoordinateVariance(g, 1, 300) },
   { scheme: 'terngrad', coordinateVariance: terngradCoordinateVariance },
   {
     scheme: 'atomo-dct',
@@ -68,11 +73,12 @@ function maxAbs(g: Float32Array): number {
 describe.each([randomGradient(), lowRankGradient()])('estimate() on the $name gradient', (gradient: TestGradient) => {
   const { grad, shape } = gradient;
   for (const c of cases) {
-    const label = `${c.scheme}${c.budget ? ` s=${c.budget}` : ''}${c.levels ? ` levels=${c.levels}` : ''}`;
+    const label = `${c.scheme}${c.budget ? ` s=${c.budget}` : ''}${c.levels ? ` levels=${c.levels}` : ''}${c.bucketSize ? ` buckets of ${c.bucketSize}` : ''}`;
     it(`${label}: unbiased, and the realised error matches the closed-form variance`, () => {
       const opts = {
         ...(c.budget === undefined ? {} : { budget: c.budget }),
         levels: c.levels ?? DEFAULT_LEVELS,
+        ...(c.bucketSize === undefined ? {} : { bucketSize: c.bucketSize }),
       };
       let variance = Number.NaN;
       const summary = monteCarlo(grad, TRIALS, (seed) => {

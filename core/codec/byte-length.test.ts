@@ -44,7 +44,8 @@ function documentedLength(sample: LayerSample): number {
       return 12 + 4 + varints + (count > 0 ? 4 + Math.ceil(count / 4) + 4 * own : 0);
     }
     case 'qsgd':
-      return 12 + 4 + 2 + Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8);
+      // levels, bucket size, one float32 norm per bucket of d entries (one for d = 0), then the packed codes.
+      return 12 + 2 + 4 + 4 * (sample.bucketSize === 0 ? 1 : Math.max(1, Math.ceil((m * n) / sample.bucketSize))) + Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8);
     case 'terngrad':
       return 12 + 4 + Math.ceil((m * n) / 4);
     case 'powersgd':
@@ -68,9 +69,9 @@ describe('byte counts', () => {
   it('qsgd: bits per entry are 1 + ⌈log2(s+1)⌉ at every s from 1 to 300', () => {
     const rng = seededRng(3);
     for (let levels = 1; levels <= 300; levels++) {
-      const sample = randomQsgd(rng, [1, 8], levels);
-      // 8 entries: exactly (1 + b) bytes of packed data.
-      expect(encodedByteLength(sample)).toBe(18 + 1 + ceilLog2(levels + 1));
+      const sample = randomQsgd(rng, [1, 8], levels, 0);
+      // 8 entries: exactly (1 + b) bytes of packed data after header, levels, bucket size and one norm.
+      expect(encodedByteLength(sample)).toBe(22 + 1 + ceilLog2(levels + 1));
     }
   });
 
@@ -95,7 +96,7 @@ describe('byte counts', () => {
     const shape = [784, 128] as const;
     expect(encodedByteLength(randomSample(rng, 'none', shape))).toBe(401_420);
     expect(encodedByteLength(randomSpectral(rng, shape, 4))).toBe(14_624);
-    expect(encodedByteLength(randomQsgd(rng, shape, 4))).toBe(50_194);
+    expect(encodedByteLength(randomQsgd(rng, shape, 4, 0))).toBe(50_198);
     expect(encodedByteLength(randomSample(rng, 'terngrad', shape))).toBe(25_104);
     // Four unsaturated entries (±τ) with gaps of ~25k: four 3-byte varints, τ, one byte of codes.
     const tau = 0.125;

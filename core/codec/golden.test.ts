@@ -56,13 +56,29 @@ const cases: [string, LayerSample, number, string][] = [
       scheme: 'qsgd',
       shape: [1, 3],
       levels: 4,
-      norm: 2,
+      bucketSize: 0,
+      norms: Float32Array.of(2),
       negative: Uint8Array.of(0, 1, 0),
       level: Uint16Array.of(4, 1, 0),
     },
     0,
-    // 4-bit codes sign|level<<1: 8, 3, 0 → byte 0 = 0x38, byte 1 = 0x00
-    '01 03 0000 01000000 03000000   00000040 0400 38 00',
+    // levels 4, bucket 0 (one norm), norm 2.0; 4-bit codes sign|level<<1: 8, 3, 0 → 0x38, 0x00
+    '01 03 0000 01000000 03000000   0400 00000000 00000040 38 00',
+  ],
+  [
+    'qsgd 1×3 s=3 in buckets of 2: norms 2 and 1',
+    {
+      scheme: 'qsgd',
+      shape: [1, 3],
+      levels: 3,
+      bucketSize: 2,
+      norms: Float32Array.of(2, 1),
+      negative: Uint8Array.of(1, 0, 0),
+      level: Uint16Array.of(3, 1, 2),
+    },
+    1,
+    // 3-bit codes sign|level<<1: 7, 2, 4, LSB-first → byte 0 = 7 | 2<<3 | (4 & 3)<<6 = 0x17, byte 1 = 4>>2 = 0x01
+    '01 03 0100 01000000 03000000   0300 02000000 00000040 0000803f 17 01',
   ],
   [
     'terngrad 1×5 [+1, −1, 0, +1, −1]',

@@ -64,7 +64,8 @@ const qsgd = (n: number, levels = 4, norm = 1): LayerSample => ({
   scheme: 'qsgd',
   shape: [1, n],
   levels,
-  norm,
+  bucketSize: 0,
+  norms: Float32Array.of(norm),
   negative: new Uint8Array(n),
   level: new Uint16Array(n),
 });
@@ -253,24 +254,28 @@ describe('decodeLayer rejects', () => {
   });
 
   it('non-finite: NaN qsgd norm and infinite terngrad scaler', () => {
-    rejects(patched(qsgd(5), (v) => v.setFloat32(BODY, NaN, true)), 'non-finite', /norm is NaN/);
+    rejects(patched(qsgd(5), (v) => v.setFloat32(BODY + 6, NaN, true)), 'non-finite', /norm is NaN/);
     rejects(patched(terngrad(5), (v) => v.setFloat32(BODY, Infinity, true)), 'non-finite', /scaler is Infinity/);
   });
 
   it('negative-scale: negative qsgd norm and terngrad scaler', () => {
-    rejects(patched(qsgd(5), (v) => v.setFloat32(BODY, -1, true)), 'negative-scale', /norm is -1/);
+    rejects(patched(qsgd(5), (v) => v.setFloat32(BODY + 6, -1, true)), 'negative-scale', /norm is -1/);
     rejects(patched(terngrad(5), (v) => v.setFloat32(BODY, -0.5, true)), 'negative-scale', /scaler is -0.5/);
   });
 
   it('bad-levels: qsgd with s = 0', () => {
-    rejects(patched(qsgd(5), (v) => v.setUint16(BODY + 4, 0, true)), 'bad-levels', /levels s = 0/);
+    rejects(patched(qsgd(5), (v) => v.setUint16(BODY, 0, true)), 'bad-levels', /levels s = 0/);
+  });
+
+  it('bad-bucket: a qsgd bucket size above 2³⁰', () => {
+    rejects(patched(qsgd(5), (v) => v.setUint32(BODY + 2, 2 ** 31, true)), 'bad-bucket', /bucket size d = 2147483648/);
   });
 
   it('level-out-of-range: a qsgd level above s', () => {
     // s = 4: 4-bit codes; entry 1 (high nibble of the first packed byte) gets level 5.
-    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 6, 5 << 5)), 'level-out-of-range', /entry 1 has level 5, above s = 4/);
+    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 10, 5 << 5)), 'level-out-of-range', /entry 1 has level 5, above s = 4/);
     // s = 4 → 3 level bits; 7 is the largest they can hold.
-    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 6, 7 << 1)), 'level-out-of-range', /entry 0 has level 7/);
+    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 10, 7 << 1)), 'level-out-of-range', /entry 0 has level 7/);
   });
 
   it('bad-value: terngrad code 11', () => {
@@ -279,7 +284,7 @@ describe('decodeLayer rejects', () => {
 
   it('nonzero-padding: bits after the last qsgd or terngrad entry', () => {
     // qsgd(5) at 4 bits: 20 bits, so the top nibble of the third byte is padding.
-    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 6 + 2, 0x10)), 'nonzero-padding');
+    rejects(patched(qsgd(5), (v) => v.setUint8(BODY + 10 + 2, 0x10)), 'nonzero-padding');
     // terngrad(5): 10 bits, so bits 2..7 of the second byte are padding.
     rejects(patched(terngrad(5), (v) => v.setUint8(BODY + 4 + 1, 0x80)), 'nonzero-padding');
     // An 11 pattern in the padding is still padding, not an invalid entry 5.

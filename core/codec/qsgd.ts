@@ -1,12 +1,15 @@
 /**
- * Scheme `qsgd` (id 3), s-level QSGD. Body:
- *   f32 norm         ‖g‖₂, finite and ≥ 0
+ * Scheme `qsgd` (id 3), s-level QSGD with buckets. Body:
  *   u16 levels       s, 1..65535
+ *   u32 bucket size  d, 0..2³⁰ (0: the whole layer is one bucket)
+ *   f32 norms        ‖g_k‖₂ of each of the B = ⌈m·n/d⌉ buckets (B = 1 when d = 0),
+ *                    finite and ≥ 0
  *   packed entries   per entry, in order, a (1 + b)-bit code with
  *                    b = ⌈log2(s+1)⌉: bit 0 is the sign (1 = negative),
  *                    bits 1..b the level 0..s. LSB-first, zero padded to a byte.
- * Body bytes: 4 + 2 + ⌈m·n·(1 + b)/8⌉.
+ * Body bytes: 2 + 4 + 4·B + ⌈m·n·(1 + b)/8⌉.
  */
+import { MAX_BUCKET_SIZE, bucketCount } from '../atomo/schemes/qsgd';
 import { MAX_LEVELS } from '../atomo/schemes/scheme';
 import type { QsgdSample } from '../atomo/types';
 import { checkLength, checkScale } from './checks';
@@ -25,17 +28,20 @@ export const qsgdCodec: SchemeCodec<QsgdSample> = {
     checkLevels(ctx, sample.levels);
     checkLength(ctx, 'negative', sample.negative.length, elements, 'rows·cols');
     checkLength(ctx, 'level', sample.level.length, elements, 'rows·cols');
-    return qsgdBodyBytes(elements, sample.levels);
+    checkBucketSize(ctx, sample.bucketSize);
+    checkLength(ctx, 'norms', sample.norms.length, bucketCount(elements, sample.bucketSize), 'buckets');
+    return qsgdBodyBytes(elements, sample.levels, sample.bucketSize);
   },
 
   encodeBody(sample: QsgdSample, writer: ByteWriter, elements: number): void {
     const ctx = context(sample);
-    checkScale(ctx, 'norm', Math.fround(sample.norm));
+    for (const norm of sample.norms) checkScale(ctx, 'norm', norm);
     const s = sample.levels;
     const width = 1 + levelBits(s);
     const { negative, level } = sample;
-    writer.f32(sample.norm);
     writer.u16(s);
+    writer.u32(sample.bucketSize);
+    for (const norm of sample.norms) writer.f32(norm);
     const bits = new BitWriter(writer.bytes, writer.pos);
     for (let i = 0; i < elements; i++) {
       const sign = negative[i]!;
@@ -53,12 +59,19 @@ export const qsgdCodec: SchemeCodec<QsgdSample> = {
 
   decodeBody(reader: ByteReader, header: Header): QsgdSample {
     const ctx = where(header);
-    reader.need(6, 'norm and levels');
-    const norm = reader.f32();
+    reader.need(6, 'levels and bucket size');
     const s = reader.u16();
-    checkScale(ctx, 'norm', norm);
+    const bucketSize = reader.u32();
     checkLevels(ctx, s);
+    checkBucketSize(ctx, bucketSize);
     const n = header.elements;
+    const buckets = bucketCount(n, bucketSize);
+    reader.need(4 * buckets, `${buckets} bucket norms`);
+    const norms = new Float32Array(buckets);
+    for (let k = 0; k < buckets; k++) {
+      norms[k] = reader.f32();
+      checkScale(ctx, 'norm', norms[k]!);
+    }
     const width = 1 + levelBits(s);
     reader.need(packedByteLength(n, width), `${n} packed ${width}-bit entries`);
     const negative = new Uint8Array(n);
@@ -74,13 +87,19 @@ export const qsgdCodec: SchemeCodec<QsgdSample> = {
       level[i] = l;
     }
     reader.pos = bits.finish(ctx);
-    return { scheme: 'qsgd', shape: [header.rows, header.cols], levels: s, norm, negative, level };
+    return { scheme: 'qsgd', shape: [header.rows, header.cols], levels: s, bucketSize, norms, negative, level };
   },
 };
 
 function checkLevels(ctx: string, levels: number): void {
   if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS) {
     throw new CodecError('bad-levels', `${ctx}: levels s = ${levels}, expected an integer in 1..${MAX_LEVELS}`);
+  }
+}
+
+function checkBucketSize(ctx: string, bucketSize: number): void {
+  if (!Number.isInteger(bucketSize) || bucketSize < 0 || bucketSize > MAX_BUCKET_SIZE) {
+    throw new CodecError('bad-bucket', `${ctx}: bucket size d = ${bucketSize}, expected an integer in 0..${MAX_BUCKET_SIZE}`);
   }
 }
 

@@ -69,7 +69,8 @@ describe('round trip', () => {
     for (const shape of EDGE_SHAPES) {
       const n = shape[0] * shape[1];
       for (const levels of [1, 2, 4, 255, 65535]) {
-        expectRoundTrip({ scheme: 'qsgd', shape, levels, norm: 0, negative: new Uint8Array(n), level: new Uint16Array(n) }, 4);
+        expectRoundTrip({ scheme: 'qsgd', shape, levels, bucketSize: 0, norms: new Float32Array(1), negative: new Uint8Array(n), level: new Uint16Array(n) }, 4);
+        expectRoundTrip({ scheme: 'qsgd', shape, levels, bucketSize: 2, norms: new Float32Array(Math.max(1, Math.ceil(n / 2))), negative: new Uint8Array(n), level: new Uint16Array(n) }, 4);
       }
       expectRoundTrip({ scheme: 'terngrad', shape, scaler: 0, ternary: new Int8Array(n) }, 4);
     }
@@ -87,7 +88,8 @@ describe('round trip', () => {
       scheme: 'qsgd',
       shape: [1, n],
       levels: 65535,
-      norm: 3.5,
+      bucketSize: 4,
+      norms: Float32Array.of(3.5, 1, 0),
       negative: new Uint8Array(n).fill(1),
       level: new Uint16Array(n).fill(65535),
     };

@@ -5,11 +5,12 @@
  * the expected message of a compression (the dashboard's race), and the dense
  * float32 baseline (the tab's "instead of" figure).
  */
+import { bucketCount } from '../atomo/schemes/qsgd';
 import type { Compression, SchemeName, Shape } from '../atomo/types';
 import type { ModelLayout } from '../model/layout';
 import { packedByteLength } from './bitpack';
 import { HEADER_BYTES } from './header';
-import { varintLength } from './varint';
+import { MAX_VARINT, varintLength } from './varint';
 
 /** b = ⌈log2(s+1)⌉, the bits of a QSGD level 0..s: the bit length of s. */
 export function levelBits(levels: number): number {
@@ -40,9 +41,9 @@ export function entryBodyBytes(count: number, gapBytes: number, own: number): nu
   return 4 + gapBytes + (count > 0 ? 4 + packedByteLength(count, 2) + 4 * own : 0);
 }
 
-/** Body of a QSGD layer: f32 norm, u16 levels, a (1 + b)-bit code per entry. */
-export function qsgdBodyBytes(elements: number, levels: number): number {
-  return 4 + 2 + packedByteLength(elements, 1 + levelBits(levels));
+/** Body of a QSGD layer: u16 levels, u32 bucket size, an f32 norm per bucket, a (1 + b)-bit code per entry. */
+export function qsgdBodyBytes(elements: number, levels: number, bucketSize = 0): number {
+  return 2 + 4 + 4 * bucketCount(elements, bucketSize) + packedByteLength(elements, 1 + levelBits(levels));
 }
 
 /** Body of a TernGrad layer: f32 scaler, 2 bits per entry. */
@@ -65,7 +66,7 @@ export function denseBytes(layout: ModelLayout): number {
  * formulas at their largest: entry-wise every entry kept, saturated, with a
  * 5-byte varint; spectral k = min(rows, cols) atoms.
  */
-export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number): number {
+export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, bucketSize = 0): number {
   const [rows, cols] = shape;
   const elements = rows * cols;
   switch (scheme) {
@@ -73,11 +74,11 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number):
       return denseLayerBytes(shape);
     case 'atomo-entry':
     case 'atomo-dct':
-      return HEADER_BYTES + entryBodyBytes(elements, varintLength(0xffffffff) * elements, elements);
+      return HEADER_BYTES + entryBodyBytes(elements, varintLength(MAX_VARINT) * elements, elements);
     case 'atomo-svd':
       return HEADER_BYTES + spectralBodyBytes(Math.min(rows, cols), shape);
     case 'qsgd':
-      return HEADER_BYTES + qsgdBodyBytes(elements, levels);
+      return HEADER_BYTES + qsgdBodyBytes(elements, levels, bucketSize);
     case 'terngrad':
       return HEADER_BYTES + terngradBodyBytes(elements);
     case 'powersgd':
@@ -114,7 +115,7 @@ function schemeLayerBytes(compression: Compression, shape: Shape, batchSize: num
       return HEADER_BYTES + entryBodyBytes(kept, kept * varintLength(Math.round(elements / Math.max(kept, 1))), 0);
     }
     default:
-      return maxLayerBytes(compression.scheme, shape, compression.levels);
+      return maxLayerBytes(compression.scheme, shape, compression.levels, compression.bucketSize ?? 0);
   }
 }
 

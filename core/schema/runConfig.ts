@@ -23,6 +23,8 @@ export const RUN_CONFIG_BOUNDS = {
   /** ATOMO budgets must also be > 0 (checked with the scheme). */
   budget: { min: 0, max: 1e9 },
   levels: { min: 1, max: MAX_LEVELS },
+  /** QSGD bucket size: 0 (one bucket per layer) or at least `minNonZero` entries per norm (a norm per 16 entries at most). */
+  bucketSize: { min: 0, minNonZero: 16, max: 1 << 24 },
   /** learningRate > min. */
   learningRate: { minExclusive: 0, max: 10 },
   /** momentum < max. */
@@ -113,6 +115,14 @@ const RUN_CONFIG_ENTRIES = {
    * biased; PowerSGD always has it. Absent means off (and keeps older checkpoints valid).
    */
   errorFeedback: v.optional(v.boolean('errorFeedback must be true or false')),
+  /** QSGD bucket size d: one norm per d entries, 0 for one per layer (absent in checkpoints written before buckets: 0). */
+  bucketSize: v.optional(
+    v.pipe(
+      integer('bucketSize', B.bucketSize.min, B.bucketSize.max),
+      v.check((d) => d === 0 || d >= B.bucketSize.minNonZero, `bucketSize must be 0 (one bucket per layer) or an integer in ${B.bucketSize.minNonZero}..${B.bucketSize.max}`),
+    ),
+    0,
+  ),
   model: v.picklist(MODEL_KINDS, `model must be one of ${MODEL_KINDS.join(', ')}`),
   learningRate: v.pipe(finite('learningRate', '(0, 10]'), v.gtValue(B.learningRate.minExclusive, 'learningRate must be in (0, 10]'), v.maxValue(B.learningRate.max, 'learningRate must be in (0, 10]')),
   momentum: v.pipe(finite('momentum', '[0, 1)'), v.minValue(B.momentum.min, 'momentum must be in [0, 1)'), v.ltValue(B.momentum.maxExclusive, 'momentum must be in [0, 1)')),
@@ -174,8 +184,14 @@ export const DEFAULT_BUDGETS: Readonly<Record<SchemeName, number>> = {
   powersgd: 2,
 };
 
-/** QSGD levels when a run sets none (4 levels: 3 bits per entry). */
-export const DEFAULT_QSGD_LEVELS = 4;
+/**
+ * QSGD levels when a run sets none: s = 3 = 2² − 1 fills its 2 level bits
+ * (3 bits per entry with the sign); s = 4 would need a third level bit.
+ */
+export const DEFAULT_QSGD_LEVELS = 3;
+
+/** QSGD bucket size when a run sets none: one norm per 512 entries, as in the QSGD paper's experiments. */
+export const DEFAULT_QSGD_BUCKET = 512;
 
 /**
  * The default aggregation: each estimate clipped to 3× the round's median
@@ -196,6 +212,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   scheme: 'atomo-svd',
   budget: DEFAULT_BUDGETS['atomo-svd'],
   levels: DEFAULT_QSGD_LEVELS,
+  bucketSize: DEFAULT_QSGD_BUCKET,
   model: 'mlp',
   learningRate: 0.1,
   momentum: 0.9,

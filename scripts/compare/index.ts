@@ -45,7 +45,7 @@ if (!values['report-only']) {
   try {
     for (const entry of entries) {
       const history = await runSwarm(
-        { workers, scheme: entry.scheme, budget: entry.budget, levels: entry.levels, rounds, seed, evalEvery, backend: 'cpu', name: entry.label, out: historyPath(entry), progress: true },
+        { workers, scheme: entry.scheme, budget: entry.budget, levels: entry.levels, bucketSize: 0, rounds, seed, evalEvery, backend: 'cpu', name: entry.label, out: historyPath(entry), progress: true },
         aggregator,
       );
       console.log(`${entry.label}: ${history.rounds.length} rounds in ${history.wallSeconds.toFixed(0)} s`);

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
-import { DEFAULT_BUDGETS, DEFAULT_QSGD_LEVELS } from '../../core/schema';
+import { DEFAULT_BUDGETS, DEFAULT_QSGD_BUCKET, DEFAULT_QSGD_LEVELS } from '../../core/schema';
 
 /** Where a worker thread computes its gradients. */
 export type SwarmBackend = 'cpu' | 'webgpu';
@@ -18,6 +18,8 @@ export interface SwarmOptions {
   readonly budget: number;
   /** QSGD levels. */
   readonly levels: number;
+  /** QSGD bucket size (0: one per layer). */
+  readonly bucketSize: number;
   readonly rounds: number;
   readonly seed: number;
   /** Evaluate on the held-out digits every this many rounds. */
@@ -53,6 +55,7 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
       scheme: { type: 'string' },
       budget: { type: 'string' },
       levels: { type: 'string' },
+      bucket: { type: 'string' },
       rounds: { type: 'string' },
       seed: { type: 'string' },
       'eval-every': { type: 'string' },
@@ -77,6 +80,7 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     scheme,
     budget,
     levels: positiveInteger('levels', values.levels, DEFAULT_QSGD_LEVELS),
+    bucketSize: values.bucket === '0' ? 0 : positiveInteger('bucket', values.bucket, DEFAULT_QSGD_BUCKET),
     rounds: positiveInteger('rounds', values.rounds, SWARM_DEFAULTS.rounds),
     seed: positiveInteger('seed', values.seed, SWARM_DEFAULTS.seed),
     evalEvery: positiveInteger('eval-every', values['eval-every'], SWARM_DEFAULTS.evalEvery),

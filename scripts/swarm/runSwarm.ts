@@ -22,6 +22,7 @@ export function runPatch(options: SwarmOptions): RunConfigPatch {
     scheme: options.scheme,
     budget: options.budget,
     levels: options.levels,
+    bucketSize: options.bucketSize,
     seed: options.seed,
     shards: options.workers,
     maxRounds: options.rounds,

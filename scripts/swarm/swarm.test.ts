@@ -12,7 +12,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('npm run swarm', () => {
   it('trains a run with two CPU worker threads on an in-process aggregator and writes its history', async () => {
     const out = join(dir, 'nested', 'run.json');
-    const returned = await runSwarm({ workers: 2, scheme: 'atomo-svd', budget: 2, levels: 4, rounds: 4, seed: 3, evalEvery: 2, backend: 'cpu', progress: false, out });
+    const returned = await runSwarm({ workers: 2, scheme: 'atomo-svd', budget: 2, levels: 3, bucketSize: 512, rounds: 4, seed: 3, evalEvery: 2, backend: 'cpu', progress: false, out });
     const history = JSON.parse(readFileSync(out, 'utf8')) as SwarmHistory;
 
     expect(history).toEqual(JSON.parse(JSON.stringify(returned)));

@@ -93,10 +93,12 @@ class MonteCarlo {
       if (sample.scheme === 'terngrad') this.#knownVariance[offset + i] = magnitude * (sample.scaler - magnitude);
       const p = this.entryProbabilities?.[offset + i] ?? 0;
       if (sample.scheme === 'atomo-entry' && p > 0) this.#knownVariance[offset + i] = magnitude * magnitude * (1 / p - 1);
-      if (sample.scheme === 'qsgd' && sample.norm > 0) {
-        const position = (sample.levels * magnitude) / sample.norm;
+      if (sample.scheme === 'qsgd' && sample.norms[0]! > 0) {
+        // The GPU quantises with one bucket per layer.
+        const norm = sample.norms[0]!;
+        const position = (sample.levels * magnitude) / norm;
         const fraction = position - Math.floor(position);
-        this.#knownVariance[offset + i] = (sample.norm / sample.levels) ** 2 * fraction * (1 - fraction);
+        this.#knownVariance[offset + i] = (norm / sample.levels) ** 2 * fraction * (1 - fraction);
       }
     }
   }

@@ -189,7 +189,7 @@ function qsgdSample(tensor: GradientTensor, levels: number, norm: number, codes:
     level[i] = code & 0x7f;
   }
   // The kernel quantised with f32 sqrt(Σg²): that f32 value is the norm sent.
-  return { scheme: 'qsgd', shape: tensor.shape, levels, norm: Math.fround(norm), negative, level };
+  return { scheme: 'qsgd', shape: tensor.shape, levels, bucketSize: 0, norms: Float32Array.of(norm), negative, level };
 }
 
 function terngradSample(tensor: GradientTensor, scaler: number, codes: Uint32Array, base: number, n: number): TernGradSample {

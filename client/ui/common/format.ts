@@ -54,8 +54,23 @@ export function schemeLabel(scheme: SchemeName): string {
   return t(`scheme.${scheme}`);
 }
 
-/** A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 4 levels". */
-export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'>): string {
+/**
+ * The closed-form variance E‖ĝ − g‖² a scheme reports, as a formula
+ * (docs/design.md, "Variance"): Σλ²(1/p − 1) over the atoms for ATOMO,
+ * TernGrad and 1-level QSGD (ATOMO on entries); for QSGD with more levels,
+ * each entry rounds between two adjacent levels of its bucket, hence
+ * Σ_k (‖g_k‖/s)² Σ f(1 − f), f the fractional part of s|gᵢ|/‖g_k‖.
+ */
+export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & { readonly bucketSize?: number }): string {
+  if (config.scheme === 'none') return '0';
+  if (config.scheme !== 'qsgd') return 'Σλ²(1/p−1)';
+  const buckets = (config.bucketSize ?? 0) > 0;
+  if (config.levels === 1) return buckets ? 'Σ per bucket λ²(1/p−1)' : 'Σλ²(1/p−1)';
+  return buckets ? 'Σₖ(‖gₖ‖/s)²Σf(1−f)' : 'Σ(‖g‖/s)²f(1−f)';
+}
+
+/** A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 3 levels, buckets of 512". */
+export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'> & { readonly bucketSize?: number }): string {
   switch (config.scheme) {
     case 'atomo-svd':
     case 'atomo-entry':
@@ -64,7 +79,9 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
     case 'powersgd':
       return t('scheme.withRank', { scheme: schemeLabel(config.scheme), rank: formatNumber(config.budget) });
     case 'qsgd':
-      return t('scheme.qsgdLevels', { count: config.levels });
+      return (config.bucketSize ?? 0) > 0
+        ? t('scheme.qsgdBuckets', { levels: t('scheme.qsgdLevels', { count: config.levels }), size: config.bucketSize })
+        : t('scheme.qsgdLevels', { count: config.levels });
     default:
       return schemeLabel(config.scheme);
   }

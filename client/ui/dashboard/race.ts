@@ -2,7 +2,8 @@
  * The "race": one run per scheme at matched expected bytes per round, so the
  * accuracy curves compare schemes at equal communication. Byte counts are
  * core/codec/sizes.ts's expected bytes; TernGrad's fixed 2 bits per entry sets the
- * target, QSGD matches it with 1 level (sign + 1 level bit), and the ATOMO
+ * target, QSGD matches it with 1 level (sign + 1 level bit) and a norm per
+ * bucket of 512 entries (+1/16 bit an entry), and the ATOMO
  * budgets are solved for it. Float32 runs alongside as the unmatched
  * reference every chart compares to.
  */
@@ -23,6 +24,9 @@ function solveBudget(layout: ModelLayout, scheme: AtomoSchemeName | 'powersgd', 
   return Number(high.toPrecision(3));
 }
 
+/** QSGD's bucket size in a race: one norm per 512 entries, as in the QSGD paper. */
+const RACE_QSGD_BUCKET = 512;
+
 /** The order of the race's runs: with few workers, the first ones get them. */
 export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'atomo-dct', 'powersgd', 'none'];
 
@@ -39,7 +43,7 @@ export function raceCompressions(layout: ModelLayout, batchSize: number): Compre
         // The rank is an integer: the nearest to the matched bytes, at least 1.
         return { scheme, budget: Math.max(1, Math.round(solveBudget(layout, scheme, target, batchSize))), levels: 1 };
       case 'qsgd':
-        return { scheme, budget: 0, levels: 1 };
+        return { scheme, budget: 0, levels: 1, bucketSize: RACE_QSGD_BUCKET };
       default:
         return { scheme, budget: 0, levels: 1 };
     }
@@ -54,5 +58,6 @@ export function raceConfigs(layout: ModelLayout, shared: RunConfigPatch & { read
     scheme: c.scheme,
     budget: c.budget,
     levels: Math.max(1, c.levels),
+    bucketSize: c.bucketSize ?? 0,
   }));
 }

@@ -6,7 +6,7 @@
 import { useTranslation } from 'react-i18next';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
-import { formatBytes, formatMs, formatNumber, formatPercent, ratioInWords, roundLabel } from '../common/format';
+import { formatBytes, formatMs, formatNumber, formatPercent, ratioInWords, roundLabel, varianceFormula } from '../common/format';
 import { COLORS } from '../common/palette';
 import type { WorkerRoundPoint, WorkerState } from '../store/workerStore';
 import { workerStore } from '../store/workerStore';
@@ -14,6 +14,7 @@ import { useThrottledStore } from '../store/useThrottled';
 
 const selectHistory = (s: WorkerState) => s.history.points;
 const selectScheme = (s: WorkerState) => s.config?.scheme ?? null;
+const selectFormula = (s: WorkerState) => (s.config === null ? 'Σλ²(1/p−1)' : varianceFormula(s.config));
 
 const HEIGHT = 210;
 const axisProps = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
@@ -68,7 +69,7 @@ function BytesChart({ points }: { readonly points: readonly WorkerRoundPoint[] }
   );
 }
 
-function VarianceChart({ points, scheme }: { readonly points: readonly WorkerRoundPoint[]; readonly scheme: string | null }) {
+function VarianceChart({ points, scheme, formula }: { readonly points: readonly WorkerRoundPoint[]; readonly scheme: string | null; readonly formula: string }) {
   const { t } = useTranslation();
   // A log axis cannot show zero: uncompressed rounds (and exact layers) have none.
   const positive = points.filter((p) => p.closedRel > 0 && p.realisedRel > 0);
@@ -88,7 +89,7 @@ function VarianceChart({ points, scheme }: { readonly points: readonly WorkerRou
           <YAxis {...axisProps} scale="log" domain={['auto', 'auto']} allowDataOverflow tickFormatter={formatNumber} />
           <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={roundLabel} />
           <Legend iconSize={10} wrapperStyle={{ fontSize: 12 }} />
-          <Line type="monotone" dataKey="closedRel" name={t('worker.charts.closedForm')} stroke={COLORS.closedForm} strokeWidth={2} dot={false} isAnimationActive={false} />
+          <Line type="monotone" dataKey="closedRel" name={t('worker.charts.closedForm', { formula })} stroke={COLORS.closedForm} strokeWidth={2} dot={false} isAnimationActive={false} />
           <Line type="monotone" dataKey="realisedRel" name={t('worker.charts.realised')} stroke={COLORS.realised} strokeWidth={1.5} dot={false} isAnimationActive={false} />
         </LineChart>
       </ResponsiveContainer>
@@ -126,11 +127,12 @@ function TimeChart({ points }: { readonly points: readonly WorkerRoundPoint[] })
 export function WorkerCharts() {
   const points = useThrottledStore(workerStore, selectHistory);
   const scheme = useThrottledStore(workerStore, selectScheme);
+  const formula = useThrottledStore(workerStore, selectFormula);
   return (
     <div className="chart-grid">
       <LossChart points={points} />
       <BytesChart points={points} />
-      <VarianceChart points={points} scheme={scheme} />
+      <VarianceChart points={points} scheme={scheme} formula={formula} />
       <TimeChart points={points} />
     </div>
   );

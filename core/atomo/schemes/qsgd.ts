@@ -1,11 +1,13 @@
 /**
- * s-level QSGD (Alistarh et al. 2017; DESIGN.md §3): ĝᵢ = ‖g‖₂ sign(gᵢ) ξᵢ/s
- * with ξᵢ ∈ {l, l+1}, l = ⌊s|gᵢ|/‖g‖₂⌋ and P(ξᵢ = l+1) = s|gᵢ|/‖g‖₂ − l.
- * s = 1 is 1-bit QSGD, ATOMO on entries with budget ‖g‖₁/‖g‖₂.
+ * s-level QSGD (Alistarh et al. 2017; docs/design.md): the gradient is cut
+ * into buckets of d consecutive entries (the whole layer when d = 0), and in
+ * bucket k with norm ‖g_k‖₂, ĝᵢ = ‖g_k‖₂ sign(gᵢ) ξᵢ/s with ξᵢ ∈ {l, l+1},
+ * l = ⌊s|gᵢ|/‖g_k‖₂⌋ and P(ξᵢ = l+1) = s|gᵢ|/‖g_k‖₂ − l.
+ * s = 1 with one bucket is 1-bit QSGD, ATOMO on entries with budget ‖g‖₁/‖g‖₂.
+ * Levels 0..s cost ⌈log2(s+1)⌉ bits, so s = 2^b − 1 (1, 3, 7, 15) uses them fully.
  */
 import { bernoulli, randomBits } from '../../rng';
 import { checkGradient } from '../gradient';
-import { squaredNorm } from '../variance';
 import { DEFAULT_LEVELS, MAX_LEVELS, type Scheme } from './scheme';
 
 /** Throws RangeError unless s is an integer in 1..65535 (levels travel as u16). */
@@ -15,11 +17,27 @@ export function checkLevels(levels: number): void {
   }
 }
 
+/** Largest bucket size accepted (it travels as u32; a layer is never larger than 2³⁰ entries). */
+export const MAX_BUCKET_SIZE = 2 ** 30;
+
+/** Throws RangeError unless d is an integer in 0..2³⁰ (0: one bucket per layer). */
+export function checkBucketSize(bucketSize: number): void {
+  if (!Number.isInteger(bucketSize) || bucketSize < 0 || bucketSize > MAX_BUCKET_SIZE) {
+    throw new RangeError(`QSGD bucket size must be an integer in 0..${MAX_BUCKET_SIZE} (0: one bucket per layer), got ${bucketSize}`);
+  }
+}
+
+/** Number of buckets of a layer of n entries: ⌈n/d⌉, or 1 for d = 0 (and for an empty layer). */
+export function bucketCount(elements: number, bucketSize: number): number {
+  return bucketSize === 0 ? 1 : Math.max(1, Math.ceil(elements / bucketSize));
+}
+
 /**
- * Quantises each entry stochastically to a level of ‖g‖₂/s; entry i draws
- * from randomBits(stream, i). The norm is what is sent (float32) and the
- * probabilities use that float32 norm, so E ĝ = g for the values actually
- * received. Variance Σ (‖g‖/s)² f(1 − f), f the fractional part of s|gᵢ|/‖g‖.
+ * Quantises each entry stochastically to a level of its bucket's ‖g_k‖₂/s;
+ * entry i draws from randomBits(stream, i). The bucket norms are what is
+ * sent (float32) and the probabilities use those float32 norms, so E ĝ = g
+ * for the values actually received. Variance Σ_k (‖g_k‖/s)² Σ_{i∈k} f(1 − f),
+ * f the fractional part of s|gᵢ|/‖g_k‖.
  */
 export const qsgdScheme: Scheme<'qsgd'> = {
   name: 'qsgd',
@@ -27,18 +45,28 @@ export const qsgdScheme: Scheme<'qsgd'> = {
     checkGradient(grad, shape);
     const s = options.levels ?? DEFAULT_LEVELS;
     checkLevels(s);
-    const norm = Math.fround(Math.sqrt(squaredNorm(grad)));
-    if (!Number.isFinite(norm)) throw new RangeError('QSGD: ‖g‖₂ overflows float32');
+    const bucketSize = options.bucketSize ?? 0;
+    checkBucketSize(bucketSize);
     const n = grad.length;
+    const d = bucketSize === 0 ? Math.max(n, 1) : bucketSize;
+    const norms = new Float32Array(bucketCount(n, bucketSize));
     const negative = new Uint8Array(n);
     const level = new Uint16Array(n);
-    const step = norm / s; // the spacing of the levels, ‖g‖/s
     let variance = 0;
-    if (norm > 0) {
-      for (let i = 0; i < n; i++) {
+    for (let k = 0; k < norms.length; k++) {
+      const start = k * d;
+      const end = Math.min(n, start + d);
+      let sumSq = 0;
+      for (let i = start; i < end; i++) sumSq += grad[i]! * grad[i]!;
+      const norm = Math.fround(Math.sqrt(sumSq));
+      if (!Number.isFinite(norm)) throw new RangeError('QSGD: a bucket norm ‖g_k‖₂ overflows float32');
+      norms[k] = norm;
+      if (norm === 0) continue;
+      const step = norm / s; // the spacing of the bucket's levels, ‖g_k‖/s
+      for (let i = start; i < end; i++) {
         const g = grad[i]!;
         negative[i] = g < 0 ? 1 : 0;
-        // |gᵢ| ≤ float32(‖g‖) because rounding to float32 is monotone and gᵢ
+        // |gᵢ| ≤ float32(‖g_k‖) because rounding to float32 is monotone and gᵢ
         // is a float32, so the position is in [0, s].
         const position = (s * Math.abs(g)) / norm;
         const lower = Math.min(Math.floor(position), s);
@@ -48,6 +76,6 @@ export const qsgdScheme: Scheme<'qsgd'> = {
         variance += step * step * fraction * (1 - fraction);
       }
     }
-    return { sample: { scheme: 'qsgd', shape, levels: s, norm, negative, level }, variance };
+    return { sample: { scheme: 'qsgd', shape, levels: s, bucketSize, norms, negative, level }, variance };
   },
 };

@@ -27,6 +27,8 @@ export interface SchemeOptions {
   readonly memory?: LayerMemory;
   /** Add last round's unsent error to the gradient first (compressLayer); always on for PowerSGD. */
   readonly errorFeedback?: boolean | undefined;
+  /** QSGD bucket size d (0 or absent: one bucket per layer). */
+  readonly bucketSize?: number;
 }
 
 /** One worker's state for one layer, kept between rounds and updated by each compression. */

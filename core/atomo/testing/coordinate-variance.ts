@@ -26,17 +26,27 @@ export function spectralCoordinateVariance(decomposition: SpectralDecomposition,
   return out;
 }
 
-/** s-level QSGD: Var(ĝⱼ) = (‖g‖/s)² f(1 − f), f the fractional part of s|gⱼ|/‖g‖ (‖g‖ as float32, as sent). */
-export function qsgdCoordinateVariance(grad: Float32Array, levels: number): Float64Array {
-  let sum = 0;
-  for (const g of grad) sum += g * g;
-  const norm = Math.fround(Math.sqrt(sum));
-  return Float64Array.from(grad, (g) => {
-    if (norm === 0) return 0;
-    const position = (levels * Math.abs(g)) / norm;
-    const f = position - Math.floor(position);
-    return (norm / levels) ** 2 * f * (1 - f);
-  });
+/**
+ * s-level QSGD in buckets of d entries (d = 0: one bucket): Var(ĝⱼ) =
+ * (‖g_k‖/s)² f(1 − f), f the fractional part of s|gⱼ|/‖g_k‖, k the bucket
+ * of j (‖g_k‖ as float32, as sent).
+ */
+export function qsgdCoordinateVariance(grad: Float32Array, levels: number, bucketSize = 0): Float64Array {
+  const d = bucketSize === 0 ? grad.length : bucketSize;
+  const out = new Float64Array(grad.length);
+  for (let start = 0; start < grad.length; start += d) {
+    const bucket = grad.subarray(start, Math.min(grad.length, start + d));
+    let sum = 0;
+    for (const g of bucket) sum += g * g;
+    const norm = Math.fround(Math.sqrt(sum));
+    bucket.forEach((g, i) => {
+      if (norm === 0) return;
+      const position = (levels * Math.abs(g)) / norm;
+      const f = position - Math.floor(position);
+      out[start + i] = (norm / levels) ** 2 * f * (1 - f);
+    });
+  }
+  return out;
 }
 
 /** TernGrad: Var(ĝⱼ) = |gⱼ|(‖g‖∞ − |gⱼ|). */

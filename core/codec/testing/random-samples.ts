@@ -3,6 +3,7 @@
  * ordinary floats with the awkward ones a bit-exact codec must carry:
  * ±0, subnormals, the largest finite float32.
  */
+import { bucketCount } from '../../atomo/schemes/qsgd';
 import type {
   DenseSample,
   EntrySample,
@@ -83,8 +84,15 @@ export function randomPowerSgd(rng: Rng, shape: Shape, rank = randomInt(rng, 0, 
 
 const LEVEL_CHOICES = [1, 2, 3, 4, 7, 8, 15, 16, 255, 256, 65535];
 
-/** A QSGD sample with `levels` levels (a mix of edge cases if omitted). */
-export function randomQsgd(rng: Rng, shape: Shape, levels = LEVEL_CHOICES[randomInt(rng, 0, LEVEL_CHOICES.length - 1)]!): QsgdSample {
+const BUCKET_CHOICES = [0, 0, 1, 3, 7, 512];
+
+/** A QSGD sample with `levels` levels and `bucketSize` (a mix of edge cases if omitted). */
+export function randomQsgd(
+  rng: Rng,
+  shape: Shape,
+  levels = LEVEL_CHOICES[randomInt(rng, 0, LEVEL_CHOICES.length - 1)]!,
+  bucketSize = BUCKET_CHOICES[randomInt(rng, 0, BUCKET_CHOICES.length - 1)]!,
+): QsgdSample {
   const elements = shape[0] * shape[1];
   const negative = new Uint8Array(elements);
   const level = new Uint16Array(elements);
@@ -92,7 +100,8 @@ export function randomQsgd(rng: Rng, shape: Shape, levels = LEVEL_CHOICES[random
     negative[i] = rng() < 0.5 ? 1 : 0;
     level[i] = randomInt(rng, 0, levels);
   }
-  return { scheme: 'qsgd', shape, levels, norm: Math.abs(randomFloat(rng)), negative, level };
+  const norms = Float32Array.from({ length: bucketCount(elements, bucketSize) }, () => Math.abs(randomFloat(rng)));
+  return { scheme: 'qsgd', shape, levels, bucketSize, norms, negative, level };
 }
 
 /** A TernGrad sample. */
