@@ -1,5 +1,5 @@
 /**
- * Teacher control (issue 5 §Teacher control): create, configure, start,
+ * Teacher control: create, configure, start,
  * pause, resume, reset and delete runs; move or remove workers. The socket
  * layer calls these only for sockets that presented the admin token.
  */

@@ -10,7 +10,7 @@ import type { AggregationRule, GradientSubmission } from '../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../core/schema';
 import { seededRng } from '../core/testing/seeded';
 import { TEST_ADMIN_TOKEN, connectClient, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
-import { joinRaw } from './testing/rawWorker';
+import { joinRaw, type RawWorker } from './testing/rawWorker';
 
 const WORKERS = 6;
 
@@ -26,7 +26,7 @@ describe('classroom attacker', () => {
     server = await startServer({ defaultRun: false });
     const learningRate = 0.1;
     const run = server.app.runs.create({ scheme: 'none', learningRate, momentum: 0, maxRounds: 1, evalEvery: 1, ...(aggregation ? { aggregation } : {}) });
-    const workers = [];
+    const workers: RawWorker[] = [];
     for (let w = 0; w < WORKERS; w++) workers.push(await joinRaw(server.url, run.id));
     const teacher = await connectClient(server.url, TEST_ADMIN_TOKEN);
     const marked = await teacher.timeout(5_000).emitWithAck('worker:attack', { workerId: workers[0]!.accepted.workerId, attack: { kind: 'sign-flip', factor: 10 } });

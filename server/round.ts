@@ -1,5 +1,5 @@
 /**
- * One synchronous round (DESIGN.md §1): who was asked, what came back, and
+ * One synchronous round (docs/design.md, "The round"): who was asked, what came back, and
  * when it may close. Pure bookkeeping: no sockets, no timers.
  */
 import type { LayerStats, ModelVersion, QuorumRule, WorkerId } from '../core/protocol';

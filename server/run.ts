@@ -1,6 +1,6 @@
 /**
  * One run: its configuration, model state, members and the synchronous round
- * state machine (issue 5 §Rounds):
+ * state machine (docs/design.md, "Server: rounds and validation"):
  *
  *   running, no round, a connected member → open round v to the connected
  *   members → gradients for v accepted from them → close when all remaining

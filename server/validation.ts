@@ -1,5 +1,6 @@
 /**
- * Validation of every client message before it touches state (DESIGN.md §6).
+ * Validation of every client message before it touches state (docs/design.md,
+ * "Server: rounds and validation").
  * Each parser takes what socket.io delivered (unknown: any JSON and binary a
  * client chose to send) and returns a typed value or throws ProtocolFault
  * naming the first thing wrong.

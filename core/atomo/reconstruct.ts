@@ -5,7 +5,7 @@
 import { idct2 } from '../linalg/dct';
 import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, Shape, SpectralSample, TernGradSample } from './types';
 
-/** ĝ as a row-major rows×cols float32 matrix (DESIGN.md §3: ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ and the QSGD/TernGrad rules). */
+/** ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad rules). */
 export function reconstruct(sample: LayerSample): Float32Array {
   switch (sample.scheme) {
     case 'none':

@@ -13,7 +13,7 @@ import type { ByteReader, ByteWriter } from './cursor';
 import { CodecError } from './errors';
 
 /** Format version written into byte 0 and the only one decodeLayer accepts. */
-export const CODEC_VERSION = 1;
+export const CODEC_VERSION = 2;
 
 /** Bytes taken by the header. */
 export const HEADER_BYTES = 12;

@@ -123,8 +123,8 @@ describe('decodeLayer rejects', () => {
     }
   });
 
-  it('unknown-version: version 0 and 2, even when the rest is short', () => {
-    rejects(patched(dense(2, 2), (v) => v.setUint8(VERSION, 2)), 'unknown-version', /version 2/);
+  it('unknown-version: version 0 and 1 (the format before the 2-bit atomo-entry codes), even when the rest is short', () => {
+    rejects(patched(dense(2, 2), (v) => v.setUint8(VERSION, 1)), 'unknown-version', /version 1/);
     rejects(patched(dense(2, 2), (v) => v.setUint8(VERSION, 0)), 'unknown-version', /version 0/);
     rejects(Uint8Array.of(7), 'unknown-version');
   });
@@ -207,14 +207,14 @@ describe('decodeLayer rejects', () => {
 
   it('bad-varint: an overlong (non-canonical) index', () => {
     // Index 1 written as 0x81 0x00 instead of 0x01; shape large enough that only the varint is wrong.
-    const bytes = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0x81, 0x00, 0, 0, 0x80, 0x3f);
+    const bytes = Uint8Array.of(2, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0x81, 0x00, 0, 0, 0x80, 0x3f);
     rejects(bytes, 'bad-varint', /overlong/);
   });
 
   it('bad-varint: an index wider than 32 bits', () => {
-    const fifth = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0x80, 0x3f);
+    const fifth = Uint8Array.of(2, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0x80, 0x3f);
     rejects(fifth, 'bad-varint', /32 bits/);
-    const sixBytes = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 0x80, 0x3f);
+    const sixBytes = Uint8Array.of(2, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 0x80, 0x3f);
     rejects(sixBytes, 'bad-varint');
   });
 

@@ -1,4 +1,4 @@
-/** The runs of `npm run compare`: every scheme of the paper's comparison, at the knobs issue 7 names. */
+/** The runs of `npm run compare`: every scheme of the paper's comparison, at the knobs docs/results.md reports. */
 import type { SchemeName } from '../../core/atomo/types';
 import { DEFAULT_BUDGETS, DEFAULT_QSGD_LEVELS } from '../../core/schema';
 
