@@ -70,7 +70,7 @@ describe('fuzz', () => {
       const bytes = new Uint8Array(12 + body);
       const view = new DataView(bytes.buffer);
       view.setUint8(0, CODEC_VERSION);
-      view.setUint8(1, randomInt(rng, 0, 4));
+      view.setUint8(1, randomInt(rng, 0, SCHEME_NAMES.length - 1));
       view.setUint32(4, randomInt(rng, 1, 5), true);
       view.setUint32(8, randomInt(rng, 1, 5), true);
       for (let j = 12; j < bytes.length; j++) bytes[j] = rng() < 0.3 ? 0 : randomInt(rng, 0, 255);

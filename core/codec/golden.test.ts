@@ -87,6 +87,21 @@ const cases: [string, LayerSample, number, string][] = [
     // 2-bit codes 01 10 00 01 | 10 → 0b01_00_10_01 = 0x49, 0x02
     '02 04 0000 01000000 05000000   0000803f 49 02',
   ],
+  [
+    'atomo-dct 2×3 coefficients [0, 4]',
+    { scheme: 'atomo-dct', shape: [2, 3], indices: Uint32Array.of(0, 4), values: Float32Array.of(1, -2) },
+    2,
+    // the atomo-entry body: count 2, deltas 0 and 4 − 0 − 1 = 3, τ = 1 (the tie goes to the smaller),
+    // codes +τ then own (00, 10 → 0x08), the own value −2
+    '02 05 0200 02000000 03000000   02000000 00 03 0000803f 08 000000c0',
+  ],
+  [
+    'powersgd 2×3 rank 1',
+    { scheme: 'powersgd', shape: [2, 3], rank: 1, p: Float32Array.of(1, 0), q: Float32Array.of(0.5, -2, 0) },
+    1,
+    // rank, then P̂'s column, then Q's column
+    '02 06 0100 02000000 03000000   01000000 0000803f 00000000 0000003f 000000c0 00000000',
+  ],
 ];
 
 describe('golden bytes', () => {

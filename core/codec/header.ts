@@ -25,9 +25,11 @@ export const SCHEME_IDS: Readonly<Record<SchemeName, number>> = {
   'atomo-svd': 2,
   qsgd: 3,
   terngrad: 4,
+  'atomo-dct': 5,
+  powersgd: 6,
 };
 
-const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad'];
+const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd'];
 
 /** Default cap on rows·cols for decodeLayer: 16M entries (64 MiB as float32). */
 export const DEFAULT_MAX_ELEMENTS = 16 * 1024 * 1024;

@@ -77,7 +77,7 @@ function bytesRatios(runs: readonly (PlotRun & { summary: HistorySummary })[]): 
   const spectral = best('atomo-svd');
   if (spectral === null) return `No spectral ATOMO run reached ${TARGET * 100}%: no byte ratios.`;
   const base = spectral.summary.bytesUpToTarget ?? 1;
-  const lines = (['atomo-entry', 'qsgd', 'terngrad', 'none'] as const).map((scheme) => {
+  const lines = (['atomo-entry', 'atomo-dct', 'qsgd', 'terngrad', 'none'] as const).map((scheme) => {
     const rival = best(scheme);
     const name = runs.find((r) => r.entry.scheme === scheme)?.entry.label ?? scheme;
     if (rival === null) return `- ${name}: did not reach ${TARGET * 100}% in these rounds.`;

@@ -21,13 +21,14 @@ const entry = (id: string, label: string, scheme: SchemeName, budget: number, le
   levels,
 });
 
-/** none; atomo-svd s = 1, 2, 4; atomo-entry (default budget); qsgd 1, 4, 16 levels; terngrad. */
+/** none; atomo-svd s = 1, 2, 4; atomo-entry and atomo-dct (default budget); qsgd 1, 4, 16 levels; terngrad. */
 export const COMPARE_ENTRIES: readonly CompareEntry[] = [
   entry('none', 'none (float32)', 'none', 0),
   entry('svd-1', 'ATOMO spectral s=1', 'atomo-svd', 1),
   entry('svd-2', 'ATOMO spectral s=2', 'atomo-svd', 2),
   entry('svd-4', 'ATOMO spectral s=4', 'atomo-svd', 4),
   entry('entry', `ATOMO entry-wise s=${DEFAULT_BUDGETS['atomo-entry']}`, 'atomo-entry', DEFAULT_BUDGETS['atomo-entry']),
+  entry('dct', `ATOMO Fourier (DCT) s=${DEFAULT_BUDGETS['atomo-dct']}`, 'atomo-dct', DEFAULT_BUDGETS['atomo-dct']),
   entry('qsgd-1', 'QSGD 1 level', 'qsgd', 0, 1),
   entry('qsgd-4', 'QSGD 4 levels', 'qsgd', 0, 4),
   entry('qsgd-16', 'QSGD 16 levels', 'qsgd', 0, 16),
