@@ -50,6 +50,8 @@ export function asBytes(data: EncodedLayer): Uint8Array {
 
 // The run configuration's types are derived from its schema, the one home of its defaults and bounds.
 export type { AggregationRule, DataSplit, QuorumRule, RunConfig, RunConfigPatch } from './schema/runConfig';
+export type { WorkerAttack } from './schema/attack';
+import type { WorkerAttack } from './schema/attack';
 import type { RunConfig, RunConfigPatch } from './schema/runConfig';
 
 /** created: waits for start; running: rounds open as workers come; paused: no round opens; finished: maxRounds reached. */
@@ -84,6 +86,8 @@ export interface WorkerSummary {
    * upload); null until one arrived since the server started.
    */
   readonly latencyMs: number | null;
+  /** The classroom attack the teacher set on this worker (the server applies it to its estimates), or null. */
+  readonly attack: WorkerAttack | null;
 }
 
 /** The round in progress, as dashboards see it. */
@@ -319,6 +323,12 @@ export interface RemoveWorkerRequest {
   readonly workerId: WorkerId;
 }
 
+/** worker:attack: the classroom's simulated attacker (null makes the worker honest again). */
+export interface AttackWorkerRequest {
+  readonly workerId: WorkerId;
+  readonly attack: WorkerAttack | null;
+}
+
 /** Events a client sends. Every one that takes an ack answers exactly once. */
 export interface ClientToServerEvents {
   'worker:join': (request: JoinRequest, ack: (response: Ack<JoinAccepted>) => void) => void;
@@ -334,6 +344,7 @@ export interface ClientToServerEvents {
   'run:delete': (request: RunRequest, ack: (response: Ack) => void) => void;
   'worker:move': (request: MoveWorkerRequest, ack: (response: Ack) => void) => void;
   'worker:remove': (request: RemoveWorkerRequest, ack: (response: Ack) => void) => void;
+  'worker:attack': (request: AttackWorkerRequest, ack: (response: Ack) => void) => void;
 }
 
 /** Events the server sends. */
@@ -367,6 +378,7 @@ export const ADMIN_EVENTS = [
   'run:delete',
   'worker:move',
   'worker:remove',
+  'worker:attack',
 ] as const satisfies readonly (keyof ClientToServerEvents)[];
 
 /** Room of a run's workers and dashboards (server side naming, documented for tools). */

@@ -1,5 +1,5 @@
 /**
- * How the project launches Chromium with WebGPU (DESIGN.md §5): Debian's
+ * How the project launches Chromium with WebGPU (docs/design.md, "Browsers and WebGPU"): Debian's
  * build, which ships SwiftShader, so WebGPU works without a GPU. Used by the
  * Playwright config and by the browser benchmarks.
  */

@@ -35,6 +35,7 @@ describe('teacher control', () => {
       'run:delete': { runId },
       'worker:move': { workerId: 1, runId },
       'worker:remove': { workerId: 1 },
+      'worker:attack': { workerId: 1, attack: { kind: 'sign-flip', factor: 10 } },
     };
     for (const event of ADMIN_EVENTS) {
       const ack = await send(event, payloads[event]);

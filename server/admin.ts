@@ -1,12 +1,12 @@
 /**
- * Teacher control (issue 5 §Teacher control): create, configure, start,
+ * Teacher control: create, configure, start,
  * pause, resume, reset and delete runs; move or remove workers. The socket
  * layer calls these only for sockets that presented the admin token.
  */
 import type { ADMIN_EVENTS, RunId } from '../core/protocol';
 import type { AckResult } from './io';
 import type { RunRegistry } from './runs';
-import { parseConfigureRequest, parseCreateRequest, parseMoveRequest, parseRemoveRequest, parseRunRequest } from './validation';
+import { parseAttackRequest, parseConfigureRequest, parseCreateRequest, parseMoveRequest, parseRemoveRequest, parseRunRequest } from './validation';
 
 /** An admin event name. */
 export type AdminEvent = (typeof ADMIN_EVENTS)[number];
@@ -47,6 +47,11 @@ export function createAdminHandlers(registry: RunRegistry, onDeleted: (runId: Ru
     'worker:move': (payload) => {
       const request = parseMoveRequest(payload);
       registry.move(request.workerId, request.runId);
+      return {};
+    },
+    'worker:attack': (payload) => {
+      const request = parseAttackRequest(payload);
+      registry.setAttack(request.workerId, request.attack);
       return {};
     },
     'worker:remove': (payload) => {

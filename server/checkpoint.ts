@@ -1,5 +1,5 @@
 /**
- * Checkpoints (issue 5 §Checkpoints): each run in `<dataDir>/runs/<id>.ckpt`,
+ * Checkpoints: each run in `<dataDir>/runs/<id>.ckpt`,
  * the worker identities in `<dataDir>/workers.json`. Every write goes to a
  * temporary file that is then renamed over the old one, so a crash leaves
  * either the previous or the new checkpoint, never half of one. Writes of

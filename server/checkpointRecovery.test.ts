@@ -28,7 +28,7 @@ describe('checkpoint recovery', () => {
     const previous = decodeCheckpoint(readFileSync(`${current}.prev`));
     const latest = decodeCheckpoint(readFileSync(current));
     expect(previous.snapshot.version).toBeLessThanOrEqual(latest.snapshot.version);
-    // Poison the latest: an Inf in the momentum, as the overflow of issue 10 would have stored it.
+    // Poison the latest: an Inf in the momentum, as an overflowing update would have stored it.
     const bytes = readFileSync(current);
     bytes.writeFloatLE(Number.POSITIVE_INFINITY, bytes.length - 8);
     writeFileSync(current, bytes);

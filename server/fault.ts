@@ -21,7 +21,3 @@ export class ProtocolFault extends Error {
   }
 }
 
-/** Throws a ProtocolFault unless `condition` holds. */
-export function ensure(condition: unknown, code: ProtocolErrorCode, message: string): asserts condition {
-  if (!condition) throw new ProtocolFault(code, message);
-}

@@ -1,5 +1,5 @@
 /**
- * Faults (issue 5 §Tests): every bad message is refused with its reason, and
+ * Faults: every bad message is refused with its reason, and
  * the run's model ends byte-identical to a run that never saw it; a worker
  * that leaves mid-round or misses the deadline never stalls a round.
  */
@@ -101,7 +101,7 @@ const FAULTS: Record<string, Fault> = {
     const intruder = await connectClient(server.url);
     const closed = new Promise<string>((resolve) => intruder.once('disconnect', resolve));
     intruder.emit('gradient:submit', { blob: new Uint8Array(server.app.maxMessageBytes + 1024) } as unknown as GradientSubmission);
-    // socket.io drops such a connection without an event (REFERENCE.md); the server goes on.
+    // socket.io drops such a connection without an event (over maxHttpBufferSize); the server goes on.
     expect(await closed).toMatch(/transport/);
   },
   'a malformed socket.io packet, from another socket': async (_w, _r, _h, { server }) => {
@@ -172,10 +172,9 @@ describe('rounds without a worker', () => {
     await leaver.start();
     for (const w of stayers) await w.start();
     run.start();
-    const started = Date.now();
     await waitFor(() => run.status === 'finished', 30_000, 'the run to finish');
-    // The deadline is a minute: finishing in seconds means nobody waited for the leaver.
-    expect(Date.now() - started).toBeLessThan(20_000);
+    // Round 1 closed when the leaver left, not at its deadline (a minute): nobody waited for it.
+    expect(run.history[1]!.durations.totalMs).toBeLessThan(CONFIG.roundDeadlineMs);
     expect(run.history.map((m) => [m.participants, m.contributors])).toEqual([
       [3, 3],
       [3, 2],

@@ -1,5 +1,5 @@
 /**
- * Round metrics (issue 5 §Metrics): built from a closed round, kept in the
+ * Round metrics: built from a closed round, kept in the
  * run's history, streamed to dashboards and exported as JSON or CSV.
  */
 import { NO_TRAFFIC, downlinkBytes, totalBytes, uplinkBytes, type WireTraffic } from '../core/traffic/frames';

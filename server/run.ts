@@ -1,6 +1,6 @@
 /**
  * One run: its configuration, model state, members and the synchronous round
- * state machine (issue 5 §Rounds):
+ * state machine (docs/design.md, "Server: rounds and validation"):
  *
  *   running, no round, a connected member → open round v to the connected
  *   members → gradients for v accepted from them → close when all remaining
@@ -29,6 +29,7 @@ import { ProtocolFault } from './fault';
 import { buildRoundMetrics, isEvaluationRound } from './metrics';
 import type { ModelRuntime } from './model';
 import { aggregate } from '../core/aggregation';
+import { applyAttack, type WorkerAttack } from '../core/schema';
 import { OpenRound, flatEstimates } from './round';
 import { applyConfigPatch } from './runConfig';
 import { decodeGradient, type SubmissionEnvelope } from './validation';
@@ -59,6 +60,10 @@ export interface Member extends MemberRecord {
   lastSeenAt: number | null;
   /** round:open to the arrival of its last accepted gradient, in ms. */
   latencyMs: number | null;
+  /** Rounds in a row it was asked to and did not contribute to (not checkpointed). */
+  missed: number;
+  /** The classroom attack applied to its estimates (set by the teacher; not checkpointed). */
+  attack: WorkerAttack | null;
 }
 
 /** Everything a checkpoint stores; enough to rebuild the run exactly. */
@@ -166,7 +171,7 @@ export class Run {
     this.#bytesDown = snapshot.bytesDown;
     this.#traffic = snapshot.traffic ?? NO_TRAFFIC;
     this.#trafficAtClose = this.#traffic;
-    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, traffic: m.traffic ?? NO_TRAFFIC, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null });
+    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, traffic: m.traffic ?? NO_TRAFFIC, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null, attack: null, missed: 0 });
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
       throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
@@ -238,6 +243,7 @@ export class Run {
         rounds: m.rounds,
         lastSeenAt: m.lastSeenAt,
         latencyMs: m.latencyMs,
+        attack: m.attack,
       })),
       round:
         round === null
@@ -308,10 +314,20 @@ export class Run {
       profile: profile ?? defaultProfile(workerId),
       lastSeenAt: null,
       latencyMs: null,
+      attack: null,
+      missed: 0,
     };
     this.#members.set(workerId, member);
     this.#deps.hooks.changed(this);
     return member;
+  }
+
+  /** The teacher marks a member as the classroom's attacker, or makes it honest again (null). */
+  setAttack(workerId: WorkerId, attack: WorkerAttack | null): void {
+    const member = this.#members.get(workerId);
+    if (!member) throw new ProtocolFault('unknown-worker', `worker ${workerId} is not in run ${this.id}`);
+    member.attack = attack;
+    this.#deps.hooks.changed(this);
   }
 
   /** Removes a worker (moved or removed by the teacher): it leaves the open round and frees its slot. */
@@ -374,6 +390,8 @@ export class Run {
 
     const started = this.#deps.scheduler.now();
     const decoded = decodeGradient(submission, this.layout, this.#config);
+    const attack = this.#members.get(workerId)?.attack ?? null;
+    if (attack !== null) for (const estimate of decoded.estimates) applyAttack(attack, estimate);
     const now = this.#deps.scheduler.now();
     round.decodeMs += now - started;
     round.add(workerId, { estimates: decoded.estimates, loss: submission.loss, layerStats: submission.layerStats, bytesUp: decoded.bytes, computeMs: submission.computeMs }, now);
@@ -498,7 +516,9 @@ export class Run {
     if (participants.length === 0) return; // idle until a worker connects
     const model = this.#currentModel();
     const { scheduler } = this.#deps;
-    const round = new OpenRound(this.#version, participants, model.bytes, scheduler.now(), this.#config.roundDeadlineMs, this.#config.quorum);
+    // A member that missed dormantAfter rounds in a row is still asked, but no longer waited for.
+    const dormant = new Set(participants.filter((id) => this.#members.get(id)!.missed >= this.#config.dormantAfter));
+    const round = new OpenRound(this.#version, participants, model.bytes, scheduler.now(), this.#config.roundDeadlineMs, this.#config.quorum, dormant);
     this.#round = round;
     this.#cancelDeadline = scheduler.after(
       this.#config.roundDeadlineMs,
@@ -621,6 +641,10 @@ export class Run {
       this.#bytesDown += bytes;
       const member = this.#members.get(workerId);
       if (member) member.bytesDown += bytes;
+    }
+    for (const workerId of round.participants) {
+      const member = this.#members.get(workerId);
+      if (member) member.missed = round.contributions.has(workerId) ? 0 : member.missed + 1;
     }
     for (const [workerId, contribution] of round.contributions) {
       this.#bytesUp += contribution.bytesUp;

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { PROTOCOL_VERSION, asRunId, type JoinAccepted, type JoinRequest, type RunId, type RunStatus, type WorkerAssignment, type WorkerId } from '../core/protocol';
 import type { Direction, FrameCategory } from '../core/traffic/frames';
 import { shardOfSlot } from '../core/training/shard';
+import type { WorkerAttack } from '../core/schema';
 import type { CheckpointStore, StoredRun } from './checkpoint';
 import { ProtocolFault } from './fault';
 import { Run, type RunDeps, type WorkerProfile } from './run';
@@ -188,6 +189,13 @@ export class RunRegistry {
     if (identity.runId !== null) this.#runs.get(identity.runId)?.run.removeMember(workerId);
     this.#assign(identity, target);
     this.#persistWorkers();
+  }
+
+  /** worker:attack: the classroom attacker toggle, on the worker's current run. */
+  setAttack(workerId: WorkerId, attack: WorkerAttack | null): void {
+    const identity = this.#identity(workerId);
+    if (identity.runId === null) throw new ProtocolFault('invalid-state', `worker ${workerId} is in no run`);
+    this.get(identity.runId).setAttack(workerId, attack);
   }
 
   /** worker:remove: the identity is forgotten and its socket told. */

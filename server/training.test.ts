@@ -1,5 +1,5 @@
 /**
- * Training (issue 5 §Tests): 4 simulated workers train the default MLP run
+ * Training: 4 simulated workers train the default MLP run
  * for 100 rounds with each scheme at its default budget. Bars: test accuracy
  * ≥ 85% uncompressed, ≥ 60% compressed, and the held-out loss falls. Only
  * the evaluation period differs from the defaults (every 25 rounds instead

@@ -107,7 +107,45 @@ describe('config', () => {
 
 describe('metrics export', () => {
   it('writes one CSV row per round', () => {
-    expect(historyToCsv([]).split('\n')[0]).toMatch(/^version,closedAt,/);
+    const round = (version: number, layers: RoundMetrics['layers'], testAccuracy: number | null): RoundMetrics => ({
+      runId: asRunId('csv'),
+      version: asModelVersion(version),
+      closedAt: 1000 + version,
+      participants: 3,
+      contributors: 2,
+      trainLoss: 2.5 - version,
+      testLoss: testAccuracy === null ? null : 0.7,
+      testAccuracy,
+      bytesUp: 100 * (version + 1),
+      bytesDown: 50,
+      cumulativeBytesUp: 100,
+      cumulativeBytesDown: 50,
+      traffic: { gradientUp: 90, controlUp: 10, modelDown: 40, controlDown: 10 },
+      cumulativeTraffic: { gradientUp: 180, controlUp: 20, modelDown: 80, controlDown: 20 },
+      layers,
+      workers: [],
+      durations: { totalMs: 12, collectMs: 8, decodeMs: 2, updateMs: 1, evalMs: 1 },
+    });
+    const csv = historyToCsv([
+      round(0, [{ closedForm: 0.5, realised: 0.25, gradientNormSq: 4 }], null),
+      round(1, [{ closedForm: 0.5, realised: 0.25, gradientNormSq: 4 }, { closedForm: 1, realised: 2, gradientNormSq: 3 }], 0.875),
+    ]);
+    expect(csv.endsWith('\n')).toBe(true);
+    const [header, ...rows] = csv.trimEnd().split('\n').map((line) => line.split(','));
+    expect(rows).toHaveLength(2);
+    // Columns for the most layers any round has; a round with fewer leaves its cells empty.
+    expect(header!.slice(-6)).toEqual(['layer0_closedForm', 'layer0_realised', 'layer0_gradientNormSq', 'layer1_closedForm', 'layer1_realised', 'layer1_gradientNormSq']);
+    for (const row of rows) expect(row).toHaveLength(header!.length);
+    const cell = (row: number, column: string): string => rows[row]![header!.indexOf(column)]!;
+    expect(cell(0, 'version')).toBe('0');
+    expect(cell(1, 'version')).toBe('1');
+    expect(cell(1, 'trainLoss')).toBe('1.5');
+    expect(cell(0, 'testAccuracy')).toBe('');
+    expect(cell(1, 'testAccuracy')).toBe('0.875');
+    expect(cell(1, 'bytesUp')).toBe('200');
+    expect(cell(0, 'cumulativeWireTotal')).toBe('300');
+    expect(cell(0, 'layer1_closedForm')).toBe('');
+    expect(cell(1, 'layer1_realised')).toBe('2');
   });
 });
 
@@ -118,5 +156,31 @@ describe('rate limiter', () => {
     expect([allow(), allow(), allow(), allow()]).toEqual([true, true, true, false]);
     t = 100;
     expect(allow()).toBe(true);
+  });
+});
+
+describe('dormant members', () => {
+  const ids = [1, 2, 3, 4].map(asWorkerId);
+  const contribution = { estimates: [], loss: 1, layerStats: [], bytesUp: 1, computeMs: 1 };
+
+  it('a member that stopped submitting is not waited for and does not count toward the quorum', () => {
+    const round = new OpenRound(asModelVersion(0), ids, 100, 0, 1000, { fraction: 1, minimum: 1 }, new Set([ids[3]!]));
+    for (const id of ids.slice(0, 3)) round.add(id, contribution, 1);
+    // Without dormancy the round would wait for worker 4 until the deadline, and the quorum of 4 would never be met.
+    expect(round.canClose()).toBe(true);
+    const waiting = new OpenRound(asModelVersion(0), ids, 100, 0, 1000, { fraction: 1, minimum: 1 });
+    for (const id of ids.slice(0, 3)) waiting.add(id, contribution, 1);
+    expect(waiting.canClose()).toBe(false);
+    waiting.deadlinePassed = true;
+    expect(waiting.canClose()).toBe(false);
+  });
+
+  it('a dormant member that submits again counts', () => {
+    const round = new OpenRound(asModelVersion(0), ids.slice(0, 2), 100, 0, 1000, { fraction: 1, minimum: 1 }, new Set([ids[1]!]));
+    round.add(ids[1]!, contribution, 1);
+    expect(round.canClose()).toBe(false); // worker 1 is awake and still expected
+    round.add(ids[0]!, contribution, 2);
+    expect(round.canClose()).toBe(true);
+    expect(round.orderedContributors()).toEqual([ids[0], ids[1]]);
   });
 });

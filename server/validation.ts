@@ -1,5 +1,6 @@
 /**
- * Validation of every client message before it touches state (DESIGN.md §6).
+ * Validation of every client message before it touches state (docs/design.md,
+ * "Server: rounds and validation").
  * Each parser takes what socket.io delivered (unknown: any JSON and binary a
  * client chose to send) and returns a typed value or throws ProtocolFault
  * naming the first thing wrong.
@@ -12,6 +13,7 @@ import {
   asRunId,
   asWorkerId,
   asWorkerKey,
+  type AttackWorkerRequest,
   type ConfigureRequest,
   type JoinRequest,
   type LayerStats,
@@ -25,6 +27,7 @@ import {
   type WorkerBackend,
   type WorkerId,
 } from '../core/protocol';
+import { parseAttackWorkerRequest } from '../core/schema';
 import { ProtocolFault } from './fault';
 
 /** Most layers any model has; bounds the work of parsing before the run's layout is known. */
@@ -233,6 +236,13 @@ export function parseMoveRequest(raw: unknown): MoveWorkerRequest {
 /** worker:remove */
 export function parseRemoveRequest(raw: unknown): RemoveWorkerRequest {
   return { workerId: asWorkerId(integer(object(raw, 'request')['workerId'], 'workerId')) };
+}
+
+/** worker:attack */
+export function parseAttackRequest(raw: unknown): AttackWorkerRequest {
+  const parsed = parseAttackWorkerRequest(raw);
+  if (!parsed.ok) bad(parsed.message);
+  return { workerId: asWorkerId(parsed.value.workerId), attack: parsed.value.attack };
 }
 
 /** dashboard:subscribe */

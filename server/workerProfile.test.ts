@@ -58,13 +58,18 @@ describe('worker profile in the run summary', () => {
   it('measures the round trip of an accepted gradient on the server clock', async () => {
     const { train } = await loadTestData();
     const worker = new SimulatedWorker({ url: server.url, train, name: 'sim', backend: { kind: 'cpu', detail: 'headless' } });
+    const joinedAt = Date.now();
     const { workerId } = await worker.start();
     expect(summaryOf(workerId)?.latencyMs).toBeNull();
     await waitFor(() => worker.accepted.length >= 1, 30_000, 'an accepted gradient');
+    const acceptedAt = Date.now();
     worker.stop();
     const summary = summaryOf(workerId)!;
     expect(summary).toMatchObject({ name: 'sim', backend: { kind: 'cpu', detail: 'headless' } });
+    // A round trip of this worker, on the same clock: inside the time between its join and its acceptance.
     expect(summary.latencyMs).toBeGreaterThanOrEqual(0);
-    expect(summary.lastSeenAt).toBeGreaterThan(0);
+    expect(summary.latencyMs!).toBeLessThanOrEqual(acceptedAt - joinedAt);
+    expect(summary.lastSeenAt).toBeGreaterThanOrEqual(joinedAt);
+    expect(summary.lastSeenAt).toBeLessThanOrEqual(acceptedAt);
   });
 });

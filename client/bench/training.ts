@@ -72,9 +72,12 @@ const BATCH_SIZE = 32;
 const SEED = 1;
 const LEARNING_RATE = 0.05;
 
-const COMPRESSIONS: readonly (Compression & { label: string })[] = [
+const COMPRESSIONS: readonly (Compression & { label: string; deviceSpectral?: true })[] = [
   { label: 'none', scheme: 'none', budget: 0, levels: 0 },
   { label: 'atomo-svd (budget 2)', scheme: 'atomo-svd', budget: 2, levels: 0 },
+  // The device route (batched Jacobi on the GPU), the GPU default before the factored host route: the baseline of the same run.
+  { label: 'atomo-svd (budget 2), device SVD route', scheme: 'atomo-svd', budget: 2, levels: 0, deviceSpectral: true },
+  { label: 'atomo-entry (budget 1024)', scheme: 'atomo-entry', budget: 1024, levels: 0 },
   { label: 'qsgd (4 levels)', scheme: 'qsgd', budget: 0, levels: 4 },
   { label: 'terngrad', scheme: 'terngrad', budget: 0, levels: 1 },
 ];
@@ -149,6 +152,7 @@ async function main(): Promise<TrainingBenchResult> {
   const initial = heInitialize(layout, SEED);
   const gpuBackend = createGpuBackend(ctx.device, layout);
   const deviceCompressor = createGpuCompressor(gpuBackend);
+  const deviceSpectralCompressor = createGpuCompressor(gpuBackend, { spectral: 'device' });
   const cpuBackend = createCpuBackend(layout);
   const shard = Uint32Array.from({ length: train.count }, (_, i) => i);
   const common = { layout, batchSize: BATCH_SIZE, seed: SEED, worker: 0, train, shard };
@@ -160,7 +164,11 @@ async function main(): Promise<TrainingBenchResult> {
   const trainees = COMPRESSIONS.map((compression) => ({
     label: compression.label,
     scheme: compression.scheme,
-    gpu: new Trainee(createWorkerRound({ ...common, backend: gpuBackend, compression, deviceCompressor }), layout, initial),
+    gpu: new Trainee(
+      createWorkerRound({ ...common, backend: gpuBackend, compression, deviceCompressor: compression.deviceSpectral ? deviceSpectralCompressor : deviceCompressor }),
+      layout,
+      initial,
+    ),
     cpu: new Trainee(createWorkerRound({ ...common, backend: cpuBackend, compression }), layout, initial),
   }));
   const tfjsRuns = new Map<string, TfjsStepTiming[]>();
@@ -200,6 +208,7 @@ async function main(): Promise<TrainingBenchResult> {
     }
   } finally {
     deviceCompressor.destroy();
+    deviceSpectralCompressor.destroy();
     gpuBackend.destroy();
   }
   const schemes: SchemeRow[] = trainees.map(({ label, gpu, cpu }) => ({ scheme: label, gpu: gpu.timing(), cpu: cpu.timing() }));

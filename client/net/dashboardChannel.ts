@@ -4,7 +4,7 @@
  * not recover (so the charts resync from the server's history). Teacher
  * actions go through `DashboardActions`; components never touch the socket.
  */
-import type { RoundMetrics, RunConfigPatch, RunId, RunSummary, WorkerId } from '../../core/protocol';
+import type { RoundMetrics, RunConfigPatch, RunId, RunSummary, WorkerAttack, WorkerId } from '../../core/protocol';
 import type { LocalMessage } from '../i18n';
 import { openSocket, request, type AppSocket, type RequestError } from './socket';
 
@@ -38,6 +38,8 @@ export interface DashboardActions {
   deleteRun(runId: RunId): Promise<ActionResult>;
   moveWorker(workerId: WorkerId, runId: RunId): Promise<ActionResult>;
   removeWorker(workerId: WorkerId): Promise<ActionResult>;
+  /** The classroom attacker toggle: the server scales or sign-flips this worker's estimates (null: honest). */
+  setAttack(workerId: WorkerId, attack: WorkerAttack | null): Promise<ActionResult>;
 }
 
 /** Opens the dashboard socket (as teacher when `adminToken` is given) and returns the actions. */
@@ -84,5 +86,6 @@ export function connectDashboard(store: { getState(): DashboardSink }, adminToke
     deleteRun: (runId) => act(request(socket, 'run:delete', { runId })),
     moveWorker: (workerId, runId) => act(request(socket, 'worker:move', { workerId, runId })),
     removeWorker: (workerId) => act(request(socket, 'worker:remove', { workerId })),
+    setAttack: (workerId, attack) => act(request(socket, 'worker:attack', { workerId, attack })),
   };
 }

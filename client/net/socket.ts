@@ -1,5 +1,6 @@
 /**
- * The only place the client opens a socket.io connection (STYLE.md habit 7):
+ * The only place the project opens a socket.io client connection (the lint
+ * enforces it; docs/design.md, "Layers"):
  * typed with core/protocol.ts, WebSocket transport only (docs/protocol.md,
  * Transport), and a request helper that always resolves, so no caller has to
  * handle a thrown timeout.

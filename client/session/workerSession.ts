@@ -178,6 +178,8 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     state().roundOpened(round.version);
     setPhase('downloading');
     const weights = decodeWeights(here.trainer.layout, round.layers.map(asBytes));
+    // A copy: the page predicts drawn digits with it while the trainer works on its own.
+    sink.setModel?.({ kind: here.assignment.config.model, weights: weights.slice(), version: round.version });
     setPhase('computing');
     const result = await train(round, here.trainer, weights);
     const active = current ?? here;

@@ -54,7 +54,10 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
         const onGpu = await createWorkerRound({ ...common, compression, backend, deviceCompressor })(weights, version);
         const cpuBackend = createCpuBackend(layout);
         const onCpu = await createWorkerRound({ ...common, compression, backend: cpuBackend })(weights, version);
-        expect(onGpu.compressedOn, scheme).toBe(scheme === 'none' ? 'cpu' : 'webgpu');
+        // Dense needs no compression; Fourier ATOMO has no WGSL kernel yet and PowerSGD keeps its
+        // error feedback on the CPU: these three take the CPU path of the same round.
+        const onCpuOnly = scheme === 'none' || scheme === 'atomo-dct' || scheme === 'powersgd';
+        expect(onGpu.compressedOn, scheme).toBe(onCpuOnly ? 'cpu' : 'webgpu');
         near(onGpu.loss, onCpu.loss, 1e-5);
         // The CPU gradient of round v's minibatch.
         const batch = train.batch(new MinibatchSampler(shard, common.batchSize, common.seed, common.worker).batch(version));

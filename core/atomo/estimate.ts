@@ -27,7 +27,7 @@ export interface EstimateResult {
   readonly variance: number;
 }
 
-/** ĝ for `grad` under `scheme`, decoded from the exact bytes a worker would send (DESIGN.md §3). */
+/** ĝ for `grad` under `scheme`, decoded from the exact bytes a worker would send (docs/design.md, "Estimator"). */
 export function estimate(scheme: SchemeName, grad: Float32Array, shape: Shape, opts: EstimateOptions): EstimateResult {
   const stream: StreamId = { seed: opts.seed, worker: 0, round: 0, layer: 0 };
   const options = {

@@ -5,7 +5,9 @@
  */
 export type {
   Compression,
+  DctSample,
   DenseSample,
+  PowerSgdSample,
   EntrySample,
   LayerSample,
   QsgdSample,
@@ -14,13 +16,15 @@ export type {
   SpectralSample,
   TernGradSample,
 } from './types';
-export { SCHEME_NAMES } from './types';
+export { SCHEME_NAMES, isAtomoScheme, isBiased, type AtomoSchemeName } from './types';
+export { compressLayer } from './errorFeedback';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
 export { reconstruct } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
 export { atomicVariance, modelVariance, realisedError, squaredNorm, type ModelVariance, type VarianceStats } from './variance';
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
+export { dctDecomposition } from './decompositions/dct';
 export { entrywiseDecomposition } from './decompositions/entrywise';
 export { spectralDecomposition, spectralRoute, type SpectralDecomposition, type SpectralRoute } from './decompositions/spectral';
 export type { GradientFactors } from '../linalg/factoredSvd';
@@ -29,15 +33,19 @@ export {
   DEFAULT_BUDGET,
   DEFAULT_LEVELS,
   MAX_LEVELS,
+  atomoDctScheme,
   atomoEntryScheme,
   atomoSvdScheme,
   checkLevels,
+  checkRank,
+  powerSgdScheme,
   noneScheme,
   qsgdScheme,
   sampleAtoms,
   terngradScheme,
   type AtomoCompressed,
   type CompressedLayer,
+  type LayerMemory,
   type SampleOf,
   type Scheme,
   type SchemeOptions,

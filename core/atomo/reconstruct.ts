@@ -2,9 +2,10 @@
  * The dense unbiased estimate ĝ a sample stands for, computed only from what
  * is on the wire (float32 values), as the aggregator computes it.
  */
-import type { EntrySample, LayerSample, QsgdSample, SpectralSample, TernGradSample } from './types';
+import { idct2 } from '../linalg/dct';
+import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, Shape, SpectralSample, TernGradSample } from './types';
 
-/** ĝ as a row-major rows×cols float32 matrix (DESIGN.md §3: ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ and the QSGD/TernGrad rules). */
+/** ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad rules). */
 export function reconstruct(sample: LayerSample): Float32Array {
   switch (sample.scheme) {
     case 'none':
@@ -17,6 +18,10 @@ export function reconstruct(sample: LayerSample): Float32Array {
       return reconstructQsgd(sample);
     case 'terngrad':
       return reconstructTernGrad(sample);
+    case 'atomo-dct':
+      return reconstructDct(sample);
+    case 'powersgd':
+      return reconstructPowerSgd(sample);
   }
 }
 
@@ -31,20 +36,29 @@ function reconstructEntries(sample: EntrySample): Float32Array {
   return out;
 }
 
-/**
- * Σ scaleᵢ uᵢvᵢᵀ, each entry accumulated in float64 over the atoms in order
- * and rounded to float32 once. Row by row, so no full-size float64 buffer.
- */
+/** Σ scaleᵢ uᵢvᵢᵀ. */
 function reconstructSpectral(sample: SpectralSample): Float32Array {
-  const [rows, cols] = sample.shape;
-  const { count, u, v, scales } = sample;
+  return sumOfOuterProducts(sample.shape, sample.count, sample.u, sample.v, sample.scales);
+}
+
+/** P̂Qᵀ = Σₐ pₐqₐᵀ, the same sum with unit scales. */
+function reconstructPowerSgd(sample: PowerSgdSample): Float32Array {
+  return sumOfOuterProducts(sample.shape, sample.rank, sample.p, sample.q, null);
+}
+
+/**
+ * Σₐ scaleₐ uₐvₐᵀ for atom-major u (count·rows) and v (count·cols), each
+ * entry accumulated in float64 over the atoms in order and rounded to
+ * float32 once. Row by row, so no full-size float64 buffer.
+ */
+function sumOfOuterProducts([rows, cols]: Shape, count: number, u: Float32Array, v: Float32Array, scales: Float32Array | null): Float32Array {
   const out = new Float32Array(rows * cols);
   const left = new Float64Array(count);
   const sum = new Float64Array(cols);
   for (let i = 0; i < rows; i++) {
     let any = false;
     for (let a = 0; a < count; a++) {
-      left[a] = scales[a]! * u[a * rows + i]!;
+      left[a] = (scales === null ? 1 : scales[a]!) * u[a * rows + i]!;
       if (left[a] !== 0) any = true;
     }
     if (!any) continue;
@@ -81,4 +95,12 @@ function reconstructTernGrad(sample: TernGradSample): Float32Array {
   const out = new Float32Array(elementsOf(sample));
   for (let i = 0; i < out.length; i++) out[i] = sample.scaler * sample.ternary[i]!;
   return out;
+}
+
+/** The inverse 2-D DCT of the sparse coefficient matrix, in float64, rounded to float32 once. */
+function reconstructDct(sample: DctSample): Float32Array {
+  const [rows, cols] = sample.shape;
+  const coefficients = new Float64Array(rows * cols);
+  for (let k = 0; k < sample.indices.length; k++) coefficients[sample.indices[k]!] = sample.values[k]!;
+  return Float32Array.from(idct2(coefficients, rows, cols));
 }

@@ -1,5 +1,5 @@
 /**
- * REFERENCE.md: 1-bit QSGD is ATOMO on entries with s = ‖g‖₁/‖g‖₂, and
+ * docs/design.md, "Schemes: variance and bytes": 1-bit QSGD is ATOMO on entries with s = ‖g‖₁/‖g‖₂, and
  * TernGrad is ATOMO on entries with s = ‖g‖₁/‖g‖∞. With the same stream the
  * samples coincide: entry i draws randomBits(stream, i) in every scheme.
  */

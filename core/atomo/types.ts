@@ -5,17 +5,36 @@
  */
 
 /** The compression schemes. `none` is the uncompressed float32 baseline. */
-export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad';
+export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad' | 'atomo-dct' | 'powersgd';
 
-export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad'];
+export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd'];
+
+/**
+ * Biased by design: PowerSGD (a deterministic low-rank projection with
+ * error feedback), and any scheme run with error feedback. The dashboard
+ * and tab mark these; their "variance" is the realised ‖ĝ − g‖².
+ */
+export function isBiased(scheme: SchemeName, errorFeedback: boolean): boolean {
+  return scheme === 'powersgd' || (errorFeedback && scheme !== 'none');
+}
+
+/** The ATOMO schemes, whose knob is the budget s (the expected number of atoms sent per layer). */
+export type AtomoSchemeName = 'atomo-entry' | 'atomo-svd' | 'atomo-dct';
+
+/** True for the schemes that take a budget s. */
+export function isAtomoScheme(scheme: SchemeName): scheme is AtomoSchemeName {
+  return scheme === 'atomo-entry' || scheme === 'atomo-svd' || scheme === 'atomo-dct';
+}
 
 /** The compression of a run: its scheme and that scheme's knob (each scheme reads only its own). */
 export interface Compression {
   readonly scheme: SchemeName;
-  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd). */
+  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd, atomo-dct); PowerSGD: its rank. */
   readonly budget: number;
   /** QSGD levels s (qsgd). */
   readonly levels: number;
+  /** Error feedback on an unbiased scheme (then biased, isBiased); PowerSGD always has it. */
+  readonly errorFeedback?: boolean | undefined;
   /** QSGD bucket size d: one norm per d consecutive entries (512 in the QSGD paper); 0 or absent: one bucket per layer. */
   readonly bucketSize?: number;
 }
@@ -55,6 +74,31 @@ export interface SpectralSample {
 }
 
 /**
+ * Fourier ATOMO: the kept coefficients of the orthonormal 2-D DCT-II of the
+ * gradient (core/linalg/dct.ts), each already divided by its probability.
+ * Coefficient C[k, l] has flat index k·cols + l; the estimate is the inverse
+ * DCT of the sparse coefficient matrix they form.
+ */
+export interface DctSample {
+  readonly scheme: 'atomo-dct';
+  readonly shape: Shape;
+  readonly indices: Uint32Array; // strictly increasing flat coefficient indices < rows·cols
+  readonly values: Float32Array; // λᵢ/pᵢ for each kept coefficient
+}
+
+/**
+ * PowerSGD (Vogels et al. 2019): the rank-k factors of one power step,
+ * ĝ = P̂ Qᵀ = Σₐ pₐ qₐᵀ with P̂ orthonormal. Biased (see isBiased).
+ */
+export interface PowerSgdSample {
+  readonly scheme: 'powersgd';
+  readonly shape: Shape;
+  readonly rank: number; // k ≤ min(rows, cols) factor columns
+  readonly p: Float32Array; // k·rows: column a of P̂ at [a·rows, (a+1)·rows)
+  readonly q: Float32Array; // k·cols: column a of Q = MᵀP̂ at [a·cols, (a+1)·cols)
+}
+
+/**
  * s-level QSGD (Alistarh et al. 2017): ĝᵢ = norm · sign(gᵢ) · levelᵢ / s,
  * with levelᵢ ∈ {0..s}. s = 1 is 1-bit QSGD.
  */
@@ -79,4 +123,4 @@ export interface TernGradSample {
 }
 
 /** What a worker sends for one layer, before encoding. */
-export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample;
+export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample | PowerSgdSample;

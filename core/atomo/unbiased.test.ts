@@ -1,5 +1,5 @@
 /**
- * Unbiasedness and variance of the entry-wise schemes, through the public
+ * Unbiasedness and variance of the entry-wise schemes and Fourier ATOMO, through the public
  * estimate() (compress → encode → decode → reconstruct), 2,000 seeds each.
  * Spectral ATOMO has the same checks in schemes/atomo-svd.test.ts, sampling a
  * decomposition computed once.
@@ -8,12 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { estimate } from './estimate';
 import { DEFAULT_LEVELS } from './schemes';
 import type { SchemeName } from './types';
+import { dct2 } from '../linalg/dct';
 import {
+  dctCoordinateVariance,
   entrywiseCoordinateVariance,
   qsgdCoordinateVariance,
   terngradCoordinateVariance,
 } from './testing/coordinate-variance';
-import { lowRankGradient, randomGradient, type TestGradient } from './testing/gradients';
+import { TEST_SHAPE, lowRankGradient, randomGradient, type TestGradient } from './testing/gradients';
 import { biasedCoordinates, monteCarlo } from './testing/monte-carlo';
 import { samplingProbabilities } from './waterfilling';
 
@@ -53,6 +55,15 @@ const cases: Case[] = [
   { scheme: 'qsgd', levels: 15, bucketSize: 512, coordinateVariance: (g) => qsgdCoordinateVariance(g, 15, 512) },
   { scheme: 'qsgd', levels: 1, bucketSize: 300, coordinateVariance: (g) => qsgdCoordinateVariance(g, 1, 300) },
   { scheme: 'terngrad', coordinateVariance: terngradCoordinateVariance },
+  {
+    scheme: 'atomo-dct',
+    budget: BUDGET,
+    coordinateVariance: (g) => {
+      const [rows, cols] = TEST_SHAPE;
+      const coefficients = dct2(g, rows, cols);
+      return dctCoordinateVariance(coefficients, samplingProbabilities(coefficients, BUDGET), rows, cols);
+    },
+  },
 ];
 
 function maxAbs(g: Float32Array): number {

@@ -129,7 +129,7 @@ describe('samplingProbabilities', () => {
     expect(p[2]).toBeCloseTo(0.1, 15);
   });
 
-  it('gives the s-balanced variance ‖λ‖₁²/s − ‖λ‖₂² when no atom saturates (REFERENCE.md)', () => {
+  it('gives the s-balanced variance ‖λ‖₁²/s − ‖λ‖₂² when no atom saturates', () => {
     const lambda = gaussians(200, 5);
     const l1 = lambda.reduce((a, x) => a + Math.abs(x), 0);
     const l2sq = lambda.reduce((a, x) => a + x * x, 0);

@@ -1,5 +1,5 @@
 /**
- * ATOMO's optimal sampling probabilities (Wang et al. 2018, §3; DESIGN.md §3).
+ * ATOMO's optimal sampling probabilities (Wang et al. 2018, §3; docs/design.md, "Water-filling").
  *
  * Minimising the variance Σ λᵢ²/pᵢ subject to Σ pᵢ = s and 0 < pᵢ ≤ 1 gives
  * pᵢ = min(1, |λᵢ|/τ) for a water level τ. Walking the atoms by decreasing
@@ -15,7 +15,7 @@ export function checkBudget(budget: number): void {
 
 /**
  * pᵢ = min(1, |λᵢ|/τ) with Σ pᵢ = min(s, #non-zero) by sorted water-filling
- * (DESIGN.md §3). Zero atoms get p = 0; O(n log n).
+ * (docs/design.md, "Water-filling"). Zero atoms get p = 0; O(n log n).
  */
 export function samplingProbabilities(magnitudes: ArrayLike<number>, budget: number): Float64Array {
   checkBudget(budget);

@@ -28,7 +28,8 @@ function documentedLength(sample: LayerSample): number {
       return 12 + 4 * m * n;
     case 'atomo-svd':
       return 12 + 4 + 4 * sample.count * (m + n + 1);
-    case 'atomo-entry': {
+    case 'atomo-entry':
+    case 'atomo-dct': {
       let varints = 0;
       let previous = -1;
       for (const index of sample.indices) {
@@ -47,6 +48,8 @@ function documentedLength(sample: LayerSample): number {
       return 12 + 2 + 4 + 4 * (sample.bucketSize === 0 ? 1 : Math.max(1, Math.ceil((m * n) / sample.bucketSize))) + Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8);
     case 'terngrad':
       return 12 + 4 + Math.ceil((m * n) / 4);
+    case 'powersgd':
+      return 12 + 4 + 4 * sample.rank * (m + n);
   }
 }
 

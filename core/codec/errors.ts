@@ -11,7 +11,7 @@ export type CodecErrorCode =
   | 'truncated' // fewer bytes than the header or body needs
   | 'trailing-bytes' // bytes left after a complete body
   | 'unknown-version' // format version byte is not CODEC_VERSION
-  | 'unknown-scheme' // scheme id byte is not one of the five schemes
+  | 'unknown-scheme' // scheme id byte is not one of the known schemes (SCHEME_IDS)
   // shape and addressing
   | 'bad-layer' // layer index not an integer in 0..65535 (encode)
   | 'bad-shape' // rows or cols zero, not an integer, or beyond u32

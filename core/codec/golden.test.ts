@@ -15,27 +15,27 @@ const cases: [string, LayerSample, number, string][] = [
     'none 1×2 [1.5, -2]',
     { scheme: 'none', shape: [1, 2], values: Float32Array.of(1.5, -2) },
     3,
-    '01 00 0300 01000000 02000000   0000c03f 000000c0',
+    '02 00 0300 01000000 02000000   0000c03f 000000c0',
   ],
   [
     // τ = 0.5 (a tie, so the smaller magnitude); codes 00 (+τ), 10 (own value −2) → byte 0x08.
     'atomo-entry 2×3 indices [1, 5]',
     { scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(1, 5), values: Float32Array.of(0.5, -2) },
     0,
-    '01 01 0000 02000000 03000000   02000000 01 03 0000003f 08 000000c0',
+    '02 01 0000 02000000 03000000   02000000 01 03 0000003f 08 000000c0',
   ],
   [
     // τ = 0.25 shared by two entries; codes 00, 01 (−τ), 10 (own value 3) → byte 0b100100 = 0x24.
     'atomo-entry 2×3 indices [0, 2, 4], values ±τ and one saturated',
     { scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(0, 2, 4), values: Float32Array.of(0.25, -0.25, 3) },
     0,
-    '01 01 0000 02000000 03000000   03000000 00 01 01 0000803e 24 00004040',
+    '02 01 0000 02000000 03000000   03000000 00 01 01 0000803e 24 00004040',
   ],
   [
     'atomo-entry 1×1000 index 300 (two-byte varint)',
     { scheme: 'atomo-entry', shape: [1, 1000], indices: Uint32Array.of(300), values: Float32Array.of(1) },
     1,
-    '01 01 0100 01000000 e8030000   01000000 ac02 0000803f 00',
+    '02 01 0100 01000000 e8030000   01000000 ac02 0000803f 00',
   ],
   [
     'atomo-svd 2×2 one atom',
@@ -48,7 +48,7 @@ const cases: [string, LayerSample, number, string][] = [
       scales: Float32Array.of(3),
     },
     258,
-    '01 02 0201 02000000 02000000   01000000 0000803f 00000000 00000000 0000803f 00004040',
+    '02 02 0201 02000000 02000000   01000000 0000803f 00000000 00000000 0000803f 00004040',
   ],
   [
     'qsgd 1×3 s=4: (+,4) (−,1) (+,0)',
@@ -63,7 +63,7 @@ const cases: [string, LayerSample, number, string][] = [
     },
     0,
     // levels 4, bucket 0 (one norm), norm 2.0; 4-bit codes sign|level<<1: 8, 3, 0 → 0x38, 0x00
-    '01 03 0000 01000000 03000000   0400 00000000 00000040 38 00',
+    '02 03 0000 01000000 03000000   0400 00000000 00000040 38 00',
   ],
   [
     'qsgd 1×3 s=3 in buckets of 2: norms 2 and 1',
@@ -78,14 +78,29 @@ const cases: [string, LayerSample, number, string][] = [
     },
     1,
     // 3-bit codes sign|level<<1: 7, 2, 4, LSB-first → byte 0 = 7 | 2<<3 | (4 & 3)<<6 = 0x17, byte 1 = 4>>2 = 0x01
-    '01 03 0100 01000000 03000000   0300 02000000 00000040 0000803f 17 01',
+    '02 03 0100 01000000 03000000   0300 02000000 00000040 0000803f 17 01',
   ],
   [
     'terngrad 1×5 [+1, −1, 0, +1, −1]',
     { scheme: 'terngrad', shape: [1, 5], scaler: 1, ternary: Int8Array.of(1, -1, 0, 1, -1) },
     0,
     // 2-bit codes 01 10 00 01 | 10 → 0b01_00_10_01 = 0x49, 0x02
-    '01 04 0000 01000000 05000000   0000803f 49 02',
+    '02 04 0000 01000000 05000000   0000803f 49 02',
+  ],
+  [
+    'atomo-dct 2×3 coefficients [0, 4]',
+    { scheme: 'atomo-dct', shape: [2, 3], indices: Uint32Array.of(0, 4), values: Float32Array.of(1, -2) },
+    2,
+    // the atomo-entry body: count 2, deltas 0 and 4 − 0 − 1 = 3, τ = 1 (the tie goes to the smaller),
+    // codes +τ then own (00, 10 → 0x08), the own value −2
+    '02 05 0200 02000000 03000000   02000000 00 03 0000803f 08 000000c0',
+  ],
+  [
+    'powersgd 2×3 rank 1',
+    { scheme: 'powersgd', shape: [2, 3], rank: 1, p: Float32Array.of(1, 0), q: Float32Array.of(0.5, -2, 0) },
+    1,
+    // rank, then P̂'s column, then Q's column
+    '02 06 0100 02000000 03000000   01000000 0000803f 00000000 0000003f 000000c0 00000000',
   ],
 ];
 

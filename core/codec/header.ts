@@ -13,7 +13,7 @@ import type { ByteReader, ByteWriter } from './cursor';
 import { CodecError } from './errors';
 
 /** Format version written into byte 0 and the only one decodeLayer accepts. */
-export const CODEC_VERSION = 1;
+export const CODEC_VERSION = 2;
 
 /** Bytes taken by the header. */
 export const HEADER_BYTES = 12;
@@ -25,9 +25,11 @@ export const SCHEME_IDS: Readonly<Record<SchemeName, number>> = {
   'atomo-svd': 2,
   qsgd: 3,
   terngrad: 4,
+  'atomo-dct': 5,
+  powersgd: 6,
 };
 
-const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad'];
+const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd'];
 
 /** Default cap on rows·cols for decodeLayer: 16M entries (64 MiB as float32). */
 export const DEFAULT_MAX_ELEMENTS = 16 * 1024 * 1024;

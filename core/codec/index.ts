@@ -6,9 +6,10 @@ import { reconstruct } from '../atomo/reconstruct';
 import type { LayerSample } from '../atomo/types';
 import { ByteReader, ByteWriter } from './cursor';
 import { denseCodec } from './dense';
-import { entryCodec } from './entry';
+import { dctCodec, entryCodec } from './entry';
 import { CodecError } from './errors';
 import { checkEncodeHeader, HEADER_BYTES, readHeader, writeHeader, type DecodeLimits } from './header';
+import { powerSgdCodec } from './powersgd';
 import { qsgdCodec } from './qsgd';
 import { denseLayerBytes } from './sizes';
 import { spectralCodec } from './spectral';
@@ -63,6 +64,12 @@ export function encodeLayer(sample: LayerSample, layer: number): Uint8Array {
     case 'terngrad':
       terngradCodec.encodeBody(sample, writer, elements);
       break;
+    case 'atomo-dct':
+      dctCodec.encodeBody(sample, writer, elements);
+      break;
+    case 'powersgd':
+      powerSgdCodec.encodeBody(sample, writer, elements);
+      break;
   }
   if (writer.pos !== length) {
     // A broken byte formula would silently desynchronise sender and receiver.
@@ -115,6 +122,12 @@ export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): Decod
     case 'terngrad':
       sample = terngradCodec.decodeBody(reader, header);
       break;
+    case 'atomo-dct':
+      sample = dctCodec.decodeBody(reader, header);
+      break;
+    case 'powersgd':
+      sample = powerSgdCodec.decodeBody(reader, header);
+      break;
   }
   if (reader.remaining !== 0) {
     throw new CodecError(
@@ -137,6 +150,10 @@ function bodyByteLength(sample: LayerSample, elements: number): number {
       return qsgdCodec.bodyByteLength(sample, elements);
     case 'terngrad':
       return terngradCodec.bodyByteLength(sample, elements);
+    case 'atomo-dct':
+      return dctCodec.bodyByteLength(sample, elements);
+    case 'powersgd':
+      return powerSgdCodec.bodyByteLength(sample, elements);
   }
 }
 

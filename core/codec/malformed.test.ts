@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LayerSample } from '../atomo/types';
+import { SCHEME_NAMES, type LayerSample, type PowerSgdSample } from '../atomo/types';
 import { CodecError, decodeLayer, encodeLayer, type CodecErrorCode, type DecodeLimits } from './index';
 
 /** Runs `action` and checks it throws a CodecError with `code` and a message matching `message`. */
@@ -39,6 +39,12 @@ const entry = (indices: number[], shape: [number, number] = [4, 5]): LayerSample
   indices: Uint32Array.from(indices),
   values: new Float32Array(indices.length).fill(1),
 });
+const dct = (indices: number[]): LayerSample => ({
+  scheme: 'atomo-dct',
+  shape: [4, 5],
+  indices: Uint32Array.from(indices),
+  values: new Float32Array(indices.length).fill(1),
+});
 const spectral = (rows: number, cols: number, count: number): LayerSample => ({
   scheme: 'atomo-svd',
   shape: [rows, cols],
@@ -46,6 +52,13 @@ const spectral = (rows: number, cols: number, count: number): LayerSample => ({
   u: new Float32Array(count * rows).fill(0.5),
   v: new Float32Array(count * cols).fill(0.5),
   scales: new Float32Array(count).fill(2),
+});
+const powersgd = (rows: number, cols: number, rank: number): LayerSample => ({
+  scheme: 'powersgd',
+  shape: [rows, cols],
+  rank,
+  p: new Float32Array(rank * rows).fill(0.5),
+  q: new Float32Array(rank * cols).fill(-1),
 });
 const qsgd = (n: number, levels = 4, norm = 1): LayerSample => ({
   scheme: 'qsgd',
@@ -64,6 +77,8 @@ const ALL_SCHEMES: [string, LayerSample][] = [
   ['atomo-svd', spectral(3, 4, 2)],
   ['qsgd', qsgd(5)],
   ['terngrad', terngrad(5)],
+  ['atomo-dct', dct([1, 2, 18])],
+  ['powersgd', powersgd(3, 4, 2)],
 ];
 
 // Offsets of the header fields and of the first body fields.
@@ -108,14 +123,15 @@ describe('decodeLayer rejects', () => {
     }
   });
 
-  it('unknown-version: version 0 and 2, even when the rest is short', () => {
-    rejects(patched(dense(2, 2), (v) => v.setUint8(VERSION, 2)), 'unknown-version', /version 2/);
+  it('unknown-version: version 0 and 1 (the format before the 2-bit atomo-entry codes), even when the rest is short', () => {
+    rejects(patched(dense(2, 2), (v) => v.setUint8(VERSION, 1)), 'unknown-version', /version 1/);
     rejects(patched(dense(2, 2), (v) => v.setUint8(VERSION, 0)), 'unknown-version', /version 0/);
     rejects(Uint8Array.of(7), 'unknown-version');
   });
 
-  it('unknown-scheme: ids 5 and 255', () => {
-    rejects(patched(dense(2, 2), (v) => v.setUint8(SCHEME, 5)), 'unknown-scheme', /scheme id 5/);
+  it('unknown-scheme: the first id past the known schemes, and 255', () => {
+    const next = SCHEME_NAMES.length;
+    rejects(patched(dense(2, 2), (v) => v.setUint8(SCHEME, next)), 'unknown-scheme', new RegExp(`scheme id ${next}`));
     rejects(patched(dense(2, 2), (v) => v.setUint8(SCHEME, 255)), 'unknown-scheme', /scheme id 255/);
   });
 
@@ -156,8 +172,30 @@ describe('decodeLayer rejects', () => {
     rejects(bytes, 'count-out-of-range', /4 atoms, more than min\(rows, cols\) = 3/);
   });
 
+  it('count-out-of-range: a PowerSGD rank above min(rows, cols)', () => {
+    const three = encodeLayer(powersgd(3, 4, 3), 0);
+    const bytes = new Uint8Array(three.length + 4 * (3 + 4));
+    bytes.set(three);
+    new DataView(bytes.buffer).setUint32(BODY, 4, true);
+    rejects(bytes, 'count-out-of-range', /powersgd layer 0 .*rank 4, more than min\(rows, cols\) = 3/);
+  });
+
+  it('non-finite: NaN or Infinity in PowerSGD factors', () => {
+    // powersgd(3, 4, 2): rank, then P (2·3 floats), Q (2·4 floats).
+    const p = BODY + 4;
+    const q = p + 4 * 6;
+    rejects(patched(powersgd(3, 4, 2), (d) => d.setFloat32(p + 4 * 5, NaN, true)), 'non-finite', /p\[5\] is NaN/);
+    rejects(patched(powersgd(3, 4, 2), (d) => d.setFloat32(q + 4 * 7, -Infinity, true)), 'non-finite', /q\[7\] is -Infinity/);
+  });
+
   it('count-out-of-range: more entries than rows·cols', () => {
     rejects(patched(entry([1]), (v) => v.setUint32(BODY, 21, true)), 'count-out-of-range', /21 entries for a layer of 20/);
+  });
+
+  it('atomo-dct: the sparse body rules, in messages that name atomo-dct', () => {
+    rejects(patched(dct([0, 19]), (v) => v.setUint8(BODY + 5, 19)), 'index-out-of-range', /atomo-dct layer 0 .*index 20/);
+    expectCodecError(() => encodeLayer(dct([3, 3]), 0), 'indices-unsorted', /^atomo-dct \(4×5\)/);
+    expectCodecError(() => encodeLayer(dct([20]), 0), 'index-out-of-range', /^atomo-dct/);
   });
 
   it('index-out-of-range: an entry index at rows·cols', () => {
@@ -169,14 +207,14 @@ describe('decodeLayer rejects', () => {
 
   it('bad-varint: an overlong (non-canonical) index', () => {
     // Index 1 written as 0x81 0x00 instead of 0x01; shape large enough that only the varint is wrong.
-    const bytes = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0x81, 0x00, 0, 0, 0x80, 0x3f);
+    const bytes = Uint8Array.of(2, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0x81, 0x00, 0, 0, 0x80, 0x3f);
     rejects(bytes, 'bad-varint', /overlong/);
   });
 
   it('bad-varint: an index wider than 32 bits', () => {
-    const fifth = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0x80, 0x3f);
+    const fifth = Uint8Array.of(2, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0x80, 0x3f);
     rejects(fifth, 'bad-varint', /32 bits/);
-    const sixBytes = Uint8Array.of(1, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 0x80, 0x3f);
+    const sixBytes = Uint8Array.of(2, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 0x80, 0x3f);
     rejects(sixBytes, 'bad-varint');
   });
 
@@ -300,6 +338,12 @@ describe('encodeLayer rejects', () => {
     expectCodecError(() => encodeLayer(spectral(2, 3, 3), 0), 'count-out-of-range', /0\.\.2/);
     expectCodecError(() => encodeLayer({ ...spectral(2, 3, 0), count: 0.5 } as LayerSample, 0), 'count-out-of-range');
     expectCodecError(() => encodeLayer(entry([0, 1, 2], [1, 2]), 0), 'count-out-of-range');
+  });
+
+  it('powersgd: a rank above min(rows, cols), a fractional rank, factors of the wrong length', () => {
+    expectCodecError(() => encodeLayer(powersgd(2, 5, 3), 0), 'count-out-of-range', /^powersgd \(2×5\): rank 3/);
+    expectCodecError(() => encodeLayer({ ...(powersgd(2, 5, 1) as PowerSgdSample), rank: 0.5 }, 0), 'count-out-of-range');
+    expectCodecError(() => encodeLayer({ ...(powersgd(2, 5, 1) as PowerSgdSample), q: new Float32Array(4) }, 0), 'length-mismatch', /q has length 4/);
   });
 
   it('indices-unsorted: repeated or decreasing entry indices', () => {

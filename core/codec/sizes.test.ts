@@ -29,8 +29,8 @@ describe('wire sizes', () => {
         expect(encodeLayer(sample, 0).length, `${scheme} s=${budget}`).toBeLessThanOrEqual(maxLayerBytes(scheme, shape, 7));
       }
     }
-    // All kept: dense, spectral at full rank, QSGD and TernGrad are exactly at the bound.
-    for (const scheme of ['none', 'atomo-svd', 'qsgd', 'terngrad'] as const) {
+    // All kept: dense, spectral and PowerSGD at full rank, QSGD and TernGrad are exactly at the bound.
+    for (const scheme of ['none', 'atomo-svd', 'qsgd', 'terngrad', 'powersgd'] as const) {
       const { sample } = SCHEMES[scheme].compress(g, shape, { budget: Infinity, levels: 7 }, stream);
       expect(encodeLayer(sample, 0).length, scheme).toBe(maxLayerBytes(scheme, shape, 7));
     }

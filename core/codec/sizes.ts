@@ -10,7 +10,7 @@ import type { Compression, SchemeName, Shape } from '../atomo/types';
 import type { ModelLayout } from '../model/layout';
 import { packedByteLength } from './bitpack';
 import { HEADER_BYTES } from './header';
-import { varintLength } from './varint';
+import { MAX_VARINT, varintLength } from './varint';
 
 /** b = ⌈log2(s+1)⌉, the bits of a QSGD level 0..s: the bit length of s. */
 export function levelBits(levels: number): number {
@@ -27,8 +27,13 @@ export function spectralBodyBytes(atoms: number, [rows, cols]: Shape): number {
   return 4 + 4 * atoms * (rows + cols + 1);
 }
 
+/** Body of a PowerSGD layer of rank k: u32 k, then P̂ (k·rows) and Q (k·cols) as float32. */
+export function powerSgdBodyBytes(rank: number, [rows, cols]: Shape): number {
+  return 4 + 4 * rank * (rows + cols);
+}
+
 /**
- * Body of an entry-wise layer of `count` entries whose index gaps take
+ * Body of an entry-wise (or Fourier, DCT) layer of `count` entries whose index gaps take
  * `gapBytes` in all (varints), `own` of them saturated (their own float32;
  * the others share ±τ, a 2-bit code each).
  */
@@ -68,20 +73,24 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, 
     case 'none':
       return denseLayerBytes(shape);
     case 'atomo-entry':
-      return HEADER_BYTES + entryBodyBytes(elements, varintLength(0xffffffff) * elements, elements);
+    case 'atomo-dct':
+      return HEADER_BYTES + entryBodyBytes(elements, varintLength(MAX_VARINT) * elements, elements);
     case 'atomo-svd':
       return HEADER_BYTES + spectralBodyBytes(Math.min(rows, cols), shape);
     case 'qsgd':
       return HEADER_BYTES + qsgdBodyBytes(elements, levels, bucketSize);
     case 'terngrad':
       return HEADER_BYTES + terngradBodyBytes(elements);
+    case 'powersgd':
+      return HEADER_BYTES + powerSgdBodyBytes(Math.min(rows, cols), shape);
   }
 }
 
 /**
  * Expected encoded bytes of one layer under `compression`. Spectral ATOMO
  * sends s atoms in expectation, at most rank ≤ min(rows, cols, batch) of
- * them; entry-wise ATOMO s entries, each a 2-bit code and a varint gap whose
+ * them; PowerSGD its rank r ≤ min(rows, cols) factor pairs; entry-wise and
+ * Fourier (DCT) ATOMO s entries or coefficients, each a 2-bit code and a varint gap whose
  * size is taken at the mean gap, none saturated (an approximation that
  * undercounts by 4 bytes per saturated entry); the others are fixed-size.
  * Never more than the dense layer: a worker sends that instead
@@ -98,7 +107,10 @@ function schemeLayerBytes(compression: Compression, shape: Shape, batchSize: num
   switch (compression.scheme) {
     case 'atomo-svd':
       return HEADER_BYTES + spectralBodyBytes(Math.min(compression.budget, rows, cols, batchSize), shape);
-    case 'atomo-entry': {
+    case 'powersgd':
+      return HEADER_BYTES + powerSgdBodyBytes(Math.min(compression.budget, rows, cols), shape);
+    case 'atomo-entry':
+    case 'atomo-dct': {
       const kept = Math.min(compression.budget, elements);
       return HEADER_BYTES + entryBodyBytes(kept, kept * varintLength(Math.round(elements / Math.max(kept, 1))), 0);
     }

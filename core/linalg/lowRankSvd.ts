@@ -3,7 +3,7 @@
  * Jacobi on the whole matrix when the rank is small.
  *
  * A dense layer's minibatch gradient is G = Xᵀ·Δ, so rank(G) ≤ batch size
- * (DESIGN.md §3, "useful fact"): the 784×128 gradient of a batch of 32 has
+ * (docs/design.md, "Decompositions"): the 784×128 gradient of a batch of 32 has
  * at most 32 non-zero singular values. Gram–Schmidt with column pivoting,
  * G = Q·R, stops at the numerical rank r; one-sided Jacobi then runs only on
  * the small r×cols factor: G = Q R = (Q U_R) Σ V_Rᵀ. For 784×128 at batch 32

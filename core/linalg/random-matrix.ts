@@ -3,6 +3,7 @@
  * streams, so CPU and GPU tests can build the same inputs from a seed alone.
  */
 import { randomBits, type StreamId } from '../rng';
+import { orthonormaliseColumns } from './orthonormalise';
 
 /** The stream every generator here draws from; `seed` picks the matrix. */
 function streamOf(seed: number): StreamId {
@@ -11,7 +12,11 @@ function streamOf(seed: number): StreamId {
 
 /** `count` standard normal draws (Box–Muller on pairs of 24-bit uniforms). */
 export function gaussians(count: number, seed: number): Float64Array {
-  const stream = streamOf(seed);
+  return gaussiansFrom(streamOf(seed), count);
+}
+
+/** `count` standard normal draws from `stream`: draw i uses randomBits(stream, i) (Box–Muller on pairs of 24-bit uniforms). */
+export function gaussiansFrom(stream: StreamId, count: number): Float64Array {
   const out = new Float64Array(count);
   for (let i = 0; i < count; i += 2) {
     // +0.5 keeps the uniform strictly inside (0, 1), so log() is finite.
@@ -33,19 +38,7 @@ export function randomMatrix(rows: number, cols: number, seed: number): Float64A
 export function randomOrthonormal(rows: number, k: number, seed: number): Float64Array {
   if (k > rows) throw new RangeError(`randomOrthonormal: ${k} columns do not fit in ${rows} rows`);
   const q = randomMatrix(rows, k, seed);
-  for (let j = 0; j < k; j++) {
-    for (let pass = 0; pass < 2; pass++) {
-      for (let p = 0; p < j; p++) {
-        let dot = 0;
-        for (let i = 0; i < rows; i++) dot += q[i * k + p]! * q[i * k + j]!;
-        for (let i = 0; i < rows; i++) q[i * k + j] = q[i * k + j]! - dot * q[i * k + p]!;
-      }
-    }
-    let norm = 0;
-    for (let i = 0; i < rows; i++) norm += q[i * k + j]! ** 2;
-    norm = Math.sqrt(norm);
-    for (let i = 0; i < rows; i++) q[i * k + j] = q[i * k + j]! / norm;
-  }
+  orthonormaliseColumns(q, rows, k);
   return q;
 }
 

@@ -6,7 +6,7 @@
  *  - activations are example-major; a feature map is channel-major (CHW), so
  *    flattening before a dense layer is a no-op on memory;
  *  - a dense weight is stored row-major as in × out, so y = x·W + b. Its
- *    gradient xᵀ·δ is then in × out too, rank ≤ batch (DESIGN.md §3 writes the
+ *    gradient xᵀ·δ is then in × out too, rank ≤ batch (docs/design.md, "Decompositions", writes the
  *    transpose, δᵀ·x; the singular values are the same);
  *  - a conv kernel is stored as out × (in·kh·kw), row index o, column index
  *    (c·kh + ky)·kw + kx: exactly the matrix that multiplies im2col's columns,

@@ -10,7 +10,7 @@
  */
 import * as v from 'valibot';
 import { MAX_LEVELS } from '../atomo/schemes/scheme';
-import { SCHEME_NAMES, type SchemeName } from '../atomo/types';
+import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../atomo/types';
 import { MODEL_KINDS } from '../model/layout';
 
 /**
@@ -122,10 +122,16 @@ export const LinkSchema = v.strictObject(
 const RUN_CONFIG_ENTRIES = {
   name: v.pipe(v.string('name must be a string'), v.minLength(B.nameLength.min, 'name must be 1–80 characters'), v.maxLength(B.nameLength.max, 'name must be 1–80 characters')),
   scheme: v.picklist(SCHEME_NAMES, `scheme must be one of ${SCHEME_NAMES.join(', ')}`),
-  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd). */
+  /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd, atomo-dct); PowerSGD: its rank. */
   budget: v.pipe(finite('budget', `[0, ${B.budget.max}]`), v.minValue(B.budget.min, 'budget must be a number ≥ 0'), v.maxValue(B.budget.max, `budget must be at most ${B.budget.max}`)),
   /** QSGD levels s (qsgd). */
   levels: integer('levels', B.levels.min, B.levels.max),
+  /**
+   * Error feedback on an unbiased scheme: each worker adds last round's unsent
+   * error to its gradient (core/atomo/errorFeedback.ts). It makes the scheme
+   * biased; PowerSGD always has it. Absent means off (and keeps older checkpoints valid).
+   */
+  errorFeedback: v.optional(v.boolean('errorFeedback must be true or false')),
   /** QSGD bucket size d: one norm per d entries, 0 for one per layer (absent in checkpoints written before buckets: 0). */
   bucketSize: v.optional(
     v.pipe(
@@ -164,12 +170,11 @@ const RUN_CONFIG_ENTRIES = {
   link: v.optional(v.nullable(LinkSchema), null),
 };
 
-const isAtomo = (scheme: SchemeName) => scheme === 'atomo-entry' || scheme === 'atomo-svd';
-
 /** A complete run configuration, cross-field rules included. */
 export const RunConfigSchema = v.pipe(
   v.strictObject(RUN_CONFIG_ENTRIES),
-  v.check((config) => !isAtomo(config.scheme) || config.budget > 0, 'budget must be a positive number for ATOMO schemes'),
+  v.check((config) => !isAtomoScheme(config.scheme) || config.budget > 0, 'budget must be a positive number for ATOMO schemes'),
+  v.check((config) => config.scheme !== 'powersgd' || (Number.isInteger(config.budget) && config.budget >= 1), 'budget (the rank) must be an integer ≥ 1 for PowerSGD'),
 );
 
 /** A partial configuration, as a teacher sends it to create or configure a run (unknown fields refused). */
@@ -196,6 +201,10 @@ export const DEFAULT_BUDGETS: Readonly<Record<SchemeName, number>> = {
   'atomo-svd': 2,
   qsgd: 0,
   terngrad: 0,
+  // A DCT coefficient costs what an entry costs.
+  'atomo-dct': 1024,
+  // PowerSGD's budget is its rank r: 2 factor pairs, as spectral ATOMO's 2 atoms.
+  powersgd: 2,
 };
 
 /**

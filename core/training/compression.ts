@@ -6,7 +6,7 @@
  * reads back only what is sent. Both give, per layer, the sample core/codec
  * encodes and the statistics the dashboard shows.
  */
-import { SCHEMES, realisedError, reconstruct, squaredNorm } from '../atomo';
+import { compressLayer, realisedError, reconstruct, squaredNorm, type LayerMemory } from '../atomo';
 import type { Compression, LayerSample, Shape } from '../atomo/types';
 import type { GradientFactors, LossAndGradient } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
@@ -57,11 +57,21 @@ export function layerGradients(layout: ModelLayout, { gradient, factors }: Pick<
   });
 }
 
-/** Compresses layers on the CPU with the core scheme: the reference every device compressor matches. */
-export function compressOnCpu(layers: readonly LayerGradient[], compression: Compression, stream: LayerStreams): CompressedLayerStats[] {
-  const scheme = SCHEMES[compression.scheme];
+/**
+ * Compresses layers on the CPU with the core scheme: the reference every
+ * device compressor matches. `memories` (one per tensor, kept by the caller
+ * across rounds) carry error feedback and PowerSGD's warm start.
+ */
+export function compressOnCpu(
+  layers: readonly LayerGradient[],
+  compression: Compression,
+  stream: LayerStreams,
+  memories?: readonly LayerMemory[],
+): CompressedLayerStats[] {
   return layers.map(({ layer, shape, values, factors }) => {
-    const { sample, variance } = scheme.compress(values, shape, compression, stream(layer), factors);
+    const memory = memories?.[layer];
+    const options = { ...compression, ...(memory === undefined ? {} : { memory }) };
+    const { sample, variance } = compressLayer(compression.scheme, values, shape, options, stream(layer), factors);
     return { sample, closedForm: variance, realised: realisedError(reconstruct(sample), values), gradientNormSq: squaredNorm(values) };
   });
 }

@@ -13,7 +13,8 @@
  * Randomness: the minibatch comes from MinibatchSampler(shard, B, seed,
  * worker) and layer l's atoms from stream {seed, worker, round: v, layer: l}.
  */
-import type { Compression, LayerSample } from '../atomo/types';
+import type { LayerMemory } from '../atomo';
+import { isBiased, type Compression, type LayerSample } from '../atomo/types';
 import { encodeForWire } from '../codec';
 import { MinibatchSampler, createBatch, type Batch, type Dataset } from '../data';
 import type { BackendKind, DeviceTrainingBackend, TrainingBackend } from '../model/backend';
@@ -78,7 +79,12 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
   const indices = new Uint32Array(batchSize);
   const batch: Batch = createBatch(batchSize);
   const compressor = options.deviceCompressor;
-  const device = compressor !== undefined && keepsGradientOnDevice(backend) && compressor.supports(compression) ? { backend, compressor } : null;
+  // Error feedback keeps its memory on the CPU, so a biased compression (isBiased) always compresses there.
+  const onDevice = compressor !== undefined && keepsGradientOnDevice(backend) && compressor.supports(compression) && !isBiased(compression.scheme, compression.errorFeedback === true);
+  const device = onDevice ? { backend, compressor } : null;
+
+  // Error feedback and PowerSGD's warm start, per tensor, for the life of this round function (one run, one model).
+  const memories: LayerMemory[] = layout.tensors.map(() => ({}));
 
   return async (weights, version) => {
     if (weights.length !== layout.parameterCount) {
@@ -101,7 +107,7 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
       const result = await backend.lossAndGradient(weights, batch.pixels, batch.labels, batchSize);
       computed = now();
       loss = result.loss;
-      compressed = compressOnCpu(layerGradients(layout, result), compression, stream);
+      compressed = compressOnCpu(layerGradients(layout, result), compression, stream, memories);
     }
     const compressedAt = now();
     const layers = compressed.map(({ sample }, layer) => encodeForWire(sample, layer));

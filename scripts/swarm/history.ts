@@ -11,18 +11,13 @@ import { roundTimeMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
 
 /** One closed round, flattened for plotting. */
-export interface HistoryRound {
+export interface HistoryRound
+  extends Pick<
+    RoundMetrics,
+    'contributors' | 'trainLoss' | 'testLoss' | 'testAccuracy' | 'bytesUp' | 'bytesDown' | 'cumulativeBytesUp' | 'cumulativeBytesDown'
+  > {
   /** Model version trained this round (0-based); the round's result is version + 1. */
   readonly round: number;
-  readonly contributors: number;
-  readonly trainLoss: number;
-  /** Held-out loss and accuracy after the round, on evaluation rounds only. */
-  readonly testLoss: number | null;
-  readonly testAccuracy: number | null;
-  readonly bytesUp: number;
-  readonly bytesDown: number;
-  readonly cumulativeBytesUp: number;
-  readonly cumulativeBytesDown: number;
   /** Every frame on the workers' sockets (core/traffic), this round and since the start: worker → server and back. */
   readonly wireUp: number;
   readonly wireDown: number;

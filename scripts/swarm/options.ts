@@ -14,7 +14,7 @@ export type SwarmBackend = 'cpu' | 'webgpu';
 export interface SwarmOptions {
   readonly workers: number;
   readonly scheme: SchemeName;
-  /** ATOMO budget s (atomo-svd, atomo-entry). */
+  /** ATOMO budget s (atomo-svd, atomo-entry, atomo-dct); PowerSGD: its rank. */
   readonly budget: number;
   /** QSGD levels. */
   readonly levels: number;

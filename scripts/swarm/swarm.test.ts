@@ -31,8 +31,11 @@ describe('npm run swarm', () => {
       expect(r.varianceClosedForm).toBeGreaterThan(0);
       expect(r.varianceRealised).toBeGreaterThan(0);
       expect(r.normalisedClosedForm).toBeGreaterThan(0);
+      // A round's duration is part of the swarm's wall time.
       expect(r.durationMs).toBeGreaterThanOrEqual(0);
+      expect(r.durationMs).toBeLessThanOrEqual(history.wallSeconds * 1000);
     }
+    expect(history.rounds.reduce((sum, r) => sum + r.durationMs, 0)).toBeLessThanOrEqual(history.wallSeconds * 1000);
     // Evaluated after rounds 2 and 4 (evalEvery 2) only.
     expect(history.rounds.map((r) => r.testAccuracy !== null)).toEqual([false, true, false, true]);
   });

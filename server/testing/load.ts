@@ -1,6 +1,6 @@
 /**
- * The load measurement shared by server/load.test.ts and the benchmark
- * (`npx tsx server/testing/loadBench.ts`): N simulated workers on one run for
+ * The load measurement of server/load.test.ts (`npm run bench -- server`
+ * measures the same at scale, in worker threads): N simulated workers on one run for
  * R rounds. Each worker computes one honest gradient and resends it for every
  * version (reuseGradient), so the figures are the aggregator's: validation,
  * decoding, averaging, the SGD step, and the model broadcast.

@@ -74,7 +74,10 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
   switch (config.scheme) {
     case 'atomo-svd':
     case 'atomo-entry':
+    case 'atomo-dct':
       return t('scheme.withBudget', { scheme: schemeLabel(config.scheme), budget: formatNumber(config.budget) });
+    case 'powersgd':
+      return t('scheme.withRank', { scheme: schemeLabel(config.scheme), rank: formatNumber(config.budget) });
     case 'qsgd':
       return (config.bucketSize ?? 0) > 0
         ? t('scheme.qsgdBuckets', { levels: t('scheme.qsgdLevels', { count: config.levels }), size: config.bucketSize })

@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 
-import { SCHEME_NAMES, type SchemeName } from '../../../core/atomo/types';
+import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../../../core/atomo/types';
 import type { RunConfigPatch } from '../../../core/protocol';
 import { DEFAULT_BUDGETS, DEFAULT_RUN_CONFIG, RUN_CONFIG_BOUNDS, RunConfigError, parseRunConfigPatch, type AggregationRule } from '../../../core/schema';
 import { schemeLabel } from '../common/format';
@@ -67,11 +67,11 @@ function toAggregation(v: FormValues): AggregationRule {
 
 /** The patch the form describes. */
 function toPatch(v: FormValues): RunConfigPatch {
-  const atomo = v.scheme === 'atomo-svd' || v.scheme === 'atomo-entry';
+  const budgeted = isAtomoScheme(v.scheme) || v.scheme === 'powersgd';
   return {
     name: v.name.trim() || schemeLabel(v.scheme),
     scheme: v.scheme,
-    ...(atomo ? { budget: Number(v.budget) } : {}),
+    ...(budgeted ? { budget: Number(v.budget) } : {}),
     ...(v.scheme === 'qsgd' ? { levels: Number(v.levels) } : {}),
     model: v.model,
     learningRate: Number(v.learningRate),
@@ -114,7 +114,7 @@ export function CreateRunForm() {
     if (created.ok) setValues((v) => ({ ...v, name: '' }));
     setBusy(false);
   };
-  const atomo = values.scheme === 'atomo-svd' || values.scheme === 'atomo-entry';
+  const atomo = isAtomoScheme(values.scheme);
   return (
     <section className="card create">
       <form className="create__form" onSubmit={(e) => void submit(e)} aria-label={t('dashboard.form.aria')}>
@@ -144,6 +144,12 @@ export function CreateRunForm() {
             <label>
               {t('dashboard.form.budget')}
               <input type="number" min="0.1" max={B.budget.max} step="any" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
+            </label>
+          )}
+          {values.scheme === 'powersgd' && (
+            <label>
+              {t('dashboard.form.rank')}
+              <input type="number" min="1" step="1" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
             </label>
           )}
           {values.scheme === 'qsgd' && (

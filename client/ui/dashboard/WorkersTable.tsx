@@ -1,11 +1,24 @@
 /** The swarm: every worker, its backend, run (a menu to move it), last round, bytes, server-measured latency, last seen, status, and remove. */
 import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
-import { asRunId, type WorkerBackend } from '../../../core/protocol';
+import { asRunId, type WorkerAttack, type WorkerBackend } from '../../../core/protocol';
 import { formatBytes, formatClock, formatMs } from '../common/format';
 import { dashboardStore } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
 import { allWorkers, balancingMoves, orderedRuns } from './selectors';
+
+/** The classroom attacks the dashboard offers: a sign flip ×10 and a scale ×100. */
+const ATTACKS = { none: null, flip: { kind: 'sign-flip', factor: 10 }, scale: { kind: 'scale', factor: 100 } } as const satisfies Record<string, WorkerAttack | null>;
+type AttackChoice = keyof typeof ATTACKS;
+
+function attackChoice(attack: WorkerAttack | null): AttackChoice {
+  if (attack === null) return 'none';
+  return attack.kind === 'sign-flip' ? 'flip' : 'scale';
+}
+
+function attackLabel(attack: WorkerAttack): 'dashboard.workers.attackFlip' | 'dashboard.workers.attackScale' {
+  return attack.kind === 'sign-flip' ? 'dashboard.workers.attackFlip' : 'dashboard.workers.attackScale';
+}
 
 /** "WebGPU" or "CPU", as the worker reported at join; its adapter or fallback reason goes in the cell's tooltip. */
 function backendLabel(backend: WorkerBackend | null): string {
@@ -52,13 +65,14 @@ export function WorkersTable() {
               </th>
               <th className="num">{t('dashboard.workers.lastSeen')}</th>
               <th>{t('dashboard.workers.status')}</th>
+              <th>{t('dashboard.workers.attack')}</th>
               <th />
             </tr>
           </thead>
           <tbody>
             {workers.length === 0 && (
               <tr>
-                <td colSpan={10} className="muted">
+                <td colSpan={11} className="muted">
                   {t('dashboard.workers.none')}
                 </td>
               </tr>
@@ -103,6 +117,21 @@ export function WorkersTable() {
                   </td>
                   <td>
                     <span className={`pill pill--${status}`}>{t(`dashboard.workers.statuses.${status}`)}</span>
+                  </td>
+                  <td data-cell="attack">
+                    {actions === null ? (
+                      worker.attack === null ? '–' : t(attackLabel(worker.attack))
+                    ) : (
+                      <select
+                        aria-label={t('dashboard.workers.attackOf', { id: worker.workerId })}
+                        value={attackChoice(worker.attack)}
+                        onChange={(event) => void actions.setAttack(worker.workerId, ATTACKS[event.target.value as AttackChoice])}
+                      >
+                        <option value="none">{t('dashboard.workers.attackNone')}</option>
+                        <option value="flip">{t('dashboard.workers.attackFlip')}</option>
+                        <option value="scale">{t('dashboard.workers.attackScale')}</option>
+                      </select>
+                    )}
                   </td>
                   <td>
                     {actions !== null && (

@@ -18,7 +18,3 @@ export function takeAdminToken(): string | null {
   return sessionStorage.getItem(STORAGE_KEY);
 }
 
-/** Forgets the token (a wrong one, or the teacher logs out). */
-export function forgetAdminToken(): void {
-  sessionStorage.removeItem(STORAGE_KEY);
-}

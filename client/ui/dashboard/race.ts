@@ -7,13 +7,13 @@
  * budgets are solved for it. Float32 runs alongside as the unmatched
  * reference every chart compares to.
  */
-import type { Compression, SchemeName } from '../../../core/atomo';
+import type { AtomoSchemeName, Compression, SchemeName } from '../../../core/atomo';
 import { expectedBytes } from '../../../core/codec';
 import type { ModelLayout } from '../../../core/model';
 import type { RunConfigPatch } from '../../../core/protocol';
 
 /** The smallest budget (to 3 significant digits) whose expected bytes reach `target`, by bisection (bytes grow with the budget). */
-function solveBudget(layout: ModelLayout, scheme: 'atomo-svd' | 'atomo-entry', target: number, batchSize: number): number {
+function solveBudget(layout: ModelLayout, scheme: AtomoSchemeName | 'powersgd', target: number, batchSize: number): number {
   let low = 0;
   let high = layout.tensors.reduce((max, t) => Math.max(max, t.size), 1);
   for (let i = 0; i < 60; i++) {
@@ -28,7 +28,7 @@ function solveBudget(layout: ModelLayout, scheme: 'atomo-svd' | 'atomo-entry', t
 const RACE_QSGD_BUCKET = 512;
 
 /** The order of the race's runs: with few workers, the first ones get them. */
-export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'none'];
+export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'atomo-dct', 'powersgd', 'none'];
 
 /** The compression of each race run, matched to TernGrad's bytes per round (float32 unmatched). */
 export function raceCompressions(layout: ModelLayout, batchSize: number): Compression[] {
@@ -37,7 +37,11 @@ export function raceCompressions(layout: ModelLayout, batchSize: number): Compre
     switch (scheme) {
       case 'atomo-svd':
       case 'atomo-entry':
+      case 'atomo-dct':
         return { scheme, budget: solveBudget(layout, scheme, target, batchSize), levels: 1 };
+      case 'powersgd':
+        // The rank is an integer: the nearest to the matched bytes, at least 1.
+        return { scheme, budget: Math.max(1, Math.round(solveBudget(layout, scheme, target, batchSize))), levels: 1 };
       case 'qsgd':
         return { scheme, budget: 0, levels: 1, bucketSize: RACE_QSGD_BUCKET };
       default:

@@ -4,6 +4,7 @@
  * writes through the actions, components read slices.
  */
 import { createStore } from 'zustand/vanilla';
+import type { ModelKind } from '../../../core/model';
 import type { RunConfig, RunId, WorkerId } from '../../../core/protocol';
 import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
 import type { CpuReason } from '../../gpu/runtime';
@@ -86,6 +87,8 @@ export interface WorkerState {
   readonly digits: readonly DigitView[];
   /** The latest thing that went wrong, in words; null when all is well. */
   readonly notice: LocalMessage | null;
+  /** The latest global model, for the drawing card's predictions. */
+  readonly model: GlobalModel | null;
 }
 
 /** The writes the session makes. */
@@ -101,6 +104,15 @@ export interface WorkerActions {
   setNotice(notice: LocalMessage | null): void;
   /** The channel's own count of frames both ways. */
   setTraffic(traffic: WireTraffic): void;
+  /** The global model of the latest round (a tab draws with it; headless workers need not keep it). */
+  setModel?(model: GlobalModel): void;
+}
+
+/** The run's current global model, as the last round:open sent it. */
+export interface GlobalModel {
+  readonly kind: ModelKind;
+  readonly weights: Float32Array;
+  readonly version: number;
 }
 
 const initialState: WorkerState = {
@@ -119,6 +131,7 @@ const initialState: WorkerState = {
   history: emptySeries(),
   digits: [],
   notice: null,
+  model: null,
 };
 
 /** Creates a worker store (one per tab; tests make their own). */
@@ -148,6 +161,7 @@ export function createWorkerStore() {
     setDigits: (digits) => set({ digits }),
     setNotice: (notice) => set({ notice }),
     setTraffic: (traffic) => set({ traffic }),
+    setModel: (model) => set({ model }),
   }));
 }
 

@@ -7,6 +7,7 @@ import type { WorkerControls } from '../../session/workerSession';
 import { LanguageSwitcher } from '../common/LanguageSwitcher';
 import { workerStore } from '../store/workerStore';
 import { DigitGallery } from './DigitGallery';
+import { DrawDigit } from './DrawDigit';
 import { WorkerCharts } from './WorkerCharts';
 import { WorkerSummary } from './WorkerSummary';
 
@@ -34,6 +35,7 @@ export function WorkerPage() {
       <div className="worker-layout">
         <div className="worker-layout__side">
           <WorkerSummary controls={controls} />
+          <DrawDigit />
           <DigitGallery />
         </div>
         <WorkerCharts />

@@ -1,5 +1,5 @@
 /**
- * The one interface a decomposition implements (DESIGN.md §3): a layer
+ * The one interface a decomposition implements (docs/design.md, "Decompositions"): a layer
  * gradient written in unit-norm atoms, g = Σᵢ λᵢ aᵢ. A new decomposition is
  * one new file implementing it; the sampling (water-filling, Bernoulli,
  * variance) is shared in schemes/atomo.ts.

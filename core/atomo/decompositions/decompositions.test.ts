@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { dct2 } from '../../linalg/dct';
+import { estimate } from '../estimate';
 import { reconstruct } from '../reconstruct';
+import { squaredNorm } from '../variance';
 import { lowRankGradient, randomGradient } from '../testing/gradients';
+import { dctDecomposition } from './dct';
 import { entrywiseDecomposition } from './entrywise';
 import { spectralDecomposition } from './spectral';
 
@@ -44,5 +48,29 @@ describe('decompositions: g = Σ λᵢ aᵢ', () => {
       for (let i = 0; i < shape[0]; i++) expect(sample.u[a * shape[0] + i]).toBe(Math.fround(d.svd.u[i * r + k]!));
       for (let j = 0; j < shape[1]; j++) expect(sample.v[a * shape[1] + j]).toBe(Math.fround(d.svd.v[j * r + k]!));
     }
+  });
+
+  it('Fourier (DCT): λ = the DCT-II coefficients, ‖λ‖ = ‖g‖, and all atoms at scale λ rebuild g to float32 rounding', () => {
+    for (const { grad, shape } of [randomGradient(), lowRankGradient()]) {
+      const d = dctDecomposition(grad, shape);
+      expect(Array.from(d.coefficients)).toEqual(Array.from(dct2(grad, shape[0], shape[1])));
+      expect(Math.abs(squaredNorm(d.coefficients) - squaredNorm(grad))).toBeLessThan(1e-10 * squaredNorm(grad));
+      const all = Uint32Array.from(d.coefficients.keys());
+      const sample = d.toSample(all, Float32Array.from(d.coefficients));
+      expect(sample.scheme).toBe('atomo-dct');
+      // float32 coefficients (2⁻²⁴ relative), each spread over every entry by the inverse transform.
+      expect(maxDiff(reconstruct(sample), grad)).toBeLessThan(1e-5 * maxAbs(grad));
+    }
+  });
+
+  it('Fourier (DCT): an unlimited budget sends every coefficient (variance 0), through the codec, at the documented bytes', () => {
+    const { grad, shape } = randomGradient();
+    const elements = shape[0] * shape[1];
+    const result = estimate('atomo-dct', grad, shape, { budget: Number.POSITIVE_INFINITY, seed: 3 });
+    expect(result.variance).toBe(0);
+    expect(maxDiff(result.estimate, grad)).toBeLessThan(1e-5 * maxAbs(grad));
+    // Every coefficient of this gradient is non-zero and saturated (p = 1), all of distinct magnitude: deltas
+    // all 0 (one varint byte each), τ and a 2-bit code each, and an own float32 for all but the one τ names.
+    expect(result.bytes).toBe(12 + 4 + elements + 4 + elements / 4 + 4 * (elements - 1));
   });
 });

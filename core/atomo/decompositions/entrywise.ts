@@ -1,4 +1,4 @@
-/** Entry-wise atoms (DESIGN.md §3): aᵢ = eᵢ, λᵢ = gᵢ, i the row-major flat index. */
+/** Entry-wise atoms (docs/design.md, "Decompositions"): aᵢ = eᵢ, λᵢ = gᵢ, i the row-major flat index. */
 import type { EntrySample, Shape } from '../types';
 import type { AtomicDecomposition } from './decomposition';
 

@@ -1,4 +1,4 @@
-/** Entry-wise ATOMO: water-filling over the entries gᵢ (DESIGN.md §3). */
+/** Entry-wise ATOMO: water-filling over the entries gᵢ (docs/design.md, "Water-filling"). */
 import { entrywiseDecomposition } from '../decompositions/entrywise';
 import { checkGradient } from '../gradient';
 import { sampleAtoms } from './atomo';

@@ -1,5 +1,5 @@
 /**
- * The ATOMO sampler shared by every decomposition (DESIGN.md §3):
+ * The ATOMO sampler shared by every decomposition (docs/design.md, "Estimator"):
  * pᵢ from water-filling, tᵢ ~ Bernoulli(pᵢ), send λᵢ/pᵢ for the kept atoms,
  * ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ.
  */

@@ -1,8 +1,10 @@
 /** The scheme registry: SchemeName → implementation. */
 import type { SchemeName } from '../types';
+import { atomoDctScheme } from './atomo-dct';
 import { atomoEntryScheme } from './atomo-entry';
 import { atomoSvdScheme } from './atomo-svd';
 import { noneScheme } from './none';
+import { powerSgdScheme } from './powersgd';
 import { qsgdScheme } from './qsgd';
 import type { Scheme } from './scheme';
 import { terngradScheme } from './terngrad';
@@ -14,18 +16,23 @@ export const SCHEMES: { readonly [K in SchemeName]: Scheme<K> } = {
   'atomo-svd': atomoSvdScheme,
   qsgd: qsgdScheme,
   terngrad: terngradScheme,
+  'atomo-dct': atomoDctScheme,
+  powersgd: powerSgdScheme,
 };
 
 export { sampleAtoms, type AtomoCompressed } from './atomo';
+export { atomoDctScheme } from './atomo-dct';
 export { atomoEntryScheme } from './atomo-entry';
 export { atomoSvdScheme } from './atomo-svd';
 export { noneScheme } from './none';
+export { checkRank, powerSgdScheme } from './powersgd';
 export { checkLevels, qsgdScheme } from './qsgd';
 export {
   DEFAULT_BUDGET,
   DEFAULT_LEVELS,
   MAX_LEVELS,
   type CompressedLayer,
+  type LayerMemory,
   type SampleOf,
   type Scheme,
   type SchemeOptions,

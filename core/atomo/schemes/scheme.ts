@@ -20,11 +20,30 @@ export interface SchemeOptions {
   readonly budget?: number;
   /** QSGD levels s, an integer in 1..65535. */
   readonly levels?: number;
+  /**
+   * What this worker keeps for this layer between rounds. Without it every
+   * call starts afresh: no error feedback, PowerSGD from a random Q.
+   */
+  readonly memory?: LayerMemory;
+  /** Add last round's unsent error to the gradient first (compressLayer); always on for PowerSGD. */
+  readonly errorFeedback?: boolean | undefined;
   /** QSGD bucket size d (0 or absent: one bucket per layer). */
   readonly bucketSize?: number;
 }
 
-/** One layer after compression: the wire sample and the closed-form variance E‖ĝ − g‖² of its estimate. */
+/** One worker's state for one layer, kept between rounds and updated by each compression. */
+export interface LayerMemory {
+  /** Error feedback e = M − ĝ: what was meant to be sent but was not (rows·cols, row-major). */
+  error?: Float64Array;
+  /** PowerSGD's last Q (k·cols, column a at [a·cols, (a+1)·cols)), the warm start of the next power step. */
+  q?: Float64Array;
+}
+
+/**
+ * One layer after compression: the wire sample and E‖ĝ − g‖² of its
+ * estimate: the closed-form variance for the unbiased schemes, the realised
+ * squared error for the biased ones (types.ts isBiased).
+ */
 export interface CompressedLayer<S extends LayerSample = LayerSample> {
   readonly sample: S;
   readonly variance: number;

@@ -1,5 +1,5 @@
 /**
- * TernGrad (Wen et al. 2017; DESIGN.md §3): ĝᵢ = ‖g‖∞ sign(gᵢ) tᵢ with
+ * TernGrad (Wen et al. 2017; docs/design.md, "Schemes: variance and bytes"): ĝᵢ = ‖g‖∞ sign(gᵢ) tᵢ with
  * tᵢ ~ Bernoulli(|gᵢ|/‖g‖∞): ATOMO on entries with budget ‖g‖₁/‖g‖∞.
  */
 import { bernoulli, randomBits } from '../../rng';

@@ -3,6 +3,7 @@
  * errors of the Monte-Carlo tests. Summed over j they give the closed-form
  * E‖ĝ − g‖² the schemes report; the tests check that too.
  */
+import { dctMatrix } from '../../linalg/dct';
 import type { SpectralDecomposition } from '../decompositions/spectral';
 
 /** Entry-wise ATOMO: Var(ĝⱼ) = gⱼ²(1/pⱼ − 1). */
@@ -53,4 +54,27 @@ export function terngradCoordinateVariance(grad: Float32Array): Float64Array {
   let scaler = 0;
   for (const g of grad) scaler = Math.max(scaler, Math.abs(g));
   return Float64Array.from(grad, (g) => Math.abs(g) * (scaler - Math.abs(g)));
+}
+
+/**
+ * Fourier ATOMO, independent atoms d_k d_lᵀ: Var(ĝᵢⱼ) = Σₖₗ C[k,l]² (1/p − 1) D_m[k,i]² D_n[l,j]²,
+ * C the DCT coefficients (atom order k·cols + l).
+ */
+export function dctCoordinateVariance(coefficients: Float64Array, probabilities: Float64Array, rows: number, cols: number): Float64Array {
+  const dm = dctMatrix(rows);
+  const dn = dctMatrix(cols);
+  const out = new Float64Array(rows * cols);
+  for (let k = 0; k < rows; k++) {
+    for (let l = 0; l < cols; l++) {
+      const c = coefficients[k * cols + l]!;
+      if (c === 0) continue;
+      const weight = c * c * (1 / probabilities[k * cols + l]! - 1);
+      if (weight === 0) continue;
+      for (let i = 0; i < rows; i++) {
+        const left = weight * dm[k * rows + i]! ** 2;
+        for (let j = 0; j < cols; j++) out[i * cols + j] = out[i * cols + j]! + left * dn[l * cols + j]! ** 2;
+      }
+    }
+  }
+  return out;
 }

@@ -8,6 +8,7 @@ import type {
   DenseSample,
   EntrySample,
   LayerSample,
+  PowerSgdSample,
   QsgdSample,
   SchemeName,
   Shape,
@@ -76,6 +77,11 @@ export function randomSpectral(rng: Rng, shape: Shape, count = randomInt(rng, 0,
   };
 }
 
+/** A PowerSGD sample of rank `rank` (random in 0..min(rows, cols) if omitted). */
+export function randomPowerSgd(rng: Rng, shape: Shape, rank = randomInt(rng, 0, Math.min(shape[0], shape[1]))): PowerSgdSample {
+  return { scheme: 'powersgd', shape, rank, p: randomFloats(rng, rank * shape[0]), q: randomFloats(rng, rank * shape[1]) };
+}
+
 const LEVEL_CHOICES = [1, 2, 3, 4, 7, 8, 15, 16, 255, 256, 65535];
 
 const BUCKET_CHOICES = [0, 0, 1, 3, 7, 512];
@@ -119,6 +125,10 @@ export function randomSample(rng: Rng, scheme: SchemeName, shape: Shape): LayerS
       return randomQsgd(rng, shape);
     case 'terngrad':
       return randomTernGrad(rng, shape);
+    case 'atomo-dct':
+      return { ...randomEntry(rng, shape), scheme: 'atomo-dct' };
+    case 'powersgd':
+      return randomPowerSgd(rng, shape);
   }
 }
 

@@ -35,11 +35,6 @@ export function referenceLogits(layout: ModelLayout, params: Float64Array, image
   return referenceForward(layout, params, images, batch).at(-1)!;
 }
 
-/** The mean cross-entropy loss alone (what finite differences perturb). */
-export function referenceLoss(layout: ModelLayout, params: Float64Array, images: ArrayLike<number>, labels: Uint8Array, batch: number): number {
-  return softmaxCrossEntropyLoss(referenceLogits(layout, params, images, batch), labels, batch, layout.classCount);
-}
-
 /** Forward, loss, and backpropagation through every layer in reverse. */
 export function referenceLossAndGradient(
   layout: ModelLayout,

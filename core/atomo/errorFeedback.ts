@@ -1,0 +1,47 @@
+/**
+ * Error feedback (Seide et al. 2014; Karimireddy et al. 2019; the "memory"
+ * of PowerSGD): each round a worker compresses M = g + e instead of g and
+ * keeps e ← M − ĝ, the part it meant to send but did not. It makes any
+ * scheme biased (isBiased) but lets a crude compressor converge; PowerSGD
+ * always uses it.
+ */
+import type { GradientFactors } from '../linalg/factoredSvd';
+import type { StreamId } from '../rng';
+import { checkGradient } from './gradient';
+import { reconstruct } from './reconstruct';
+import { SCHEMES, type CompressedLayer, type SchemeOptions } from './schemes';
+import { isBiased, type SchemeName, type Shape } from './types';
+import { realisedError } from './variance';
+
+/**
+ * Compresses one layer with `scheme`, through error feedback when the
+ * scheme is biased (isBiased: PowerSGD, or options.errorFeedback) and the
+ * caller keeps options.memory. Then the reported variance is the realised
+ * ‖ĝ − g‖² against this round's own gradient, not the scheme's variance
+ * about M. `factors` (g = XᵀΔ for a dense weight) pass to the scheme when
+ * there is no error feedback.
+ */
+export function compressLayer(
+  scheme: SchemeName,
+  grad: Float32Array,
+  shape: Shape,
+  options: SchemeOptions,
+  stream: StreamId,
+  factors?: GradientFactors,
+): CompressedLayer {
+  const memory = options.memory;
+  if (memory === undefined || !isBiased(scheme, options.errorFeedback === true)) {
+    return SCHEMES[scheme].compress(grad, shape, options, stream, factors);
+  }
+  // M = g + e is not the product of g's factors, so a factored route does not apply here.
+  checkGradient(grad, shape);
+  const error = memory.error?.length === grad.length ? memory.error : undefined;
+  const corrected = Float64Array.from(grad);
+  if (error) for (let i = 0; i < corrected.length; i++) corrected[i] = corrected[i]! + error[i]!;
+  const { sample } = SCHEMES[scheme].compress(Float32Array.from(corrected), shape, options, stream);
+  const estimate = reconstruct(sample);
+  const next = new Float64Array(corrected.length);
+  for (let i = 0; i < next.length; i++) next[i] = corrected[i]! - estimate[i]!;
+  memory.error = next;
+  return { sample, variance: realisedError(estimate, grad) };
+}

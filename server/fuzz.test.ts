@@ -1,0 +1,116 @@
+/**
+ * Socket fuzz: 10,000 malformed or hostile messages over every
+ * client→server event (garbage types, wrong shapes, random bytes, huge
+ * strings, stale and future versions, finite-but-huge estimates, teacher
+ * actions without the token) from joined and unjoined sockets, while an
+ * honest worker trains. The server must stay up, the run must progress,
+ * every checkpoint on disk must parse finite, and no teacher action may
+ * take effect. Seeded, so a failure replays.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SimulatedWorker } from '../client/net/simulatedWorker';
+import { encodeLayer } from '../core/codec';
+import { ADMIN_EVENTS, type ClientToServerEvents } from '../core/protocol';
+import { seededRng } from '../core/testing/seeded';
+import { decodeCheckpoint } from './checkpoint';
+import { connectClient, loadTestData, removeDataDir, startServer, waitFor } from './testing/harness';
+import { joinRaw } from './testing/rawWorker';
+
+const MESSAGES = 10_000;
+const EVENTS = ['worker:join', 'worker:leave', 'gradient:submit', 'dashboard:subscribe', ...ADMIN_EVENTS, 'no:such-event', '__proto__', 'constructor'] as const;
+
+describe('socket fuzz', () => {
+  it(`survives ${MESSAGES} hostile messages over every event`, async () => {
+    const { train } = await loadTestData();
+    // A generous rate limit, so the messages reach the handlers instead of the limiter.
+    const server = await startServer({ defaultRun: false, rateLimit: { perSecond: 1e6, burst: 1e6 } });
+    try {
+      const run = server.app.runs.create({ scheme: 'atomo-svd', budget: 2, batchSize: 8, maxRounds: 100_000, evalEvery: 100_000, roundDeadlineMs: 2_000 }, 'running');
+      const configBefore = JSON.stringify(run.config);
+      const honest = new SimulatedWorker({ url: server.url, train, runId: run.id });
+      await honest.start();
+      await waitFor(() => run.version >= 1, 30_000, 'a first honest round');
+
+      const joined = [await joinRaw(server.url, run.id), await joinRaw(server.url, run.id)];
+      const stranger = await connectClient(server.url);
+      const sockets = [...joined.map((j) => j.socket), stranger];
+      const rng = seededRng(20261201);
+      const pick = <T>(items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
+      const layout = run.layout;
+      const huge = () =>
+        layout.tensors.map((tensor, index) => {
+          const [rows, cols] = tensor.shape;
+          const value = pick([1.8e19, -1.8e19, 3e38, 1e-45, 1e19]);
+          return encodeLayer({ scheme: 'atomo-svd', shape: tensor.shape, count: 1, u: new Float32Array(rows).fill(value), v: new Float32Array(cols).fill(value), scales: new Float32Array([pick([1, 3.4e38, -1])]) }, index);
+        });
+      const garbage = (): unknown =>
+        pick<() => unknown>([
+          () => undefined,
+          () => null,
+          () => rng() * 1e308,
+          () => Number.NaN,
+          () => 'x'.repeat(Math.floor(rng() * 5000)),
+          () => [1, 2, [3, [4]]],
+          () => ({ __proto__: { admin: true }, constructor: { prototype: { admin: true } } }),
+          () => new Uint8Array(Math.floor(rng() * 2000)).map(() => Math.floor(rng() * 256)),
+          () => ({ runId: run.id, workerId: pick([-1, 0, 2 ** 53, 1.5]), version: pick([-1, 1e300, run.version]) }),
+          () => ({ protocol: pick([1, 0, 'one', 1e9]), runId: pick([run.id, '../etc', 'x'.repeat(200)]), name: '\u202e\u0000evil\n'.repeat(40), backend: { kind: pick(['webgpu', 'tpu']), detail: 'x'.repeat(300) } }),
+          () => ({ runId: run.id, config: { learningRate: pick([1e9, -1, Number.NaN, 0.1]), nope: 1 } }),
+          () => ({ workerId: 1, attack: { kind: 'sign-flip', factor: 1e300 } }),
+        ])();
+      const submission = (workerId: number) => ({
+        runId: run.id,
+        workerId,
+        version: pick([run.version, run.version - 1, run.version + 1, 0]),
+        layers: pick([huge, () => [new Uint8Array(12)], () => layout.tensors.map(() => new Uint8Array(Math.floor(rng() * 64)).map(() => Math.floor(rng() * 256)))])(),
+        loss: pick([1, Number.NaN, 1e308, -1]),
+        layerStats: layout.tensors.map(() => ({ closedForm: pick([0, Number.POSITIVE_INFINITY]), realised: 0, gradientNormSq: 1 })),
+        computeMs: pick([1, -5]),
+      });
+
+      for (let i = 0; i < MESSAGES; i++) {
+        const socket = pick(sockets);
+        const event = pick(EVENTS);
+        const own = joined.find((j) => j.socket === socket)?.accepted.workerId ?? 1;
+        const payload = event === 'gradient:submit' && rng() < 0.7 ? submission(own) : garbage();
+        const emit = socket.emit.bind(socket) as unknown as (event: string, ...args: unknown[]) => void;
+        if (rng() < 0.5) emit(event, payload, () => undefined);
+        else emit(event, payload);
+        // Yield now and then so the honest worker's rounds interleave with the fuzz.
+        if (i % 200 === 199) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+
+      // Still up, and the run still trains: three more honest rounds after the fuzz.
+      const after = run.version;
+      const health = await fetch(`${server.url}/api/health`);
+      expect(health.status).toBe(200);
+      if (run.status === 'paused') throw new Error(`the fuzz paused the run: ${run.fault}`);
+      await waitFor(() => run.version >= after + 3, 60_000, 'three more rounds after the fuzz');
+      // No teacher action without the token: one run, same configuration, still running.
+      expect(server.app.runs.size).toBe(1);
+      expect(JSON.stringify(run.config)).toBe(configBefore);
+      expect(run.status).toBe('running');
+      expect(run.params.every(Number.isFinite)).toBe(true);
+      // No server bug on the way (a refusal is not one).
+      expect(server.errors.filter((e) => !/checkpoint/.test(String(e)))).toEqual([]);
+
+      honest.stop();
+      for (const socket of sockets) socket.disconnect();
+      await server.app.close();
+      // Every checkpoint on disk parses and validates (finite weights and momentum).
+      const runsDir = join(server.dataDir, 'runs');
+      for (const name of readdirSync(runsDir).filter((n) => n.endsWith('.ckpt') || n.endsWith('.ckpt.prev'))) {
+        expect(() => decodeCheckpoint(readFileSync(join(runsDir, name)))).not.toThrow();
+      }
+    } finally {
+      await server.close().catch(() => undefined);
+      removeDataDir(server.dataDir);
+    }
+  }, 180_000);
+});
+
+// Type-level check that the list covers every client→server event.
+const _covered: readonly (keyof ClientToServerEvents)[] = EVENTS.filter((e): e is keyof ClientToServerEvents => e !== 'no:such-event' && e !== '__proto__' && e !== 'constructor');
+void _covered;
