@@ -19,7 +19,7 @@ async function openWorker(browser: Browser, locale: string, runId: string): Prom
 }
 
 test('the Chinese pages show no untranslated English, the English ones are scanned the same way', async ({ browser, baseURL }) => {
-  test.setTimeout(180_000);
+  test.setTimeout(300_000);
   const runId = await createFastRun(baseURL!, { name: 'i18n run', scheme: 'atomo-svd', budget: 2, evalEvery: 1 });
   const zhWorker = await openWorker(browser, 'zh-CN', runId);
   await expect(zhWorker.locator('html')).toHaveAttribute('lang', 'zh-CN');
@@ -41,6 +41,7 @@ test('the Chinese pages show no untranslated English, the English ones are scann
   // The scan is not blind: the same pages in English are full of English words.
   const enWorker = await openWorker(browser, 'en-US', runId);
   await valueAbove(enWorker, 'round', 1);
+  await enWorker.screenshot({ path: test.info().outputPath('worker-en.png'), fullPage: true });
   const english = await untranslatedText(enWorker);
   expect(english.map((f) => f.text)).toEqual(expect.arrayContaining(['Minibatch loss', 'Test accuracy']));
   await enWorker.context().close();

@@ -34,3 +34,19 @@ test('the join card shows a LAN URL and its QR code decodes to it', async ({ pag
   const decoded = jsQR(Uint8ClampedArray.from(pixels.data), pixels.width, pixels.height);
   expect(decoded?.data).toBe(url);
 });
+
+test('projector mode shows the join code and the trade-off chart only, in large type', async ({ page }) => {
+  await page.setViewportSize({ width: 1600, height: 900 });
+  await page.goto('/dashboard?projector');
+  const projector = page.getByTestId('projector');
+  await expect(projector.getByTestId('join-qr')).toBeVisible();
+  await expect(projector.getByTestId('chart-tradeoff')).toBeVisible();
+  await expect(page.getByTestId('runs-table')).toHaveCount(0);
+  await expect(page.getByTestId('chart-accuracy')).toHaveCount(0);
+  // Large type: the join URL reads at least twice the normal body size.
+  const size = await page.getByTestId('join-url').evaluate((el) => parseFloat(getComputedStyle(el).fontSize));
+  expect(size).toBeGreaterThanOrEqual(30);
+  await page.screenshot({ path: test.info().outputPath('projector.png') });
+  await page.getByTestId('projector-toggle').click();
+  await expect(page.getByTestId('runs-table')).toBeVisible();
+});

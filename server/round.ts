@@ -24,18 +24,22 @@ export class OpenRound {
   /** Model bytes sent to each participant when the round opened. */
   readonly bytesDown: ReadonlyMap<WorkerId, number>;
   readonly #quorum: number;
+  /** Participants that missed `dormantAfter` rounds in a row: asked, but neither waited for nor counted in the quorum. */
+  readonly dormant: ReadonlySet<WorkerId>;
   deadlinePassed = false;
   lastAcceptedAt: number;
   decodeMs = 0;
 
-  constructor(version: ModelVersion, participants: readonly WorkerId[], modelBytes: number, openedAt: number, deadlineMs: number, quorum: QuorumRule) {
+  constructor(version: ModelVersion, participants: readonly WorkerId[], modelBytes: number, openedAt: number, deadlineMs: number, quorum: QuorumRule, dormant: ReadonlySet<WorkerId> = new Set()) {
     this.version = version;
     this.openedAt = openedAt;
     this.lastAcceptedAt = openedAt;
     this.deadline = openedAt + deadlineMs;
     this.participants = new Set(participants);
     this.bytesDown = new Map(participants.map((id) => [id, modelBytes]));
-    this.#quorum = Math.max(quorum.minimum, Math.ceil(quorum.fraction * participants.length));
+    this.dormant = dormant;
+    const counted = participants.filter((id) => !dormant.has(id)).length;
+    this.#quorum = Math.max(quorum.minimum, Math.ceil(quorum.fraction * counted));
   }
 
   /** Records an accepted gradient (the caller has checked participation and duplicates). */
@@ -57,7 +61,9 @@ export class OpenRound {
   canClose(): boolean {
     const received = this.contributions.size;
     if (received === 0) return false;
-    if (received === this.participants.size) return true;
+    let waiting = false;
+    for (const id of this.participants) if (!this.contributions.has(id) && !this.dormant.has(id)) waiting = true;
+    if (!waiting) return true;
     return this.deadlinePassed && received >= Math.min(this.#quorum, this.participants.size);
   }
 

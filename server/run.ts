@@ -60,6 +60,8 @@ export interface Member extends MemberRecord {
   lastSeenAt: number | null;
   /** round:open to the arrival of its last accepted gradient, in ms. */
   latencyMs: number | null;
+  /** Rounds in a row it was asked to and did not contribute to (not checkpointed). */
+  missed: number;
   /** The classroom attack applied to its estimates (set by the teacher; not checkpointed). */
   attack: WorkerAttack | null;
 }
@@ -169,7 +171,7 @@ export class Run {
     this.#bytesDown = snapshot.bytesDown;
     this.#traffic = snapshot.traffic ?? NO_TRAFFIC;
     this.#trafficAtClose = this.#traffic;
-    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, traffic: m.traffic ?? NO_TRAFFIC, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null, attack: null });
+    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, traffic: m.traffic ?? NO_TRAFFIC, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null, attack: null, missed: 0 });
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
       throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
@@ -313,6 +315,7 @@ export class Run {
       lastSeenAt: null,
       latencyMs: null,
       attack: null,
+      missed: 0,
     };
     this.#members.set(workerId, member);
     this.#deps.hooks.changed(this);
@@ -513,7 +516,9 @@ export class Run {
     if (participants.length === 0) return; // idle until a worker connects
     const model = this.#currentModel();
     const { scheduler } = this.#deps;
-    const round = new OpenRound(this.#version, participants, model.bytes, scheduler.now(), this.#config.roundDeadlineMs, this.#config.quorum);
+    // A member that missed dormantAfter rounds in a row is still asked, but no longer waited for.
+    const dormant = new Set(participants.filter((id) => this.#members.get(id)!.missed >= this.#config.dormantAfter));
+    const round = new OpenRound(this.#version, participants, model.bytes, scheduler.now(), this.#config.roundDeadlineMs, this.#config.quorum, dormant);
     this.#round = round;
     this.#cancelDeadline = scheduler.after(
       this.#config.roundDeadlineMs,
@@ -636,6 +641,10 @@ export class Run {
       this.#bytesDown += bytes;
       const member = this.#members.get(workerId);
       if (member) member.bytesDown += bytes;
+    }
+    for (const workerId of round.participants) {
+      const member = this.#members.get(workerId);
+      if (member) member.missed = round.contributions.has(workerId) ? 0 : member.missed + 1;
     }
     for (const [workerId, contribution] of round.contributions) {
       this.#bytesUp += contribution.bytesUp;

@@ -158,3 +158,29 @@ describe('rate limiter', () => {
     expect(allow()).toBe(true);
   });
 });
+
+describe('dormant members', () => {
+  const ids = [1, 2, 3, 4].map(asWorkerId);
+  const contribution = { estimates: [], loss: 1, layerStats: [], bytesUp: 1, computeMs: 1 };
+
+  it('a member that stopped submitting is not waited for and does not count toward the quorum', () => {
+    const round = new OpenRound(asModelVersion(0), ids, 100, 0, 1000, { fraction: 1, minimum: 1 }, new Set([ids[3]!]));
+    for (const id of ids.slice(0, 3)) round.add(id, contribution, 1);
+    // Without dormancy the round would wait for worker 4 until the deadline, and the quorum of 4 would never be met.
+    expect(round.canClose()).toBe(true);
+    const waiting = new OpenRound(asModelVersion(0), ids, 100, 0, 1000, { fraction: 1, minimum: 1 });
+    for (const id of ids.slice(0, 3)) waiting.add(id, contribution, 1);
+    expect(waiting.canClose()).toBe(false);
+    waiting.deadlinePassed = true;
+    expect(waiting.canClose()).toBe(false);
+  });
+
+  it('a dormant member that submits again counts', () => {
+    const round = new OpenRound(asModelVersion(0), ids.slice(0, 2), 100, 0, 1000, { fraction: 1, minimum: 1 }, new Set([ids[1]!]));
+    round.add(ids[1]!, contribution, 1);
+    expect(round.canClose()).toBe(false); // worker 1 is awake and still expected
+    round.add(ids[0]!, contribution, 2);
+    expect(round.canClose()).toBe(true);
+    expect(round.orderedContributors()).toEqual([ids[0], ids[1]]);
+  });
+});

@@ -60,6 +60,32 @@ export function DashboardPage() {
   const { t } = useTranslation();
   const [{ actions }] = useState(connectOnce);
   const auth = useStore(dashboardStore, (s) => s.auth);
+  // Projector mode (`?projector`, or the header's button): large type, high contrast, the join code and the trade-off only.
+  const [projector, setProjector] = useState(() => new URLSearchParams(location.search).has('projector'));
+  const projectorButton = (
+    <button type="button" className="button button--small" data-testid="projector-toggle" onClick={() => setProjector((on) => !on)}>
+      {projector ? t('dashboard.leaveProjector') : t('dashboard.projector')}
+    </button>
+  );
+  if (projector) {
+    return (
+      <ActionsContext.Provider value={null}>
+        <main className="page page--wide page--projector" data-testid="projector">
+          <header className="page__header">
+            <h1>{t('dashboard.title')}</h1>
+            <div className="page__tools">
+              {projectorButton}
+              <LanguageSwitcher />
+            </div>
+          </header>
+          <div className="projector">
+            <JoinCard />
+            <OverlayCharts projector />
+          </div>
+        </main>
+      </ActionsContext.Provider>
+    );
+  }
   return (
     <ActionsContext.Provider value={auth === 'teacher' ? actions : null}>
       <main className="page page--wide">
@@ -70,6 +96,7 @@ export function DashboardPage() {
           </div>
           <div className="page__tools">
             <AuthBanner />
+            {projectorButton}
             <LanguageSwitcher />
           </div>
         </header>

@@ -43,7 +43,7 @@ function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
 /** The trade-off chart's x axes: every frame on the wire, by direction. */
 const AXES: readonly { readonly key: TrafficAxis }[] = [{ key: 'totalMB' }, { key: 'uplinkMB' }, { key: 'downlinkMB' }];
 
-function TradeoffChart({ runs }: { readonly runs: readonly Plotted[] }) {
+function TradeoffChart({ runs, height = HEIGHT + 40 }: { readonly runs: readonly Plotted[]; readonly height?: number }) {
   const { t } = useTranslation();
   const [axisKey, setAxisKey] = useState<TrafficAxis>('totalMB');
   const axis = AXES.find((a) => a.key === axisKey)!;
@@ -64,7 +64,7 @@ function TradeoffChart({ runs }: { readonly runs: readonly Plotted[] }) {
           </label>
         ))}
       </div>
-      <ResponsiveContainer width="100%" height={HEIGHT + 40}>
+      <ResponsiveContainer width="100%" height={height}>
         <LineChart margin={{ top: 8, right: 16, bottom: 14, left: -6 }}>
           <CartesianGrid stroke={COLORS.grid} />
           <XAxis
@@ -179,8 +179,8 @@ const accuracyOf = (run: RunView) => run.evals.points.map((p) => ({ round: p.rou
 const lossOf = (run: RunView) => run.rounds.points.map((p) => ({ round: p.round, value: p.trainLoss }));
 const varianceOf = (run: RunView) => run.rounds.points.filter((p) => p.varianceRel > 0).map((p) => ({ round: p.round, value: p.varianceRel }));
 
-/** The dashboard's chart section (a shared legend, then the charts). */
-export function OverlayCharts() {
+/** The dashboard's chart section (a shared legend, then the charts); `projector` shows the trade-off alone, large. */
+export function OverlayCharts({ projector = false }: { readonly projector?: boolean }) {
   const { t } = useTranslation();
   const runsById = useThrottledStore(dashboardStore, selectRuns);
   const runIds = useThrottledStore(dashboardStore, selectIds);
@@ -193,6 +193,14 @@ export function OverlayCharts() {
       })),
     [runIds, runsById],
   );
+  if (projector) {
+    return (
+      <section className="overlay overlay--projector" aria-label={t('dashboard.charts.section')}>
+        <Legend runs={runs} />
+        <TradeoffChart runs={runs} height={Math.max(360, Math.round(window.innerHeight * 0.62))} />
+      </section>
+    );
+  }
   return (
     <section className="overlay" aria-label={t('dashboard.charts.section')}>
       <Legend runs={runs} />
