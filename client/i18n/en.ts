@@ -35,6 +35,7 @@ export const en = {
     powersgd: 'PowerSGD (biased, error feedback)',
     withBudget: '{{scheme}}, budget {{budget}}',
     withRank: '{{scheme}}, rank {{rank}}',
+    withErrorFeedback: '{{scheme}}, error feedback (biased)',
     qsgdLevels_one: 'QSGD, {{count}} level',
     qsgdLevels_other: 'QSGD, {{count}} levels',
     qsgdBuckets: '{{levels}}, buckets of {{size}}',

@@ -30,6 +30,7 @@ export const zh: Messages = {
     powersgd: 'PowerSGD（有偏，误差反馈）',
     withBudget: '{{scheme}}，预算 {{budget}}',
     withRank: '{{scheme}}，秩 {{rank}}',
+    withErrorFeedback: '{{scheme}}，误差反馈（有偏）',
     qsgdLevels_one: 'QSGD，{{count}} 个量化级',
     qsgdLevels_other: 'QSGD，{{count}} 个量化级',
     qsgdBuckets: '{{levels}}，每 {{size}} 个元素一个范数',

@@ -69,8 +69,17 @@ export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & {
   return buckets ? 'Σₖ(‖gₖ‖/s)²Σf(1−f)' : 'Σ(‖g‖/s)²f(1−f)';
 }
 
-/** A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 3 levels, buckets of 512". */
-export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'> & { readonly bucketSize?: number }): string {
+/**
+ * A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 3 levels, buckets of 512";
+ * with error feedback on an unbiased scheme, marked biased ("…, error feedback (biased)").
+ */
+export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels' | 'errorFeedback'> & { readonly bucketSize?: number }): string {
+  const described = describeScheme(config);
+  // PowerSGD's own label already says it is biased and uses error feedback.
+  return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd' ? t('scheme.withErrorFeedback', { scheme: described }) : described;
+}
+
+function describeScheme(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'> & { readonly bucketSize?: number }): string {
   switch (config.scheme) {
     case 'atomo-svd':
     case 'atomo-entry':
