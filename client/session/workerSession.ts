@@ -39,6 +39,23 @@ export interface WorkerSession extends WorkerControls {
 /** Where the session reports: the worker store's actions in a tab, a message port from a Web Worker, counters headless. */
 export type WorkerSessionSink = WorkerActions;
 
+/** A sink that records nothing: headless hosts spread it and override what they count. */
+export function quietSink(): WorkerSessionSink {
+  const nothing = () => {};
+  return {
+    setLink: nothing,
+    setBackend: nothing,
+    setPhase: nothing,
+    assigned: nothing,
+    roundOpened: nothing,
+    runEvaluated: nothing,
+    roundSent: nothing,
+    setDigits: nothing,
+    setNotice: nothing,
+    setTraffic: nothing,
+  };
+}
+
 /** Everything a host injects into a session. */
 export interface WorkerSessionDeps {
   readonly sink: WorkerSessionSink;

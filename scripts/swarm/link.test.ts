@@ -12,25 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryMs, type LinkModel } from '../../core/traffic/linkModel';
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { memoryIdentity } from '../../client/net/workerIdentity';
-import { runWorkerSession, type WorkerSessionSink } from '../../client/session/workerSession';
+import { quietSink, runWorkerSession } from '../../client/session/workerSession';
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
 import { removeDataDir, waitFor } from '../../server/local';
 import { startInProcessServer } from './aggregator';
 
-const nothing = () => {};
-const sink: WorkerSessionSink = {
-  setLink: nothing,
-  setBackend: nothing,
-  setPhase: nothing,
-  assigned: nothing,
-  roundOpened: nothing,
-  runEvaluated: nothing,
-  roundSent: nothing,
-  setDigits: nothing,
-  setNotice: nothing,
-  setTraffic: nothing,
-};
+const sink = quietSink();
 
 let server: Awaited<ReturnType<typeof startInProcessServer>>;
 beforeAll(async () => {

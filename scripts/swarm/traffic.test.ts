@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_TRAFFIC, addTraffic, totalBytes, type WireTraffic } from '../../core/traffic/frames';
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { memoryIdentity } from '../../client/net/workerIdentity';
-import { runWorkerSession, type WorkerSession, type WorkerSessionSink } from '../../client/session/workerSession';
+import { quietSink, runWorkerSession, type WorkerSession, type WorkerSessionSink } from '../../client/session/workerSession';
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
 import { removeDataDir, waitFor } from '../../server/local';
@@ -42,18 +42,9 @@ async function countingProxy(port: number): Promise<{ server: Server; url: strin
 
 function countingSink(): { sink: WorkerSessionSink; traffic: () => WireTraffic } {
   let traffic = NO_TRAFFIC;
-  const nothing = () => {};
   return {
     sink: {
-      setLink: nothing,
-      setBackend: nothing,
-      setPhase: nothing,
-      assigned: nothing,
-      roundOpened: nothing,
-      runEvaluated: nothing,
-      roundSent: nothing,
-      setDigits: nothing,
-      setNotice: nothing,
+      ...quietSink(),
       setTraffic: (t) => {
         traffic = t;
       },
