@@ -14,10 +14,28 @@ import globals from 'globals';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
-const platformModules = ['react', 'react-dom', 'react-dom/*', 'zustand', 'zustand/*', 'recharts', 'socket.io', 'socket.io-client', 'webgpu', 'node:*', 'fs', 'path', 'os', 'crypto'];
+const platformModules = [
+  'react',
+  'react-dom',
+  'react-dom/*',
+  'zustand',
+  'zustand/*',
+  'recharts',
+  'socket.io',
+  'socket.io-client',
+  'webgpu',
+  'node:*',
+  'fs',
+  'path',
+  'os',
+  'crypto',
+];
 
 const PURE_CORE = { group: platformModules, message: 'core/ is pure TypeScript: no DOM, sockets, GPU or Node modules.' };
-const ABOVE_CORE = { group: ['**/client/**', '**/server/**', '**/shaders/**', '**/scripts/**', '**/e2e/**'], message: 'core/ depends on nothing in the project above it.' };
+const ABOVE_CORE = {
+  group: ['**/client/**', '**/server/**', '**/shaders/**', '**/scripts/**', '**/e2e/**'],
+  message: 'core/ depends on nothing in the project above it.',
+};
 const SOCKET_CLIENT = { group: ['socket.io-client', 'socket.io-client/*'], message: 'Only client/net/ opens sockets: connect through client/net/socket.ts.' };
 const NO_SCRIPTS = { group: ['**/scripts/**'], message: 'scripts/ are entry points and tools: client/ and server/ never import them.' };
 const NO_SERVER = { group: ['**/server/**'], message: 'client/ and server/ talk only through core/protocol.ts.' };
@@ -28,7 +46,10 @@ const NET_ONLY_CORE = {
   regex: '^\\.\\./(?!\\.\\./|i18n(/|$))',
   message: 'client/net/ imports only core/ and client/i18n/ (and socket.io-client): report to the UI through an interface it defines.',
 };
-const NO_SERVER_TESTING = { group: ['**/server/testing/**'], message: "scripts/ use the project's public modules (server/local.ts, client/net), not server/testing/." };
+const NO_SERVER_TESTING = {
+  group: ['**/server/testing/**'],
+  message: "scripts/ use the project's public modules (server/local.ts, client/net), not server/testing/.",
+};
 
 /** One fence: the import patterns refused in `files` (less `ignores`). */
 function fence(files, patterns, ignores = []) {

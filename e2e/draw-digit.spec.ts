@@ -28,7 +28,14 @@ async function topGuess(page: Page): Promise<number> {
 test('a digit drawn with the mouse gets the right top guess from the trained model', async ({ page, baseURL }) => {
   test.setTimeout(240_000);
   // Quorum of one and a short deadline: the single tab closes a round as soon as it sends.
-  const runId = await createFastRun(baseURL!, { name: 'draw', scheme: 'none', batchSize: 64, learningRate: 0.1, evalEvery: 10, quorum: { fraction: 0.5, minimum: 1 } });
+  const runId = await createFastRun(baseURL!, {
+    name: 'draw',
+    scheme: 'none',
+    batchSize: 64,
+    learningRate: 0.1,
+    evalEvery: 10,
+    quorum: { fraction: 0.5, minimum: 1 },
+  });
   await page.goto(`/?run=${runId}&cpu`);
   await expect(page.getByTestId('draw')).toContainText('Draw a digit');
   await valueAbove(page, 'test-accuracy', 0.85, 200_000);

@@ -115,10 +115,7 @@ function ensureBrowserAndVulkan() {
     });
     return;
   }
-  console.error(
-    `[setup] The WebGPU tests need ${missing.join(' and ')}. Install with:\n\n` +
-      `    sudo apt-get install -y ${missing.join(' ')}\n`,
-  );
+  console.error(`[setup] The WebGPU tests need ${missing.join(' and ')}. Install with:\n\n` + `    sudo apt-get install -y ${missing.join(' ')}\n`);
   process.exit(1);
 }
 

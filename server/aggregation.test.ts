@@ -61,7 +61,16 @@ describe('aggregation', () => {
       const learningRate = 0.5;
       server = await startServer({ defaultRun: false });
       // Created, not started: every worker joins before round 0 opens.
-      const run = server.app.runs.create({ scheme, levels: 4, bucketSize: 0, learningRate, momentum: 0, maxRounds: 1, evalEvery: 1, aggregation: { kind: 'mean' } });
+      const run = server.app.runs.create({
+        scheme,
+        levels: 4,
+        bucketSize: 0,
+        learningRate,
+        momentum: 0,
+        maxRounds: 1,
+        evalEvery: 1,
+        aggregation: { kind: 'mean' },
+      });
       const before = run.params.slice();
       const workers = [await joinRaw(server.url, run.id), await joinRaw(server.url, run.id), await joinRaw(server.url, run.id)];
       run.start();

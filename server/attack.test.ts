@@ -29,7 +29,9 @@ describe('classroom attacker', () => {
     const workers: RawWorker[] = [];
     for (let w = 0; w < WORKERS; w++) workers.push(await joinRaw(server.url, run.id));
     const teacher = await connectClient(server.url, TEST_ADMIN_TOKEN);
-    const marked = await teacher.timeout(5_000).emitWithAck('worker:attack', { workerId: workers[0]!.accepted.workerId, attack: { kind: 'sign-flip', factor: 10 } });
+    const marked = await teacher
+      .timeout(5_000)
+      .emitWithAck('worker:attack', { workerId: workers[0]!.accepted.workerId, attack: { kind: 'sign-flip', factor: 10 } });
     expect(marked.ok).toBe(true);
     expect(run.summary().workers.find((m) => m.workerId === workers[0]!.accepted.workerId)?.attack).toEqual({ kind: 'sign-flip', factor: 10 });
     const before = run.params.slice();

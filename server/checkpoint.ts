@@ -44,7 +44,10 @@ export interface StoredRun {
 export function encodeCheckpoint(stored: StoredRun): Buffer {
   const { snapshot } = stored;
   const { params, velocity, ...rest } = snapshot;
-  for (const [name, values] of [['weights', params], ['momentum', velocity]] as const) {
+  for (const [name, values] of [
+    ['weights', params],
+    ['momentum', velocity],
+  ] as const) {
     const bad = firstNonFinite(values);
     if (bad >= 0) throw new Error(`run ${snapshot.runId}: refusing to checkpoint non-finite ${name} (parameter ${bad})`);
   }
@@ -53,7 +56,12 @@ export function encodeCheckpoint(stored: StoredRun): Buffer {
   header.write(MAGIC, 0, 'ascii');
   header.writeUInt32LE(FORMAT_VERSION, 8);
   header.writeUInt32LE(json.length, 12);
-  return Buffer.concat([header, json, Buffer.from(params.buffer, params.byteOffset, params.byteLength), Buffer.from(velocity.buffer, velocity.byteOffset, velocity.byteLength)]);
+  return Buffer.concat([
+    header,
+    json,
+    Buffer.from(params.buffer, params.byteOffset, params.byteLength),
+    Buffer.from(velocity.buffer, velocity.byteOffset, velocity.byteLength),
+  ]);
 }
 
 /** Parses and validates a checkpoint; throws Error naming what is wrong. */
@@ -79,7 +87,10 @@ export function decodeCheckpoint(bytes: Buffer): StoredRun {
   const floats = (offset: number) => new Float32Array(new Uint8Array(bytes.subarray(offset, offset + 4 * count)).buffer);
   const params = floats(start);
   const velocity = floats(start + 4 * count);
-  for (const [name, values] of [['weights', params], ['momentum', velocity]] as const) {
+  for (const [name, values] of [
+    ['weights', params],
+    ['momentum', velocity],
+  ] as const) {
     const bad = firstNonFinite(values);
     if (bad >= 0) throw new Error(`checkpoint ${name} are not finite at parameter ${bad}`);
   }
@@ -110,9 +121,10 @@ async function writeAtomic(path: string, data: Uint8Array, keepPrevious: string 
     await handle.close();
   }
   // The current file becomes the previous one; a crash between the renames leaves the previous one to load.
-  if (keepPrevious !== null) await rename(path, keepPrevious).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-  });
+  if (keepPrevious !== null)
+    await rename(path, keepPrevious).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
   await rename(temp, path);
 }
 
@@ -200,7 +212,8 @@ export class CheckpointStore {
     try {
       const stored = decodeCheckpoint(await readFile(path));
       if (stored.snapshot.runId !== runId) throw new Error(`it holds run ${stored.snapshot.runId}`);
-      if (name.endsWith(PREVIOUS_SUFFIX)) this.#onError(new Error(`checkpoint: run ${runId} restarts from its previous checkpoint ${name} (version ${stored.snapshot.version})`));
+      if (name.endsWith(PREVIOUS_SUFFIX))
+        this.#onError(new Error(`checkpoint: run ${runId} restarts from its previous checkpoint ${name} (version ${stored.snapshot.version})`));
       return stored;
     } catch (error) {
       const aside = `${path}.bad-${new Date().toISOString().replace(/[:.]/g, '-')}`;

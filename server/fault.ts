@@ -20,4 +20,3 @@ export class ProtocolFault extends Error {
       : { code: this.code, message: this.message, event, detail: this.detail };
   }
 }
-

@@ -27,7 +27,10 @@ describe('socket fuzz', () => {
     // A generous rate limit, so the messages reach the handlers instead of the limiter.
     const server = await startServer({ defaultRun: false, rateLimit: { perSecond: 1e6, burst: 1e6 } });
     try {
-      const run = server.app.runs.create({ scheme: 'atomo-svd', budget: 2, batchSize: 8, maxRounds: 100_000, evalEvery: 100_000, roundDeadlineMs: 2_000 }, 'running');
+      const run = server.app.runs.create(
+        { scheme: 'atomo-svd', budget: 2, batchSize: 8, maxRounds: 100_000, evalEvery: 100_000, roundDeadlineMs: 2_000 },
+        'running',
+      );
       const configBefore = JSON.stringify(run.config);
       const honest = new SimulatedWorker({ url: server.url, train, runId: run.id });
       await honest.start();
@@ -43,7 +46,17 @@ describe('socket fuzz', () => {
         layout.tensors.map((tensor, index) => {
           const [rows, cols] = tensor.shape;
           const value = pick([1.8e19, -1.8e19, 3e38, 1e-45, 1e19]);
-          return encodeLayer({ scheme: 'atomo-svd', shape: tensor.shape, count: 1, u: new Float32Array(rows).fill(value), v: new Float32Array(cols).fill(value), scales: new Float32Array([pick([1, 3.4e38, -1])]) }, index);
+          return encodeLayer(
+            {
+              scheme: 'atomo-svd',
+              shape: tensor.shape,
+              count: 1,
+              u: new Float32Array(rows).fill(value),
+              v: new Float32Array(cols).fill(value),
+              scales: new Float32Array([pick([1, 3.4e38, -1])]),
+            },
+            index,
+          );
         });
       const garbage = (): unknown =>
         pick<() => unknown>([
@@ -56,7 +69,12 @@ describe('socket fuzz', () => {
           () => ({ __proto__: { admin: true }, constructor: { prototype: { admin: true } } }),
           () => new Uint8Array(Math.floor(rng() * 2000)).map(() => Math.floor(rng() * 256)),
           () => ({ runId: run.id, workerId: pick([-1, 0, 2 ** 53, 1.5]), version: pick([-1, 1e300, run.version]) }),
-          () => ({ protocol: pick([1, 0, 'one', 1e9]), runId: pick([run.id, '../etc', 'x'.repeat(200)]), name: '\u202e\u0000evil\n'.repeat(40), backend: { kind: pick(['webgpu', 'tpu']), detail: 'x'.repeat(300) } }),
+          () => ({
+            protocol: pick([1, 0, 'one', 1e9]),
+            runId: pick([run.id, '../etc', 'x'.repeat(200)]),
+            name: '\u202e\u0000evil\n'.repeat(40),
+            backend: { kind: pick(['webgpu', 'tpu']), detail: 'x'.repeat(300) },
+          }),
           () => ({ runId: run.id, config: { learningRate: pick([1e9, -1, Number.NaN, 0.1]), nope: 1 } }),
           () => ({ workerId: 1, attack: { kind: 'sign-flip', factor: 1e300 } }),
         ])();
@@ -64,7 +82,11 @@ describe('socket fuzz', () => {
         runId: run.id,
         workerId,
         version: pick([run.version, run.version - 1, run.version + 1, 0]),
-        layers: pick([huge, () => [new Uint8Array(12)], () => layout.tensors.map(() => new Uint8Array(Math.floor(rng() * 64)).map(() => Math.floor(rng() * 256)))])(),
+        layers: pick([
+          huge,
+          () => [new Uint8Array(12)],
+          () => layout.tensors.map(() => new Uint8Array(Math.floor(rng() * 64)).map(() => Math.floor(rng() * 256))),
+        ])(),
         loss: pick([1, Number.NaN, 1e308, -1]),
         layerStats: layout.tensors.map(() => ({ closedForm: pick([0, Number.POSITIVE_INFINITY]), realised: 0, gradientNormSq: 1 })),
         computeMs: pick([1, -5]),
@@ -112,5 +134,7 @@ describe('socket fuzz', () => {
 });
 
 // Type-level check that the list covers every client→server event.
-const _covered: readonly (keyof ClientToServerEvents)[] = EVENTS.filter((e): e is keyof ClientToServerEvents => e !== 'no:such-event' && e !== '__proto__' && e !== 'constructor');
+const _covered: readonly (keyof ClientToServerEvents)[] = EVENTS.filter(
+  (e): e is keyof ClientToServerEvents => e !== 'no:such-event' && e !== '__proto__' && e !== 'constructor',
+);
 void _covered;

@@ -60,7 +60,21 @@ const TRAVERSALS = [
   '/index.html/../../secret.txt',
 ];
 
-const MALFORMED = ['/%ZZ', '/%', '/%E0%A4%A', '/%ff%fe', '//%ZZ', '/api/%ZZ', '/api/runs/%ZZ/metrics.json', '/dashboard?token=%ZZ', '/?%ZZ=%ZZ', '/%00', '/index.html%00.js', '/a%00b', '/%C0%80'];
+const MALFORMED = [
+  '/%ZZ',
+  '/%',
+  '/%E0%A4%A',
+  '/%ff%fe',
+  '//%ZZ',
+  '/api/%ZZ',
+  '/api/runs/%ZZ/metrics.json',
+  '/dashboard?token=%ZZ',
+  '/?%ZZ=%ZZ',
+  '/%00',
+  '/index.html%00.js',
+  '/a%00b',
+  '/%C0%80',
+];
 
 describe('hostile URLs', () => {
   let server: TestServer;
@@ -169,7 +183,17 @@ describe('a finite-but-huge spectral gradient (a second crash found once)', () =
         if (round === null) break; // the run stopped opening rounds: it paused itself, checked below
         const layers = layout.tensors.map((tensor, index) => {
           const [rows, cols] = tensor.shape;
-          return encodeLayer({ scheme: 'atomo-svd', shape: tensor.shape, count: 1, u: new Float32Array(rows).fill(1.8e19), v: new Float32Array(cols).fill(1.8e19), scales: new Float32Array([1]) }, index);
+          return encodeLayer(
+            {
+              scheme: 'atomo-svd',
+              shape: tensor.shape,
+              count: 1,
+              u: new Float32Array(rows).fill(1.8e19),
+              v: new Float32Array(cols).fill(1.8e19),
+              scales: new Float32Array([1]),
+            },
+            index,
+          );
         });
         const submission: GradientSubmission = {
           runId: run.id,

@@ -43,7 +43,11 @@ export function createApiHandler(registry: RunRegistry, join: () => JoinInfo): (
       return true;
     }
     if (path === '/api/runs') {
-      sendJson(res, 200, registry.list().map((run) => run.summary()));
+      sendJson(
+        res,
+        200,
+        registry.list().map((run) => run.summary()),
+      );
       return true;
     }
     const match = METRICS_ROUTE.exec(path);

@@ -29,9 +29,19 @@ describe('joinInfo', () => {
 });
 
 describe('formatBanner', () => {
-  const join = joinInfo('https', 3000, [{ address: '192.168.1.23', interface: 'wlan0' }, { address: '10.0.0.5', interface: 'eth0' }], 'laptop');
+  const join = joinInfo(
+    'https',
+    3000,
+    [
+      { address: '192.168.1.23', interface: 'wlan0' },
+      { address: '10.0.0.5', interface: 'eth0' },
+    ],
+    'laptop',
+  );
   it('over https lists each network URL and tells what students will see and how to get past it', () => {
-    const text = formatBanner({ join, adminToken: 't0k', dataDir: '/d', tls: { origin: 'generated', certPath: '/d/tls/cert.pem', fingerprint: 'AB:CD' } }).join('\n');
+    const text = formatBanner({ join, adminToken: 't0k', dataDir: '/d', tls: { origin: 'generated', certPath: '/d/tls/cert.pem', fingerprint: 'AB:CD' } }).join(
+      '\n',
+    );
     expect(text).toContain('https://192.168.1.23:3000/');
     expect(text).toContain('https://10.0.0.5:3000/');
     expect(text).toContain('dashboard?token=t0k');

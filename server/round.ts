@@ -30,7 +30,15 @@ export class OpenRound {
   lastAcceptedAt: number;
   decodeMs = 0;
 
-  constructor(version: ModelVersion, participants: readonly WorkerId[], modelBytes: number, openedAt: number, deadlineMs: number, quorum: QuorumRule, dormant: ReadonlySet<WorkerId> = new Set()) {
+  constructor(
+    version: ModelVersion,
+    participants: readonly WorkerId[],
+    modelBytes: number,
+    openedAt: number,
+    deadlineMs: number,
+    quorum: QuorumRule,
+    dormant: ReadonlySet<WorkerId> = new Set(),
+  ) {
     this.version = version;
     this.openedAt = openedAt;
     this.lastAcceptedAt = openedAt;

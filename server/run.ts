@@ -171,7 +171,17 @@ export class Run {
     this.#bytesDown = snapshot.bytesDown;
     this.#traffic = snapshot.traffic ?? NO_TRAFFIC;
     this.#trafficAtClose = this.#traffic;
-    for (const m of snapshot.members) this.#members.set(m.workerId, { ...m, traffic: m.traffic ?? NO_TRAFFIC, connected: false, profile: defaultProfile(m.workerId), lastSeenAt: null, latencyMs: null, attack: null, missed: 0 });
+    for (const m of snapshot.members)
+      this.#members.set(m.workerId, {
+        ...m,
+        traffic: m.traffic ?? NO_TRAFFIC,
+        connected: false,
+        profile: defaultProfile(m.workerId),
+        lastSeenAt: null,
+        latencyMs: null,
+        attack: null,
+        missed: 0,
+      });
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
       throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
@@ -278,7 +288,14 @@ export class Run {
       velocity: this.#velocity.slice(),
       history: this.#history,
       // Named fields, not a rest spread: the profile and timings live only while the server does.
-      members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, traffic, rounds }) => ({ workerId, slot, bytesUp, bytesDown, traffic, rounds })),
+      members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, traffic, rounds }) => ({
+        workerId,
+        slot,
+        bytesUp,
+        bytesDown,
+        traffic,
+        rounds,
+      })),
       bytesUp: this.#bytesUp,
       bytesDown: this.#bytesDown,
       traffic: this.#traffic,
@@ -386,7 +403,8 @@ export class Run {
     if (version < round.version) throw new ProtocolFault('stale-version', `version ${version} is over; round ${round.version} is open`);
     if (version > round.version) throw new ProtocolFault('future-version', `version ${version} is not open; round ${round.version} is`);
     if (round.contributions.has(workerId)) throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
-    if (!round.participants.has(workerId)) throw new ProtocolFault('not-participant', `worker ${workerId} joined after round ${version} opened; it waits for the next`);
+    if (!round.participants.has(workerId))
+      throw new ProtocolFault('not-participant', `worker ${workerId} joined after round ${version} opened; it waits for the next`);
 
     const started = this.#deps.scheduler.now();
     const decoded = decodeGradient(submission, this.layout, this.#config);
@@ -394,7 +412,11 @@ export class Run {
     if (attack !== null) for (const estimate of decoded.estimates) applyAttack(attack, estimate);
     const now = this.#deps.scheduler.now();
     round.decodeMs += now - started;
-    round.add(workerId, { estimates: decoded.estimates, loss: submission.loss, layerStats: submission.layerStats, bytesUp: decoded.bytes, computeMs: submission.computeMs }, now);
+    round.add(
+      workerId,
+      { estimates: decoded.estimates, loss: submission.loss, layerStats: submission.layerStats, bytesUp: decoded.bytes, computeMs: submission.computeMs },
+      now,
+    );
     const member = this.#members.get(workerId);
     if (member) {
       // Measured on the server's clock alone, so a tab's clock skew cannot distort it.
@@ -428,7 +450,8 @@ export class Run {
   /** paused (or finished, after raising maxRounds) → running. */
   resume(): void {
     this.#expectStatus(['paused', 'finished'], 'resume');
-    if (this.#version >= this.#config.maxRounds) throw new ProtocolFault('invalid-state', `run ${this.id} reached maxRounds (${this.#config.maxRounds}); raise it first`);
+    if (this.#version >= this.#config.maxRounds)
+      throw new ProtocolFault('invalid-state', `run ${this.id} reached maxRounds (${this.#config.maxRounds}); raise it first`);
     this.#status = 'running';
     this.#fault = null;
     this.#scheduleOpen();

@@ -4,7 +4,16 @@
  * Each change is persisted (coalesced, atomic) so a restart finds it.
  */
 import { randomBytes } from 'node:crypto';
-import { PROTOCOL_VERSION, asRunId, type JoinAccepted, type JoinRequest, type RunId, type RunStatus, type WorkerAssignment, type WorkerId } from '../core/protocol';
+import {
+  PROTOCOL_VERSION,
+  asRunId,
+  type JoinAccepted,
+  type JoinRequest,
+  type RunId,
+  type RunStatus,
+  type WorkerAssignment,
+  type WorkerId,
+} from '../core/protocol';
 import type { Direction, FrameCategory } from '../core/traffic/frames';
 import { shardOfSlot } from '../core/training/shard';
 import type { WorkerAttack } from '../core/schema';

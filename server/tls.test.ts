@@ -60,7 +60,12 @@ describe('loadOrCreateTls', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'real.crt'), source.cert);
     writeFileSync(join(dir, 'real.key'), source.key);
-    const real = await loadOrCreateTls({ dataDir: dir, names: { dnsNames: ['elsewhere'], ips: [] }, certFile: join(dir, 'real.crt'), keyFile: join(dir, 'real.key') });
+    const real = await loadOrCreateTls({
+      dataDir: dir,
+      names: { dnsNames: ['elsewhere'], ips: [] },
+      certFile: join(dir, 'real.crt'),
+      keyFile: join(dir, 'real.key'),
+    });
     expect(real.origin).toBe('file');
     expect(real.fingerprint).toBe(source.fingerprint);
     await expect(loadOrCreateTls({ dataDir: dir, names: NAMES, certFile: join(dir, 'real.crt') })).rejects.toThrow(/CERT_FILE and KEY_FILE go together/);

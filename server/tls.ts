@@ -93,9 +93,15 @@ function fingerprintOf(cert: string): string {
  * they are: a real certificate is the teacher's choice), else the one kept in
  * `<dataDir>/tls/` if it covers `names`, else a new one written there.
  */
-export async function loadOrCreateTls(options: { readonly dataDir: string; readonly names: TlsNames; readonly certFile?: string; readonly keyFile?: string }): Promise<TlsMaterial> {
+export async function loadOrCreateTls(options: {
+  readonly dataDir: string;
+  readonly names: TlsNames;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+}): Promise<TlsMaterial> {
   const { certFile, keyFile } = options;
-  if ((certFile === undefined) !== (keyFile === undefined)) throw new Error('CERT_FILE and KEY_FILE go together: set both, or neither for a generated certificate.');
+  if ((certFile === undefined) !== (keyFile === undefined))
+    throw new Error('CERT_FILE and KEY_FILE go together: set both, or neither for a generated certificate.');
   if (certFile !== undefined && keyFile !== undefined) {
     const cert = readFileSync(certFile, 'utf8');
     const key = readFileSync(keyFile, 'utf8');

@@ -128,13 +128,30 @@ describe('metrics export', () => {
     });
     const csv = historyToCsv([
       round(0, [{ closedForm: 0.5, realised: 0.25, gradientNormSq: 4 }], null),
-      round(1, [{ closedForm: 0.5, realised: 0.25, gradientNormSq: 4 }, { closedForm: 1, realised: 2, gradientNormSq: 3 }], 0.875),
+      round(
+        1,
+        [
+          { closedForm: 0.5, realised: 0.25, gradientNormSq: 4 },
+          { closedForm: 1, realised: 2, gradientNormSq: 3 },
+        ],
+        0.875,
+      ),
     ]);
     expect(csv.endsWith('\n')).toBe(true);
-    const [header, ...rows] = csv.trimEnd().split('\n').map((line) => line.split(','));
+    const [header, ...rows] = csv
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split(','));
     expect(rows).toHaveLength(2);
     // Columns for the most layers any round has; a round with fewer leaves its cells empty.
-    expect(header!.slice(-6)).toEqual(['layer0_closedForm', 'layer0_realised', 'layer0_gradientNormSq', 'layer1_closedForm', 'layer1_realised', 'layer1_gradientNormSq']);
+    expect(header!.slice(-6)).toEqual([
+      'layer0_closedForm',
+      'layer0_realised',
+      'layer0_gradientNormSq',
+      'layer1_closedForm',
+      'layer1_realised',
+      'layer1_gradientNormSq',
+    ]);
     for (const row of rows) expect(row).toHaveLength(header!.length);
     const cell = (row: number, column: string): string => rows[row]![header!.indexOf(column)]!;
     expect(cell(0, 'version')).toBe('0');

@@ -204,7 +204,8 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     const estimate = reconstruct(sample);
     // Finite inputs can still overflow float32 when multiplied out (u·σ/p·vᵀ).
     for (let i = 0; i < estimate.length; i++) {
-      if (!Number.isFinite(estimate[i]!)) throw new ProtocolFault('codec', `layer ${layer} (${tensor.name}): the estimate overflows at entry ${i}`, 'non-finite');
+      if (!Number.isFinite(estimate[i]!))
+        throw new ProtocolFault('codec', `layer ${layer} (${tensor.name}): the estimate overflows at entry ${i}`, 'non-finite');
     }
     return estimate;
   });

@@ -98,9 +98,16 @@ async function benchMatmul(device: GPUDevice): Promise<MatmulRow[]> {
     tb.dispose();
 
     const out = new Float32Array(m * n);
-    const cpuMs = m * n * k > 64e6 ? Number.NaN : await msPerCall(async (reps) => {
-      for (let r = 0; r < reps; r++) cpuMatmul(c, a, b, out);
-    }, 200, 3);
+    const cpuMs =
+      m * n * k > 64e6
+        ? Number.NaN
+        : await msPerCall(
+            async (reps) => {
+              for (let r = 0; r < reps; r++) cpuMatmul(c, a, b, out);
+            },
+            200,
+            3,
+          );
 
     rows.push({ name: c.name, m, n, k, oursMs, tfjsMs, cpuMs });
     log(`matmul ${c.name}: ours ${oursMs.toFixed(3)} ms, tf.js ${tfjsMs.toFixed(3)} ms, cpu ${cpuMs.toFixed(3)} ms`);
@@ -177,17 +184,25 @@ async function benchBernoulli(device: GPUDevice): Promise<KernelBenchResult['ber
   const probabilities = randomF32(n, 9).map((value) => Math.abs(value) * 0.01);
   const kernel = new BernoulliKernel(device);
   const stream: StreamId = { seed: 1, worker: 0, round: 0, layer: 0 };
-  const gpuMs = await msPerCall(async (reps) => {
-    for (let r = 0; r < reps; r++) await kernel.sample({ ...stream, round: r }, probabilities);
-  }, 500, 3);
-  const cpuMs = await msPerCall(async (reps) => {
-    let kept = 0;
-    for (let r = 0; r < reps; r++) {
-      const roundStream = { ...stream, round: r };
-      for (let i = 0; i < n; i++) if (bernoulli(randomBits(roundStream, i), probabilities[i]!)) kept++;
-    }
-    if (kept < 0) throw new Error('unreachable');
-  }, 500, 3);
+  const gpuMs = await msPerCall(
+    async (reps) => {
+      for (let r = 0; r < reps; r++) await kernel.sample({ ...stream, round: r }, probabilities);
+    },
+    500,
+    3,
+  );
+  const cpuMs = await msPerCall(
+    async (reps) => {
+      let kept = 0;
+      for (let r = 0; r < reps; r++) {
+        const roundStream = { ...stream, round: r };
+        for (let i = 0; i < n; i++) if (bernoulli(randomBits(roundStream, i), probabilities[i]!)) kept++;
+      }
+      if (kept < 0) throw new Error('unreachable');
+    },
+    500,
+    3,
+  );
   kernel.destroy();
   log(`bernoulli: gpu ${(n / gpuMs / 1e3).toFixed(2)} M/s, cpu ${(n / cpuMs / 1e3).toFixed(2)} M/s`);
   return { n, gpuDrawsPerSecond: (n / gpuMs) * 1e3, cpuDrawsPerSecond: (n / cpuMs) * 1e3 };
@@ -201,7 +216,12 @@ async function main(): Promise<KernelBenchResult> {
   const adapter = info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
   log(`adapter: ${adapter}; tf.js backend: ${tf.getBackend()}`);
   const limits: Record<string, number> = {};
-  for (const name of ['maxComputeWorkgroupStorageSize', 'maxStorageBuffersPerShaderStage', 'maxStorageBufferBindingSize', 'maxComputeInvocationsPerWorkgroup'] as const) {
+  for (const name of [
+    'maxComputeWorkgroupStorageSize',
+    'maxStorageBuffersPerShaderStage',
+    'maxStorageBufferBindingSize',
+    'maxComputeInvocationsPerWorkgroup',
+  ] as const) {
     limits[name] = ctx.device.limits[name];
   }
   const only = new URLSearchParams(location.search).get('only');

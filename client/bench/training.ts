@@ -165,7 +165,12 @@ async function main(): Promise<TrainingBenchResult> {
     label: compression.label,
     scheme: compression.scheme,
     gpu: new Trainee(
-      createWorkerRound({ ...common, backend: gpuBackend, compression, deviceCompressor: compression.deviceSpectral ? deviceSpectralCompressor : deviceCompressor }),
+      createWorkerRound({
+        ...common,
+        backend: gpuBackend,
+        compression,
+        deviceCompressor: compression.deviceSpectral ? deviceSpectralCompressor : deviceCompressor,
+      }),
       layout,
       initial,
     ),
@@ -198,11 +203,20 @@ async function main(): Promise<TrainingBenchResult> {
       const stepMs: Record<string, number> = {};
       for (const backend of ['webgpu', 'cpu'] as const) {
         const timing = await timeTfjsSteps({
-          backend, layout, params: initial, batches, learningRate: LEARNING_RATE, warmup, steps: perCycle(steps), maxMs: maxMs / cycles,
+          backend,
+          layout,
+          params: initial,
+          batches,
+          learningRate: LEARNING_RATE,
+          warmup,
+          steps: perCycle(steps),
+          maxMs: maxMs / cycles,
         });
         tfjsRuns.set(backend, [...(tfjsRuns.get(backend) ?? []), timing]);
         stepMs[backend] = timing.stepMs;
-        log(`cycle ${cycle + 1}, TF.js ${timing.backend}: ${timing.stepMs.toFixed(1)} ms per step (${timing.steps} steps, loss ${timing.firstLoss.toFixed(3)} → ${timing.lastLoss.toFixed(3)}, ${timing.leakedTensors} tensors leaked)`);
+        log(
+          `cycle ${cycle + 1}, TF.js ${timing.backend}: ${timing.stepMs.toFixed(1)} ms per step (${timing.steps} steps, loss ${timing.firstLoss.toFixed(3)} → ${timing.lastLoss.toFixed(3)}, ${timing.leakedTensors} tensors leaked)`,
+        );
       }
       cycleTimings.push({ gpuNoneMs, cpuNoneMs, tfjsWebgpuMs: stepMs.webgpu ?? Number.NaN, tfjsCpuMs: stepMs.cpu ?? Number.NaN });
     }

@@ -226,7 +226,7 @@ describe('bernoulli.wgsl', () => {
           agree++;
         }
       }
-      expect(Math.abs(agree - n / 2), JSON.stringify(other)).toBeLessThan(6 * Math.sqrt(n) / 2);
+      expect(Math.abs(agree - n / 2), JSON.stringify(other)).toBeLessThan((6 * Math.sqrt(n)) / 2);
     }
     kernel.destroy();
   });

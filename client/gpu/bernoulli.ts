@@ -48,11 +48,7 @@ export class BernoulliJob {
   constructor(device: GPUDevice, compact: CompactKernel, capacity: number, options: BernoulliJobOptions = {}) {
     this.capacity = capacity;
     this.#source = new BufferSource(device, options.pool);
-    this.keepMask = this.#source.take(
-      Math.ceil(capacity / 32) * 4,
-      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
-      'Bernoulli.keepMask',
-    );
+    this.keepMask = this.#source.take(Math.ceil(capacity / 32) * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, 'Bernoulli.keepMask');
     this.params = this.#source.take(8 * 4, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'Bernoulli.params');
     this.compaction = compact.createJob(capacity, {
       values: options.values === true,

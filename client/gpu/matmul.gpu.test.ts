@@ -162,7 +162,10 @@ describe('matmul.wgsl on Dawn', () => {
     const { device } = gpu;
     const kernel = kernelFor(device);
     // Offsets 4, 8, 12 keep the vec4 program; 1, 2, 3 force the scalar one.
-    for (const [offsetA, offsetB, offsetC] of [[4, 8, 12], [1, 2, 3]] as const) {
+    for (const [offsetA, offsetB, offsetC] of [
+      [4, 8, 12],
+      [1, 2, 3],
+    ] as const) {
       const shape = resolveMatmulShape({ m: 36, n: 32, k: 40, transB: true });
       const extents = matmulExtents(shape);
       const a = randomArray(offsetA + extents.a, 1);
@@ -252,7 +255,12 @@ describe('matmul.wgsl on Dawn', () => {
       for (const shape of shapes) {
         for (const factor of [1e17, 1e-15]) {
           const { a, b } = operands(shape, 13);
-          const error = await worstError(kernel, shape, a.map((v) => v * factor), b.map((v) => v * factor));
+          const error = await worstError(
+            kernel,
+            shape,
+            a.map((v) => v * factor),
+            b.map((v) => v * factor),
+          );
           expect(error, `${factor} ${JSON.stringify(shape)}`).toBeLessThanOrEqual(tolerance(shape.k));
         }
       }

@@ -299,7 +299,17 @@ export class MatmulKernel {
       operands.offsetA ?? 0,
       operands.offsetB ?? 0,
       operands.offsetC ?? 0,
-      s.m, s.n, s.k, s.transA, s.transB, s.batch, s.strideA, s.strideB, s.strideC, s.alpha, s.beta,
+      s.m,
+      s.n,
+      s.k,
+      s.transA,
+      s.transB,
+      s.batch,
+      s.strideA,
+      s.strideB,
+      s.strideC,
+      s.alpha,
+      s.beta,
     ].join(',');
     let plan = this.#plans.get(key);
     if (plan !== undefined) {

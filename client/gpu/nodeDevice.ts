@@ -39,9 +39,9 @@ export async function requestNodeGpu(label = 'node', onLost?: (info: GpuLostInfo
   } catch (error) {
     if (error instanceof GpuUnavailableError && error.reason === 'no-adapter') {
       throw new Error(
-        'No WebGPU adapter in Node. Dawn needs a Vulkan driver: install Debian\'s ' +
+        "No WebGPU adapter in Node. Dawn needs a Vulkan driver: install Debian's " +
           '`chromium` (it ships SwiftShader) and `libvulkan1`, e.g. ' +
-          '`apt-get install -y chromium libvulkan1`, or set VK_ICD_FILENAMES to your GPU\'s driver manifest.',
+          "`apt-get install -y chromium libvulkan1`, or set VK_ICD_FILENAMES to your GPU's driver manifest.",
         { cause: error },
       );
     }

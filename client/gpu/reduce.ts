@@ -127,7 +127,9 @@ export class ReduceKernel {
     checkSegmentOffsets(offsets, operands.input.size / 4 - inputOffset);
     const segments = offsets.length - 1;
     if ((outputOffset + segments) * 4 > operands.output.size) {
-      throw new RangeError(`Reduce: output (${operands.output.label}) holds ${operands.output.size} bytes, ${segments} results need ${(outputOffset + segments) * 4}`);
+      throw new RangeError(
+        `Reduce: output (${operands.output.label}) holds ${operands.output.size} bytes, ${segments} results need ${(outputOffset + segments) * 4}`,
+      );
     }
     const program = PROGRAMS[op];
     const passes: Dispatch[] = [];

@@ -90,9 +90,7 @@ export interface OpenGpuOptions {
  */
 export async function openGpuContext(gpu: GPU, options: OpenGpuOptions = {}): Promise<GpuContext> {
   // Some browsers reject instead of answering null when WebGPU is switched off.
-  const adapter = await gpu
-    .requestAdapter(options.powerPreference === undefined ? {} : { powerPreference: options.powerPreference })
-    .catch(() => null);
+  const adapter = await gpu.requestAdapter(options.powerPreference === undefined ? {} : { powerPreference: options.powerPreference }).catch(() => null);
   if (adapter === null) {
     throw new GpuUnavailableError(
       'no-adapter',
@@ -107,10 +105,7 @@ export async function openGpuContext(gpu: GPU, options: OpenGpuOptions = {}): Pr
   try {
     device = await adapter.requestDevice({ label: options.label ?? 'atomo', requiredLimits, requiredFeatures });
   } catch (error) {
-    throw new GpuUnavailableError(
-      'device-failed',
-      `The WebGPU adapter refused a device: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new GpuUnavailableError('device-failed', `The WebGPU adapter refused a device: ${error instanceof Error ? error.message : String(error)}`);
   }
   const lost = device.lost.then((info): GpuLostInfo => ({ reason: info.reason, message: info.message }));
   // A separate chain, so a throwing callback cannot turn `lost` into a rejection.

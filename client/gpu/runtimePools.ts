@@ -141,8 +141,7 @@ export class BufferSource {
   /** A buffer of at least `bytes` bytes (at least 4: WebGPU binds no empty buffer). */
   take(bytes: number, usage: GPUBufferUsageFlags, label: string): GPUBuffer {
     const size = Math.max(4, Math.ceil(bytes / 4) * 4);
-    const buffer =
-      this.#pool?.acquire(size, usage, label) ?? this.#device.createBuffer({ label, size, usage });
+    const buffer = this.#pool?.acquire(size, usage, label) ?? this.#device.createBuffer({ label, size, usage });
     this.#held.push(buffer);
     return buffer;
   }

@@ -125,7 +125,14 @@ const geometric = (count: number, ratio: number): number[] => Array.from({ lengt
 
 describe('svd_jacobi.wgsl on Dawn: direct route (short side ≤ 32)', () => {
   gpuTest('decomposes MNIST-layer shapes 128×10, 10×128 and 32×288 in one batch', async ({ gpu }) => {
-    const shapes: [number, number][] = [[128, 10], [10, 128], [32, 288], [288, 32], [1, 7], [5, 1]];
+    const shapes: [number, number][] = [
+      [128, 10],
+      [10, 128],
+      [32, 288],
+      [288, 32],
+      [1, 7],
+      [5, 1],
+    ];
     const matrices: SvdMatrix[] = shapes.map(([rows, cols], i) => ({ rows, cols, data: f32(randomMatrix(rows, cols, 10 + i)) }));
     const results = await svdBatched(gpu.device, matrices);
     results.forEach((r, i) => {
@@ -251,7 +258,10 @@ describe('svd top-k mode on Dawn (randomized subspace iteration)', () => {
     ];
     const results = await svdBatched(gpu.device, cases, { rank: k });
     const warm = await svdBatched(gpu.device, cases, { rank: k, powerIterations: 0, warmStart: results, seed: 2 });
-    for (const [name, set] of [['cold', results], ['warm, no power iteration', warm]] as const) {
+    for (const [name, set] of [
+      ['cold', results],
+      ['warm, no power iteration', warm],
+    ] as const) {
       set.forEach((r, i) => {
         const c = cases[i]!;
         expect(r.route).toBe('topk');

@@ -23,16 +23,7 @@ import orthonormalizeWgsl from '../../shaders/svd_orthonormalize.wgsl?raw';
 import jacobiWgsl from '../../shaders/svd_jacobi.wgsl?raw';
 import sortWgsl from '../../shaders/svd_sort.wgsl?raw';
 import { gaussians } from '../../core/linalg/random-matrix';
-import {
-  F32_EPSILON,
-  F32_UNIT_ROUNDOFF,
-  planSvd,
-  type SvdMatrixPlan,
-  type SvdOptions,
-  type SvdPlan,
-  type SvdRoute,
-  type SvdShape,
-} from './svdPlan';
+import { F32_EPSILON, F32_UNIT_ROUNDOFF, planSvd, type SvdMatrixPlan, type SvdOptions, type SvdPlan, type SvdRoute, type SvdShape } from './svdPlan';
 
 export { type SvdOptions, type SvdPlan, type SvdRoute, type SvdShape } from './svdPlan';
 
@@ -267,22 +258,44 @@ export class SvdBatch {
     const gram = on('gram');
     const topk = on('topk');
 
-    this.#add('prepare', kernel.prepare, [this.input, work, this.states], all.map(({ p, i }) => prepareJob(p, i)), [all.length, 1, 1]);
+    this.#add(
+      'prepare',
+      kernel.prepare,
+      [this.input, work, this.states],
+      all.map(({ p, i }) => prepareJob(p, i)),
+      [all.length, 1, 1],
+    );
 
     // Gram route: G = WᵀW.
-    this.#gemm('gram', work, work, aux, gram.map(({ p }) => ({
-      x: [p.workOffset, 1, p.m], y: [p.workOffset, 1, p.m], c: [p.auxOffset, p.n], pqk: [p.n, p.n, p.m],
-    })));
+    this.#gemm(
+      'gram',
+      work,
+      work,
+      aux,
+      gram.map(({ p }) => ({
+        x: [p.workOffset, 1, p.m],
+        y: [p.workOffset, 1, p.m],
+        c: [p.auxOffset, p.n],
+        pqk: [p.n, p.n, p.m],
+      })),
+    );
 
     // Top-k route: Y = WΩ, then (Z = WᵀY, Y = WZ) × powerIterations, each orthonormalised; Bᵀ = WᵀQ.
     if (topk.length > 0) {
       // Wᵀ·(the m-side sketch in aux) into `target` at `offset(p)`, n×l.
-      const wTransposeTimesY = (offset: (p: SvdMatrixPlan) => number): GemmSpec[] => topk.map(({ p }) => ({
-        x: [p.workOffset, 1, p.m], y: [p.auxOffset, 1, p.m], c: [offset(p), p.n], pqk: [p.n, p.sketch, p.m],
-      }));
+      const wTransposeTimesY = (offset: (p: SvdMatrixPlan) => number): GemmSpec[] =>
+        topk.map(({ p }) => ({
+          x: [p.workOffset, 1, p.m],
+          y: [p.auxOffset, 1, p.m],
+          c: [offset(p), p.n],
+          pqk: [p.n, p.sketch, p.m],
+        }));
       // W·(the n-side sketch in aux2) into aux, m×l.
       const wTimesZ: GemmSpec[] = topk.map(({ p }) => ({
-        x: [p.workOffset, p.m, 1], y: [p.aux2Offset, 1, p.n], c: [p.auxOffset, p.m], pqk: [p.m, p.sketch, p.n],
+        x: [p.workOffset, p.m, 1],
+        y: [p.aux2Offset, 1, p.n],
+        c: [p.auxOffset, p.m],
+        pqk: [p.m, p.sketch, p.n],
       }));
       const orthY = topk.map(({ p }) => [p.auxOffset, p.m, p.sketch, 0]);
       const orthZ = topk.map(({ p }) => [p.aux2Offset, p.n, p.sketch, 0]);
@@ -290,12 +303,24 @@ export class SvdBatch {
       this.#gemm('sketchY', work, aux2, aux, wTimesZ);
       this.#add('orthY', kernel.orthonormalize, [aux], orthY, groups);
       for (let it = 0; it < options.powerIterations; it++) {
-        this.#gemm('sketchZ', work, aux, aux2, wTransposeTimesY((p) => p.aux2Offset));
+        this.#gemm(
+          'sketchZ',
+          work,
+          aux,
+          aux2,
+          wTransposeTimesY((p) => p.aux2Offset),
+        );
         this.#add('orthZ', kernel.orthonormalize, [aux2], orthZ, groups);
         this.#gemm('sketchY', work, aux2, aux, wTimesZ);
         this.#add('orthY', kernel.orthonormalize, [aux], orthY, groups);
       }
-      this.#gemm('projectT', work, aux, proj, wTransposeTimesY((p) => p.projOffset));
+      this.#gemm(
+        'projectT',
+        work,
+        aux,
+        proj,
+        wTransposeTimesY((p) => p.projOffset),
+      );
     }
 
     const tolFor = (m: number): number => Math.sqrt(m) * F32_UNIT_ROUNDOFF;
@@ -304,15 +329,41 @@ export class SvdBatch {
       for (let d = 0; d < dispatches; d++) this.#add(name, kernel.jacobi, [target, rot, this.states], jobs, [jobs.length, 1, 1], true);
     };
     const jacobiJob = (off: number, m: number, n: number, rotOffset: number, i: number, phase: number, initV: boolean): number[] => [
-      off, rotOffset, m, n, i, phase, initV ? 1 : 0, options.sweepsPerDispatch, options.maxSweeps, tolFor(m),
+      off,
+      rotOffset,
+      m,
+      n,
+      i,
+      phase,
+      initV ? 1 : 0,
+      options.sweepsPerDispatch,
+      options.maxSweeps,
+      tolFor(m),
     ];
-    jacobi('jacobiDirect', work, direct.map(({ p, i }) => jacobiJob(p.workOffset, p.m, p.n, p.rotOffset, i, JACOBI_PHASE_FIRST, true)));
-    jacobi('jacobiGram', aux, gram.map(({ p, i }) => jacobiJob(p.auxOffset, p.n, p.n, p.rotOffset, i, JACOBI_PHASE_FIRST, true)));
+    jacobi(
+      'jacobiDirect',
+      work,
+      direct.map(({ p, i }) => jacobiJob(p.workOffset, p.m, p.n, p.rotOffset, i, JACOBI_PHASE_FIRST, true)),
+    );
+    jacobi(
+      'jacobiGram',
+      aux,
+      gram.map(({ p, i }) => jacobiJob(p.auxOffset, p.n, p.n, p.rotOffset, i, JACOBI_PHASE_FIRST, true)),
+    );
 
     // Gram route: B = W·V₀.
-    this.#gemm('project', work, rot, proj, gram.map(({ p }) => ({
-      x: [p.workOffset, p.m, 1], y: [p.rotOffset, 1, p.n], c: [p.projOffset, p.m], pqk: [p.m, p.n, p.n],
-    })));
+    this.#gemm(
+      'project',
+      work,
+      rot,
+      proj,
+      gram.map(({ p }) => ({
+        x: [p.workOffset, p.m, 1],
+        y: [p.rotOffset, 1, p.n],
+        c: [p.projOffset, p.m],
+        pqk: [p.m, p.n, p.n],
+      })),
+    );
     const projJobs = [
       ...(options.refine ? gram.map(({ p, i }) => jacobiJob(p.projOffset, p.m, p.n, p.rotOffset, i, JACOBI_PHASE_REFINE, false)) : []),
       ...topk.map(({ p, i }) => jacobiJob(p.projOffset, p.n, p.sketch, p.rotOffset, i, JACOBI_PHASE_FIRST, true)),
@@ -320,28 +371,81 @@ export class SvdBatch {
     jacobi('jacobiProjected', proj, projJobs);
 
     // Top-k route: the long-side vectors Q·Ṽ.
-    this.#gemm('lift', aux, rot, comp, topk.map(({ p }) => ({
-      x: [p.auxOffset, p.m, 1], y: [p.rotOffset, 1, p.sketch], c: [p.compOffset, p.m], pqk: [p.m, p.sketch, p.sketch],
-    })));
+    this.#gemm(
+      'lift',
+      aux,
+      rot,
+      comp,
+      topk.map(({ p }) => ({
+        x: [p.auxOffset, p.m, 1],
+        y: [p.rotOffset, 1, p.sketch],
+        c: [p.compOffset, p.m],
+        pqk: [p.m, p.sketch, p.sketch],
+      })),
+    );
 
-    const sortJob = (p: SvdMatrixPlan, i: number, srcOff: number, srcLen: number, count: number, otherOff: number, otherLen: number, srcIsLong: boolean): number[] => [
-      srcOff, srcLen, count, otherOff, otherLen, i,
+    const sortJob = (
+      p: SvdMatrixPlan,
+      i: number,
+      srcOff: number,
+      srcLen: number,
+      count: number,
+      otherOff: number,
+      otherLen: number,
+      srcIsLong: boolean,
+    ): number[] => [
+      srcOff,
+      srcLen,
+      count,
+      otherOff,
+      otherLen,
+      i,
       // Long-side vectors of W are A's u unless A was transposed.
       srcIsLong !== p.transposed ? 1 : 0,
-      p.uOffset, p.sOffset, p.vOffset, p.k, Math.max(p.rows, p.cols) * F32_EPSILON,
+      p.uOffset,
+      p.sOffset,
+      p.vOffset,
+      p.k,
+      Math.max(p.rows, p.cols) * F32_EPSILON,
     ];
     const sort = (name: string, columns: GPUBuffer, companions: GPUBuffer, jobs: number[][]): void =>
       this.#add(name, kernel.sort, [columns, companions, this.states, this.u, this.singularValues, this.v], jobs, [jobs.length, 1, 1], true);
-    sort('sortDirect', work, rot, direct.map(({ p, i }) => sortJob(p, i, p.workOffset, p.m, p.n, p.rotOffset, p.n, true)));
-    sort('sortGram', proj, rot, gram.map(({ p, i }) => sortJob(p, i, p.projOffset, p.m, p.n, p.rotOffset, p.n, true)));
-    sort('sortTopk', proj, comp, topk.map(({ p, i }) => sortJob(p, i, p.projOffset, p.n, p.sketch, p.compOffset, p.m, false)));
+    sort(
+      'sortDirect',
+      work,
+      rot,
+      direct.map(({ p, i }) => sortJob(p, i, p.workOffset, p.m, p.n, p.rotOffset, p.n, true)),
+    );
+    sort(
+      'sortGram',
+      proj,
+      rot,
+      gram.map(({ p, i }) => sortJob(p, i, p.projOffset, p.m, p.n, p.rotOffset, p.n, true)),
+    );
+    sort(
+      'sortTopk',
+      proj,
+      comp,
+      topk.map(({ p, i }) => sortJob(p, i, p.projOffset, p.n, p.sketch, p.compOffset, p.m, false)),
+    );
   }
 
   #gemm(name: string, x: GPUBuffer, y: GPUBuffer, c: GPUBuffer, specs: GemmSpec[]): void {
     if (specs.length === 0) return;
     const tiles = (count: number): number => Math.ceil(count / 32);
     const jobs = specs.map(({ x: [xOff, xsk, xsi], y: [yOff, ysk, ysj], c: [cOff, ldc], pqk: [p, q, k] }) => [
-      xOff, xsk, xsi, yOff, ysk, ysj, cOff, ldc, p, q, k, 0,
+      xOff,
+      xsk,
+      xsi,
+      yOff,
+      ysk,
+      ysj,
+      cOff,
+      ldc,
+      p,
+      q,
+      k,
+      0,
     ]);
     const groupsX = Math.max(...specs.map((s) => tiles(s.pqk[0])));
     const groupsY = Math.max(...specs.map((s) => tiles(s.pqk[1])));
@@ -352,14 +456,7 @@ export class SvdBatch {
    * Adds a pass whose binding 0 is a job table (one record of u32 words per
    * job; a non-integer word is stored as f32 bits) and bindings 1.. the buffers.
    */
-  #add(
-    name: string,
-    pipeline: GPUComputePipeline,
-    buffers: GPUBuffer[],
-    jobs: number[][],
-    groups: [number, number, number],
-    lastWordIsFloat = false,
-  ): void {
+  #add(name: string, pipeline: GPUComputePipeline, buffers: GPUBuffer[], jobs: number[][], groups: [number, number, number], lastWordIsFloat = false): void {
     if (jobs.length === 0) return;
     const device = this.#kernel.device;
     const width = jobs[0]!.length;

@@ -119,8 +119,7 @@ export function planSvd(shapes: readonly SvdShape[], options: SvdOptions = {}): 
     if (n > SVD_MAX_SHORT_SIDE) throw new RangeError(`svd: short side ${n} above ${SVD_MAX_SHORT_SIDE}`);
     const k = opts.rank === undefined ? n : Math.max(1, Math.min(opts.rank, n));
     const sketch = Math.min(n, k + opts.oversampling);
-    const route: SvdRoute =
-      opts.rank !== undefined && sketch < n ? 'topk' : n > opts.gramThreshold ? 'gram' : 'jacobi';
+    const route: SvdRoute = opts.rank !== undefined && sketch < n ? 'topk' : n > opts.gramThreshold ? 'gram' : 'jacobi';
     if (route === 'topk' && sketch > SVD_MAX_SKETCH) throw new RangeError(`svd: sketch ${sketch} above ${SVD_MAX_SKETCH}`);
     const take = (key: keyof typeof size, floats: number): number => {
       const at = size[key];

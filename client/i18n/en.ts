@@ -203,7 +203,8 @@ export const en = {
       lossTitle: 'Training loss by round',
       lossCaption: 'Mean minibatch loss of the workers.',
       varianceTitle: 'Estimator variance ÷ ‖g‖²',
-      varianceCaption: 'The noise each scheme adds to the gradient, closed form (log scale): Σλ²(1/p−1) for ATOMO, TernGrad and 1-level QSGD; Σₖ(‖gₖ‖/s)²Σf(1−f) over buckets for QSGD with more levels.',
+      varianceCaption:
+        'The noise each scheme adds to the gradient, closed form (log scale): Σλ²(1/p−1) for ATOMO, TernGrad and 1-level QSGD; Σₖ(‖gₖ‖/s)²Σf(1−f) over buckets for QSGD with more levels.',
       bytesTitle: 'Bytes per worker per round (log scale)',
       bytesCaption: 'What one gradient costs on the wire, by run (mean so far); the dashed line is float32.',
       accuracy: 'accuracy',

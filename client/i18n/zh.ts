@@ -65,8 +65,7 @@ export const zh: Messages = {
       software: '软件适配器，无 GPU',
       httpsHint: '请老师用 npm start -- --https 重启服务器，本页面即可使用 WebGPU。',
       reasons: {
-        'insecure-context':
-          '此页面上没有 WebGPU：WebGPU 需要安全上下文，而本页面不是。请通过 https 打开，或使用 http://localhost / http://127.0.0.1。',
+        'insecure-context': '此页面上没有 WebGPU：WebGPU 需要安全上下文，而本页面不是。请通过 https 打开，或使用 http://localhost / http://127.0.0.1。',
         unsupported: '此浏览器没有 WebGPU：不支持或已关闭。新版 Chrome 和 Edge 默认开启，其他浏览器可能需要手动启用。',
         'no-adapter': '有 WebGPU 但没有可用的适配器：GPU 可能被列入黑名单，或硬件加速已关闭（Chrome 中请查看 chrome://gpu）。改用 CPU。',
         'device-failed': 'WebGPU 适配器拒绝创建设备：{{detail}}',

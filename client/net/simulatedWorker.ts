@@ -28,7 +28,6 @@ import { decodeWeights } from '../../core/training/modelCodec';
 import { createWorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
 import type { AppSocket } from './socket';
 
-
 /** Options of a simulated worker. */
 export interface SimulatedWorkerOptions {
   readonly url: string;
@@ -179,17 +178,19 @@ export class SimulatedWorker {
       const { config } = assignment;
       const layout = createModelLayout(config.model);
       const shard = shardsFor(this.#options.train, assignment);
-      const step = this.#options.createStep?.({ assignment, layout, shard }) ?? createWorkerRound({
-        backend: createCpuBackend(layout),
-        layout,
-        compression: config,
-        batchSize: config.batchSize,
-        seed: config.seed,
-        worker: assignment.slot,
-        train: this.#options.train,
-        shard,
-        now: () => performance.now(),
-      });
+      const step =
+        this.#options.createStep?.({ assignment, layout, shard }) ??
+        createWorkerRound({
+          backend: createCpuBackend(layout),
+          layout,
+          compression: config,
+          batchSize: config.batchSize,
+          seed: config.seed,
+          worker: assignment.slot,
+          train: this.#options.train,
+          shard,
+          now: () => performance.now(),
+        });
       this.#step = { assignment, layout, step };
     }
     return this.#step;

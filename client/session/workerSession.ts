@@ -129,7 +129,11 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   let device: ComputeDevice = chosen.kind === 'webgpu' ? { kind: 'webgpu', ctx: chosen.ctx } : { kind: 'cpu' };
   let backendView: WorkerBackend =
     chosen.kind === 'webgpu' ? { kind: 'webgpu', detail: adapterName(chosen.ctx.adapterInfo) } : { kind: 'cpu', detail: chosen.reason };
-  sink.setBackend(chosen.kind === 'webgpu' ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo), software: isSoftware(chosen.ctx) } : { ...chosen, code: chosen.code ?? 'unknown', detail: chosen.reason });
+  sink.setBackend(
+    chosen.kind === 'webgpu'
+      ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo), software: isSoftware(chosen.ctx) }
+      : { ...chosen, code: chosen.code ?? 'unknown', detail: chosen.reason },
+  );
 
   let data: MnistData;
   try {
@@ -166,7 +170,11 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     config: assignment.config,
     slot: assignment.slot,
     train: data.train,
-    shard: shardIndices(data.train.labels, { split: assignment.config.split, shards: assignment.config.shards, seed: assignment.config.seed }, assignment.shard),
+    shard: shardIndices(
+      data.train.labels,
+      { split: assignment.config.split, shards: assignment.config.shards, seed: assignment.config.seed },
+      assignment.shard,
+    ),
   });
 
   const assign = (assignment: WorkerAssignment) => {

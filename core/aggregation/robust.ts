@@ -47,7 +47,14 @@ export function aggregate(rule: AggregationRule, estimates: readonly Float32Arra
   for (const e of estimates) if (e.length !== length) throw new RangeError(`an estimate has ${e.length} entries, expected ${length}`);
   switch (rule.kind) {
     case 'mean':
-      return { value: weightedMean(estimates, length, estimates.map(() => 1)), clipped: 0 };
+      return {
+        value: weightedMean(
+          estimates,
+          length,
+          estimates.map(() => 1),
+        ),
+        clipped: 0,
+      };
     case 'norm-bound': {
       const norms = estimates.map(norm2);
       const bound = rule.k * lowerMedian(norms);

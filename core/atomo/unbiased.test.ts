@@ -9,12 +9,7 @@ import { estimate } from './estimate';
 import { DEFAULT_LEVELS } from './schemes';
 import type { SchemeName } from './types';
 import { dct2 } from '../linalg/dct';
-import {
-  dctCoordinateVariance,
-  entrywiseCoordinateVariance,
-  qsgdCoordinateVariance,
-  terngradCoordinateVariance,
-} from './testing/coordinate-variance';
+import { dctCoordinateVariance, entrywiseCoordinateVariance, qsgdCoordinateVariance, terngradCoordinateVariance } from './testing/coordinate-variance';
 import { TEST_SHAPE, lowRankGradient, randomGradient, type TestGradient } from './testing/gradients';
 import { biasedCoordinates, monteCarlo } from './testing/monte-carlo';
 import { samplingProbabilities } from './waterfilling';
@@ -96,9 +91,7 @@ describe.each([randomGradient(), lowRankGradient()])('estimate() on the $name gr
 
       // Mean realised error within 5 standard errors of the closed form; the
       // small absolute term is float32 rounding of ĝ (≈ n·(2⁻²⁴‖g‖∞)²).
-      expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(
-        SIGMAS * summary.meanErrorStandardError + 1e-9 * Math.max(variance, 1),
-      );
+      expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(SIGMAS * summary.meanErrorStandardError + 1e-9 * Math.max(variance, 1));
       if (c.scheme !== 'none') expect(variance).toBeGreaterThan(0);
     });
   }

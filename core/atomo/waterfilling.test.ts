@@ -111,7 +111,13 @@ describe('samplingProbabilities', () => {
     expect(Array.from(samplingProbabilities([5, 1, 5, 1], 3))).toEqual([1, 0.5, 1, 0.5]);
     const lambda = testMagnitudes(50, 3);
     const p = samplingProbabilities(lambda, 6);
-    const reversed = samplingProbabilities(lambda.slice().reverse().map((x) => -x), 6);
+    const reversed = samplingProbabilities(
+      lambda
+        .slice()
+        .reverse()
+        .map((x) => -x),
+      6,
+    );
     expect(Array.from(reversed).reverse()).toEqual(Array.from(p));
   });
 

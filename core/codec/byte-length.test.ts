@@ -45,7 +45,13 @@ function documentedLength(sample: LayerSample): number {
     }
     case 'qsgd':
       // levels, bucket size, one float32 norm per bucket of d entries (one for d = 0), then the packed codes.
-      return 12 + 2 + 4 + 4 * (sample.bucketSize === 0 ? 1 : Math.max(1, Math.ceil((m * n) / sample.bucketSize))) + Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8);
+      return (
+        12 +
+        2 +
+        4 +
+        4 * (sample.bucketSize === 0 ? 1 : Math.max(1, Math.ceil((m * n) / sample.bucketSize))) +
+        Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8)
+      );
     case 'terngrad':
       return 12 + 4 + Math.ceil((m * n) / 4);
     case 'powersgd':
@@ -100,7 +106,12 @@ describe('byte counts', () => {
     expect(encodedByteLength(randomSample(rng, 'terngrad', shape))).toBe(25_104);
     // Four unsaturated entries (±τ) with gaps of ~25k: four 3-byte varints, τ, one byte of codes.
     const tau = 0.125;
-    const entry: LayerSample = { scheme: 'atomo-entry', shape, indices: Uint32Array.of(20_000, 45_000, 70_000, 95_000), values: Float32Array.of(tau, -tau, -tau, tau) };
+    const entry: LayerSample = {
+      scheme: 'atomo-entry',
+      shape,
+      indices: Uint32Array.of(20_000, 45_000, 70_000, 95_000),
+      values: Float32Array.of(tau, -tau, -tau, tau),
+    };
     expect(encodedByteLength(entry)).toBe(33);
     // One of them saturated (its own value): 4 bytes more.
     expect(encodedByteLength({ ...entry, values: Float32Array.of(tau, -tau, 7, tau) })).toBe(37);

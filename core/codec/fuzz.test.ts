@@ -62,7 +62,10 @@ describe('fuzz', () => {
     const outcomes = new Map<string, number>();
     for (let i = 0; i < 500; i++) {
       const length = randomInt(rng, 0, 64);
-      check(Uint8Array.from({ length }, () => randomInt(rng, 0, 255)), outcomes);
+      check(
+        Uint8Array.from({ length }, () => randomInt(rng, 0, 255)),
+        outcomes,
+      );
     }
     for (let i = 0; i < 1000; i++) {
       // The current version, a known scheme and a small shape, then random bytes: reaches the body decoders.

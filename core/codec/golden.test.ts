@@ -11,12 +11,7 @@ function hex(text: string): Uint8Array {
 }
 
 const cases: [string, LayerSample, number, string][] = [
-  [
-    'none 1×2 [1.5, -2]',
-    { scheme: 'none', shape: [1, 2], values: Float32Array.of(1.5, -2) },
-    3,
-    '02 00 0300 01000000 02000000   0000c03f 000000c0',
-  ],
+  ['none 1×2 [1.5, -2]', { scheme: 'none', shape: [1, 2], values: Float32Array.of(1.5, -2) }, 3, '02 00 0300 01000000 02000000   0000c03f 000000c0'],
   [
     // τ = 0.5 (a tie, so the smaller magnitude); codes 00 (+τ), 10 (own value −2) → byte 0x08.
     'atomo-entry 2×3 indices [1, 5]',

@@ -88,10 +88,7 @@ export function checkEncodeHeader(scheme: SchemeName, shape: Shape, layer: numbe
   }
   const elements = rows * cols;
   if (elements > MAX_ELEMENTS_CEILING) {
-    throw new CodecError(
-      'too-large',
-      `${scheme}: shape ${shapeText(rows, cols)} has ${elements} entries, above the codec ceiling of ${MAX_ELEMENTS_CEILING}`,
-    );
+    throw new CodecError('too-large', `${scheme}: shape ${shapeText(rows, cols)} has ${elements} entries, above the codec ceiling of ${MAX_ELEMENTS_CEILING}`);
   }
   return elements;
 }
@@ -137,20 +134,14 @@ export function readHeader(reader: ByteReader, limits: DecodeLimits): Header {
   const elements = rows * cols;
   // Written as !(≤) so that a NaN limit refuses everything rather than nothing.
   if (!(elements <= maxElements)) {
-    throw new CodecError(
-      'too-large',
-      `${scheme} layer ${layer}: shape ${shapeText(rows, cols)} has ${elements} entries, above the limit of ${maxElements}`,
-    );
+    throw new CodecError('too-large', `${scheme} layer ${layer}: shape ${shapeText(rows, cols)} has ${elements} entries, above the limit of ${maxElements}`);
   }
   if (limits.expectedLayer !== undefined && layer !== limits.expectedLayer) {
     throw new CodecError('layer-mismatch', `${scheme}: got layer ${layer}, expected layer ${limits.expectedLayer}`);
   }
   const expected = limits.expectedShape;
   if (expected !== undefined && (rows !== expected[0] || cols !== expected[1])) {
-    throw new CodecError(
-      'shape-mismatch',
-      `${scheme} layer ${layer}: got shape ${shapeText(rows, cols)}, expected ${shapeText(expected[0], expected[1])}`,
-    );
+    throw new CodecError('shape-mismatch', `${scheme} layer ${layer}: got shape ${shapeText(rows, cols)}, expected ${shapeText(expected[0], expected[1])}`);
   }
   return { scheme, layer, rows, cols, elements };
 }

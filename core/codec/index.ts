@@ -16,14 +16,7 @@ import { spectralCodec } from './spectral';
 import { terngradCodec } from './terngrad';
 
 export { CodecError, type CodecErrorCode } from './errors';
-export {
-  CODEC_VERSION,
-  DEFAULT_MAX_ELEMENTS,
-  HEADER_BYTES,
-  MAX_ELEMENTS_CEILING,
-  SCHEME_IDS,
-  type DecodeLimits,
-} from './header';
+export { CODEC_VERSION, DEFAULT_MAX_ELEMENTS, HEADER_BYTES, MAX_ELEMENTS_CEILING, SCHEME_IDS, type DecodeLimits } from './header';
 export { denseBytes, expectedBytes, maxLayerBytes } from './sizes';
 
 /** A decoded layer: which layer it is and its sample. */
@@ -130,10 +123,7 @@ export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): Decod
       break;
   }
   if (reader.remaining !== 0) {
-    throw new CodecError(
-      'trailing-bytes',
-      `trailing bytes: ${header.scheme} layer ${header.layer} ends at byte ${reader.pos}, input has ${bytes.length}`,
-    );
+    throw new CodecError('trailing-bytes', `trailing bytes: ${header.scheme} layer ${header.layer} ends at byte ${reader.pos}, input has ${bytes.length}`);
   }
   return { layer: header.layer, sample };
 }

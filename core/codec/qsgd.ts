@@ -20,7 +20,6 @@ import { shapeText, where, type Header } from './header';
 import type { SchemeCodec } from './scheme';
 import { levelBits, qsgdBodyBytes } from './sizes';
 
-
 /** Encoder and decoder of s-level QSGD samples. */
 export const qsgdCodec: SchemeCodec<QsgdSample> = {
   bodyByteLength(sample: QsgdSample, elements: number): number {

@@ -69,8 +69,22 @@ describe('round trip', () => {
     for (const shape of EDGE_SHAPES) {
       const n = shape[0] * shape[1];
       for (const levels of [1, 2, 4, 255, 65535]) {
-        expectRoundTrip({ scheme: 'qsgd', shape, levels, bucketSize: 0, norms: new Float32Array(1), negative: new Uint8Array(n), level: new Uint16Array(n) }, 4);
-        expectRoundTrip({ scheme: 'qsgd', shape, levels, bucketSize: 2, norms: new Float32Array(Math.max(1, Math.ceil(n / 2))), negative: new Uint8Array(n), level: new Uint16Array(n) }, 4);
+        expectRoundTrip(
+          { scheme: 'qsgd', shape, levels, bucketSize: 0, norms: new Float32Array(1), negative: new Uint8Array(n), level: new Uint16Array(n) },
+          4,
+        );
+        expectRoundTrip(
+          {
+            scheme: 'qsgd',
+            shape,
+            levels,
+            bucketSize: 2,
+            norms: new Float32Array(Math.max(1, Math.ceil(n / 2))),
+            negative: new Uint8Array(n),
+            level: new Uint16Array(n),
+          },
+          4,
+        );
       }
       expectRoundTrip({ scheme: 'terngrad', shape, scaler: 0, ternary: new Int8Array(n) }, 4);
     }
@@ -130,7 +144,14 @@ describe('round trip', () => {
 
 describe('encodeForWire: never more than dense float32, always the same estimate', () => {
   it('sends a 1×n bias with one spectral atom as dense (4·(n + 2) body bytes against 4·n)', () => {
-    const sample: LayerSample = { scheme: 'atomo-svd', shape: [1, 3], count: 1, u: Float32Array.of(1), v: Float32Array.of(0.6, 0, -0.8), scales: Float32Array.of(5) };
+    const sample: LayerSample = {
+      scheme: 'atomo-svd',
+      shape: [1, 3],
+      count: 1,
+      u: Float32Array.of(1),
+      v: Float32Array.of(0.6, 0, -0.8),
+      scales: Float32Array.of(5),
+    };
     const bytes = encodeForWire(sample, 4);
     expect(bytes.length).toBe(denseBytesOf([1, 3]));
     const decoded = decodeLayer(bytes);

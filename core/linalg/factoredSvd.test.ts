@@ -164,7 +164,14 @@ describe('householderQr', () => {
       const qr = householderQr(a, m, k);
       const p = Math.min(m, k);
       const q: Float64Array[] = [];
-      for (let j = 0; j < p; j++) q.push(applyQ(qr, Array.from({ length: p }, (_, i) => (i === j ? 1 : 0)), new Float64Array(m)));
+      for (let j = 0; j < p; j++)
+        q.push(
+          applyQ(
+            qr,
+            Array.from({ length: p }, (_, i) => (i === j ? 1 : 0)),
+            new Float64Array(m),
+          ),
+        );
       for (let a1 = 0; a1 < p; a1++) {
         for (let b = 0; b < p; b++) {
           const dot = q[a1]!.reduce((s, x, i) => s + x * q[b]![i]!, 0);

@@ -56,9 +56,14 @@ export interface FactoredSvd {
 export function checkFactors(factors: GradientFactors, rows: number, cols: number): void {
   const { batch, input, delta } = factors;
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`gradient factors: batch ${batch} is not a positive integer`);
-  if (input.length !== batch * rows) throw new RangeError(`gradient factors: input has ${input.length} values, a ${batch}×${rows} factor needs ${batch * rows}`);
-  if (delta.length !== batch * cols) throw new RangeError(`gradient factors: delta has ${delta.length} values, a ${batch}×${cols} factor needs ${batch * cols}`);
-  for (const [name, a] of [['input', input], ['delta', delta]] as const) {
+  if (input.length !== batch * rows)
+    throw new RangeError(`gradient factors: input has ${input.length} values, a ${batch}×${rows} factor needs ${batch * rows}`);
+  if (delta.length !== batch * cols)
+    throw new RangeError(`gradient factors: delta has ${delta.length} values, a ${batch}×${cols} factor needs ${batch * cols}`);
+  for (const [name, a] of [
+    ['input', input],
+    ['delta', delta],
+  ] as const) {
     for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) throw new RangeError(`gradient factors: ${name}[${i}] is ${a[i]}`);
   }
 }

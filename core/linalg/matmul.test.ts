@@ -10,7 +10,12 @@ describe('matmul (CPU reference)', () => {
   const product = [58, 64, 139, 154];
 
   test('every transpose flag reads the same op(A)·op(B)', () => {
-    for (const [transA, transB] of [[false, false], [true, false], [false, true], [true, true]] as const) {
+    for (const [transA, transB] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ] as const) {
       const c = new Float32Array(4);
       matmul({ m: 2, n: 2, k: 3, transA, transB }, transA ? aT : a, transB ? bT : b, c);
       expect(Array.from(c)).toEqual(product);

@@ -43,12 +43,7 @@ export function randomOrthonormal(rows: number, k: number, seed: number): Float6
 }
 
 /** U diag(σ) Vᵀ with random orthonormal U (rows×k), V (cols×k), k = σ.length: known singular values. */
-export function matrixWithSingularValues(
-  rows: number,
-  cols: number,
-  singularValues: readonly number[],
-  seed: number,
-): Float64Array {
+export function matrixWithSingularValues(rows: number, cols: number, singularValues: readonly number[], seed: number): Float64Array {
   const k = singularValues.length;
   const u = randomOrthonormal(rows, k, seed);
   const v = randomOrthonormal(cols, k, seed + 1);

@@ -61,12 +61,7 @@ export function rankTolerance(rows: number, cols: number, largestSingularValue: 
 }
 
 /** Thin SVD of a row-major rows×cols matrix by one-sided Jacobi (Hestenes 1958; LAPACK dgesvj's stopping rule). */
-export function svdJacobi(
-  a: Float64Array | Float32Array,
-  rows: number,
-  cols: number,
-  options: SvdOptions = {},
-): SvdResult {
+export function svdJacobi(a: Float64Array | Float32Array, rows: number, cols: number, options: SvdOptions = {}): SvdResult {
   if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
     throw new RangeError(`svdJacobi: bad shape ${rows}×${cols}`);
   }

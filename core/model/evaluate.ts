@@ -39,9 +39,7 @@ export async function evaluate(
   for (let start = 0; start < count; start += chunkSize) {
     const size = Math.min(chunkSize, count - start);
     const pixels =
-      images instanceof Uint8Array
-        ? bytesToUnit(images, start, size, chunkPixels!)
-        : images.subarray(start * INPUT_SIZE, (start + size) * INPUT_SIZE);
+      images instanceof Uint8Array ? bytesToUnit(images, start, size, chunkPixels!) : images.subarray(start * INPUT_SIZE, (start + size) * INPUT_SIZE);
     const logits = await backend.predict(params, pixels, size);
     for (let n = 0; n < size; n++) {
       const label = labels[start + n]!;

@@ -31,7 +31,10 @@ describe.each(MODEL_KINDS)('heInitialize (%s)', (kind) => {
 
   it('sets every bias to zero', () => {
     for (const tensor of layout.tensors.filter((t) => t.role === 'bias')) {
-      expect(tensorView(params, tensor).every((value) => value === 0), tensor.name).toBe(true);
+      expect(
+        tensorView(params, tensor).every((value) => value === 0),
+        tensor.name,
+      ).toBe(true);
     }
   });
 

@@ -6,7 +6,11 @@ const hex = (words: Uint32Array) => Array.from(words, (w) => w.toString(16).padS
 describe('Philox4x32-10', () => {
   // Known answers published with Random123 (kat_vectors).
   const vectors: [PhiloxCounter, PhiloxKey, string[]][] = [
-    [[0, 0, 0, 0], [0, 0], ['6627e8d5', 'e169c58d', 'bc57ac4c', '9b00dbd8']],
+    [
+      [0, 0, 0, 0],
+      [0, 0],
+      ['6627e8d5', 'e169c58d', 'bc57ac4c', '9b00dbd8'],
+    ],
     [
       [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff],
       [0xffffffff, 0xffffffff],

@@ -18,13 +18,22 @@ const factor = v.pipe(
 );
 
 /** scale: the estimate × factor; sign-flip: the estimate × −factor. */
-export const WorkerAttackSchema = v.variant('kind', [v.strictObject({ kind: v.literal('scale'), factor }), v.strictObject({ kind: v.literal('sign-flip'), factor })], 'attack must be { kind: "scale" | "sign-flip", factor } or null');
+export const WorkerAttackSchema = v.variant(
+  'kind',
+  [v.strictObject({ kind: v.literal('scale'), factor }), v.strictObject({ kind: v.literal('sign-flip'), factor })],
+  'attack must be { kind: "scale" | "sign-flip", factor } or null',
+);
 
 export type WorkerAttack = v.InferOutput<typeof WorkerAttackSchema>;
 
 /** worker:attack: mark a worker as an attacker, or null to make it honest again. */
 export const AttackWorkerRequestSchema = v.strictObject({
-  workerId: v.pipe(v.number('workerId must be a number'), v.integer('workerId must be an integer'), v.minValue(0, 'workerId must be ≥ 0'), v.maxValue(0xffffffff, 'workerId must be a u32')),
+  workerId: v.pipe(
+    v.number('workerId must be a number'),
+    v.integer('workerId must be an integer'),
+    v.minValue(0, 'workerId must be ≥ 0'),
+    v.maxValue(0xffffffff, 'workerId must be a u32'),
+  ),
   attack: v.nullable(WorkerAttackSchema),
 });
 

@@ -7,7 +7,13 @@ import * as v from 'valibot';
 import { DEFAULT_RUN_CONFIG, RunConfigSchema } from './runConfig';
 
 const count = (field: string) => v.pipe(v.number(`${field} must be a number`), v.finite(`${field} must be finite`), v.minValue(0, `${field} must be ≥ 0`));
-const index = (field: string) => v.pipe(v.number(`${field} must be a number`), v.integer(`${field} must be an integer`), v.minValue(0, `${field} must be ≥ 0`), v.maxValue(Number.MAX_SAFE_INTEGER, `${field} is too large`));
+const index = (field: string) =>
+  v.pipe(
+    v.number(`${field} must be a number`),
+    v.integer(`${field} must be an integer`),
+    v.minValue(0, `${field} must be ≥ 0`),
+    v.maxValue(Number.MAX_SAFE_INTEGER, `${field} is too large`),
+  );
 
 /** One member's record. */
 const MemberRecordSchema = v.object({

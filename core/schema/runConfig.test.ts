@@ -35,7 +35,10 @@ describe('run configuration schema', () => {
 
   it('validates the aggregation rule and its parameter', () => {
     expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { aggregation: { kind: 'median' } }).aggregation).toEqual({ kind: 'median' });
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { aggregation: { kind: 'trimmed-mean', trim: 0.2 } }).aggregation).toEqual({ kind: 'trimmed-mean', trim: 0.2 });
+    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { aggregation: { kind: 'trimmed-mean', trim: 0.2 } }).aggregation).toEqual({
+      kind: 'trimmed-mean',
+      trim: 0.2,
+    });
     expect(() => parseRunConfigPatch({ aggregation: { kind: 'norm-bound', k: 0.5 } })).toThrow(/aggregation.k/);
     expect(() => parseRunConfigPatch({ aggregation: { kind: 'trimmed-mean', trim: 0.5 } })).toThrow(/aggregation.trim/);
     expect(() => parseRunConfigPatch({ aggregation: { kind: 'krum' } })).toThrow(RunConfigError);
@@ -44,7 +47,18 @@ describe('run configuration schema', () => {
 });
 
 describe('checkpoint metadata schema', () => {
-  const meta = { runId: 'r1', config: DEFAULT_RUN_CONFIG, status: 'running', version: 1, history: [{ version: 0, trainLoss: 2 }], members: [{ workerId: 1, slot: 0, bytesUp: 10, bytesDown: 20, rounds: 1 }], bytesUp: 10, bytesDown: 20, createdAt: 5, parameterCount: 7 };
+  const meta = {
+    runId: 'r1',
+    config: DEFAULT_RUN_CONFIG,
+    status: 'running',
+    version: 1,
+    history: [{ version: 0, trainLoss: 2 }],
+    members: [{ workerId: 1, slot: 0, bytesUp: 10, bytesDown: 20, rounds: 1 }],
+    bytesUp: 10,
+    bytesDown: 20,
+    createdAt: 5,
+    parameterCount: 7,
+  };
 
   it('accepts a consistent record and fills settings added since it was written', () => {
     const { aggregation: _a, dormantAfter: _d, ...oldConfig } = DEFAULT_RUN_CONFIG;

@@ -68,7 +68,11 @@ export const DataSplitSchema = v.variant(
     v.strictObject({ kind: v.literal('iid') }, 'an iid split has no other fields'),
     v.strictObject({
       kind: v.literal('dirichlet'),
-      alpha: v.pipe(finite('split.alpha', `(0, ${B.alpha.max}]`), v.gtValue(B.alpha.minExclusive, `split.alpha must be in (0, ${B.alpha.max}]`), v.maxValue(B.alpha.max, `split.alpha must be in (0, ${B.alpha.max}]`)),
+      alpha: v.pipe(
+        finite('split.alpha', `(0, ${B.alpha.max}]`),
+        v.gtValue(B.alpha.minExclusive, `split.alpha must be in (0, ${B.alpha.max}]`),
+        v.maxValue(B.alpha.max, `split.alpha must be in (0, ${B.alpha.max}]`),
+      ),
     }),
   ],
   'split must be { kind: "iid" } or { kind: "dirichlet", alpha }',
@@ -80,7 +84,11 @@ export const DataSplitSchema = v.variant(
  */
 export const QuorumRuleSchema = v.strictObject(
   {
-    fraction: v.pipe(finite('quorum.fraction', '[0, 1]'), v.minValue(B.quorumFraction.min, 'quorum.fraction must be in [0, 1]'), v.maxValue(B.quorumFraction.max, 'quorum.fraction must be in [0, 1]')),
+    fraction: v.pipe(
+      finite('quorum.fraction', '[0, 1]'),
+      v.minValue(B.quorumFraction.min, 'quorum.fraction must be in [0, 1]'),
+      v.maxValue(B.quorumFraction.max, 'quorum.fraction must be in [0, 1]'),
+    ),
     minimum: integer('quorum.minimum', B.quorumMinimum.min, B.quorumMinimum.max),
   },
   'quorum must be { fraction, minimum }',
@@ -97,15 +105,33 @@ export const AggregationRuleSchema = v.variant(
   'kind',
   [
     v.strictObject({ kind: v.literal('mean') }),
-    v.strictObject({ kind: v.literal('norm-bound'), k: v.pipe(finite('aggregation.k', `[${B.normBoundK.min}, ${B.normBoundK.max}]`), v.minValue(B.normBoundK.min, `aggregation.k must be in [${B.normBoundK.min}, ${B.normBoundK.max}]`), v.maxValue(B.normBoundK.max, `aggregation.k must be in [${B.normBoundK.min}, ${B.normBoundK.max}]`)) }),
+    v.strictObject({
+      kind: v.literal('norm-bound'),
+      k: v.pipe(
+        finite('aggregation.k', `[${B.normBoundK.min}, ${B.normBoundK.max}]`),
+        v.minValue(B.normBoundK.min, `aggregation.k must be in [${B.normBoundK.min}, ${B.normBoundK.max}]`),
+        v.maxValue(B.normBoundK.max, `aggregation.k must be in [${B.normBoundK.min}, ${B.normBoundK.max}]`),
+      ),
+    }),
     v.strictObject({ kind: v.literal('median') }),
-    v.strictObject({ kind: v.literal('trimmed-mean'), trim: v.pipe(finite('aggregation.trim', `[0, ${B.trim.max}]`), v.minValue(B.trim.min, `aggregation.trim must be in [0, ${B.trim.max}]`), v.maxValue(B.trim.max, `aggregation.trim must be in [0, ${B.trim.max}]`)) }),
+    v.strictObject({
+      kind: v.literal('trimmed-mean'),
+      trim: v.pipe(
+        finite('aggregation.trim', `[0, ${B.trim.max}]`),
+        v.minValue(B.trim.min, `aggregation.trim must be in [0, ${B.trim.max}]`),
+        v.maxValue(B.trim.max, `aggregation.trim must be in [0, ${B.trim.max}]`),
+      ),
+    }),
   ],
   'aggregation must be { kind: "mean" | "median" } or { kind: "norm-bound", k } or { kind: "trimmed-mean", trim }',
 );
 
 const mbps = (field: string) =>
-  v.pipe(finite(field, `(0, ${B.linkMbps.max}]`), v.gtValue(B.linkMbps.minExclusive, `${field} must be in (0, ${B.linkMbps.max}]`), v.maxValue(B.linkMbps.max, `${field} must be in (0, ${B.linkMbps.max}]`));
+  v.pipe(
+    finite(field, `(0, ${B.linkMbps.max}]`),
+    v.gtValue(B.linkMbps.minExclusive, `${field} must be in (0, ${B.linkMbps.max}]`),
+    v.maxValue(B.linkMbps.max, `${field} must be in (0, ${B.linkMbps.max}]`),
+  );
 
 /** A simulated link: bandwidth each way and one-way latency. */
 export const LinkSchema = v.strictObject(
@@ -113,17 +139,29 @@ export const LinkSchema = v.strictObject(
     name: v.pipe(v.string('link.name must be a string'), v.maxLength(80, 'link.name must be at most 80 characters')),
     uplinkMbps: mbps('link.uplinkMbps'),
     downlinkMbps: mbps('link.downlinkMbps'),
-    latencyMs: v.pipe(finite('link.latencyMs', `[0, ${B.linkLatencyMs.max}]`), v.minValue(B.linkLatencyMs.min, `link.latencyMs must be in [0, ${B.linkLatencyMs.max}]`), v.maxValue(B.linkLatencyMs.max, `link.latencyMs must be in [0, ${B.linkLatencyMs.max}]`)),
+    latencyMs: v.pipe(
+      finite('link.latencyMs', `[0, ${B.linkLatencyMs.max}]`),
+      v.minValue(B.linkLatencyMs.min, `link.latencyMs must be in [0, ${B.linkLatencyMs.max}]`),
+      v.maxValue(B.linkLatencyMs.max, `link.latencyMs must be in [0, ${B.linkLatencyMs.max}]`),
+    ),
   },
   'link must be { name, uplinkMbps, downlinkMbps, latencyMs } or null',
 );
 
 /** Every setting of a run, each with its bounds; cross-field rules are checked by parseRunConfig. */
 const RUN_CONFIG_ENTRIES = {
-  name: v.pipe(v.string('name must be a string'), v.minLength(B.nameLength.min, 'name must be 1–80 characters'), v.maxLength(B.nameLength.max, 'name must be 1–80 characters')),
+  name: v.pipe(
+    v.string('name must be a string'),
+    v.minLength(B.nameLength.min, 'name must be 1–80 characters'),
+    v.maxLength(B.nameLength.max, 'name must be 1–80 characters'),
+  ),
   scheme: v.picklist(SCHEME_NAMES, `scheme must be one of ${SCHEME_NAMES.join(', ')}`),
   /** ATOMO budget s per layer: expected atoms sent (atomo-entry, atomo-svd, atomo-dct); PowerSGD: its rank. */
-  budget: v.pipe(finite('budget', `[0, ${B.budget.max}]`), v.minValue(B.budget.min, 'budget must be a number ≥ 0'), v.maxValue(B.budget.max, `budget must be at most ${B.budget.max}`)),
+  budget: v.pipe(
+    finite('budget', `[0, ${B.budget.max}]`),
+    v.minValue(B.budget.min, 'budget must be a number ≥ 0'),
+    v.maxValue(B.budget.max, `budget must be at most ${B.budget.max}`),
+  ),
   /** QSGD levels s (qsgd). */
   levels: integer('levels', B.levels.min, B.levels.max),
   /**
@@ -136,13 +174,24 @@ const RUN_CONFIG_ENTRIES = {
   bucketSize: v.optional(
     v.pipe(
       integer('bucketSize', B.bucketSize.min, B.bucketSize.max),
-      v.check((d) => d === 0 || d >= B.bucketSize.minNonZero, `bucketSize must be 0 (one bucket per layer) or an integer in ${B.bucketSize.minNonZero}..${B.bucketSize.max}`),
+      v.check(
+        (d) => d === 0 || d >= B.bucketSize.minNonZero,
+        `bucketSize must be 0 (one bucket per layer) or an integer in ${B.bucketSize.minNonZero}..${B.bucketSize.max}`,
+      ),
     ),
     0,
   ),
   model: v.picklist(MODEL_KINDS, `model must be one of ${MODEL_KINDS.join(', ')}`),
-  learningRate: v.pipe(finite('learningRate', '(0, 10]'), v.gtValue(B.learningRate.minExclusive, 'learningRate must be in (0, 10]'), v.maxValue(B.learningRate.max, 'learningRate must be in (0, 10]')),
-  momentum: v.pipe(finite('momentum', '[0, 1)'), v.minValue(B.momentum.min, 'momentum must be in [0, 1)'), v.ltValue(B.momentum.maxExclusive, 'momentum must be in [0, 1)')),
+  learningRate: v.pipe(
+    finite('learningRate', '(0, 10]'),
+    v.gtValue(B.learningRate.minExclusive, 'learningRate must be in (0, 10]'),
+    v.maxValue(B.learningRate.max, 'learningRate must be in (0, 10]'),
+  ),
+  momentum: v.pipe(
+    finite('momentum', '[0, 1)'),
+    v.minValue(B.momentum.min, 'momentum must be in [0, 1)'),
+    v.ltValue(B.momentum.maxExclusive, 'momentum must be in [0, 1)'),
+  ),
   /** Examples per worker per round. */
   batchSize: integer('batchSize', B.batchSize.min, B.batchSize.max),
   /** SGD steps per round on a worker; 1 is synchronous SGD as in the paper (the only value accepted). */
@@ -174,7 +223,10 @@ const RUN_CONFIG_ENTRIES = {
 export const RunConfigSchema = v.pipe(
   v.strictObject(RUN_CONFIG_ENTRIES),
   v.check((config) => !isAtomoScheme(config.scheme) || config.budget > 0, 'budget must be a positive number for ATOMO schemes'),
-  v.check((config) => config.scheme !== 'powersgd' || (Number.isInteger(config.budget) && config.budget >= 1), 'budget (the rank) must be an integer ≥ 1 for PowerSGD'),
+  v.check(
+    (config) => config.scheme !== 'powersgd' || (Number.isInteger(config.budget) && config.budget >= 1),
+    'budget (the rank) must be an integer ≥ 1 for PowerSGD',
+  ),
 );
 
 /** A partial configuration, as a teacher sends it to create or configure a run (unknown fields refused). */

@@ -34,12 +34,22 @@ export const NO_TRAFFIC: WireTraffic = Object.freeze({ gradientUp: 0, controlUp:
 
 /** Field-wise sum. */
 export function addTraffic(a: WireTraffic, b: WireTraffic): WireTraffic {
-  return { gradientUp: a.gradientUp + b.gradientUp, controlUp: a.controlUp + b.controlUp, modelDown: a.modelDown + b.modelDown, controlDown: a.controlDown + b.controlDown };
+  return {
+    gradientUp: a.gradientUp + b.gradientUp,
+    controlUp: a.controlUp + b.controlUp,
+    modelDown: a.modelDown + b.modelDown,
+    controlDown: a.controlDown + b.controlDown,
+  };
 }
 
 /** Field-wise a − b (the traffic between two cumulative readings). */
 export function subtractTraffic(a: WireTraffic, b: WireTraffic): WireTraffic {
-  return { gradientUp: a.gradientUp - b.gradientUp, controlUp: a.controlUp - b.controlUp, modelDown: a.modelDown - b.modelDown, controlDown: a.controlDown - b.controlDown };
+  return {
+    gradientUp: a.gradientUp - b.gradientUp,
+    controlUp: a.controlUp - b.controlUp,
+    modelDown: a.modelDown - b.modelDown,
+    controlDown: a.controlDown - b.controlDown,
+  };
 }
 
 /** Worker → server bytes. */

@@ -65,7 +65,16 @@ describe('worker round (CPU)', () => {
   }
 
   it('refuses weights of another model', async () => {
-    const round = createWorkerRound({ backend: createCpuBackend(layout), layout, compression: { scheme: 'none', budget: 2, levels: 1 }, batchSize, seed, worker, train, shard });
+    const round = createWorkerRound({
+      backend: createCpuBackend(layout),
+      layout,
+      compression: { scheme: 'none', budget: 2, levels: 1 },
+      batchSize,
+      seed,
+      worker,
+      train,
+      shard,
+    });
     await expect(round(new Float32Array(layout.parameterCount - 1), 0)).rejects.toThrow(/weights/);
   });
 

@@ -80,7 +80,11 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
   const batch: Batch = createBatch(batchSize);
   const compressor = options.deviceCompressor;
   // Error feedback keeps its memory on the CPU, so a biased compression (isBiased) always compresses there.
-  const onDevice = compressor !== undefined && keepsGradientOnDevice(backend) && compressor.supports(compression) && !isBiased(compression.scheme, compression.errorFeedback === true);
+  const onDevice =
+    compressor !== undefined &&
+    keepsGradientOnDevice(backend) &&
+    compressor.supports(compression) &&
+    !isBiased(compression.scheme, compression.errorFeedback === true);
   const device = onDevice ? { backend, compressor } : null;
 
   // Error feedback and PowerSGD's warm start, per tensor, for the life of this round function (one run, one model).

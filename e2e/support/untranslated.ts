@@ -10,13 +10,40 @@
 import type { Page } from '@playwright/test';
 
 /** Names and units that stay in Latin script in the Chinese pages. */
-export const KEPT_AS_IS: ReadonlySet<string> = new Set(
-  [
-    'atomo', 'swarm', 'ATOMO', 'QSGD', 'TernGrad', 'float', 'WebGPU', 'GPU', 'CPU', 'MLP', 'CNN', 'IID', 'Dirichlet', 'CSV', 'JSON',
-    'SwiftShader', 'Chrome', 'Edge', 'chrome', 'gpu', 'http', 'https', 'localhost', 'npm', 'start', 'cpu', 'webgpu',
-    'atomo-swarm', 'kB', 'MB', 'GB', 'QR',
-  ],
-);
+export const KEPT_AS_IS: ReadonlySet<string> = new Set([
+  'atomo',
+  'swarm',
+  'ATOMO',
+  'QSGD',
+  'TernGrad',
+  'float',
+  'WebGPU',
+  'GPU',
+  'CPU',
+  'MLP',
+  'CNN',
+  'IID',
+  'Dirichlet',
+  'CSV',
+  'JSON',
+  'SwiftShader',
+  'Chrome',
+  'Edge',
+  'chrome',
+  'gpu',
+  'http',
+  'https',
+  'localhost',
+  'npm',
+  'start',
+  'cpu',
+  'webgpu',
+  'atomo-swarm',
+  'kB',
+  'MB',
+  'GB',
+  'QR',
+]);
 
 /** One piece of text with its English words. */
 export interface Finding {

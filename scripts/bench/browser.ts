@@ -39,11 +39,7 @@ export async function runBrowserBench<T>(options: BrowserBenchOptions): Promise<
     page.on('pageerror', (error) => console.log(`  page error: ${error.message}`));
     const url = `http://127.0.0.1:${address.port}${options.page}${options.query ? `?${options.query}` : ''}`;
     await page.goto(url);
-    await page.waitForFunction(
-      () => 'benchResult' in window || 'benchError' in window,
-      undefined,
-      { timeout: options.timeoutMs ?? 600_000, polling: 500 },
-    );
+    await page.waitForFunction(() => 'benchResult' in window || 'benchError' in window, undefined, { timeout: options.timeoutMs ?? 600_000, polling: 500 });
     const outcome = await page.evaluate(() => {
       const w = window as unknown as { benchResult?: unknown; benchError?: string };
       return { result: w.benchResult, error: w.benchError };

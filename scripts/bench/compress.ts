@@ -42,7 +42,10 @@ function option(name: string, fallback: number): number {
   return value;
 }
 
-const load = () => loadavg().map((value) => value.toFixed(1)).join(' / ');
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' / ');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Milliseconds of one call. */
@@ -128,11 +131,23 @@ async function benchModel(kind: ModelKind, rounds: number, referenceRounds: numb
       for (const { layer, shape, values } of layers) {
         if (shape[0] === 1) continue; // a bias: one atom, nothing to compare
         const [rows, cols] = shape;
-        record(referenceMs, `jacobi|${layer}`, time(() => svdJacobi(values, rows, cols)));
-        record(referenceMs, `lowrank|${layer}`, time(() => svdLowRank(values, rows, cols)));
+        record(
+          referenceMs,
+          `jacobi|${layer}`,
+          time(() => svdJacobi(values, rows, cols)),
+        );
+        record(
+          referenceMs,
+          `lowrank|${layer}`,
+          time(() => svdLowRank(values, rows, cols)),
+        );
         const m = new Matrix(rows, cols);
         for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) m.set(i, j, values[i * cols + j]!);
-        record(referenceMs, `ml-matrix|${layer}`, time(() => new SVD(m, { autoTranspose: true })));
+        record(
+          referenceMs,
+          `ml-matrix|${layer}`,
+          time(() => new SVD(m, { autoTranspose: true })),
+        );
       }
     }
   }
@@ -213,5 +228,3 @@ GPU path is in the training section below. Left out: encoding (microseconds), an
 ${sections.join('\n\n')}`,
   );
 }
-
-

@@ -43,7 +43,9 @@ export async function benchKernels(): Promise<void> {
     ['n', 'GPU draws/s (incl. compaction + read-back)', 'CPU core/rng draws/s'],
     [[String(b.n), `${fmt(b.gpuDrawsPerSecond / 1e6)} M`, `${fmt(b.cpuDrawsPerSecond / 1e6)} M`]],
   );
-  const limits = Object.entries(result.limits).map(([name, value]) => `${name} ${value}`).join(', ');
+  const limits = Object.entries(result.limits)
+    .map(([name, value]) => `${name} ${value}`)
+    .join(', ');
   writeSection(
     'kernels',
     `## Kernels

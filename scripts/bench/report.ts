@@ -26,8 +26,7 @@ export function writeSection(suite: string, body: string): void {
   const current = existsSync(REPORT) ? readFileSync(REPORT, 'utf8') : PREAMBLE;
   const from = current.indexOf(start);
   const to = current.indexOf(end);
-  const next =
-    from >= 0 && to > from ? current.slice(0, from) + section + current.slice(to + end.length) : `${current.trimEnd()}\n\n${section}\n`;
+  const next = from >= 0 && to > from ? current.slice(0, from) + section + current.slice(to + end.length) : `${current.trimEnd()}\n\n${section}\n`;
   writeFileSync(REPORT, next);
   console.log(`wrote the ${suite} section of ${REPORT}`);
 }

@@ -56,7 +56,15 @@ function splitCounts(total: number, parts: number): number[] {
 async function measureAggregator(workers: number, rounds: number, scheme: SchemeName): Promise<AggregatorFigures> {
   const server = await startInProcessServer();
   // Quorum of everyone and a long deadline: every round waits for all 200, so a round is the full fan-in.
-  const run = server.app.runs.create({ name: `bench ${scheme}`, scheme, batchSize: 8, maxRounds: rounds + 1, evalEvery: rounds + 1, roundDeadlineMs: 120_000, quorum: { fraction: 1, minimum: workers } });
+  const run = server.app.runs.create({
+    name: `bench ${scheme}`,
+    scheme,
+    batchSize: 8,
+    maxRounds: rounds + 1,
+    evalEvery: rounds + 1,
+    roundDeadlineMs: 120_000,
+    quorum: { fraction: 1, minimum: workers },
+  });
   const threads = await startWorkerThreads(
     splitCounts(workers, THREADS).map((count, i) => ({ url: server.url, runId: asRunId(run.id), count, backend: 'cpu', name: `load-${i}` })),
     new URL('./loadThread.ts', import.meta.url),
@@ -106,19 +114,38 @@ async function measureRaw(workers: number, rounds: number, bytes: number, replyB
   const entry = new URL('./serverRawThread.ts', import.meta.url);
   const threads = splitCounts(workers, THREADS).map((count) => startTsWorker(entry, { url, count, bytes } satisfies RawThreadData));
   await Promise.all(threads.map((t) => nextMessage(t)));
-  const round = () => Promise.all(threads.map((t) => { const done = nextMessage(t); t.postMessage({ type: 'round' }); return done; }));
+  const round = () =>
+    Promise.all(
+      threads.map((t) => {
+        const done = nextMessage(t);
+        t.postMessage({ type: 'round' });
+        return done;
+      }),
+    );
   await round(); // warm-up, as round 0 of the aggregator
   const started = performance.now();
   for (let r = 0; r < rounds; r++) await round();
   const seconds = (performance.now() - started) / 1000;
-  await Promise.all(threads.map(async (t) => { const stopped = nextMessage(t); t.postMessage({ type: 'stop' }); await stopped; await t.terminate(); }));
+  await Promise.all(
+    threads.map(async (t) => {
+      const stopped = nextMessage(t);
+      t.postMessage({ type: 'stop' });
+      await stopped;
+      await t.terminate();
+    }),
+  );
   await new Promise<void>((resolve) => void io.close(() => resolve()));
   return { roundsPerSecond: rounds / seconds, uploadMBps: (workers * rounds * bytes) / 1e6 / seconds };
 }
 
 /** Runs the suite and writes its section of docs/benchmarks.md. */
 export async function benchServer(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), allowPositionals: true, options: { workers: { type: 'string', default: '200' }, rounds: { type: 'string', default: '20' } }, strict: false });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    allowPositionals: true,
+    options: { workers: { type: 'string', default: '200' }, rounds: { type: 'string', default: '20' } },
+    strict: false,
+  });
   const workers = Number(values.workers);
   const rounds = Number(values.rounds);
   const rows: string[][] = [];
@@ -156,7 +183,20 @@ traffic as an aggregator round, model download included; ratio = aggregator roun
 Heap is the server thread's (after GC when exposed); RSS is the whole process, worker threads included. Shared 2-core machine: expect noise.
 
 ${markdownTable(
-  ['scheme', 'kB up / down per worker per round', 'rounds/s', 'ingest MB/s', 'raw upload MB/s', 'ingest ratio', 'raw round trips/s', 'rounds ratio', 'round latency p50 / p95 (ms)', 'full rounds', 'heap / RSS (MB)', 'server errors'],
+  [
+    'scheme',
+    'kB up / down per worker per round',
+    'rounds/s',
+    'ingest MB/s',
+    'raw upload MB/s',
+    'ingest ratio',
+    'raw round trips/s',
+    'rounds ratio',
+    'round latency p50 / p95 (ms)',
+    'full rounds',
+    'heap / RSS (MB)',
+    'server errors',
+  ],
   rows,
 )}
 

@@ -17,7 +17,10 @@ function option(args: readonly string[], name: string): string | undefined {
   return index >= 0 ? args[index + 1] : undefined;
 }
 
-const load = () => loadavg().map((value) => value.toFixed(1)).join(' / ');
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' / ');
 const split = (t: RoundTiming) => `${fmt(t.computeMs)} / ${fmt(t.compressMs)} / ${fmt(t.encodeMs)}`;
 const ratio = (slow: number, fast: number) => `${fmt(slow / fast)}×`;
 

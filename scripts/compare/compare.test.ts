@@ -16,7 +16,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('npm run compare -- --quick', () => {
   it('trains every seed of each setting and writes the per-link tables and both plots', { timeout: 600_000 }, async () => {
     const reportPath = join(dir, 'results.md');
-    const { settings, wallSeconds } = await runCompare({ ...QUICK, seeds: [...QUICK.seeds], only: [...QUICK.only], outDir: join(dir, 'histories'), reportPath, reportOnly: false, pngs: false, progress: false, command: 'npm run compare -- --quick' });
+    const { settings, wallSeconds } = await runCompare({
+      ...QUICK,
+      seeds: [...QUICK.seeds],
+      only: [...QUICK.only],
+      outDir: join(dir, 'histories'),
+      reportPath,
+      reportOnly: false,
+      pngs: false,
+      progress: false,
+      command: 'npm run compare -- --quick',
+    });
     expect(settings.map((s) => s.entry.id).sort()).toEqual([...QUICK.only].sort());
     for (const s of settings) {
       expect(s.seeds).toHaveLength(3);
@@ -36,6 +46,10 @@ describe('npm run compare -- --quick', () => {
     expect(report).toContain('Accuracy at matched traffic');
     expect(report).toMatch(/the comparison took [\d.]+ min/);
     expect(wallSeconds).toBeGreaterThan(0);
-    expect(readdirSync(dir).filter((f) => f.endsWith('.svg')).sort()).toEqual(['results-accuracy-by-mb.svg', 'results-accuracy-by-time.svg']);
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.svg'))
+        .sort(),
+    ).toEqual(['results-accuracy-by-mb.svg', 'results-accuracy-by-time.svg']);
   });
 });

@@ -34,26 +34,53 @@ function rows(settings: readonly SettingRuns[], panel: string, x: (p: EvalPoint)
       const at = seeds.map((s) => s.find((p) => p.round === round)).filter((p): p is EvalPoint => p !== undefined);
       if (at.length === 0) return [];
       const acc = at.map((p) => p.accuracy);
-      return [{ scheme: entry.label, panel, x: at.reduce((a, p) => a + x(p), 0) / at.length, mean: acc.reduce((a, b) => a + b, 0) / acc.length, lo: Math.min(...acc), hi: Math.max(...acc) }];
+      return [
+        {
+          scheme: entry.label,
+          panel,
+          x: at.reduce((a, p) => a + x(p), 0) / at.length,
+          mean: acc.reduce((a, b) => a + b, 0) / acc.length,
+          lo: Math.min(...acc),
+          hi: Math.max(...acc),
+        },
+      ];
     });
   });
 }
 
 function spec(data: Row[], order: readonly string[], xTitle: string, title: string, facet: boolean): TopLevelSpec {
-  const color = { field: 'scheme', type: 'nominal' as const, sort: order as string[], scale: { scheme: 'tableau10' }, title: null, legend: { labelLimit: 320 } };
+  const color = {
+    field: 'scheme',
+    type: 'nominal' as const,
+    sort: order as string[],
+    scale: { scheme: 'tableau10' },
+    title: null,
+    legend: { labelLimit: 320 },
+  };
   const layered = {
     width: facet ? 300 : 640,
     height: 300,
     layer: [
       {
         mark: { type: 'area' as const, opacity: 0.18, clip: true },
-        encoding: { x: { field: 'x', type: 'quantitative' as const, title: xTitle, scale: { type: 'log' as const } }, y: { field: 'lo', type: 'quantitative' as const }, y2: { field: 'hi' }, color },
+        encoding: {
+          x: { field: 'x', type: 'quantitative' as const, title: xTitle, scale: { type: 'log' as const } },
+          y: { field: 'lo', type: 'quantitative' as const },
+          y2: { field: 'hi' },
+          color,
+        },
       },
       {
         mark: { type: 'line' as const, strokeWidth: 1.6, clip: true },
         encoding: {
           x: { field: 'x', type: 'quantitative' as const, title: xTitle, scale: { type: 'log' as const } },
-          y: { field: 'mean', type: 'quantitative' as const, title: 'test accuracy (mean over seeds; band: min–max)', scale: { domain: [0.6, 1] }, axis: { format: '.0%' } },
+          y: {
+            field: 'mean',
+            type: 'quantitative' as const,
+            title: 'test accuracy (mean over seeds; band: min–max)',
+            scale: { domain: [0.6, 1] },
+            axis: { format: '.0%' },
+          },
           color,
         },
       },
@@ -61,7 +88,15 @@ function spec(data: Row[], order: readonly string[], xTitle: string, title: stri
   };
   return (
     facet
-      ? { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, background: 'white', data: { values: data }, facet: { column: { field: 'panel', type: 'nominal', title: null, sort: [...new Set(data.map((d) => d.panel))] } }, spec: layered, resolve: { scale: { x: 'independent' } } }
+      ? {
+          $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+          title,
+          background: 'white',
+          data: { values: data },
+          facet: { column: { field: 'panel', type: 'nominal', title: null, sort: [...new Set(data.map((d) => d.panel))] } },
+          spec: layered,
+          resolve: { scale: { x: 'independent' } },
+        }
       : { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, background: 'white', data: { values: data }, ...layered }
   ) as TopLevelSpec;
 }

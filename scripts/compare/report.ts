@@ -49,7 +49,14 @@ function settingsTable(settings: readonly SettingRuns[]): string {
     return cells;
   });
   return markdownTable(
-    ['setting', 'gradient kB per worker-round (expected)', 'final test acc.', ...TARGETS.map((t) => `rounds to ${t * 100}%`), 'uplink MB to 90%', 'total MB to 90%'],
+    [
+      'setting',
+      'gradient kB per worker-round (expected)',
+      'final test acc.',
+      ...TARGETS.map((t) => `rounds to ${t * 100}%`),
+      'uplink MB to 90%',
+      'total MB to 90%',
+    ],
     rows,
   );
 }
@@ -102,7 +109,13 @@ function matchedBytes(settings: readonly SettingRuns[]): string {
 }
 
 /** Writes the plots next to `reportPath` and the generated section into it; returns the headline table. */
-export async function writeReport(reportPath: string, settings: readonly SettingRuns[], links: readonly LinkModel[], setup: CompareSetup, pngs: boolean): Promise<string> {
+export async function writeReport(
+  reportPath: string,
+  settings: readonly SettingRuns[],
+  links: readonly LinkModel[],
+  setup: CompareSetup,
+  pngs: boolean,
+): Promise<string> {
   const dir = dirname(reportPath);
   mkdirSync(dir, { recursive: true });
   const { byBytes, byTime } = await renderPlots(settings, links);

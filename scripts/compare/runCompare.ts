@@ -76,7 +76,9 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
   const settings: SettingRuns[] = entries
     .map((entry) => ({
       entry,
-      seeds: options.seeds.filter((seed) => existsSync(path(entry.id, seed))).map((seed) => evalPoints(JSON.parse(readFileSync(path(entry.id, seed), 'utf8')) as SwarmHistory)),
+      seeds: options.seeds
+        .filter((seed) => existsSync(path(entry.id, seed)))
+        .map((seed) => evalPoints(JSON.parse(readFileSync(path(entry.id, seed), 'utf8')) as SwarmHistory)),
     }))
     .filter((s) => s.seeds.length > 0);
   if (settings.length === 0) throw new Error(`no histories in ${options.outDir}: run the comparison first`);

@@ -17,7 +17,7 @@ export interface AdminClient {
   close(): void;
 }
 
-function unwrap<T extends object>(event: string, response: { ok: true } & T | { ok: false; error: { code: string; message: string } }): T {
+function unwrap<T extends object>(event: string, response: ({ ok: true } & T) | { ok: false; error: { code: string; message: string } }): T {
   if (!response.ok) throw new Error(`${event} refused: ${response.error.code}: ${response.error.message}`);
   return response;
 }

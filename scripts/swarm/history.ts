@@ -11,11 +11,10 @@ import { roundTimeMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
 
 /** One closed round, flattened for plotting. */
-export interface HistoryRound
-  extends Pick<
-    RoundMetrics,
-    'contributors' | 'trainLoss' | 'testLoss' | 'testAccuracy' | 'bytesUp' | 'bytesDown' | 'cumulativeBytesUp' | 'cumulativeBytesDown'
-  > {
+export interface HistoryRound extends Pick<
+  RoundMetrics,
+  'contributors' | 'trainLoss' | 'testLoss' | 'testAccuracy' | 'bytesUp' | 'bytesDown' | 'cumulativeBytesUp' | 'cumulativeBytesDown'
+> {
   /** Model version trained this round (0-based); the round's result is version + 1. */
   readonly round: number;
   /** Every frame on the workers' sockets (core/traffic), this round and since the start: worker → server and back. */

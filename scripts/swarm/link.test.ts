@@ -32,7 +32,16 @@ afterAll(async () => {
 const ROUNDS = 4;
 
 async function meanRoundMs(link: LinkModel | null): Promise<{ meanOverheadMs: number; modelBytes: number; gradientBytes: number }> {
-  const run = server.app.runs.create({ name: `link ${link?.name ?? 'none'}`, scheme: 'atomo-svd', budget: 2, shards: 1, maxRounds: ROUNDS, evalEvery: 1000, roundDeadlineMs: 60_000, link });
+  const run = server.app.runs.create({
+    name: `link ${link?.name ?? 'none'}`,
+    scheme: 'atomo-svd',
+    budget: 2,
+    shards: 1,
+    maxRounds: ROUNDS,
+    evalEvery: 1000,
+    roundDeadlineMs: 60_000,
+    link,
+  });
   const data = await loadMnist(createFileReader());
   const session = await runWorkerSession({
     sink,

@@ -12,7 +12,19 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('npm run swarm', () => {
   it('trains a run with two CPU worker threads on an in-process aggregator and writes its history', async () => {
     const out = join(dir, 'nested', 'run.json');
-    const returned = await runSwarm({ workers: 2, scheme: 'atomo-svd', budget: 2, levels: 3, bucketSize: 512, rounds: 4, seed: 3, evalEvery: 2, backend: 'cpu', progress: false, out });
+    const returned = await runSwarm({
+      workers: 2,
+      scheme: 'atomo-svd',
+      budget: 2,
+      levels: 3,
+      bucketSize: 512,
+      rounds: 4,
+      seed: 3,
+      evalEvery: 2,
+      backend: 'cpu',
+      progress: false,
+      out,
+    });
     const history = JSON.parse(readFileSync(out, 'utf8')) as SwarmHistory;
 
     expect(history).toEqual(JSON.parse(JSON.stringify(returned)));
@@ -49,7 +61,11 @@ describe('parseSwarmArgs', () => {
   });
 
   it('takes a remote aggregator with its token and the webgpu backend', () => {
-    expect(parseSwarmArgs(['--url', 'http://10.0.0.2:3000', '--token', 'T', '--backend', 'webgpu'])).toMatchObject({ url: 'http://10.0.0.2:3000', token: 'T', backend: 'webgpu' });
+    expect(parseSwarmArgs(['--url', 'http://10.0.0.2:3000', '--token', 'T', '--backend', 'webgpu'])).toMatchObject({
+      url: 'http://10.0.0.2:3000',
+      token: 'T',
+      backend: 'webgpu',
+    });
   });
 
   it('refuses unknown schemes, backends, a url without token and non-integer counts', () => {

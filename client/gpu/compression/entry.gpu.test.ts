@@ -14,7 +14,6 @@ import { uploadF32 } from '../readback';
 import { gpuTest } from '../testing/gpuTest';
 import { ENTRY_PROBABILITY_TOLERANCE, GpuEntryCompressor, snapToTau } from './entry';
 
-
 function normals(n: number, seed: number): Float32Array {
   const u = uniforms(seed);
   return Float32Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u()));
@@ -27,7 +26,7 @@ interface Case {
 }
 
 const rng = uniforms(11);
-const pick = <T,>(values: readonly T[]): T => values[Math.floor(rng() * values.length)]!;
+const pick = <T>(values: readonly T[]): T => values[Math.floor(rng() * values.length)]!;
 const CASES: readonly Case[] = [
   { name: 'random normal', g: normals(1000, 1), shape: [40, 25] },
   { name: 'random, wide range', g: Float32Array.from({ length: 777 }, () => (rng() < 0.5 ? -1 : 1) * 10 ** (-20 + 23 * rng())), shape: [777, 1] },
@@ -119,7 +118,9 @@ describe('GPU entry-wise water-filling', () => {
         expect(Math.abs(sum - budget) / budget, `s = ${budget}`).toBeLessThanOrEqual(ENTRY_PROBABILITY_TOLERANCE);
         expect(worst, `s = ${budget}`).toBeLessThanOrEqual(ENTRY_PROBABILITY_TOLERANCE);
         expect(layer!.steps > 0, `s = ${budget}: searched`).toBe(budget > 2);
-        console.log(`784×128, ${groupSize} invocations, s = ${budget}: Σp − s ${(sum - budget).toExponential(2)}, worst relative |p − p_cpu| ${worst.toExponential(2)}, ${layer!.steps} steps`);
+        console.log(
+          `784×128, ${groupSize} invocations, s = ${budget}: Σp − s ${(sum - budget).toExponential(2)}, worst relative |p − p_cpu| ${worst.toExponential(2)}, ${layer!.steps} steps`,
+        );
       }
     } finally {
       entry.destroy();

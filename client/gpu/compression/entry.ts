@@ -181,7 +181,12 @@ export class GpuEntryCompressor {
    * sent per layer); layer l draws from stream(l). One submit, one read-back
    * (two in the never-seen case of more kept entries than Σp + 8σ + 16).
    */
-  async compress(tensors: readonly GradientTensor[], gradient: GpuGradient, budget: number, stream: (layer: number) => StreamId): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
+  async compress(
+    tensors: readonly GradientTensor[],
+    gradient: GpuGradient,
+    budget: number,
+    stream: (layer: number) => StreamId,
+  ): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
     const plan = this.#plan(tensors, gradient.buffer);
     const device = this.#device;
     const encoder = device.createCommandEncoder({ label: 'Entry.compress' });
@@ -228,7 +233,10 @@ export class GpuEntryCompressor {
         if (count > reads[index]!.first) {
           // More kept than Σp + 8σ + 16: read them all (never wrong, only slower).
           const compaction = layer.job.compaction;
-          const [allIndices, allValues] = await Promise.all([this.#staging.read(compaction.indices, 0, count * 4), this.#staging.read(compaction.values!, 0, count * 4)]);
+          const [allIndices, allValues] = await Promise.all([
+            this.#staging.read(compaction.indices, 0, count * 4),
+            this.#staging.read(compaction.values!, 0, count * 4),
+          ]);
           indices = new Uint32Array(allIndices);
           values = new Float32Array(allValues);
         }

@@ -28,7 +28,9 @@ import { GpuQuantizer } from './quantize';
 import { GpuSpectralCompressor } from './spectral';
 
 const SEEDS = 1000;
-const streamOf = (round: number) => (layer: number): StreamId => ({ seed: 77, worker: 2, round, layer });
+const streamOf =
+  (round: number) =>
+  (layer: number): StreamId => ({ seed: 77, worker: 2, round, layer });
 
 async function gradientOn(device: GPUDevice, layout: ModelLayout, batch: number): Promise<{ g: Float32Array; gpuGradient: GpuGradient; destroy: () => void }> {
   const backend = createGpuBackend(device, layout);

@@ -65,7 +65,9 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
         case 'atomo-entry':
           return compression.budget > 0 && tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER);
         case 'qsgd':
-          return (compression.bucketSize ?? 0) === 0 && Number.isInteger(compression.levels) && compression.levels >= 1 && compression.levels <= GPU_MAX_QSGD_LEVELS;
+          return (
+            (compression.bucketSize ?? 0) === 0 && Number.isInteger(compression.levels) && compression.levels >= 1 && compression.levels <= GPU_MAX_QSGD_LEVELS
+          );
         default:
           return false;
       }

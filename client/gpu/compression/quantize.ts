@@ -69,7 +69,11 @@ export class GpuQuantizer {
     const layers = tensors.length;
     const owned: GPUBuffer[] = [];
     const storage = (label: string, floats: number): GPUBuffer => {
-      const buffer = device.createBuffer({ label: `Quantize.${label}`, size: Math.max(16, floats * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+      const buffer = device.createBuffer({
+        label: `Quantize.${label}`,
+        size: Math.max(16, floats * 4),
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+      });
       owned.push(buffer);
       return buffer;
     };
@@ -108,11 +112,29 @@ export class GpuQuantizer {
         entries: [uniform, gradient, norms, codes, realisedParts, closedParts].map((buffer, binding) => ({ binding, resource: { buffer } })),
       }),
     );
-    return { words, wordOffsets, totalWords, codes, realisedParts, closedParts, norms, stats, params, bindGroups, reduces: [...reduces, ...partReduces], owned };
+    return {
+      words,
+      wordOffsets,
+      totalWords,
+      codes,
+      realisedParts,
+      closedParts,
+      norms,
+      stats,
+      params,
+      bindGroups,
+      reduces: [...reduces, ...partReduces],
+      owned,
+    };
   }
 
   /** Quantises every tensor (QSGD with `levels` ≤ 127); layer l draws from stream(l). */
-  async compress(tensors: readonly GradientTensor[], gradient: GpuGradient, levels: number, stream: (layer: number) => StreamId): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
+  async compress(
+    tensors: readonly GradientTensor[],
+    gradient: GpuGradient,
+    levels: number,
+    stream: (layer: number) => StreamId,
+  ): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
     if (this.#scheme === 'qsgd' && !(Number.isInteger(levels) && levels >= 1 && levels <= GPU_MAX_QSGD_LEVELS)) {
       throw new RangeError(`GPU QSGD packs levels 1..${GPU_MAX_QSGD_LEVELS}, got ${levels}`);
     }
@@ -128,7 +150,11 @@ export class GpuQuantizer {
       const s = stream(layer);
       const n = tensor.shape[0] * tensor.shape[1];
       const normIndex = this.#scheme === 'qsgd' ? layer : layers + layer;
-      device.queue.writeBuffer(plan.params[layer]!, 0, new Uint32Array([s.seed, s.worker, s.round, s.layer, n, tensor.offset, plan.wordOffsets[layer]!, normIndex, levels, 0, 0, 0]));
+      device.queue.writeBuffer(
+        plan.params[layer]!,
+        0,
+        new Uint32Array([s.seed, s.worker, s.round, s.layer, n, tensor.offset, plan.wordOffsets[layer]!, normIndex, levels, 0, 0, 0]),
+      );
     });
     const encoder = device.createCommandEncoder({ label: `Quantize[${this.#scheme}]` });
     const pass = encoder.beginComputePass({ label: `Quantize[${this.#scheme}].pass` });
@@ -160,7 +186,10 @@ export class GpuQuantizer {
     const out = tensors.map((tensor, layer): CompressedLayerStats => {
       const n = tensor.shape[0] * tensor.shape[1];
       const base = plan.wordOffsets[layer]!;
-      const sample = this.#scheme === 'qsgd' ? qsgdSample(tensor, levels, Math.sqrt(norms[layer]!), codes, base, n) : terngradSample(tensor, norms[layers + layer]!, codes, base, n);
+      const sample =
+        this.#scheme === 'qsgd'
+          ? qsgdSample(tensor, levels, Math.sqrt(norms[layer]!), codes, base, n)
+          : terngradSample(tensor, norms[layers + layer]!, codes, base, n);
       return { sample, closedForm: stats[layers + layer]!, realised: stats[layer]!, gradientNormSq: norms[layer]! };
     });
     let loss = 0;

@@ -76,11 +76,22 @@ class SpectralPlan {
   readonly #products: MatmulPlan[] = [];
   readonly #lifts: MatmulPlan[] = [];
 
-  constructor(device: GPUDevice, matmul: MatmulKernel, bernoulli: BernoulliKernel, tensors: readonly GradientTensor[], gradient: GPUBuffer, factors: ReadonlyMap<number, { a: BufferSlice; batch: number }>) {
+  constructor(
+    device: GPUDevice,
+    matmul: MatmulKernel,
+    bernoulli: BernoulliKernel,
+    tensors: readonly GradientTensor[],
+    gradient: GPUBuffer,
+    factors: ReadonlyMap<number, { a: BufferSlice; batch: number }>,
+  ) {
     const svd = SvdKernel.forDevice(device);
     const owned = this.#owned;
     const storage = (label: string, floats: number): GPUBuffer => {
-      const buffer = device.createBuffer({ label: `Spectral.${label}`, size: Math.max(16, floats * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+      const buffer = device.createBuffer({
+        label: `Spectral.${label}`,
+        size: Math.max(16, floats * 4),
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
+      });
       owned.push(buffer);
       return buffer;
     };
@@ -114,11 +125,16 @@ class SpectralPlan {
         this.#copies.push({ from: factor.a, to: p1.inputOffset, floats: factor.batch * rows, first: true });
         // S = V_aᵀ G: V_a's atom-major rows are V_aᵀ, k1 × rows.
         this.#products.push(
-          matmul.plan({ m: p1.k, n: cols, k: rows }, { a: this.first!.v, b: gradient, c: this.second.input, offsetA: p1.vOffset, offsetB: tensor.offset, offsetC: p2.inputOffset }),
+          matmul.plan(
+            { m: p1.k, n: cols, k: rows },
+            { a: this.first!.v, b: gradient, c: this.second.input, offsetA: p1.vOffset, offsetB: tensor.offset, offsetC: p2.inputOffset },
+          ),
         );
         // U = V_a U_s, atom-major: (k2 × k1 rows of U_sᵀ) · (k1 × rows of V_aᵀ).
         const lifted = storage(`lifted[${index}]`, p2.k * rows);
-        this.#lifts.push(matmul.plan({ m: p2.k, n: rows, k: p1.k }, { a: this.second.u, b: this.first!.v, c: lifted, offsetA: p2.uOffset, offsetB: p1.vOffset }));
+        this.#lifts.push(
+          matmul.plan({ m: p2.k, n: rows, k: p1.k }, { a: this.second.u, b: this.first!.v, c: lifted, offsetA: p2.uOffset, offsetB: p1.vOffset }),
+        );
         u = { buffer: lifted, offset: 0 };
       }
       const k = p2.k;
@@ -179,7 +195,12 @@ export class GpuSpectralCompressor {
    * Compresses every tensor of `gradient` with budget s; layer l draws from
    * stream(l). Returns the samples, statistics and the mean loss (read with σ).
    */
-  async compress(tensors: readonly GradientTensor[], gradient: GpuGradient, budget: number, stream: (layer: number) => StreamId): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
+  async compress(
+    tensors: readonly GradientTensor[],
+    gradient: GpuGradient,
+    budget: number,
+    stream: (layer: number) => StreamId,
+  ): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
     const decomposition = await this.decompose(tensors, gradient);
     return { loss: decomposition.loss, layers: await this.sample(decomposition, budget, stream) };
   }
@@ -261,7 +282,9 @@ export class GpuSpectralCompressor {
       });
     }
     device.queue.submit([readEncoder.finish()]);
-    const mapped = await Promise.all(reads.map(async (read) => ({ first: read.first, parts: await Promise.all([read.summary.map(), read.indices.map(), read.u.map(), read.v.map()]) })));
+    const mapped = await Promise.all(
+      reads.map(async (read) => ({ first: read.first, parts: await Promise.all([read.summary.map(), read.indices.map(), read.u.map(), read.v.map()]) })),
+    );
 
     const layers: CompressedLayerStats[] = [];
     for (const { index, sigma, rank, lambda, p32 } of sampling) {

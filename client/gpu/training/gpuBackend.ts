@@ -159,7 +159,9 @@ class Workspace {
             dispatches(kernels.biasGrad(owned, dOut, gradient, outputs, batch, 1, outputs, layer.bias.offset)),
           ];
           if (needsInputGradient && features.gradient !== null) {
-            backward.push(product({ m: batch, n: inputs, k: outputs, transB: true }, { a: dOut, b: params, c: features.gradient, offsetB: layer.weight.offset }));
+            backward.push(
+              product({ m: batch, n: inputs, k: outputs, transB: true }, { a: dOut, b: params, c: features.gradient, offsetB: layer.weight.offset }),
+            );
           }
           steps.unshift(...backward);
           this.factors.set(tensorIndex.get(layer.weight)!, { a: { buffer: features.buffer, offset: 0 }, d: { buffer: dOut, offset: 0 }, batch });
@@ -219,9 +221,7 @@ class Workspace {
     }
     if (x.gradient === null || x.layout !== 'features') throw new RangeError('GPU backend: the model must end in a dense layer');
     this.logits = x.buffer;
-    this.loss = dispatches(
-      kernels.softmaxCrossEntropy(owned, x.buffer, this.labels, x.gradient, gradient, batch, layout.classCount, layout.parameterCount),
-    );
+    this.loss = dispatches(kernels.softmaxCrossEntropy(owned, x.buffer, this.labels, x.gradient, gradient, batch, layout.classCount, layout.parameterCount));
     for (let i = backwardSteps.length - 1; i >= 0; i--) this.backward.push(...backwardSteps[i]!);
   }
 
@@ -303,7 +303,11 @@ export function createGpuBackend(device: GPUDevice, layout: ModelLayout, options
       const gradientRead = staging.encodeRead(encoder, result.buffer, 0, (layout.parameterCount + batch) * 4);
       const factorReads = [...result.factors].map(([tensor, f]) => {
         const [rows, cols] = layout.tensors[tensor]!.shape;
-        return { tensor, input: staging.encodeRead(encoder, f.a.buffer, f.a.offset, f.batch * rows * 4), delta: staging.encodeRead(encoder, f.d.buffer, f.d.offset, f.batch * cols * 4) };
+        return {
+          tensor,
+          input: staging.encodeRead(encoder, f.a.buffer, f.a.offset, f.batch * rows * 4),
+          delta: staging.encodeRead(encoder, f.d.buffer, f.d.offset, f.batch * cols * 4),
+        };
       });
       device.queue.submit([encoder.finish()]);
       const all = new Float32Array(await gradientRead.map());

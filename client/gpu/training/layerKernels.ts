@@ -107,7 +107,16 @@ export class LayerKernels {
   }
 
   /** x ← x + b[(i / inner) % channels], then ReLU when `relu` (bias_relu.wgsl). */
-  biasRelu(owned: GPUBuffer[], parameters: GPUBuffer, x: GPUBuffer, count: number, channels: number, inner: number, biasOffset: number, relu: boolean): Dispatch {
+  biasRelu(
+    owned: GPUBuffer[],
+    parameters: GPUBuffer,
+    x: GPUBuffer,
+    count: number,
+    channels: number,
+    inner: number,
+    biasOffset: number,
+    relu: boolean,
+  ): Dispatch {
     const pipeline = relu ? this.#biasRelu : this.#biasOnly;
     return this.#elementwise(owned, relu ? 'biasRelu' : 'bias', pipeline, [count, channels, inner, biasOffset], [parameters, x], count);
   }
@@ -118,13 +127,31 @@ export class LayerKernels {
   }
 
   /** Per-example losses at losses[lossOffset …] and dLogits (softmax_cross_entropy.wgsl). */
-  softmaxCrossEntropy(owned: GPUBuffer[], logits: GPUBuffer, labels: GPUBuffer, dLogits: GPUBuffer, losses: GPUBuffer, batch: number, classes: number, lossOffset: number): Dispatch {
+  softmaxCrossEntropy(
+    owned: GPUBuffer[],
+    logits: GPUBuffer,
+    labels: GPUBuffer,
+    dLogits: GPUBuffer,
+    losses: GPUBuffer,
+    batch: number,
+    classes: number,
+    lossOffset: number,
+  ): Dispatch {
     const params = this.#uniform(owned, 'softmaxCrossEntropy', [batch, classes, lossOffset, 0]);
     return this.#bind('softmaxCrossEntropy', this.#softmax, [params, logits, labels, dLogits, losses], [Math.ceil(batch / 64), 1, 1]);
   }
 
   /** gradient[outOffset + o] = Σ of channel o of dy, for `channels` channels (bias_grad.wgsl). */
-  biasGrad(owned: GPUBuffer[], dy: GPUBuffer, gradient: GPUBuffer, channels: number, count: number, inner: number, outerStride: number, outOffset: number): Dispatch {
+  biasGrad(
+    owned: GPUBuffer[],
+    dy: GPUBuffer,
+    gradient: GPUBuffer,
+    channels: number,
+    count: number,
+    inner: number,
+    outerStride: number,
+    outOffset: number,
+  ): Dispatch {
     const params = this.#uniform(owned, 'biasGrad', [count, inner, outerStride, outOffset]);
     return this.#bind('biasGrad', this.#biasGrad, [params, dy, gradient], [channels, 1, 1]);
   }
@@ -162,7 +189,14 @@ export class LayerKernels {
     return this.#elementwise(owned, 'swapAxes', this.#swapAxes, [outer, middle, inner, count], [x, y], count);
   }
 
-  #elementwise(owned: GPUBuffer[], name: string, pipeline: GPUComputePipeline, words: readonly number[], buffers: readonly GPUBuffer[], count: number): Dispatch {
+  #elementwise(
+    owned: GPUBuffer[],
+    name: string,
+    pipeline: GPUComputePipeline,
+    words: readonly number[],
+    buffers: readonly GPUBuffer[],
+    count: number,
+  ): Dispatch {
     const params = this.#uniform(owned, name, words);
     const groups = Math.max(1, Math.ceil(count / ELEMENTWISE_GROUP));
     const x = Math.min(groups, this.#device.limits.maxComputeWorkgroupsPerDimension);

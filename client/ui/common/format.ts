@@ -31,13 +31,18 @@ export function formatBytes(bytes: number): string {
     value /= 1000;
     unit++;
   }
-  const digits = unit === 0 ? numberFormat({ maximumFractionDigits: 0 }).format(value) : numberFormat({ minimumSignificantDigits: 3, maximumSignificantDigits: 3 }).format(value);
+  const digits =
+    unit === 0
+      ? numberFormat({ maximumFractionDigits: 0 }).format(value)
+      : numberFormat({ minimumSignificantDigits: 3, maximumSignificantDigits: 3 }).format(value);
   return `${digits} ${units[unit]}`;
 }
 
 /** A fraction as a percentage with one decimal: "91.2%". */
 export function formatPercent(fraction: number | null): string {
-  return fraction === null || !Number.isFinite(fraction) ? '–' : numberFormat({ style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(fraction);
+  return fraction === null || !Number.isFinite(fraction)
+    ? '–'
+    : numberFormat({ style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(fraction);
 }
 
 /** The compression ratio in words: "16× smaller than float32 (6.2% of the bytes)". */
@@ -46,7 +51,9 @@ export function ratioInWords(bytes: number, denseBytes: number): string {
   const ratio = denseBytes / bytes;
   if (ratio < 1.05 && ratio > 0.95) return t('ratio.same');
   const times = numberFormat({ maximumFractionDigits: ratio >= 10 ? 0 : 1, minimumFractionDigits: ratio >= 10 ? 0 : 1 });
-  return ratio > 1 ? t('ratio.smaller', { times: times.format(ratio), percent: formatPercent(bytes / denseBytes) }) : t('ratio.larger', { times: times.format(1 / ratio) });
+  return ratio > 1
+    ? t('ratio.smaller', { times: times.format(ratio), percent: formatPercent(bytes / denseBytes) })
+    : t('ratio.larger', { times: times.format(1 / ratio) });
 }
 
 /** The scheme's name in the language shown. */
@@ -76,7 +83,9 @@ export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & {
 export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels' | 'errorFeedback'> & { readonly bucketSize?: number }): string {
   const described = describeScheme(config);
   // PowerSGD's own label already says it is biased and uses error feedback.
-  return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd' ? t('scheme.withErrorFeedback', { scheme: described }) : described;
+  return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd'
+    ? t('scheme.withErrorFeedback', { scheme: described })
+    : described;
 }
 
 function describeScheme(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'> & { readonly bucketSize?: number }): string {

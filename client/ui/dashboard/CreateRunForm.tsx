@@ -101,7 +101,10 @@ export function CreateRunForm() {
   const [values, setValues] = useState<FormValues>(INITIAL);
   const [busy, setBusy] = useState(false);
   const [invalid, setInvalid] = useState<string | null>(null);
-  const set = <K extends keyof FormValues>(key: K) => (value: FormValues[K]) => setValues((v) => ({ ...v, [key]: value }));
+  const set =
+    <K extends keyof FormValues>(key: K) =>
+    (value: FormValues[K]) =>
+      setValues((v) => ({ ...v, [key]: value }));
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (actions === null) return;
@@ -167,11 +170,25 @@ export function CreateRunForm() {
           </label>
           <label>
             {t('dashboard.form.learningRate')}
-            <input type="number" min="0.0001" max={B.learningRate.max} step="any" value={values.learningRate} onChange={(e) => set('learningRate')(e.target.value)} />
+            <input
+              type="number"
+              min="0.0001"
+              max={B.learningRate.max}
+              step="any"
+              value={values.learningRate}
+              onChange={(e) => set('learningRate')(e.target.value)}
+            />
           </label>
           <label>
             {t('dashboard.form.batchSize')}
-            <input type="number" min={B.batchSize.min} max={B.batchSize.max} step="1" value={values.batchSize} onChange={(e) => set('batchSize')(e.target.value)} />
+            <input
+              type="number"
+              min={B.batchSize.min}
+              max={B.batchSize.max}
+              step="1"
+              value={values.batchSize}
+              onChange={(e) => set('batchSize')(e.target.value)}
+            />
           </label>
           <label>
             {t('dashboard.form.split')}
@@ -196,11 +213,25 @@ export function CreateRunForm() {
           </label>
           <label>
             {t('dashboard.form.deadline')}
-            <input type="number" min={B.roundDeadlineMs.min / 1000} max={B.roundDeadlineMs.max / 1000} step="any" value={values.deadlineS} onChange={(e) => set('deadlineS')(e.target.value)} />
+            <input
+              type="number"
+              min={B.roundDeadlineMs.min / 1000}
+              max={B.roundDeadlineMs.max / 1000}
+              step="any"
+              value={values.deadlineS}
+              onChange={(e) => set('deadlineS')(e.target.value)}
+            />
           </label>
           <label>
             {t('dashboard.form.evalEvery')}
-            <input type="number" min={B.evalEvery.min} max={B.evalEvery.max} step="1" value={values.evalEvery} onChange={(e) => set('evalEvery')(e.target.value)} />
+            <input
+              type="number"
+              min={B.evalEvery.min}
+              max={B.evalEvery.max}
+              step="1"
+              value={values.evalEvery}
+              onChange={(e) => set('evalEvery')(e.target.value)}
+            />
           </label>
           <label>
             {t('dashboard.form.aggregation')}
@@ -214,7 +245,14 @@ export function CreateRunForm() {
           {values.aggregation === 'norm-bound' && (
             <label>
               {t('dashboard.form.normBoundK')}
-              <input type="number" min={B.normBoundK.min} max={B.normBoundK.max} step="any" value={values.normBoundK} onChange={(e) => set('normBoundK')(e.target.value)} />
+              <input
+                type="number"
+                min={B.normBoundK.min}
+                max={B.normBoundK.max}
+                step="any"
+                value={values.normBoundK}
+                onChange={(e) => set('normBoundK')(e.target.value)}
+              />
             </label>
           )}
           {values.aggregation === 'trimmed-mean' && (

@@ -43,8 +43,14 @@ export function DashboardKpis() {
           {formatBytes(up + down)}
         </span>
         <span className="kpi__hint">
-          {t('dashboard.kpis.up')} <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, {t('dashboard.kpis.down')}{' '}
-          <span data-testid="bytes-down" data-value={down}>{formatBytes(down)}</span>
+          {t('dashboard.kpis.up')}{' '}
+          <span data-testid="bytes-up" data-value={up}>
+            {formatBytes(up)}
+          </span>
+          , {t('dashboard.kpis.down')}{' '}
+          <span data-testid="bytes-down" data-value={down}>
+            {formatBytes(down)}
+          </span>
         </span>
       </div>
       <div className="kpi">

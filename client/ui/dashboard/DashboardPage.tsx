@@ -36,7 +36,9 @@ function AuthBanner() {
   return (
     <>
       <div className="status-line">
-        <span className={`pill pill--${link === 'connected' ? 'running' : 'offline'}`}>{link === 'connected' ? t('dashboard.live') : t('dashboard.reconnecting')}</span>
+        <span className={`pill pill--${link === 'connected' ? 'running' : 'offline'}`}>
+          {link === 'connected' ? t('dashboard.live') : t('dashboard.reconnecting')}
+        </span>
         {auth === 'teacher' && <span className="pill pill--teacher">{t('dashboard.teacherOn')}</span>}
         {auth !== 'teacher' && (
           <span className="pill pill--viewer" data-testid="view-only">

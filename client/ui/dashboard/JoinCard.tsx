@@ -57,7 +57,13 @@ export function JoinCard() {
           {url.replace(/^https?:\/\//, '')}
         </a>
         {info !== null && info.addresses.length > 1 && (
-          <select className="select select--small join__picker" aria-label={t('dashboard.join.address')} value={url} onChange={(e) => setPicked(e.target.value)} translate="no">
+          <select
+            className="select select--small join__picker"
+            aria-label={t('dashboard.join.address')}
+            value={url}
+            onChange={(e) => setPicked(e.target.value)}
+            translate="no"
+          >
             {info.addresses.map((address, i) => (
               <option key={info.urls[i]} value={info.urls[i]}>
                 {address.address} ({address.interface})

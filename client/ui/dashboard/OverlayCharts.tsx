@@ -78,7 +78,10 @@ function TradeoffChart({ runs, height = HEIGHT + 40 }: { readonly runs: readonly
             label={{ value: t(`dashboard.charts.axes.${axis.key}.axis`), position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
           />
           <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...axisProps} tickFormatter={percentTick} />
-          <Tooltip formatter={(v, name) => [formatPercent(Number(v)), name]} labelFormatter={(mb) => t('dashboard.charts.mbSent', { mb: formatNumber(Number(mb)) })} />
+          <Tooltip
+            formatter={(v, name) => [formatPercent(Number(v)), name]}
+            labelFormatter={(mb) => t('dashboard.charts.mbSent', { mb: formatNumber(Number(mb)) })}
+          />
           {runs.map(({ run, color, label }) => (
             <Line
               key={run.summary.runId}
@@ -151,17 +154,18 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
     }));
   const dense = runs.find(({ run }) => run.summary.config.scheme === 'none' && run.contributions > 0);
   return (
-    <ChartCard
-      title={t('dashboard.charts.bytesTitle')}
-      caption={t('dashboard.charts.bytesCaption')}
-      testId="chart-bytes"
-      points={bars.length}
-    >
+    <ChartCard title={t('dashboard.charts.bytesTitle')} caption={t('dashboard.charts.bytesCaption')} testId="chart-bytes" points={bars.length}>
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <BarChart data={bars} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
           <CartesianGrid stroke={COLORS.grid} vertical={false} />
           <XAxis dataKey="scheme" {...axisProps} interval={0} tick={{ fontSize: 10 }} />
-          <YAxis {...axisProps} scale="log" domain={[(min: number) => min / 4, (max: number) => max * 2]} allowDataOverflow tickFormatter={(v: number) => formatBytes(v)} />
+          <YAxis
+            {...axisProps}
+            scale="log"
+            domain={[(min: number) => min / 4, (max: number) => max * 2]}
+            allowDataOverflow
+            tickFormatter={(v: number) => formatBytes(v)}
+          />
           <Tooltip formatter={(v) => formatBytes(Number(v))} labelFormatter={(_, payload) => String(payload?.[0]?.payload?.name ?? '')} />
           {dense !== undefined && <ReferenceLine y={dense.run.bytesUpTotal / dense.run.contributions} stroke={COLORS.baseline} strokeDasharray="5 4" />}
           <Bar dataKey="bytes" isAnimationActive={false}>
@@ -208,8 +212,22 @@ export function OverlayCharts({ projector = false }: { readonly projector?: bool
         <div className="overlay__wide">
           <TradeoffChart runs={runs} />
         </div>
-        <RoundChart runs={runs} title={t('dashboard.charts.accuracyTitle')} caption={t('dashboard.charts.accuracyCaption')} testId="chart-accuracy" pick={accuracyOf} yTick={percentTick} />
-        <RoundChart runs={runs} title={t('dashboard.charts.lossTitle')} caption={t('dashboard.charts.lossCaption')} testId="chart-loss" pick={lossOf} yTick={formatNumber} />
+        <RoundChart
+          runs={runs}
+          title={t('dashboard.charts.accuracyTitle')}
+          caption={t('dashboard.charts.accuracyCaption')}
+          testId="chart-accuracy"
+          pick={accuracyOf}
+          yTick={percentTick}
+        />
+        <RoundChart
+          runs={runs}
+          title={t('dashboard.charts.lossTitle')}
+          caption={t('dashboard.charts.lossCaption')}
+          testId="chart-loss"
+          pick={lossOf}
+          yTick={formatNumber}
+        />
         <RoundChart
           runs={runs}
           title={t('dashboard.charts.varianceTitle')}

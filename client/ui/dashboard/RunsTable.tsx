@@ -34,7 +34,12 @@ function RunActions({ run }: { readonly run: RunView }) {
       <button type="button" className="button button--small" onClick={go(actions.resetRun)}>
         {t('dashboard.runs.reset')}
       </button>
-      <button type="button" className="button button--small button--danger" onClick={go(actions.deleteRun)} aria-label={t('dashboard.runs.deleteLabel', { name: run.summary.config.name })}>
+      <button
+        type="button"
+        className="button button--small button--danger"
+        onClick={go(actions.deleteRun)}
+        aria-label={t('dashboard.runs.deleteLabel', { name: run.summary.config.name })}
+      >
         {t('dashboard.runs.delete')}
       </button>
     </div>
@@ -76,7 +81,10 @@ export function RunsTable() {
                 <tr key={summary.runId} data-run-id={summary.runId} data-status={summary.status} data-scheme={summary.config.scheme}>
                   <td>
                     <span className="legend__swatch" style={{ background: runColor(i) }} />
-                    <strong translate="no">{summary.config.name}</strong> <span className="muted mono" translate="no">{summary.runId}</span>
+                    <strong translate="no">{summary.config.name}</strong>{' '}
+                    <span className="muted mono" translate="no">
+                      {summary.runId}
+                    </span>
                   </td>
                   <td>
                     {describeCompression(summary.config)}

@@ -33,7 +33,12 @@ export function SummaryTable() {
         <h2>{t('dashboard.summary.title')}</h2>
         <label className="inline-field">
           {t('dashboard.summary.target')}{' '}
-          <select className="select select--small" value={target} onChange={(e) => setTarget(Number(e.target.value))} aria-label={t('dashboard.summary.target')}>
+          <select
+            className="select select--small"
+            value={target}
+            onChange={(e) => setTarget(Number(e.target.value))}
+            aria-label={t('dashboard.summary.target')}
+          >
             {TARGETS.map((value) => (
               <option key={value} value={value}>
                 {formatPercent(value).replace(/[.,]0(?=\D*$)/, '')}

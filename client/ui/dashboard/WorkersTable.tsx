@@ -8,7 +8,10 @@ import { useActions } from './actionsContext';
 import { allWorkers, balancingMoves, orderedRuns } from './selectors';
 
 /** The classroom attacks the dashboard offers: a sign flip ×10 and a scale ×100. */
-const ATTACKS = { none: null, flip: { kind: 'sign-flip', factor: 10 }, scale: { kind: 'scale', factor: 100 } } as const satisfies Record<string, WorkerAttack | null>;
+const ATTACKS = { none: null, flip: { kind: 'sign-flip', factor: 10 }, scale: { kind: 'scale', factor: 100 } } as const satisfies Record<
+  string,
+  WorkerAttack | null
+>;
 type AttackChoice = keyof typeof ATTACKS;
 
 function attackChoice(attack: WorkerAttack | null): AttackChoice {
@@ -120,7 +123,11 @@ export function WorkersTable() {
                   </td>
                   <td data-cell="attack">
                     {actions === null ? (
-                      worker.attack === null ? '–' : t(attackLabel(worker.attack))
+                      worker.attack === null ? (
+                        '–'
+                      ) : (
+                        t(attackLabel(worker.attack))
+                      )
                     ) : (
                       <select
                         aria-label={t('dashboard.workers.attackOf', { id: worker.workerId })}

@@ -17,4 +17,3 @@ export function takeAdminToken(): string | null {
   }
   return sessionStorage.getItem(STORAGE_KEY);
 }
-

@@ -185,4 +185,3 @@ export type DashboardStore = ReturnType<typeof createDashboardStore>;
 
 /** This page's dashboard store. */
 export const dashboardStore: DashboardStore = createDashboardStore();
-

@@ -18,9 +18,17 @@ describe('bounded series', () => {
   });
 
   it('covers the whole history at an even step once thinned', () => {
-    const { points, stride } = seriesOf(Array.from({ length: 1000 }, (_, i) => i), 100);
+    const { points, stride } = seriesOf(
+      Array.from({ length: 1000 }, (_, i) => i),
+      100,
+    );
     expect(stride).toBeGreaterThan(1);
-    const gaps = new Set(points.slice(0, -1).map((p, i) => points[i + 1]! - p).slice(0, -1));
+    const gaps = new Set(
+      points
+        .slice(0, -1)
+        .map((p, i) => points[i + 1]! - p)
+        .slice(0, -1),
+    );
     expect(gaps).toEqual(new Set([stride]));
   });
 });

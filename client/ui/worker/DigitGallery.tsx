@@ -28,7 +28,10 @@ function Digit({ digit }: { readonly digit: DigitView }) {
   const { t } = useTranslation();
   const verdict = digit.prediction === null ? 'pending' : digit.prediction === digit.label ? 'right' : 'wrong';
   return (
-    <figure className={`digit digit--${verdict}`} aria-label={t('worker.digits.label', { label: digit.label, prediction: digit.prediction ?? t('worker.digits.nothing') })}>
+    <figure
+      className={`digit digit--${verdict}`}
+      aria-label={t('worker.digits.label', { label: digit.label, prediction: digit.prediction ?? t('worker.digits.nothing') })}
+    >
       <DigitCanvas pixels={digit.pixels} />
       <figcaption>
         <span className="digit__guess">{digit.prediction ?? '?'}</span>
@@ -48,9 +51,7 @@ export function DigitGallery() {
     <section className="card digits" data-testid="digits">
       <header className="chart-card__header">
         <h3>{t('worker.digits.title')}</h3>
-        <p className="chart-card__caption">
-          {judged === 0 ? t('worker.digits.pending') : t('worker.digits.score', { right, judged })}
-        </p>
+        <p className="chart-card__caption">{judged === 0 ? t('worker.digits.pending') : t('worker.digits.score', { right, judged })}</p>
       </header>
       <div className="digits__row">
         {digits.map((digit, i) => (

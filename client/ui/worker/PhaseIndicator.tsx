@@ -13,7 +13,8 @@ export function PhaseIndicator() {
   const { t } = useTranslation();
   const busy = BUSY.has(phase);
   // The first WebGPU round also compiles every kernel: say so, or a slow first round looks like a hang.
-  const text = link === 'reconnecting' ? t('worker.phase.reconnecting') : phase === 'computing' && firstRound ? t('worker.phase.firstRound') : t(`worker.phase.${phase}`);
+  const text =
+    link === 'reconnecting' ? t('worker.phase.reconnecting') : phase === 'computing' && firstRound ? t('worker.phase.firstRound') : t(`worker.phase.${phase}`);
   return (
     <div className="phase" data-testid="phase" data-phase={phase}>
       <p className="phase__text">{text}</p>

@@ -24,14 +24,27 @@ function LossChart({ points }: { readonly points: readonly WorkerRoundPoint[] })
   const { t } = useTranslation();
   const last = points[points.length - 1];
   return (
-    <ChartCard title={t('worker.charts.lossTitle')} caption={last === undefined ? undefined : t('worker.charts.lossCaption', { loss: last.loss.toFixed(3) })} testId="chart-loss" points={points.length}>
+    <ChartCard
+      title={t('worker.charts.lossTitle')}
+      caption={last === undefined ? undefined : t('worker.charts.lossCaption', { loss: last.loss.toFixed(3) })}
+      testId="chart-loss"
+      points={points.length}
+    >
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <LineChart data={points} margin={{ top: 8, right: 12, bottom: 0, left: -12 }}>
           <CartesianGrid stroke={COLORS.grid} vertical={false} />
           <XAxis dataKey="round" {...axisProps} />
           <YAxis {...axisProps} tickFormatter={formatNumber} />
           <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={roundLabel} />
-          <Line type="monotone" dataKey="loss" name={t('worker.charts.lossSeries')} stroke={COLORS.primary} strokeWidth={2} dot={false} isAnimationActive={false} />
+          <Line
+            type="monotone"
+            dataKey="loss"
+            name={t('worker.charts.lossSeries')}
+            stroke={COLORS.primary}
+            strokeWidth={2}
+            dot={false}
+            isAnimationActive={false}
+          />
         </LineChart>
       </ResponsiveContainer>
     </ChartCard>
@@ -50,7 +63,15 @@ function BytesChart({ points }: { readonly points: readonly WorkerRoundPoint[] }
   return (
     <ChartCard
       title={t('worker.charts.bytesTitle')}
-      caption={last === undefined ? undefined : t('worker.charts.bytesCaption', { bytes: formatBytes(last.bytes), dense: formatBytes(last.denseBytes), ratio: ratioInWords(last.bytes, last.denseBytes) })}
+      caption={
+        last === undefined
+          ? undefined
+          : t('worker.charts.bytesCaption', {
+              bytes: formatBytes(last.bytes),
+              dense: formatBytes(last.denseBytes),
+              ratio: ratioInWords(last.bytes, last.denseBytes),
+            })
+      }
       testId="chart-bytes"
       points={points.length}
     >
@@ -58,10 +79,28 @@ function BytesChart({ points }: { readonly points: readonly WorkerRoundPoint[] }
         <BarChart data={data} margin={{ top: 8, right: 12, bottom: 0, left: -4 }}>
           <CartesianGrid stroke={COLORS.grid} vertical={false} />
           <XAxis dataKey="round" {...axisProps} />
-          <YAxis {...axisProps} scale="log" domain={[(min: number) => Math.min(min, 1) / 2, 200]} allowDataOverflow ticks={[0.1, 1, 10, 100]} tickFormatter={percentTick} />
-          <Tooltip formatter={(v, _name, item) => `${formatPercent(Number(v) / 100)} (${formatBytes(Number((item.payload as { bytes?: number } | undefined)?.bytes ?? 0))})`} labelFormatter={roundLabel} />
+          <YAxis
+            {...axisProps}
+            scale="log"
+            domain={[(min: number) => Math.min(min, 1) / 2, 200]}
+            allowDataOverflow
+            ticks={[0.1, 1, 10, 100]}
+            tickFormatter={percentTick}
+          />
+          <Tooltip
+            formatter={(v, _name, item) =>
+              `${formatPercent(Number(v) / 100)} (${formatBytes(Number((item.payload as { bytes?: number } | undefined)?.bytes ?? 0))})`
+            }
+            labelFormatter={roundLabel}
+          />
           <Legend iconSize={10} wrapperStyle={{ fontSize: 12 }} />
-          <ReferenceLine y={100} stroke={COLORS.baseline} strokeDasharray="5 4" strokeWidth={2} label={{ value: t('worker.charts.bytesFloat'), position: 'insideTopRight', fontSize: 11, fill: COLORS.axis }} />
+          <ReferenceLine
+            y={100}
+            stroke={COLORS.baseline}
+            strokeDasharray="5 4"
+            strokeWidth={2}
+            label={{ value: t('worker.charts.bytesFloat'), position: 'insideTopRight', fontSize: 11, fill: COLORS.axis }}
+          />
           <Bar dataKey="percent" name={t('worker.charts.bytesSeries')} fill={COLORS.primary} isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
@@ -69,7 +108,15 @@ function BytesChart({ points }: { readonly points: readonly WorkerRoundPoint[] }
   );
 }
 
-function VarianceChart({ points, scheme, formula }: { readonly points: readonly WorkerRoundPoint[]; readonly scheme: string | null; readonly formula: string }) {
+function VarianceChart({
+  points,
+  scheme,
+  formula,
+}: {
+  readonly points: readonly WorkerRoundPoint[];
+  readonly scheme: string | null;
+  readonly formula: string;
+}) {
   const { t } = useTranslation();
   // A log axis cannot show zero: uncompressed rounds (and exact layers) have none.
   const positive = points.filter((p) => p.closedRel > 0 && p.realisedRel > 0);
@@ -89,8 +136,24 @@ function VarianceChart({ points, scheme, formula }: { readonly points: readonly 
           <YAxis {...axisProps} scale="log" domain={['auto', 'auto']} allowDataOverflow tickFormatter={formatNumber} />
           <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={roundLabel} />
           <Legend iconSize={10} wrapperStyle={{ fontSize: 12 }} />
-          <Line type="monotone" dataKey="closedRel" name={t('worker.charts.closedForm', { formula })} stroke={COLORS.closedForm} strokeWidth={2} dot={false} isAnimationActive={false} />
-          <Line type="monotone" dataKey="realisedRel" name={t('worker.charts.realised')} stroke={COLORS.realised} strokeWidth={1.5} dot={false} isAnimationActive={false} />
+          <Line
+            type="monotone"
+            dataKey="closedRel"
+            name={t('worker.charts.closedForm', { formula })}
+            stroke={COLORS.closedForm}
+            strokeWidth={2}
+            dot={false}
+            isAnimationActive={false}
+          />
+          <Line
+            type="monotone"
+            dataKey="realisedRel"
+            name={t('worker.charts.realised')}
+            stroke={COLORS.realised}
+            strokeWidth={1.5}
+            dot={false}
+            isAnimationActive={false}
+          />
         </LineChart>
       </ResponsiveContainer>
     </ChartCard>
@@ -103,7 +166,11 @@ function TimeChart({ points }: { readonly points: readonly WorkerRoundPoint[] })
   return (
     <ChartCard
       title={t('worker.charts.timeTitle')}
-      caption={last === undefined ? undefined : t('worker.charts.timeCaption', { compute: formatMs(last.computeMs), compress: formatMs(last.compressMs), upload: formatMs(last.uploadMs) })}
+      caption={
+        last === undefined
+          ? undefined
+          : t('worker.charts.timeCaption', { compute: formatMs(last.computeMs), compress: formatMs(last.compressMs), upload: formatMs(last.uploadMs) })
+      }
       testId="chart-time"
       points={points.length}
     >

@@ -43,7 +43,9 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
         <dl className="facts">
           <div>
             <dt>{t('worker.run')}</dt>
-            <dd data-testid="run-name" translate="no">{config === null ? '…' : `${config.name} (${runId})`}</dd>
+            <dd data-testid="run-name" translate="no">
+              {config === null ? '…' : `${config.name} (${runId})`}
+            </dd>
           </div>
           <div>
             <dt>{t('worker.compression')}</dt>
@@ -51,7 +53,11 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
           </div>
           <div>
             <dt>{t('worker.data')}</dt>
-            <dd>{config === null || shard === null ? '…' : t('worker.dataValue', { shard: shard + 1, shards: config.shards, model: config.model.toUpperCase(), batch: config.batchSize })}</dd>
+            <dd>
+              {config === null || shard === null
+                ? '…'
+                : t('worker.dataValue', { shard: shard + 1, shards: config.shards, model: config.model.toUpperCase(), batch: config.batchSize })}
+            </dd>
           </div>
         </dl>
         <button
@@ -84,8 +90,15 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
             {formatBytes(up + down)}
           </span>
           <span className="kpi__hint">
-            {t('worker.up')} <span data-testid="bytes-up" data-value={up}>{formatBytes(up)}</span>, {t('worker.down')}{' '}
-            <span data-testid="bytes-down" data-value={down}>{formatBytes(down)}</span>, {t('worker.gradients', { count: roundsSent })}
+            {t('worker.up')}{' '}
+            <span data-testid="bytes-up" data-value={up}>
+              {formatBytes(up)}
+            </span>
+            , {t('worker.down')}{' '}
+            <span data-testid="bytes-down" data-value={down}>
+              {formatBytes(down)}
+            </span>
+            , {t('worker.gradients', { count: roundsSent })}
           </span>
         </div>
       </div>

@@ -75,9 +75,7 @@ describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number }>
 
     const failures = biasedCoordinates(grad, summary, coordinateVariance, SIGMAS, ROUNDING * maxAbs(grad));
     expect(failures.slice(0, 5)).toEqual([]);
-    expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(
-      SIGMAS * summary.meanErrorStandardError + 1e-9 * variance,
-    );
+    expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(SIGMAS * summary.meanErrorStandardError + 1e-9 * variance);
   });
 
   it('estimate() is exactly the scheme path through the codec', () => {

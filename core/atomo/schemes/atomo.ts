@@ -27,11 +27,7 @@ export interface AtomoCompressed<S extends LayerSample> extends CompressedLayer<
  * this leaves is at most τ·2⁻²⁵ per atom (τ the water level), the same size
  * as the float32 rounding of the value λ/p ≈ τ that is sent.
  */
-export function sampleAtoms<S extends LayerSample>(
-  decomposition: AtomicDecomposition<S>,
-  budget: number,
-  stream: StreamId,
-): AtomoCompressed<S> {
+export function sampleAtoms<S extends LayerSample>(decomposition: AtomicDecomposition<S>, budget: number, stream: StreamId): AtomoCompressed<S> {
   const lambda = decomposition.coefficients;
   const probabilities = samplingProbabilities(lambda, budget);
   const kept: number[] = [];

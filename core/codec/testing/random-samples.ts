@@ -4,17 +4,7 @@
  * ±0, subnormals, the largest finite float32.
  */
 import { bucketCount } from '../../atomo/schemes/qsgd';
-import type {
-  DenseSample,
-  EntrySample,
-  LayerSample,
-  PowerSgdSample,
-  QsgdSample,
-  SchemeName,
-  Shape,
-  SpectralSample,
-  TernGradSample,
-} from '../../atomo/types';
+import type { DenseSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, SchemeName, Shape, SpectralSample, TernGradSample } from '../../atomo/types';
 import type { Rng } from '../../testing/seeded';
 
 /** An integer in lo..hi inclusive. */
