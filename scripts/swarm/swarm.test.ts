@@ -69,7 +69,7 @@ describe('parseSwarmArgs', () => {
   });
 
   it('refuses unknown schemes, backends, a url without token and non-integer counts', () => {
-    expect(() => parseSwarmArgs(['--scheme', 'powersgd'])).toThrow(/--scheme/);
+    expect(() => parseSwarmArgs(['--scheme', 'signsgd'])).toThrow(/--scheme/);
     expect(() => parseSwarmArgs(['--backend', 'tpu'])).toThrow(/--backend/);
     expect(() => parseSwarmArgs(['--url', 'http://x'])).toThrow(/--token/);
     expect(() => parseSwarmArgs(['--workers', '2.5'])).toThrow(/--workers/);
