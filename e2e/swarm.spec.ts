@@ -56,14 +56,21 @@ test('three worker tabs and the dashboard: the class trains and the teacher stee
   const ids = await Promise.all(workers.map((page) => valueAbove(page, 'worker-id', 0, 30_000)));
   expect(new Set(ids).size).toBe(3);
 
-  // Rounds advance, accuracy and bytes rise, on a worker and on the dashboard.
-  for (const view of [workers[1]!, dashboard]) {
-    const round = await valueAbove(view, 'round', 0);
-    const bytes = await valueAbove(view, 'bytes-up', 0);
-    const accuracy = await valueAbove(view, 'test-accuracy', 0);
-    await valueAbove(view, 'round', round);
-    await valueAbove(view, 'bytes-up', bytes);
-    await valueAbove(view, 'test-accuracy', accuracy);
+  // Rounds advance, accuracy and bytes rise, on a worker and on the dashboard. Both views are read
+  // once before either is awaited to rise: read late, near the plateau, accuracy may not rise again.
+  const views = [workers[1]!, dashboard];
+  const first: { round: number; bytes: number; accuracy: number }[] = [];
+  for (const view of views) {
+    first.push({
+      round: await valueAbove(view, 'round', 0),
+      bytes: await valueAbove(view, 'bytes-up', 0),
+      accuracy: await valueAbove(view, 'test-accuracy', 0),
+    });
+  }
+  for (const [index, view] of views.entries()) {
+    await valueAbove(view, 'round', first[index]!.round);
+    await valueAbove(view, 'bytes-up', first[index]!.bytes);
+    await valueAbove(view, 'test-accuracy', first[index]!.accuracy);
   }
   for (const page of workers.slice(1)) await valueAbove(page, 'bytes-up', 0);
 
