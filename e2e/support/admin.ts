@@ -46,6 +46,16 @@ export async function createFastRun(baseURL: string, patch: RunConfigPatch): Pro
   }
 }
 
+/** Deletes a run, so that what it reached (the dashboard's best accuracy, say) does not leak into later tests. */
+export async function deleteRun(baseURL: string, runId: RunId): Promise<void> {
+  const socket = await connect(baseURL, ADMIN_TOKEN);
+  try {
+    unwrap(await socket.emitWithAck('run:delete', { runId }), 'run:delete');
+  } finally {
+    socket.close();
+  }
+}
+
 /** Every run the server holds. */
 export async function listRuns(baseURL: string): Promise<RunSummary[]> {
   const response = await fetch(`${baseURL}/api/runs`);
