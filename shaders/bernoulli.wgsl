@@ -1,5 +1,5 @@
 // Keep mask of independent Bernoulli(pᵢ) draws, one per atom: the sampling
-// step tᵢ ~ Bernoulli(pᵢ) of ATOMO (DESIGN.md §3).
+// step tᵢ ~ Bernoulli(pᵢ) of ATOMO (docs/design.md).
 // Needs philox.wgsl and bernoulli_stream.wgsl before it.
 //
 // One invocation per mask word: it draws its 32 atoms in turn and writes the

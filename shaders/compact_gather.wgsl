@@ -1,6 +1,6 @@
 // The values sent for the kept atoms of entry-wise ATOMO: λᵢ / pᵢ at each
 // compacted index, so only (index, value) pairs are read back
-// (ĝ = Σ (λᵢ tᵢ / pᵢ) aᵢ, DESIGN.md §3).
+// (ĝ = Σ (λᵢ tᵢ / pᵢ) aᵢ, docs/design.md).
 //
 // Dispatched indirectly with the workgroup count that compact_offsets.wgsl
 // wrote into `summary`, so the host never has to read the count first.

@@ -1,5 +1,5 @@
 // Realised error ‖ĝ − g‖² of one entry-wise ATOMO draw of a layer: kept
-// entries contribute (gᵢ/pᵢ − gᵢ)², dropped ones gᵢ² (DESIGN.md §3). The
+// entries contribute (gᵢ/pᵢ − gᵢ)², dropped ones gᵢ² (docs/design.md). The
 // worker reports it next to the closed form; computing it here keeps the
 // dense gradient on the GPU. gᵢ/pᵢ is the same f32 expression that
 // compact_gather.wgsl sends. Host: client/gpu/compression/entry.ts.

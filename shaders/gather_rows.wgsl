@@ -1,6 +1,6 @@
 // dst[j] = src row indices[j], for the j < count kept atoms of a compaction:
 // gathers the singular vectors of the sampled spectral atoms into one packed
-// block, so only those rows are read back (DESIGN.md §3: send uᵢ, vᵢ of the
+// block, so only those rows are read back (docs/design.md: send uᵢ, vᵢ of the
 // kept atoms). Rows are atom-major (row t at src_offset + t·row_length), the
 // layout of client/gpu/svd.ts's outputs. `summary` word 0 is the kept count
 // (compact_offsets.wgsl); invocations past it do nothing.

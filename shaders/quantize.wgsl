@@ -1,4 +1,4 @@
-// Stochastic quantisation of one layer's gradient, on the GPU (DESIGN.md §3):
+// Stochastic quantisation of one layer's gradient, on the GPU (docs/design.md):
 //   QSGD (CODE_BITS = 8):     ĝᵢ = ‖g‖₂ sign(gᵢ) ξᵢ / s, ξᵢ ∈ {l, l+1},
 //                              P(l+1) = s|gᵢ|/‖g‖₂ − l; code = sign << 7 | ξᵢ (s ≤ 127)
 //   TernGrad (CODE_BITS = 2): ĝᵢ = ‖g‖∞ sign(gᵢ) tᵢ, tᵢ ~ Bernoulli(|gᵢ|/‖g‖∞);

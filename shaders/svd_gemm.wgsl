@@ -8,7 +8,7 @@
 //
 // Dispatch (ceil(P/32), ceil(Q/32), jobs): a workgroup computes a 32×32 tile
 // of C; its 8×8 invocations each keep a 4×4 block in registers (register
-// blocking pays even on SwiftShader, see DESIGN.md §4). K advances in chunks
+// blocking pays even on SwiftShader, see docs/design.md). K advances in chunks
 // of 16, staged in workgroup memory (2 × 16×32 f32 = 4 KiB).
 // Workgroups past a smaller job's P or Q return at once.
 

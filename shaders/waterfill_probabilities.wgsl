@@ -1,4 +1,4 @@
-// ATOMO's sampling probabilities of one layer's entries (DESIGN.md §3):
+// ATOMO's sampling probabilities of one layer's entries (docs/design.md):
 // pᵢ = min(1, |gᵢ|/τ) with Σ pᵢ = min(s, #non-zero), zeros get p = 0.
 // CPU reference: core/atomo/waterfilling.ts samplingProbabilities (sorted
 // water-filling); a GPU sort of 10⁵ entries per round would cost more than
@@ -21,7 +21,7 @@
 //     rounding of T (the bisection's own f32 error only matters where an
 //     entry sits within rounding of the level, where p ≈ 1 either way).
 // The final pass writes p and the layer's statistics: Σ p, the closed-form
-// variance Σ g²(1/p − 1) (DESIGN.md §3) and ‖g‖².
+// variance Σ g²(1/p − 1) (docs/design.md) and ‖g‖².
 //
 // Reductions: each invocation folds a strided run in chunks of 32 (the f32
 // error of a chunked sum stays ≈ 50 ulp of the total however long the layer),

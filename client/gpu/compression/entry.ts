@@ -1,5 +1,5 @@
 /**
- * Entry-wise ATOMO on the GPU (DESIGN.md §3): the atoms are the gradient's
+ * Entry-wise ATOMO on the GPU (docs/design.md): the atoms are the gradient's
  * entries, so the whole round stays on the device and one submit does it:
  *   1. the water level and pᵢ = min(1, |gᵢ|/τ) per layer
  *      (shaders/waterfill_probabilities.wgsl: bisection on τ, then the

@@ -1,5 +1,5 @@
 /**
- * GPU compression against its specification (DESIGN.md §3, core/atomo):
+ * GPU compression against its specification (docs/design.md, core/atomo):
  *  - the GPU SVD (low-rank route for the 784×128 layer, direct for the rest)
  *    of real MLP layer gradients reconstructs them to 1e-4 relative;
  *  - over 1,000 seeds each scheme's decoded GPU estimate has mean within 5

@@ -1,5 +1,5 @@
 /**
- * Spectral ATOMO on the GPU (DESIGN.md §3): the SVD of every layer gradient,
+ * Spectral ATOMO on the GPU (docs/design.md): the SVD of every layer gradient,
  * batched, water-filling on the CPU from the σ read back (a few dozen numbers
  * per layer), Bernoulli(p) with the Philox kernel, and a read-back of only
  * the kept atoms' u, v.

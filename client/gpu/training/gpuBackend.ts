@@ -32,7 +32,7 @@ export interface BufferSlice {
 }
 
 /**
- * The factors of a dense layer's weight gradient G = aᵀ·d (DESIGN.md §3:
+ * The factors of a dense layer's weight gradient G = aᵀ·d (docs/design.md:
  * rank ≤ batch): a is batch × rows (the layer input), d is batch × cols
  * (dLoss/d(pre-activation)). Valid until the next call of the backend.
  */
