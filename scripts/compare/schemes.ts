@@ -1,6 +1,6 @@
 /**
  * The settings of `npm run compare`. Budgets are matched by expected bytes
- * per round (core/codec/sizes.ts, as the dashboard's race does): spectral
+ * per round (core/codec/budgets.ts, as the dashboard's race): spectral
  * and entry-wise ATOMO are solved to send what TernGrad sends, and QSGD
  * with 1 level and a norm per 512 entries sends about the same. Two more
  * settings spend more bytes for less variance: QSGD with 3 levels (3 bits an
@@ -10,7 +10,7 @@
 import type { SchemeName } from '../../core/atomo/types';
 import { expectedBytes } from '../../core/codec';
 import { createModelLayout } from '../../core/model';
-import { raceCompressions } from '../../client/ui/dashboard/race';
+import { matchedCompressions } from '../../core/codec/budgets';
 
 /** One setting of the comparison. */
 export interface CompareEntry {
@@ -29,7 +29,7 @@ export interface CompareEntry {
 /** Every setting, for a batch size. */
 export function compareEntries(batchSize: number): CompareEntry[] {
   const layout = createModelLayout('mlp');
-  const matched = raceCompressions(layout, batchSize);
+  const matched = matchedCompressions(layout, batchSize, ['atomo-svd', 'atomo-entry']);
   const budgetOf = (scheme: SchemeName) => matched.find((c) => c.scheme === scheme)!.budget;
   const make = (id: string, label: string, scheme: SchemeName, budget: number, levels = 1, bucketSize = 0): CompareEntry => ({
     id,
