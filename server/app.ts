@@ -74,7 +74,7 @@ const nodeScheduler: Scheduler = {
 export async function createApp(options: AppOptions): Promise<App> {
   const logError = options.logError ?? ((error: unknown) => console.error('[aggregator]', error));
   const maxMessageBytes = options.maxMessageBytes ?? computeMaxMessageBytes();
-  const serveStatic = createStaticHandler(options.clientDir);
+  const serveStatic = createStaticHandler(options.clientDir, logError);
 
   let handleApi: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
   const apiLimiter = createAddressRateLimiter(options.apiRateLimit ?? DEFAULT_API_RATE_LIMIT);

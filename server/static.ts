@@ -22,8 +22,12 @@ function keepRange(header: string | undefined): boolean {
   return match !== null && (match[2] === '' || Number(match[1]) <= Number(match[2]));
 }
 
-/** Returns a request handler for the files under `rootDir`; it answers 404 itself. */
-export function createStaticHandler(rootDir: string): (req: IncomingMessage, res: ServerResponse) => void {
+/**
+ * Returns a request handler for the files under `rootDir`; it answers 404 itself.
+ * A file that cannot be read once its headers are out (deleted by a rebuild
+ * under a live server) is reported to `logError` and its connection closed.
+ */
+export function createStaticHandler(rootDir: string, logError: (error: unknown) => void): (req: IncomingMessage, res: ServerResponse) => void {
   const serve = existsSync(rootDir)
     ? sirv(rootDir, {
         single: true,
@@ -47,6 +51,14 @@ export function createStaticHandler(rootDir: string): (req: IncomingMessage, res
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('The client is not built yet: run `npm start`, which builds it.');
       return;
     }
+    // sirv pipes a file stream into the response without an error listener, so a read error would be
+    // thrown out of the stream; the response's 'pipe' event hands us that stream before it opens the file.
+    res.once('pipe', (source) =>
+      source.once('error', (error) => {
+        logError(new Error(`serving ${String(req.url).slice(0, 200)} failed`, { cause: error }));
+        res.destroy();
+      }),
+    );
     serve(req, res, () => {
       res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found');
     });
