@@ -205,6 +205,7 @@ export type ProtocolErrorCode =
   | 'wrong-scheme' // a layer encoded with another scheme than the run's
   | 'bad-stats' // loss or variance figures missing or not finite
   | 'rate-limited'
+  | 'too-many-workers' // a keyless join beyond the server's bound on identities (per address or in total)
   | 'forbidden' // teacher action without the admin token
   | 'invalid-config'
   | 'invalid-state' // e.g. start a running run

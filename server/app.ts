@@ -15,7 +15,7 @@ import { createApiHandler, isApiPath } from './http';
 import { DEFAULT_API_RATE_LIMIT, createAddressRateLimiter, setSecurityHeaders } from './httpHardening';
 import { DASHBOARD_ROOM, type AppServer } from './io';
 import { joinInfo, type JoinInfo } from './lan';
-import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type RateLimit } from './limits';
+import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from './limits';
 import type { ModelRuntime } from './model';
 import type { Scheduler } from './run';
 import { RunRegistry } from './runs';
@@ -41,6 +41,8 @@ export interface AppOptions {
   readonly rateLimit?: RateLimit;
   /** Per-address rate limit of /api requests. */
   readonly apiRateLimit?: RateLimit;
+  /** Bounds and idle expiry of the identities keyless joins create (DEFAULT_IDENTITY_LIMITS for what is not given). */
+  readonly identityLimits?: Partial<IdentityLimits>;
   /** socket.io's maxHttpBufferSize; computed from the models when not given. */
   readonly maxMessageBytes?: number;
   /** Where failures that are not a client's fault go (console.error by default). */
@@ -112,7 +114,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const store = new CheckpointStore(options.dataDir, logError);
   await store.init();
-  const workers = new WorkerRegistry();
+  const workers = new WorkerRegistry(options.identityLimits);
   let registry: RunRegistry | null = null;
   const hooks = createBroadcastHooks(io, workers, () => registry!);
   registry = new RunRegistry({
@@ -126,7 +128,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   const runs = registry;
   const stored = await store.load();
   runs.restore(stored.runs, stored.workers);
+  runs.expireIdentities();
   if (runs.size === 0 && options.defaultRun !== false) runs.create(options.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
+  // Unused identities are forgotten on a timer too, not only when a keyless join needs room.
+  const sweep = setInterval(
+    () => {
+      try {
+        runs.expireIdentities();
+      } catch (error) {
+        logError(new Error('expiring unused identities failed', { cause: error }));
+      }
+    },
+    Math.max(1000, Math.min(workers.limits.idleExpiryMs / 4, 10 * 60_000)),
+  );
+  sweep.unref();
 
   handleApi = createApiHandler(runs, options.join ?? (() => joinInfo(scheme, boundPort())));
   attachSockets(io, {
@@ -145,6 +160,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     workers,
     maxMessageBytes,
     close: async () => {
+      clearInterval(sweep);
       for (const run of runs.list()) run.dispose();
       runs.persistAll();
       await new Promise<void>((resolve) => {

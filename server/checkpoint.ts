@@ -25,7 +25,7 @@ import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createModelLayout } from '../core/model/layout';
 import { asModelVersion, asRunId, asWorkerId, type RoundMetrics } from '../core/protocol';
-import { parseCheckpointMeta } from '../core/schema';
+import { parseCheckpointMeta, parseWorkersSnapshot } from '../core/schema';
 import { firstNonFinite, type RunSnapshot } from './run';
 import type { WorkersSnapshot } from './workers';
 
@@ -128,6 +128,13 @@ async function writeAtomic(path: string, data: Uint8Array, keepPrevious: string 
   await rename(temp, path);
 }
 
+/** Renames a damaged file to `<path>.bad-<time>` (kept for a post-mortem) and returns the new name. */
+async function moveAside(path: string): Promise<string> {
+  const aside = `${path}.bad-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  await rename(path, aside).catch(() => undefined);
+  return aside;
+}
+
 /** The checkpoint directory of a server. */
 export class CheckpointStore {
   readonly #runsDir: string;
@@ -196,13 +203,25 @@ export class CheckpointStore {
       else this.#onError(new Error(`checkpoint: run ${id} has no valid checkpoint left; it is not restored`));
     }
     runs.sort((a, b) => a.createdAt - b.createdAt);
-    let workers: WorkersSnapshot | null = null;
+    return { runs, workers: await this.#loadWorkers() };
+  }
+
+  /** The identities, validated; a damaged workers.json is moved aside (reported) and null returned: workers join anew. */
+  async #loadWorkers(): Promise<WorkersSnapshot | null> {
+    let text: string;
     try {
-      workers = JSON.parse(await readFile(this.#workersFile, 'utf8')) as WorkersSnapshot;
+      text = await readFile(this.#workersFile, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.#onError(error);
+      return null;
     }
-    return { runs, workers };
+    try {
+      return parseWorkersSnapshot(JSON.parse(text));
+    } catch (error) {
+      const aside = await moveAside(this.#workersFile);
+      this.#onError(new Error(`workers.json is damaged (${(error as Error).message}); moved aside to ${aside}; workers join as new ones`));
+      return null;
+    }
   }
 
   /** Loads one checkpoint file; a damaged one is moved aside (reported) and null returned. */
@@ -216,8 +235,7 @@ export class CheckpointStore {
         this.#onError(new Error(`checkpoint: run ${runId} restarts from its previous checkpoint ${name} (version ${stored.snapshot.version})`));
       return stored;
     } catch (error) {
-      const aside = `${path}.bad-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      await rename(path, aside).catch(() => undefined);
+      const aside = await moveAside(path);
       this.#onError(new Error(`checkpoint ${name} is damaged (${(error as Error).message}); moved aside to ${aside}`));
       return null;
     }

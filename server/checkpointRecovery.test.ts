@@ -46,4 +46,23 @@ describe('checkpoint recovery', () => {
       await second.close();
     }
   });
+
+  it('moves a damaged workers.json aside: the server starts, and workers join as new ones', async () => {
+    const dir = makeDataDir();
+    try {
+      writeFileSync(join(dir, 'workers.json'), JSON.stringify({ nextId: 2, workers: [{ workerId: 1, keyHash: 'not-a-hash', name: 'w', runId: null }] }));
+      const server = await startServer({ dataDir: dir });
+      try {
+        expect(server.errors.map(String)).toEqual([
+          expect.stringMatching(/workers\.json is damaged \(workers\.json workers\.0\.keyHash: .*\); moved aside to .*workers\.json\.bad-/),
+        ]);
+        expect(server.app.workers.size).toBe(0);
+        expect(readdirSync(dir).some((name) => name.startsWith('workers.json.bad-'))).toBe(true);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      removeDataDir(dir);
+    }
+  });
 });

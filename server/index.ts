@@ -2,6 +2,7 @@
  * Entry point: reads the configuration from the environment and the command
  * line, loads the test digits, and listens.
  *   PORT=3000  ADMIN_TOKEN=…  DATA_DIR=data/
+ *   MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24   bounds on worker identities (server/limits.ts)
  *   --https or HTTPS=1     serve HTTPS and WSS (students' devices get WebGPU);
  *                          CERT_FILE and KEY_FILE for a real certificate, else a self-signed one in DATA_DIR/tls/
  */
@@ -14,12 +15,14 @@ import { formatBanner } from './banner';
 import { createCpuModelRuntime } from './cpuModel';
 import { createFileReader } from './data/fileReader';
 import { joinInfo, lanAddresses } from './lan';
+import { identityLimitsFromEnv } from './limits';
 import { loadOrCreateTls, type TlsMaterial } from './tls';
 
 const port = Number(process.env.PORT ?? 3000);
 const adminToken = process.env.ADMIN_TOKEN ?? randomBytes(16).toString('hex');
 const clientDir = fileURLToPath(new URL('../dist/client', import.meta.url));
 const dataDir = process.env.DATA_DIR ?? fileURLToPath(new URL('../data', import.meta.url));
+const identityLimits = identityLimitsFromEnv(process.env);
 const https = process.argv.includes('--https') || ['1', 'true', 'yes'].includes((process.env.HTTPS ?? '').toLowerCase());
 
 let tls: TlsMaterial | null = null;
@@ -43,6 +46,7 @@ const app = await createApp({
   adminToken,
   dataDir,
   model: createCpuModelRuntime(test),
+  identityLimits,
   ...(tls === null ? {} : { tls: { key: tls.key, cert: tls.cert } }),
 });
 app.httpServer.listen(port, () => {

@@ -2,7 +2,8 @@
  * An aggregator in this process, for the swarm, the benchmarks and the
  * server's tests: the CPU model on the MNIST test split, on 127.0.0.1 (an
  * ephemeral port unless given), with a temporary data directory unless given
- * one (removeDataDir deletes it once the server is closed).
+ * one (removeDataDir deletes it once the server is closed). All its workers
+ * share one address, so identities are bounded only in total.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import type { Dataset } from '../core/data';
 import { createApp, type App, type AppOptions } from './app';
 import { createCpuModelRuntime } from './cpuModel';
+import { DEFAULT_IDENTITY_LIMITS } from './limits';
 
 /** A running in-process aggregator. */
 export interface LocalServer {
@@ -44,6 +46,8 @@ export async function startLocalServer(
     clientDir: join(dataDir, 'no-client'),
     model: createCpuModelRuntime(test),
     logError: (error) => errors.push(error),
+    // Every worker of a swarm, a benchmark or a test comes from this machine: only the total is bounded.
+    identityLimits: { maxPerAddress: DEFAULT_IDENTITY_LIMITS.maxTotal },
     ...options,
     dataDir,
   });

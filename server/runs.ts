@@ -135,10 +135,11 @@ export class RunRegistry {
 
   /**
    * worker:join. A key rejoins its identity (same id, run and slot; a
-   * different runId moves it); no key creates one. The socket takes the
-   * identity over from any older socket.
+   * different runId moves it); no key creates one, from `address`, within
+   * the identity limits (expired identities are forgotten first). The socket
+   * takes the identity over from any older socket.
    */
-  join(request: JoinRequest, socketId: string): { identity: WorkerIdentity; accepted: JoinAccepted } {
+  join(request: JoinRequest, socketId: string, address: string): { identity: WorkerIdentity; accepted: JoinAccepted } {
     if (request.protocol !== PROTOCOL_VERSION) {
       throw new ProtocolFault('bad-protocol', `client speaks protocol ${request.protocol}, server ${PROTOCOL_VERSION}`);
     }
@@ -150,7 +151,8 @@ export class RunRegistry {
       if (!found) throw new ProtocolFault('unknown-worker', 'unknown worker key: join without one to get a new identity');
       identity = found;
     } else {
-      const created = this.#deps.workers.create(request.name);
+      this.expireIdentities();
+      const created = this.#deps.workers.create(request.name, address);
       identity = created.identity;
       key = created.key;
     }
@@ -161,6 +163,7 @@ export class RunRegistry {
     if (identity.runId !== null && identity.runId !== run.id) this.get(identity.runId).removeMember(identity.workerId);
     identity.runId = run.id;
     identity.socketId = socketId;
+    this.#deps.workers.touch(identity);
     run.addMember(identity.workerId, profileOf(identity));
     run.setConnected(identity.workerId, true);
     this.#persistWorkers();
@@ -173,6 +176,7 @@ export class RunRegistry {
     const identity = this.#deps.workers.get(workerId);
     if (!identity || identity.socketId !== socketId) return; // a newer socket owns it now
     identity.socketId = null;
+    this.#deps.workers.touch(identity);
     if (identity.runId !== null) this.#runs.get(identity.runId)?.run.setConnected(workerId, false);
   }
 
@@ -187,6 +191,7 @@ export class RunRegistry {
     const identity = this.#deps.workers.get(workerId);
     if (!identity || identity.runId === null) return;
     identity.socketId = socketId;
+    this.#deps.workers.touch(identity);
     this.#runs.get(identity.runId)?.run.setConnected(workerId, true);
   }
 
@@ -205,6 +210,20 @@ export class RunRegistry {
     const identity = this.#identity(workerId);
     if (identity.runId === null) throw new ProtocolFault('invalid-state', `worker ${workerId} is in no run`);
     this.get(identity.runId).setAttack(workerId, attack);
+  }
+
+  /**
+   * Forgets every identity unused (no socket) for longer than the idle
+   * expiry: it leaves its run and its key joins no more. Returns how many.
+   */
+  expireIdentities(): number {
+    const expired = this.#deps.workers.expired();
+    for (const identity of expired) {
+      if (identity.runId !== null) this.#runs.get(identity.runId)?.run.removeMember(identity.workerId);
+      this.#deps.workers.remove(identity.workerId);
+    }
+    if (expired.length > 0) this.#persistWorkers();
+    return expired.length;
   }
 
   /** worker:remove: the identity is forgotten and its socket told. */

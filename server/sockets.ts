@@ -94,7 +94,7 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
     'worker:join': (socket, payload) => {
       const request = parseJoinRequest(payload);
       const previous = socket.data.workerId;
-      const { identity, accepted } = registry.join(request, socket.id);
+      const { identity, accepted } = registry.join(request, socket.id, socket.handshake.address);
       if (previous !== null && previous !== identity.workerId) registry.disconnect(previous, socket.id);
       socket.data.workerId = identity.workerId;
       leaveRunRooms(socket);

@@ -108,6 +108,8 @@ export const en = {
       refused: 'The server refused round {{round}}: {{detail}}',
       roundFailed: 'Round {{round}} failed: {{detail}}',
       removed: 'The teacher removed this worker: {{detail}}',
+      tooManyWorkers:
+        'The server takes no more new workers from this device or network (its limit on workers). Ask the teacher to raise it (MAX_WORKERS_PER_ADDRESS).',
     },
     digits: {
       title: 'What the model sees in your digits',

@@ -100,6 +100,7 @@ export const zh: Messages = {
       refused: '服务器拒绝了第 {{round}} 轮：{{detail}}',
       roundFailed: '第 {{round}} 轮失败：{{detail}}',
       removed: '老师移除了这个工作节点：{{detail}}',
+      tooManyWorkers: '服务器不再接受来自这台设备或这个网络的新工作节点（已达到工作节点数量上限）。请老师调高上限（MAX_WORKERS_PER_ADDRESS）。',
     },
     digits: {
       title: '模型如何看你的数字',

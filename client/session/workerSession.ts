@@ -302,6 +302,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       },
       onError: (error) => {
         if (ROUND_RACES.has(error.code)) return;
+        if (error.code === 'too-many-workers') return state().setNotice({ key: 'worker.notice.tooManyWorkers' });
         state().setNotice({ key: 'common.raw', params: { detail: error.message } });
       },
     },

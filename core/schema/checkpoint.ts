@@ -15,6 +15,15 @@ const index = (field: string) =>
     v.maxValue(Number.MAX_SAFE_INTEGER, `${field} is too large`),
   );
 
+/** The output of `schema` for `raw`, or an Error naming `what` and the first problem's path. */
+function parsed<S extends v.GenericSchema>(schema: S, raw: unknown, what: string): v.InferOutput<S> {
+  const result = v.safeParse(schema, raw);
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const path = issue === undefined ? '' : (v.getDotPath(issue) ?? '');
+  throw new Error(`${what} ${path ? `${path}: ` : ''}${issue?.message ?? 'invalid'}`);
+}
+
 /** One member's record. */
 const MemberRecordSchema = v.object({
   workerId: v.pipe(index('members[].workerId'), v.maxValue(0xffffffff, 'members[].workerId must be a u32')),
@@ -52,13 +61,7 @@ export function parseCheckpointMeta(raw: unknown): CheckpointMeta {
     typeof raw === 'object' && raw !== null && typeof (raw as { config?: unknown }).config === 'object' && (raw as { config?: unknown }).config !== null
       ? { ...raw, config: { ...DEFAULT_RUN_CONFIG, ...(raw as { config: object }).config } }
       : raw;
-  const result = v.safeParse(CheckpointMetaSchema, withDefaults);
-  if (!result.success) {
-    const issue = result.issues[0];
-    const path = issue === undefined ? '' : (v.getDotPath(issue) ?? '');
-    throw new Error(`checkpoint ${path ? `${path}: ` : ''}${issue?.message ?? 'invalid'}`);
-  }
-  const meta = result.output;
+  const meta = parsed(CheckpointMetaSchema, withDefaults, 'checkpoint');
   if (meta.history.length !== meta.version) throw new Error(`checkpoint at version ${meta.version} holds ${meta.history.length} round records`);
   meta.history.forEach((record, i) => {
     if (record.version !== i) throw new Error(`checkpoint history[${i}] is for version ${record.version}`);
@@ -71,4 +74,37 @@ export function parseCheckpointMeta(raw: unknown): CheckpointMeta {
     ids.add(m.workerId);
   }
   return meta;
+}
+
+/** One identity in workers.json. */
+const StoredIdentitySchema = v.object({
+  workerId: v.pipe(index('workers[].workerId'), v.minValue(1, 'workers[].workerId must be ≥ 1'), v.maxValue(0xffffffff, 'workers[].workerId must be a u32')),
+  keyHash: v.pipe(v.string('workers[].keyHash must be a string'), v.regex(/^[0-9a-f]{64}$/, 'workers[].keyHash must be a sha-256 in hex')),
+  name: v.pipe(v.string('workers[].name must be a string'), v.maxLength(256, 'workers[].name is too long')),
+  runId: v.nullable(v.pipe(v.string('workers[].runId must be a string or null'), v.maxLength(64, 'workers[].runId is too long'))),
+  /** Absent in files written before identities were bounded per address. */
+  address: v.optional(v.nullable(v.pipe(v.string('workers[].address must be a string'), v.maxLength(64, 'workers[].address is too long')))),
+  /** Absent in files written before identities expired. */
+  lastUsedAt: v.optional(count('workers[].lastUsedAt')),
+});
+
+const WorkersSnapshotSchema = v.object({
+  nextId: v.pipe(index('nextId'), v.minValue(1, 'nextId must be ≥ 1'), v.maxValue(0x100000000, 'nextId is too large')),
+  workers: v.array(StoredIdentitySchema, 'workers must be an array'),
+});
+
+/** What workers.json holds: the identities and the next id to give. */
+export type WorkersSnapshot = v.InferOutput<typeof WorkersSnapshotSchema>;
+
+/** Validates workers.json's content; throws Error naming the first problem (ids and keys must be unique). */
+export function parseWorkersSnapshot(raw: unknown): WorkersSnapshot {
+  const snapshot = parsed(WorkersSnapshotSchema, raw, 'workers.json');
+  const ids = new Set<number>();
+  const keys = new Set<string>();
+  for (const w of snapshot.workers) {
+    if (ids.has(w.workerId) || keys.has(w.keyHash)) throw new Error(`workers.json lists worker ${w.workerId} or its key twice`);
+    ids.add(w.workerId);
+    keys.add(w.keyHash);
+  }
+  return snapshot;
 }
