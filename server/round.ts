@@ -6,7 +6,8 @@ import type { LayerStats, ModelVersion, QuorumRule, WorkerId } from '../core/pro
 
 /** One accepted gradient: the decoded unbiased estimate of each layer plus what the worker reported. */
 export interface Contribution {
-  readonly estimates: readonly Float32Array[];
+  /** Null when another process of a cluster holds them (docs/scaling.md, "Hierarchical aggregation"). */
+  readonly estimates: readonly Float32Array[] | null;
   readonly loss: number;
   readonly layerStats: readonly LayerStats[];
   readonly bytesUp: number;
@@ -75,6 +76,12 @@ export class OpenRound {
     return this.deadlinePassed && received >= Math.min(this.#quorum, this.participants.size);
   }
 
+  /** Forgets a worker and its gradient: the cluster process that held the gradient is gone. */
+  forget(worker: WorkerId): void {
+    this.contributions.delete(worker);
+    this.participants.delete(worker);
+  }
+
   /** Whether everyone who was asked has left without contributing: the round can only be reopened. */
   isAbandoned(): boolean {
     return this.participants.size === 0;
@@ -93,7 +100,9 @@ export class OpenRound {
 export function flatEstimates(round: OpenRound, offsets: readonly number[], parameterCount: number): Float32Array[] {
   return round.orderedContributors().map((worker) => {
     const flat = new Float32Array(parameterCount);
-    round.contributions.get(worker)!.estimates.forEach((estimate, layer) => flat.set(estimate, offsets[layer]!));
+    const estimates = round.contributions.get(worker)!.estimates;
+    if (estimates === null) throw new Error(`bug: the estimates of worker ${worker} are held by another process`);
+    estimates.forEach((estimate, layer) => flat.set(estimate, offsets[layer]!));
     return flat;
   });
 }

@@ -28,9 +28,9 @@ import { encodeWeights } from '../core/training/modelCodec';
 import { ProtocolFault } from './fault';
 import { buildRoundMetrics, isEvaluationRound } from './metrics';
 import type { ModelRuntime } from './model';
-import { aggregate } from '../core/aggregation';
+import { aggregate, type Aggregate } from '../core/aggregation';
 import { applyAttack, type WorkerAttack } from '../core/schema';
-import { OpenRound, flatEstimates } from './round';
+import { OpenRound, flatEstimates, type Contribution } from './round';
 import { applyConfigPatch } from './runConfig';
 import { decodeGradient, type SubmissionEnvelope } from './validation';
 
@@ -86,8 +86,12 @@ export interface RunSnapshot {
 export interface RunHooks {
   /** Send round:open to these workers. */
   openRound(run: Run, workers: readonly WorkerId[], message: RoundOpen): void;
-  /** A round closed: stream its metrics, tell its workers, persist the run. */
-  roundClosed(run: Run, metrics: RoundMetrics, contributors: readonly WorkerId[]): void;
+  /**
+   * A round closed: stream its metrics, tell its workers, persist the run.
+   * A promise (a cluster's durable checkpoint, docs/scaling.md) holds the
+   * next round until it settles.
+   */
+  roundClosed(run: Run, metrics: RoundMetrics, contributors: readonly WorkerId[]): void | Promise<void>;
   /** Something dashboards show changed (status, members, round progress). */
   changed(run: Run): void;
 }
@@ -108,6 +112,20 @@ export interface RunDeps {
   readonly scheduler: Scheduler;
   /** Where failures that are not a client's fault are reported. */
   readonly onError: (error: unknown) => void;
+  /**
+   * Combines a closed round's estimates when other processes hold them (a
+   * cluster's partial sums, docs/scaling.md); absent, the estimates are here
+   * and are aggregated at once.
+   */
+  readonly combine?: (run: Run, round: OpenRound) => Promise<Aggregate>;
+}
+
+/** Every gradient of a closing round was lost with the cluster process that held it: the same version opens again. */
+export class RoundLost extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RoundLost';
+  }
 }
 
 /** An update the run refused to apply (non-finite aggregate, momentum or weights): discarded, reported, the run paused. */
@@ -148,7 +166,7 @@ export class Run {
   #cancelDeadline: (() => void) | null = null;
   #openScheduled = false;
   #disposed = false;
-  /** True while the held-out evaluation of a closed round runs; no round opens meanwhile. */
+  /** True while a closed round is combined elsewhere, evaluated or committed; no round opens meanwhile. */
   #evaluating = false;
   /** Bumped by reset and model changes: results of work started before are dropped. */
   #epoch = 0;
@@ -394,8 +412,34 @@ export class Run {
    * unless every check passed.
    */
   acceptGradient(workerId: WorkerId, submission: SubmissionEnvelope): GradientReceipt {
+    const round = this.#expectContribution(workerId, submission.version);
+    const started = this.#deps.scheduler.now();
+    const decoded = decodeGradient(submission, this.layout, this.#config);
+    const attack = this.#members.get(workerId)?.attack ?? null;
+    if (attack !== null) for (const estimate of decoded.estimates) applyAttack(attack, estimate);
+    const now = this.#deps.scheduler.now();
+    this.#record(
+      round,
+      workerId,
+      { estimates: decoded.estimates, loss: submission.loss, layerStats: submission.layerStats, bytesUp: decoded.bytes, computeMs: submission.computeMs },
+      now,
+      now - started,
+    );
+    return { version: submission.version, bytes: decoded.bytes };
+  }
+
+  /**
+   * A gradient another process of a cluster checked, decoded and keeps
+   * (docs/scaling.md): the same state checks, then it counts like one
+   * received here; `at` is when that process accepted it.
+   */
+  acceptRemote(workerId: WorkerId, version: ModelVersion, contribution: Contribution, at: number, decodeMs: number): void {
+    this.#record(this.#expectContribution(workerId, version), workerId, contribution, at, decodeMs);
+  }
+
+  /** The open round a gradient of `workerId` for `version` may join, or throws ProtocolFault. */
+  #expectContribution(workerId: WorkerId, version: ModelVersion): OpenRound {
     const round = this.#round;
-    const version = submission.version;
     if (round === null) {
       if (version < this.#version) throw new ProtocolFault('stale-version', `version ${version} is over; the model is at ${this.#version}`);
       throw new ProtocolFault('round-closed', `no round is open in run ${this.id} (${this.#status})`);
@@ -405,18 +449,13 @@ export class Run {
     if (round.contributions.has(workerId)) throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
     if (!round.participants.has(workerId))
       throw new ProtocolFault('not-participant', `worker ${workerId} joined after round ${version} opened; it waits for the next`);
+    return round;
+  }
 
-    const started = this.#deps.scheduler.now();
-    const decoded = decodeGradient(submission, this.layout, this.#config);
-    const attack = this.#members.get(workerId)?.attack ?? null;
-    if (attack !== null) for (const estimate of decoded.estimates) applyAttack(attack, estimate);
-    const now = this.#deps.scheduler.now();
-    round.decodeMs += now - started;
-    round.add(
-      workerId,
-      { estimates: decoded.estimates, loss: submission.loss, layerStats: submission.layerStats, bytesUp: decoded.bytes, computeMs: submission.computeMs },
-      now,
-    );
+  /** Counts an accepted gradient in the open round and closes it when it can. */
+  #record(round: OpenRound, workerId: WorkerId, contribution: Contribution, now: number, decodeMs: number): void {
+    round.decodeMs += decodeMs;
+    round.add(workerId, contribution, now);
     const member = this.#members.get(workerId);
     if (member) {
       // Measured on the server's clock alone, so a tab's clock skew cannot distort it.
@@ -425,7 +464,6 @@ export class Run {
     }
     if (round.canClose()) this.#closeRound();
     else this.#deps.hooks.changed(this);
-    return { version, bytes: decoded.bytes };
   }
 
   // ── Teacher control ──────────────────────────────────────────────────────
@@ -631,21 +669,55 @@ export class Run {
   }
 
   #applyRound(round: OpenRound): void {
+    const updateStarted = this.#deps.scheduler.now();
+    const combine = this.#deps.combine;
+    if (combine === undefined) {
+      const layout = this.layout;
+      const offsets = layout.tensors.map((t) => t.offset);
+      // The configured rule (robust by default) combines the estimates; each was checked finite when it arrived.
+      this.#applyUpdate(
+        round,
+        aggregate(this.#config.aggregation, flatEstimates(round, offsets, layout.parameterCount), layout.parameterCount, offsets),
+        updateStarted,
+      );
+      return;
+    }
+    // Other processes hold the estimates: no round opens until their partial sums are in.
+    this.#awaitThen(combine(this, round), `closing round ${round.version}`, (combined) => this.#applyUpdate(round, combined, updateStarted));
+  }
+
+  /**
+   * Holds the round machine until `pending` settles, then runs `then` behind
+   * the error boundary, unless a reset or dispose came first. A RoundLost
+   * reopens the same version.
+   */
+  #awaitThen<T>(pending: Promise<T>, what: string, then: (value: T) => void): void {
+    const epoch = this.#epoch;
+    this.#evaluating = true;
+    const current = () => !this.#disposed && epoch === this.#epoch;
+    pending.then(
+      (value) =>
+        this.#guarded(what, () => {
+          if (!current()) return;
+          this.#evaluating = false;
+          then(value);
+        })(),
+      (error: unknown) =>
+        this.#guarded(what, () => {
+          if (!current()) return;
+          this.#evaluating = false;
+          if (!(error instanceof RoundLost)) throw error;
+          this.#deps.onError(error);
+          this.#scheduleOpen();
+        })(),
+    );
+  }
+
+  #applyUpdate(round: OpenRound, combined: Aggregate, updateStarted: number): void {
     const { scheduler, model } = this.#deps;
     const config = this.#config;
     const layout = this.layout;
-
-    const updateStarted = scheduler.now();
-    // The configured rule (robust by default) combines the estimates; each was checked finite when it arrived.
-    const { value: mean } = aggregate(
-      config.aggregation,
-      flatEstimates(
-        round,
-        layout.tensors.map((t) => t.offset),
-        layout.parameterCount,
-      ),
-      layout.parameterCount,
-    );
+    const mean = combined.value;
     const nonFiniteMean = firstNonFinite(mean);
     if (nonFiniteMean >= 0) throw new UpdateRefused(`the aggregated gradient is not finite at parameter ${nonFiniteMean}`);
     const params = this.#params.slice();
@@ -694,9 +766,10 @@ export class Run {
     const contributors = round.orderedContributors();
     const publish = (metrics: RoundMetrics) => {
       this.#history[index] = metrics;
-      this.#deps.hooks.roundClosed(this, metrics, contributors);
+      const committed = this.#deps.hooks.roundClosed(this, metrics, contributors);
       this.#deps.hooks.changed(this);
-      this.#scheduleOpen();
+      if (committed === undefined) this.#scheduleOpen();
+      else this.#awaitThen(committed, `committing round ${metrics.version}`, () => this.#scheduleOpen());
     };
     if (!isEvaluationRound(this.#version, config.evalEvery, config.maxRounds)) {
       publish(this.#history[index]!);

@@ -16,10 +16,17 @@
  *
  * The lower median (the ⌈n/2⌉-th smallest) is used for M so that with two
  * workers the smaller norm sets the bound: scaled-up attackers push norms up,
- * never down. Inputs are the contributors' flat estimates in ascending worker
- * id; sums are in float64, so the result does not depend on arrival order.
+ * never down. Inputs are the contributors' flat estimates (in any order).
+ * The mean and the norm bound are exact fixed-point sums (exactSum.ts), so
+ * their result depends on neither the order nor the grouping of the
+ * estimates: a cluster's partial sums give the same bits as one process
+ * (docs/design.md, "Aggregation"). The coordinate-wise rules sort each
+ * coordinate, which fixes their order too.
  */
 import type { AggregationRule } from '../schema/runConfig';
+import { accumulate, estimateStats, finishMean, planSum } from './exactSum';
+
+export { lowerMedian, norm2 } from './exactSum';
 
 /** The aggregate and what the rule did. */
 export interface Aggregate {
@@ -28,38 +35,24 @@ export interface Aggregate {
   readonly clipped: number;
 }
 
-/** ‖x‖₂ in float64. */
-export function norm2(x: Float32Array): number {
-  let sum = 0;
-  for (let i = 0; i < x.length; i++) sum += x[i]! * x[i]!;
-  return Math.sqrt(sum);
-}
-
-/** The ⌈n/2⌉-th smallest of `values` (n ≥ 1). */
-export function lowerMedian(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
-}
-
-/** Combines `estimates` (each of `length` entries, at least one) by `rule`. */
-export function aggregate(rule: AggregationRule, estimates: readonly Float32Array[], length: number): Aggregate {
+/**
+ * Combines `estimates` (each of `length` entries, at least one) by `rule`;
+ * `segments` are the start offsets of the parameter tensors (each gets its
+ * own fixed-point scale), one segment by default.
+ */
+export function aggregate(rule: AggregationRule, estimates: readonly Float32Array[], length: number, segments: readonly number[] = [0]): Aggregate {
   if (estimates.length === 0) throw new RangeError('nothing to aggregate');
   for (const e of estimates) if (e.length !== length) throw new RangeError(`an estimate has ${e.length} entries, expected ${length}`);
   switch (rule.kind) {
     case 'mean':
-      return {
-        value: weightedMean(
-          estimates,
-          length,
-          estimates.map(() => 1),
-        ),
-        clipped: 0,
-      };
     case 'norm-bound': {
-      const norms = estimates.map(norm2);
-      const bound = rule.k * lowerMedian(norms);
-      const weights = norms.map((n) => (n > bound ? bound / n : 1));
-      return { value: weightedMean(estimates, length, weights), clipped: weights.filter((w) => w < 1).length };
+      const plan = planSum(
+        rule,
+        estimates.map((e) => estimateStats(e, segments)),
+      );
+      const sum = new Float64Array(length);
+      estimates.forEach((e, i) => accumulate(sum, e, plan.weights[i]!, plan, segments));
+      return { value: finishMean(sum, plan, segments), clipped: plan.clipped };
     }
     case 'median':
       return { value: perCoordinate(estimates, length, median), clipped: 0 };
@@ -68,19 +61,6 @@ export function aggregate(rule: AggregationRule, estimates: readonly Float32Arra
       return { value: perCoordinate(estimates, length, (sorted) => meanOf(sorted, drop, sorted.length - drop)), clipped: 0 };
     }
   }
-}
-
-/** (1/n) Σ wᵢ·xᵢ, summed in float64 in the given order. */
-function weightedMean(estimates: readonly Float32Array[], length: number, weights: readonly number[]): Float32Array {
-  const sum = new Float64Array(length);
-  estimates.forEach((e, w) => {
-    const weight = weights[w]!;
-    for (let i = 0; i < length; i++) sum[i]! += weight * e[i]!;
-  });
-  const out = new Float32Array(length);
-  const n = estimates.length;
-  for (let i = 0; i < length; i++) out[i] = sum[i]! / n;
-  return out;
 }
 
 /** Applies `reduce` to the sorted values of each coordinate. */
