@@ -86,12 +86,13 @@ export interface RunSnapshot {
 export interface RunHooks {
   /** Send round:open to these workers. */
   openRound(run: Run, workers: readonly WorkerId[], message: RoundOpen): void;
+  /** A round closed: stream its metrics, tell its workers, persist the run. */
+  roundClosed(run: Run, metrics: RoundMetrics, contributors: readonly WorkerId[]): void;
   /**
-   * A round closed: stream its metrics, tell its workers, persist the run.
-   * A promise (a cluster's durable checkpoint, docs/scaling.md) holds the
-   * next round until it settles.
+   * Makes a closed round durable before anyone hears of it (a cluster's
+   * checkpoint, docs/scaling.md): roundClosed and the next round wait for it.
    */
-  roundClosed(run: Run, metrics: RoundMetrics, contributors: readonly WorkerId[]): void | Promise<void>;
+  commitRound?(run: Run): Promise<void>;
   /** Something dashboards show changed (status, members, round progress). */
   changed(run: Run): void;
 }
@@ -766,10 +767,14 @@ export class Run {
     const contributors = round.orderedContributors();
     const publish = (metrics: RoundMetrics) => {
       this.#history[index] = metrics;
-      const committed = this.#deps.hooks.roundClosed(this, metrics, contributors);
-      this.#deps.hooks.changed(this);
-      if (committed === undefined) this.#scheduleOpen();
-      else this.#awaitThen(committed, `committing round ${metrics.version}`, () => this.#scheduleOpen());
+      const announce = () => {
+        this.#deps.hooks.roundClosed(this, metrics, contributors);
+        this.#deps.hooks.changed(this);
+        this.#scheduleOpen();
+      };
+      const committed = this.#deps.hooks.commitRound?.(this);
+      if (committed === undefined) announce();
+      else this.#awaitThen(committed, `committing round ${metrics.version}`, announce);
     };
     if (!isEvaluationRound(this.#version, config.evalEvery, config.maxRounds)) {
       publish(this.#history[index]!);
