@@ -5,7 +5,7 @@
  * orthonormal, on random and adversarial factors.
  */
 import { describe, expect, it } from 'vitest';
-import { factoredSvd, type GradientFactors } from './factoredSvd';
+import { factoredSvd, GRAM_ROUTE_TOLERANCE, type FactorQr, type GradientFactors } from './factoredSvd';
 import { applyQ, householderQr } from './householderQr';
 import { LOW_RANK_RELATIVE_TOLERANCE } from './lowRankSvd';
 import { randomMatrix } from './random-matrix';
@@ -16,6 +16,10 @@ interface Case {
   readonly rows: number;
   readonly cols: number;
   readonly factors: GradientFactors;
+  /** The QR each factor takes by default (the Gram route where it is accurate enough, else Householder). */
+  readonly qr: readonly [FactorQr, FactorQr];
+  /** Examples that contribute (both rows non-zero), when not all do. */
+  readonly examples?: number;
 }
 
 function factorsOf(inner: number, rows: number, cols: number, seed: number, edit?: (left: Float32Array, right: Float32Array) => void): GradientFactors {
@@ -23,6 +27,15 @@ function factorsOf(inner: number, rows: number, cols: number, seed: number, edit
   const right = Float32Array.from(randomMatrix(inner, cols, seed + 1));
   edit?.(left, right);
   return { batch: inner, input: left, delta: right };
+}
+
+function nearDuplicates(): GradientFactors {
+  const noise = randomMatrix(1, 60, 99);
+  return factorsOf(6, 60, 20, 31, (left, right) => {
+    for (let i = 0; i < 60; i++) left[60 + i] = left[i]! * (1 + 1e-6 * noise[i]!);
+    for (let j = 0; j < 20; j++) right[20 + j] = -right[j]!;
+    for (let b = 2; b < 6; b++) for (let j = 0; j < 20; j++) right[b * 20 + j]! *= 1e-6;
+  });
 }
 
 /** G = Xᵀ·Δ in Float64, row-major rows×cols. */
@@ -39,9 +52,9 @@ function product({ batch: inner, input: left, delta: right }: GradientFactors, r
 }
 
 const cases: Case[] = [
-  { name: 'random, batch below both sides', rows: 96, cols: 40, factors: factorsOf(8, 96, 40, 1) },
-  { name: 'the MLP output layer shape, batch above cols (B > n)', rows: 128, cols: 10, factors: factorsOf(32, 128, 10, 3) },
-  { name: 'batch above rows (B > m)', rows: 6, cols: 50, factors: factorsOf(12, 6, 50, 5) },
+  { name: 'random, batch below both sides', rows: 96, cols: 40, factors: factorsOf(8, 96, 40, 1), qr: ['gram', 'gram'] },
+  { name: 'the MLP output layer shape, batch above cols (B > n)', rows: 128, cols: 10, factors: factorsOf(32, 128, 10, 3), qr: ['gram', 'householder'] },
+  { name: 'batch above rows (B > m)', rows: 6, cols: 50, factors: factorsOf(12, 6, 50, 5), qr: ['householder', 'gram'] },
   {
     name: 'rank-deficient: repeated examples, a dead unit, an all-zero example',
     rows: 60,
@@ -52,6 +65,10 @@ const cases: Case[] = [
       for (let b = 0; b < 10; b++) right[b * 30 + 4] = 0; // unit 4 never active
       left.fill(0, 7 * 60, 8 * 60); // example 7 is blank
     }),
+    // Examples 0 and 3 are equal, so both Grams are singular; but the kept triplets avoid the null direction
+    // (its σ is cut off), and their bound stays within the tolerance.
+    qr: ['gram', 'gram'],
+    examples: 9,
   },
   {
     name: 'rank one: every example the same',
@@ -63,6 +80,7 @@ const cases: Case[] = [
         right.copyWithin(b * 15, 0, 15);
       }
     }),
+    qr: ['householder', 'householder'],
   },
   {
     name: 'huge magnitudes (entries of G near 1e36)',
@@ -72,6 +90,7 @@ const cases: Case[] = [
       left.forEach((x, i) => (left[i] = x * 1e18));
       right.forEach((x, i) => (right[i] = x * 1e18));
     }),
+    qr: ['gram', 'gram'],
   },
   {
     name: 'tiny magnitudes (entries of G near 1e-40, below float32 range)',
@@ -81,6 +100,7 @@ const cases: Case[] = [
       left.forEach((x, i) => (left[i] = x * 1e-20));
       right.forEach((x, i) => (right[i] = x * 1e-20));
     }),
+    qr: ['gram', 'gram'],
   },
   {
     name: 'mixed magnitudes: one example 1e6 times the others',
@@ -89,49 +109,115 @@ const cases: Case[] = [
     factors: factorsOf(8, 50, 20, 15, (left) => {
       for (let i = 0; i < 50; i++) left[2 * 50 + i]! *= 1e6;
     }),
+    qr: ['householder', 'gram'], // the input's Gram has condition ~1e12: its bound sends it to Householder
+  },
+  {
+    // Examples 0 and 1 differ by 1e-6 relative and have opposite deltas, the others' deltas are 1e-6 small:
+    // G lives in the inputs' 1e-6-small direction, which the Gram (condition ~1e12) resolves only to ~1e-4.
+    name: 'near-duplicate examples with opposite deltas',
+    rows: 60,
+    cols: 20,
+    factors: nearDuplicates(),
+    qr: ['householder', 'householder'],
+  },
+  {
+    name: 'sparse factors, as an MNIST batch (80% of the inputs and half the deltas zero), batch 13',
+    rows: 200,
+    cols: 48,
+    factors: factorsOf(13, 200, 48, 17, (left, right) => {
+      left.forEach((x, i) => (left[i] = Math.abs(x) < 1.28 ? 0 : x));
+      right.forEach((x, i) => (right[i] = x < 0 ? 0 : x));
+    }),
+    qr: ['gram', 'gram'],
   },
 ];
 
-describe('factoredSvd(G = Xᵀ·Δ) against svdJacobi(G)', () => {
-  for (const { name, rows, cols, factors } of cases) {
-    it(name, () => {
-      const g = product(factors, rows, cols);
-      const reference = svdJacobi(g, rows, cols);
-      const f = factoredSvd(factors, rows, cols);
-      const normG = Math.sqrt(reference.singularValues.reduce((a, s) => a + s * s, 0));
-      const expectedRank = reference.singularValues.filter((s) => s > LOW_RANK_RELATIVE_TOLERANCE * normG).length;
-      expect(f.rank).toBe(expectedRank);
-      for (let k = 0; k < f.rank; k++) {
-        expect(Math.abs(f.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(1e-5 * reference.singularValues[k]!);
-      }
-      const svd = f.materialise();
-      const r = svd.rank;
-      // Orthonormal columns.
-      for (const [m, vectors] of [
-        [rows, svd.u],
-        [cols, svd.v],
-      ] as const) {
-        for (let a = 0; a < r; a++) {
-          for (let b = 0; b < r; b++) {
-            let dot = 0;
-            for (let i = 0; i < m; i++) dot += vectors[i * r + a]! * vectors[i * r + b]!;
-            expect(Math.abs(dot - (a === b ? 1 : 0))).toBeLessThan(1e-10);
+describe.each<{ route: string; qr?: FactorQr }>([{ route: 'the default route' }, { route: 'Householder on both factors', qr: 'householder' }])(
+  'factoredSvd(G = Xᵀ·Δ) against svdJacobi(G), $route',
+  ({ qr }) => {
+    for (const { name, rows, cols, factors, qr: expectedQr, examples } of cases) {
+      it(name, () => {
+        const g = product(factors, rows, cols);
+        const reference = svdJacobi(g, rows, cols);
+        const f = factoredSvd(factors, rows, cols, qr === undefined ? {} : { qr });
+        expect(f.qr).toEqual(qr === undefined ? expectedQr : ['householder', 'householder']);
+        expect(f.examples).toBe(examples ?? factors.batch);
+        const normG = Math.sqrt(reference.singularValues.reduce((a, s) => a + s * s, 0));
+        const expectedRank = reference.singularValues.filter((s) => s > LOW_RANK_RELATIVE_TOLERANCE * normG).length;
+        expect(f.rank).toBe(expectedRank);
+        for (let k = 0; k < f.rank; k++) {
+          expect(Math.abs(f.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(1e-5 * reference.singularValues[k]!);
+        }
+        const svd = f.materialise();
+        const r = svd.rank;
+        // Orthonormal columns.
+        for (const [m, vectors] of [
+          [rows, svd.u],
+          [cols, svd.v],
+        ] as const) {
+          for (let a = 0; a < r; a++) {
+            for (let b = 0; b < r; b++) {
+              let dot = 0;
+              for (let i = 0; i < m; i++) dot += vectors[i * r + a]! * vectors[i * r + b]!;
+              expect(Math.abs(dot - (a === b ? 1 : 0))).toBeLessThan(1e-10);
+            }
           }
         }
-      }
-      // U Σ Vᵀ rebuilds G but for the directions cut off (each below 1e-6·‖G‖_F): an entry is off by at most their norm.
-      const dropped = Math.sqrt(reference.singularValues.slice(f.rank).reduce((a, s) => a + s * s, 0));
+        // U Σ Vᵀ rebuilds G but for the directions cut off (each below 1e-6·‖G‖_F): an entry is off by at most their norm.
+        const dropped = Math.sqrt(reference.singularValues.slice(f.rank).reduce((a, s) => a + s * s, 0));
+        let worst = 0;
+        for (let i = 0; i < rows; i++) {
+          for (let j = 0; j < cols; j++) {
+            let s = 0;
+            for (let k = 0; k < r; k++) s += svd.u[i * r + k]! * svd.singularValues[k]! * svd.v[j * r + k]!;
+            worst = Math.max(worst, Math.abs(s - g[i * cols + j]!));
+          }
+        }
+        expect(worst).toBeLessThanOrEqual(dropped + 1e-10 * normG);
+      });
+    }
+  },
+);
+
+describe('factoredSvd', () => {
+  it('keeps the Gram route only within its tolerance: a Gram side that was kept has vectors orthonormal to it', () => {
+    // Inputs graded over six orders of magnitude: the Gram's condition is ~1e12 at the last step, the bound is far
+    // above the tolerance, and the factored SVD must still match the reference (through Householder).
+    for (const [grade, expected] of [
+      [0, 'gram'],
+      [1, 'gram'],
+      [6, 'householder'],
+    ] as const) {
+      const factors = factorsOf(8, 120, 30, 21, (left) => {
+        for (let b = 0; b < 8; b++) for (let i = 0; i < 120; i++) left[b * 120 + i]! *= 10 ** ((-grade * b) / 7);
+      });
+      const f = factoredSvd(factors, 120, 30);
+      expect(f.qr[0]).toBe(expected);
+      const svd = f.materialise();
+      const reference = svdJacobi(product(factors, 120, 30), 120, 30);
+      for (let k = 0; k < f.rank; k++)
+        expect(Math.abs(svd.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(1e-5 * reference.singularValues[k]!);
       let worst = 0;
-      for (let i = 0; i < rows; i++) {
-        for (let j = 0; j < cols; j++) {
-          let s = 0;
-          for (let k = 0; k < r; k++) s += svd.u[i * r + k]! * svd.singularValues[k]! * svd.v[j * r + k]!;
-          worst = Math.max(worst, Math.abs(s - g[i * cols + j]!));
+      for (let a = 0; a < svd.rank; a++) {
+        for (let b = 0; b < svd.rank; b++) {
+          let dot = 0;
+          for (let i = 0; i < 120; i++) dot += svd.u[i * svd.rank + a]! * svd.u[i * svd.rank + b]!;
+          worst = Math.max(worst, Math.abs(dot - (a === b ? 1 : 0)));
         }
       }
-      expect(worst).toBeLessThanOrEqual(dropped + 1e-10 * normG);
-    });
-  }
+      expect(worst).toBeLessThanOrEqual(GRAM_ROUTE_TOLERANCE);
+    }
+  });
+
+  it('needs that check: on near-duplicate examples the unchecked Gram route is off by more than 1e-5', () => {
+    const factors = nearDuplicates();
+    const reference = svdJacobi(product(factors, 60, 20), 60, 20).singularValues;
+    const worst = (sigma: Float64Array) => Math.max(...Array.from(sigma, (s, k) => Math.abs(s - reference[k]!) / reference[k]!));
+    const unchecked = factoredSvd(factors, 60, 20, { qr: 'gram' });
+    expect(unchecked.qr[0]).toBe('gram');
+    expect(worst(unchecked.singularValues)).toBeGreaterThan(1e-5);
+    expect(worst(factoredSvd(factors, 60, 20).singularValues)).toBeLessThan(1e-9);
+  });
 
   it('zero deltas: rank 0, no triplets', () => {
     const factors = factorsOf(8, 30, 20, 17, (_input, delta) => delta.fill(0));

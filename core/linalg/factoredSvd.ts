@@ -1,27 +1,32 @@
 /**
  * The SVD of a gradient given as a product of two thin factors, G = Xᵀ·Δ,
- * without ever forming G.
+ * without ever forming G (docs/design.md, "Decompositions").
  *
  * A dense layer's minibatch gradient is G = Xᵀ·Δ: X, the layer's input
  * (batch×rows), and Δ, its output delta (batch×cols, already divided by
- * the batch size). With thin QRs Xᵀ = Q_x R_x and Δᵀ = Q_Δ R_Δ (Householder,
- * core/linalg/householderQr.ts),
+ * the batch size). With thin QRs Xᵀ = Q_x R_x and Δᵀ = Q_Δ R_Δ,
  *
  *   G = Q_x (R_x R_Δᵀ) Q_Δᵀ,  and with the small core R_x R_Δᵀ = U_c Σ V_cᵀ,
  *   U = Q_x U_c,  V = Q_Δ V_c.
  *
- * The core is at most batch×batch (32×32 for the MLP), so its one-sided
- * Jacobi SVD (core/linalg/svd.ts) is cheap, and a singular vector costs one
- * application of Q (4·rows·batch flops): only the atoms actually sent are
- * ever formed. For a 784×128 gradient at batch 32 this replaces a pivoted QR
- * of the whole 784×128 matrix by two QRs of 784×32 and 128×32 factors.
+ * The QR of a factor taller than the batch goes through its Gram matrix
+ * (core/linalg/gramCholesky.ts: B² sparse dot products and a B×B Cholesky,
+ * several times cheaper than Householder on an MNIST batch) when an
+ * a-posteriori bound shows its vectors orthonormal to GRAM_ROUTE_TOLERANCE,
+ * and through Householder (core/linalg/householderQr.ts) otherwise; examples
+ * with a zero row in either factor are dropped first. The core is at most
+ * batch×batch (32×32 for the MLP): its SVD is one-sided Jacobi started from
+ * the eigenvectors of its Gram (svdGramJacobi, core/linalg/svd.ts), and a
+ * singular vector costs one application of Q: only the atoms actually sent
+ * are ever formed.
  *
  * Directions with σ ≤ LOW_RANK_RELATIVE_TOLERANCE·‖G‖_F are left out, as in
  * svdLowRank: they would get sampling probabilities of order 10⁻⁶.
  */
+import { gramCholesky } from './gramCholesky';
 import { applyQ, householderQr } from './householderQr';
 import { LOW_RANK_RELATIVE_TOLERANCE } from './lowRankSvd';
-import { svdJacobi, type SvdResult } from './svd';
+import { svdGramJacobi, type SvdResult } from './svd';
 
 /**
  * The factors of a dense layer's weight gradient G = Xᵀ·Δ (rows = inputs m,
@@ -68,54 +73,103 @@ export function checkFactors(factors: GradientFactors, rows: number, cols: numbe
   }
 }
 
-/** The thin SVD of G = inputᵀ·delta (rows×cols) through QRs of the factors and the SVD of their small core. */
-export function factoredSvd(factors: GradientFactors, rows: number, cols: number): FactoredSvd {
+/**
+ * Largest accepted bound on how far the Gram route's singular vectors are
+ * from orthonormal (|uₖ·uₗ − δₖₗ|, gramCholesky.ts's bound, per side). The
+ * wire rounds every vector to float32 (relative 2⁻²⁴ ≈ 6e-8), so 1e-9 keeps
+ * the route's own error 60 times below what the wire adds anyway; σ is then
+ * within ~2e-9 relative of the exact SVD. Above it, the side is redone by
+ * Householder.
+ */
+export const GRAM_ROUTE_TOLERANCE = 1e-9;
+
+/** How one factor's thin QR was computed: Gram and Cholesky (fast), or Householder (exact to rounding). */
+export type FactorQr = 'gram' | 'householder';
+
+/** The factored SVD plus how it was computed (for tests, benchmarks and diagnostics). */
+export interface FactoredSvdDetails extends FactoredSvd {
+  /** The QR each factor (input, delta) took in the end. */
+  readonly qr: readonly [FactorQr, FactorQr];
+  /** Examples that contribute to G (a zero row in either factor is skipped). */
+  readonly examples: number;
+}
+
+/** Options of factoredSvd, for tests and benchmarks. */
+export interface FactoredSvdOptions {
+  /**
+   * 'householder': no Gram route for either factor. 'gram': the Gram route
+   * wherever Cholesky succeeds, without the accuracy check (to show what the
+   * check is for). Absent: the checked choice described at factoredSvd.
+   */
+  readonly qr?: FactorQr;
+}
+
+/**
+ * The thin SVD of G = inputᵀ·delta (rows×cols) through QRs of the factors
+ * and the SVD of their small core.
+ *
+ * Each factor taller than the batch first tries the Gram route (CholeskyQR,
+ * core/linalg/gramCholesky.ts), and keeps it if the a-posteriori bound on its
+ * vectors' orthonormality is at most GRAM_ROUTE_TOLERANCE; otherwise (and for
+ * factors no taller than the batch) Householder. Examples whose input or
+ * delta row is zero add nothing to G and are left out first.
+ */
+export function factoredSvd(factors: GradientFactors, rows: number, cols: number, options: FactoredSvdOptions = {}): FactoredSvdDetails {
   checkFactors(factors, rows, cols);
-  const inner = factors.batch;
-  // X, row-major batch×rows, is Xᵀ column-major rows×batch. Rows of G whose
-  // factor row is zero for every example (a pixel blank across the batch, a
-  // unit no example activates) are zero rows of G: the QR skips them and the
-  // singular vectors have 0 there.
-  const left = compactRows(factors.input, rows, inner);
-  const right = compactRows(factors.delta, cols, inner);
-  const qrLeft = householderQr(left.packed, left.active.length, inner);
-  const qrRight = householderQr(right.packed, right.active.length, inner);
-  const pl = qrLeft.p;
-  const pr = qrRight.p;
-  // core = R_L·R_Rᵀ (pl×pr); both are upper trapezoidal, so the sum starts at max(i, j).
-  const core = new Float64Array(pl * pr);
-  for (let i = 0; i < pl; i++) {
-    for (let j = 0; j < pr; j++) {
-      let s = 0;
-      for (let b = Math.max(i, j); b < inner; b++) s += qrLeft.r[i * inner + b]! * qrRight.r[j * inner + b]!;
-      core[i * pr + j] = s;
+  const examples = contributingExamples(factors, rows, cols);
+  if (examples.length === 0) return emptySvd(rows, cols);
+  const inner = examples.length;
+  const allowGram = options.qr !== 'householder';
+  let left = (allowGram && gramSide(factors.input, rows, examples)) || householderSide(factors.input, rows, examples);
+  let right = (allowGram && gramSide(factors.delta, cols, examples)) || householderSide(factors.delta, cols, examples);
+  for (;;) {
+    const pl = left.p;
+    const pr = right.p;
+    // core = R_L·R_Rᵀ (pl×pr); both are upper trapezoidal, so the sum starts at max(i, j).
+    const core = new Float64Array(pl * pr);
+    for (let i = 0; i < pl; i++) {
+      for (let j = 0; j < pr; j++) {
+        let s = 0;
+        for (let b = Math.max(i, j); b < inner; b++) s += left.r[i * inner + b]! * right.r[j * inner + b]!;
+        core[i * pr + j] = s;
+      }
     }
+    const small = svdGramJacobi(core, pl, pr);
+    let total = 0;
+    for (let k = 0; k < small.rank; k++) total += small.singularValues[k]! ** 2;
+    const cutoff = LOW_RANK_RELATIVE_TOLERANCE * Math.sqrt(total);
+    let rank = 0;
+    while (rank < small.rank && small.singularValues[rank]! > cutoff) rank++;
+    // A Gram side whose vectors might be off by more than the tolerance is redone by Householder.
+    const leftBound = left.bound(small.u, small.r, rank);
+    const rightBound = right.bound(small.v, small.r, rank);
+    if (options.qr !== 'gram' && (leftBound > GRAM_ROUTE_TOLERANCE || rightBound > GRAM_ROUTE_TOLERANCE)) {
+      if (leftBound > GRAM_ROUTE_TOLERANCE) left = householderSide(factors.input, rows, examples);
+      if (rightBound > GRAM_ROUTE_TOLERANCE) right = householderSide(factors.delta, cols, examples);
+      continue;
+    }
+    return assemble(left, right, small, rank, rows, cols, inner);
   }
-  const small = svdJacobi(core, pl, pr);
-  let total = 0;
-  for (let k = 0; k < small.rank; k++) total += small.singularValues[k]! ** 2;
-  const cutoff = LOW_RANK_RELATIVE_TOLERANCE * Math.sqrt(total);
-  let rank = 0;
-  while (rank < small.rank && small.singularValues[rank]! > cutoff) rank++;
+}
+
+/** The triplets of the core's SVD lifted to G: u = Q_L·U_c eₖ, v = Q_R·V_c eₖ. */
+function assemble(left: Side, right: Side, small: SvdResult, rank: number, rows: number, cols: number, inner: number): FactoredSvdDetails {
   const singularValues = small.singularValues.slice(0, rank);
   const width = small.r;
-  const yLeft = new Float64Array(pl);
-  const yRight = new Float64Array(pr);
-  const packedLeft = new Float64Array(left.active.length);
-  const packedRight = new Float64Array(right.active.length);
-
+  const yLeft = new Float64Array(left.p);
+  const yRight = new Float64Array(right.p);
   const checkIndex = (k: number) => {
     if (!Number.isInteger(k) || k < 0 || k >= rank) throw new RangeError(`factoredSvd: triplet ${k} of ${rank}`);
   };
   const leftVector = (k: number, out: Float64Array) => {
     checkIndex(k);
-    for (let i = 0; i < pl; i++) yLeft[i] = small.u[i * width + k]!;
-    return scatter(applyQ(qrLeft, yLeft, packedLeft), left.active, out);
+    for (let i = 0; i < left.p; i++) yLeft[i] = small.u[i * width + k]!;
+    return left.vector(yLeft, out);
   };
   const rightVector = (k: number, out: Float64Array) => {
     checkIndex(k);
-    for (let j = 0; j < pr; j++) yRight[j] = small.v[j * width + k]!;
-    return scatter(applyQ(qrRight, yRight, packedRight), right.active, out);
+    for (let j = 0; j < right.p; j++) yRight[j] = small.v[j * width + k]!;
+    return right.vector(yRight, out);
   };
   const materialise = (): SvdResult => {
     const u = new Float64Array(rows * rank);
@@ -128,7 +182,88 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
     }
     return { rows, cols, r: rank, u, singularValues: singularValues.slice(), v, rank, sweeps: small.sweeps, converged: small.converged };
   };
-  return { rows, cols, rank, singularValues, leftVector, rightVector, materialise };
+  return { rows, cols, rank, singularValues, leftVector, rightVector, materialise, qr: [left.method, right.method], examples: inner };
+}
+
+/** G = 0: no triplets. */
+function emptySvd(rows: number, cols: number): FactoredSvdDetails {
+  const none = (k: number): Float64Array => {
+    throw new RangeError(`factoredSvd: triplet ${k} of 0`);
+  };
+  const empty = new Float64Array(0);
+  return {
+    rows,
+    cols,
+    rank: 0,
+    singularValues: empty,
+    leftVector: none,
+    rightVector: none,
+    materialise: () => ({ rows, cols, r: 0, u: empty, singularValues: empty, v: empty, rank: 0, sweeps: 0, converged: true }),
+    qr: ['householder', 'householder'],
+    examples: 0,
+  };
+}
+
+/** One factor's thin QR, Fᵀ = Q·R, as the core and the vectors use it. */
+interface Side {
+  readonly method: FactorQr;
+  /** Rows of R (columns of Q). */
+  readonly p: number;
+  /** p×B row-major, zero below the diagonal. */
+  readonly r: Float64Array;
+  /** out (the factor's full length, 0 on its zero columns) = Q·y. */
+  vector(y: Float64Array, out: Float64Array): Float64Array;
+  /** The largest bound on |(Qyₖ)·(Qyₖ) − 1| over the first `count` columns yₖ of the row-major p×width `y` (0 for Householder). */
+  bound(y: Float64Array, width: number, count: number): number;
+}
+
+/** The Gram route for a factor taller than the batch; null when it is not (Householder is cheap then) or Cholesky breaks down. */
+function gramSide(factor: Float32Array, size: number, examples: Uint32Array): Side | null {
+  const inner = examples.length;
+  if (size <= inner) return null;
+  const qr = gramCholesky(factor, size, examples);
+  if (qr === null) return null;
+  const z = new Float64Array(inner);
+  const column = new Float64Array(inner);
+  return {
+    method: 'gram',
+    p: inner,
+    r: qr.r,
+    vector: (y, out) => qr.combine(qr.solve(y, z), out),
+    bound: (y, width, count) => {
+      let worst = 0;
+      for (let k = 0; k < count; k++) {
+        for (let i = 0; i < inner; i++) column[i] = y[i * width + k]!;
+        worst = Math.max(worst, qr.normBound(column, qr.solve(column, z)));
+      }
+      return worst;
+    },
+  };
+}
+
+/** Householder QR of the factor's non-zero columns (core/linalg/householderQr.ts). */
+function householderSide(factor: Float32Array, size: number, examples: Uint32Array): Side {
+  const compact = compactRows(factor, size, examples);
+  const qr = householderQr(compact.packed, compact.active.length, examples.length);
+  const packed = new Float64Array(compact.active.length);
+  return {
+    method: 'householder',
+    p: qr.p,
+    r: qr.r,
+    vector: (y, out) => scatter(applyQ(qr, y, packed), compact.active, out),
+    bound: () => 0,
+  };
+}
+
+/** The examples b whose input row and delta row both have a non-zero: the others add 0 to G = Σ_b x_b δ_bᵀ. */
+function contributingExamples({ batch, input, delta }: GradientFactors, rows: number, cols: number): Uint32Array {
+  const kept: number[] = [];
+  const nonZero = (a: Float32Array, start: number, length: number) => {
+    for (let i = start; i < start + length; i++) if (a[i] !== 0) return true;
+    return false;
+  };
+  for (let b = 0; b < batch; b++) if (nonZero(input, b * rows, rows) && nonZero(delta, b * cols, cols)) kept.push(b);
+  return Uint32Array.from(kept);
 }
 
 /** A factor's non-zero rows (as columns of the transposed factor), packed column-major active×inner. */
@@ -137,12 +272,17 @@ interface CompactRows {
   readonly packed: Float64Array;
 }
 
-/** Packs the columns i of the inner×size row-major factor that are non-zero in some row. At least one is kept, so the QR has a shape. */
-function compactRows(factor: Float32Array, size: number, inner: number): CompactRows {
+/**
+ * Packs, for the rows `examples` of the row-major factor (B×size), the
+ * columns i that are non-zero in some kept row. At least one is kept, so the
+ * QR has a shape.
+ */
+function compactRows(factor: Float32Array, size: number, examples: Uint32Array): CompactRows {
+  const inner = examples.length;
   const used = new Uint8Array(size);
   let count = 0;
   for (let b = 0; b < inner; b++) {
-    const base = b * size;
+    const base = examples[b]! * size;
     for (let i = 0; i < size; i++) {
       if (factor[base + i] !== 0 && used[i] === 0) {
         used[i] = 1;
@@ -158,7 +298,7 @@ function compactRows(factor: Float32Array, size: number, inner: number): Compact
   for (let i = 0, c = 0; i < size; i++) if (used[i] === 1) active[c++] = i;
   const packed = new Float64Array(count * inner);
   for (let b = 0; b < inner; b++) {
-    const base = b * size;
+    const base = examples[b]! * size;
     const out = b * count;
     for (let c = 0; c < count; c++) packed[out + c] = factor[base + active[c]!]!;
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lowRankMatrix, matrixWithSingularValues, randomMatrix } from './random-matrix';
-import { rankTolerance, svdJacobi, type SvdResult } from './svd';
+import { symmetricEigen } from './symmetricEigen';
+import { rankTolerance, svdGramJacobi, svdJacobi, type SvdOptions, type SvdResult } from './svd';
 
 // Float64 Jacobi is backward stable: errors are a small multiple of
 // max(m, n)·ε ≈ 1e-13 for these sizes. 1e-10 is the accuracy the brief asks
@@ -51,7 +52,13 @@ function expectValidSvd(a: ArrayLike<number>, svd: SvdResult): void {
   for (let k = svd.rank; k < svd.r; k++) expect(svd.singularValues[k]).toBe(0);
 }
 
-describe('svdJacobi', () => {
+type Svd = (a: Float64Array | Float32Array, rows: number, cols: number, options?: SvdOptions) => SvdResult;
+
+// svdGramJacobi is the same algorithm from another start, so it must pass every test of the reference.
+describe.each<{ name: string; svd: Svd }>([
+  { name: 'svdJacobi', svd: svdJacobi },
+  { name: 'svdGramJacobi', svd: svdGramJacobi },
+])('$name', ({ svd: decompose }) => {
   const shapes: [number, number][] = [
     [64, 32],
     [32, 64],
@@ -65,7 +72,7 @@ describe('svdJacobi', () => {
   for (const [rows, cols] of shapes) {
     it(`decomposes a random ${rows}×${cols} matrix`, () => {
       const a = randomMatrix(rows, cols, rows * 1000 + cols);
-      const svd = svdJacobi(a, rows, cols);
+      const svd = decompose(a, rows, cols);
       expect(svd.r).toBe(Math.min(rows, cols));
       expect(svd.rank).toBe(svd.r); // Gaussian matrices have full rank almost surely
       expectValidSvd(a, svd);
@@ -79,7 +86,7 @@ describe('svdJacobi', () => {
       [7, 40],
     ] as const) {
       const a = matrixWithSingularValues(rows, cols, sigmas, 3);
-      const svd = svdJacobi(a, rows, cols);
+      const svd = decompose(a, rows, cols);
       expectValidSvd(a, svd);
       // Forming A rounds each entry by ~ε·σ₀, so the small σ are known only to
       // an absolute ~1e-13·σ₀; 1e-10·σ₀ leaves slack and still catches a
@@ -97,7 +104,7 @@ describe('svdJacobi', () => {
       [30, 30, 1],
     ] as const) {
       const a = lowRankMatrix(rows, cols, rank, 11);
-      const svd = svdJacobi(a, rows, cols);
+      const svd = decompose(a, rows, cols);
       expect(svd.rank).toBe(rank);
       expectValidSvd(a, svd);
     }
@@ -108,7 +115,7 @@ describe('svdJacobi', () => {
       [5, 3],
       [3, 5],
     ] as const) {
-      const svd = svdJacobi(new Float32Array(rows * cols), rows, cols);
+      const svd = decompose(new Float32Array(rows * cols), rows, cols);
       expect(svd.rank).toBe(0);
       expect(svd.sweeps).toBe(1);
       expect(Array.from(svd.singularValues)).toEqual(new Array<number>(svd.r).fill(0));
@@ -122,7 +129,7 @@ describe('svdJacobi', () => {
     const diag = [1, 3, 0, 3, 2];
     const a = new Float64Array(6 * 5);
     diag.forEach((d, i) => (a[i * 5 + i] = d));
-    const svd = svdJacobi(a, 6, 5);
+    const svd = decompose(a, 6, 5);
     expect(Array.from(svd.singularValues)).toEqual([3, 3, 2, 1, 0]);
     expect(svd.rank).toBe(4);
     expectValidSvd(a, svd);
@@ -130,10 +137,10 @@ describe('svdJacobi', () => {
 
   it('is scale invariant: the same sweeps at 1e-150 and 1e150 (relative stopping rule)', () => {
     const a = randomMatrix(20, 12, 5);
-    const reference = svdJacobi(a, 20, 12);
+    const reference = decompose(a, 20, 12);
     for (const scale of [1e-150, 1e150]) {
       const scaled = a.map((x) => x * scale);
-      const svd = svdJacobi(scaled, 20, 12);
+      const svd = decompose(scaled, 20, 12);
       expect(svd.sweeps).toBe(reference.sweeps);
       for (let k = 0; k < 12; k++) {
         expect(svd.singularValues[k]! / scale).toBeCloseTo(reference.singularValues[k]!, 12);
@@ -144,25 +151,61 @@ describe('svdJacobi', () => {
 
   it('accepts Float32 input and decomposes its exact values', () => {
     const a = Float32Array.from(randomMatrix(24, 10, 9));
-    expectValidSvd(a, svdJacobi(a, 24, 10));
+    expectValidSvd(a, decompose(a, 24, 10));
   });
 
   it('converges on 784×128 (an MLP layer) in under 20 sweeps', () => {
     // Its speed is a benchmark's business (npm run bench -- compress times the full Jacobi SVD).
     const a = randomMatrix(784, 128, 1);
-    const svd = svdJacobi(a, 784, 128);
+    const svd = decompose(a, 784, 128);
     expect(svd.converged).toBe(true);
     expect(svd.sweeps).toBeLessThan(20);
     expectValidSvd(a, svd);
   });
 
   it('rejects bad shapes and non-finite entries', () => {
-    expect(() => svdJacobi(new Float64Array(5), 2, 3)).toThrow(RangeError);
-    expect(() => svdJacobi(new Float64Array(0), 0, 3)).toThrow(RangeError);
-    expect(() => svdJacobi(Float64Array.of(1, Number.NaN), 1, 2)).toThrow(RangeError);
+    expect(() => decompose(new Float64Array(5), 2, 3)).toThrow(RangeError);
+    expect(() => decompose(new Float64Array(0), 0, 3)).toThrow(RangeError);
+    expect(() => decompose(Float64Array.of(1, Number.NaN), 1, 2)).toThrow(RangeError);
   });
 
   it('rankTolerance is max(m, n)·ε·σ₀', () => {
     expect(rankTolerance(10, 4, 2)).toBe(10 * Number.EPSILON * 2);
+  });
+});
+
+describe('svdGramJacobi against svdJacobi', () => {
+  it('gives the same σ, and needs fewer sweeps from the Gram eigenvectors than from the identity', () => {
+    const shapes: readonly (readonly [number, number, number])[] = [
+      [32, 32, 1],
+      [40, 12, 2],
+      [12, 40, 3],
+    ];
+    for (const [rows, cols, seed] of shapes) {
+      const a = randomMatrix(rows, cols, seed);
+      const reference = svdJacobi(a, rows, cols);
+      const fast = svdGramJacobi(a, rows, cols);
+      for (let k = 0; k < reference.r; k++) {
+        expect(Math.abs(fast.singularValues[k]! - reference.singularValues[k]!)).toBeLessThan(1e-13 * reference.singularValues[0]!);
+      }
+      expect(fast.sweeps).toBeLessThan(reference.sweeps);
+    }
+  });
+
+  it("keeps σ down to 1e-6·σ₀ (the factored route's cut-off) to 1e-8 relative, which the Gram alone cannot", () => {
+    // The Gram's eigenvalues are known to ~1e-16·σ₀² absolute, so σ = 1e-6·σ₀ (eigenvalue 1e-12·σ₀²) only to ~1e-4
+    // relative; Jacobi on W·V₀ itself resolves it as the reference does.
+    const sigmas = [1, 0.3, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6];
+    const a = matrixWithSingularValues(30, 7, sigmas, 5);
+    const reference = svdJacobi(a, 30, 7);
+    const fast = svdGramJacobi(a, 30, 7);
+    for (let k = 0; k < sigmas.length; k++) {
+      expect(Math.abs(fast.singularValues[k]! - reference.singularValues[k]!)).toBeLessThan(1e-8 * reference.singularValues[k]!);
+    }
+    // The Gram's own eigenvalues would not do: √λ of the smallest is off by far more than 1e-8.
+    const gram = new Float64Array(7 * 7);
+    for (let p = 0; p < 7; p++) for (let q = 0; q < 7; q++) for (let i = 0; i < 30; i++) gram[p * 7 + q]! += a[i * 7 + p]! * a[i * 7 + q]!;
+    const smallest = Math.sqrt(Math.max(0, symmetricEigen(gram, 7).values[6]!));
+    expect(Math.abs(smallest - reference.singularValues[6]!)).toBeGreaterThan(1e-6 * reference.singularValues[6]!);
   });
 });

@@ -21,6 +21,8 @@
  * first `rank` triplets.
  */
 
+import { symmetricEigen } from './symmetricEigen';
+
 /** Double-precision unit roundoff (2⁻⁵²), the scale of every tolerance here. */
 const EPS = Number.EPSILON;
 
@@ -62,24 +64,90 @@ export function rankTolerance(rows: number, cols: number, largestSingularValue: 
 
 /** Thin SVD of a row-major rows×cols matrix by one-sided Jacobi (Hestenes 1958; LAPACK dgesvj's stopping rule). */
 export function svdJacobi(a: Float64Array | Float32Array, rows: number, cols: number, options: SvdOptions = {}): SvdResult {
+  const work = workingCopy(a, rows, cols, 'svdJacobi');
+  const { n } = work;
+  // Accumulated rotations, column-major n×n, starting at the identity.
+  const rot = new Float64Array(n * n);
+  for (let j = 0; j < n; j++) rot[j * n + j] = 1;
+  return finish(work, rot, rows, cols, options);
+}
+
+/**
+ * The same SVD as svdJacobi (same stopping rule, same layout), for small
+ * dense matrices: one-sided Jacobi started not from the identity but from V₀,
+ * the eigenvectors of the short side's Gram WᵀW (core/linalg/symmetricEigen.ts),
+ * so the columns of W·V₀ are already nearly orthogonal and the sweeps that
+ * remain are the quadratically convergent ones. The eigenvectors are only a
+ * starting rotation: σ and the vectors come from Jacobi on W·V₀ itself, so a
+ * Gram's lost digits never reach them. If the eigensolver fails to converge,
+ * the start is the identity (plain svdJacobi).
+ */
+export function svdGramJacobi(a: Float64Array | Float32Array, rows: number, cols: number, options: SvdOptions = {}): SvdResult {
+  const work = workingCopy(a, rows, cols, 'svdGramJacobi');
+  const { w, m, n } = work;
+  const gram = new Float64Array(n * n);
+  for (let p = 0; p < n; p++) {
+    const bp = p * m;
+    for (let q = 0; q <= p; q++) {
+      const bq = q * m;
+      let sum = 0;
+      for (let i = 0; i < m; i++) sum += w[bp + i]! * w[bq + i]!;
+      gram[p * n + q] = sum;
+    }
+  }
+  const eigen = symmetricEigen(gram, n);
+  const rot = new Float64Array(n * n);
+  if (!eigen.converged) {
+    for (let j = 0; j < n; j++) rot[j * n + j] = 1;
+    return finish(work, rot, rows, cols, options);
+  }
+  rot.set(eigen.vectors);
+  // W ← W·V₀, column by column.
+  const original = w.slice();
+  w.fill(0);
+  for (let j = 0; j < n; j++) {
+    const target = j * m;
+    for (let k = 0; k < n; k++) {
+      const coefficient = rot[j * n + k]!;
+      if (coefficient === 0) continue;
+      const source = k * m;
+      for (let i = 0; i < m; i++) w[target + i] = w[target + i]! + coefficient * original[source + i]!;
+    }
+  }
+  return finish(work, rot, rows, cols, options);
+}
+
+/** A's tall-oriented, scaled, column-major working copy (see svdJacobi). */
+interface WorkingCopy {
+  /** m×n column-major: A (or Aᵀ when A is wide) scaled so max |a| = 1. */
+  readonly w: Float64Array;
+  /** Long side: length of a working column. */
+  readonly m: number;
+  /** Short side: number of working columns. */
+  readonly n: number;
+  readonly transposed: boolean;
+  readonly maxAbs: number;
+}
+
+function workingCopy(a: Float64Array | Float32Array, rows: number, cols: number, name: string): WorkingCopy {
   if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
-    throw new RangeError(`svdJacobi: bad shape ${rows}×${cols}`);
+    throw new RangeError(`${name}: bad shape ${rows}×${cols}`);
   }
   if (a.length !== rows * cols) {
-    throw new RangeError(`svdJacobi: ${a.length} elements for a ${rows}×${cols} matrix`);
+    throw new RangeError(`${name}: ${a.length} elements for a ${rows}×${cols} matrix`);
   }
   // Work on the tall orientation so the rotations act on r = min(rows, cols)
   // columns: A = U Σ Vᵀ, or for wide A, Aᵀ = V Σ Uᵀ with the roles swapped.
   const transposed = rows < cols;
-  const m = transposed ? cols : rows; // long side: length of a working column
-  const n = transposed ? rows : cols; // short side: number of working columns
+  const m = transposed ? cols : rows;
+  const n = transposed ? rows : cols;
 
   // Column-major working copy, scaled so max |a| = 1: squared column norms
   // then stay in [0, m] and cannot overflow; σ is scaled back at the end.
   let maxAbs = 0;
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!;
-    if (!Number.isFinite(x)) throw new RangeError(`svdJacobi: non-finite entry at ${i}`);
+    if (!Number.isFinite(x)) throw new RangeError(`${name}: non-finite entry at ${i}`);
     maxAbs = Math.max(maxAbs, Math.abs(x));
   }
   const scale = maxAbs > 0 ? 1 / maxAbs : 1;
@@ -92,14 +160,14 @@ export function svdJacobi(a: Float64Array | Float32Array, rows: number, cols: nu
       for (let j = 0; j < cols; j++) w[j * m + i] = a[i * cols + j]! * scale;
     }
   }
-  // Accumulated rotations, column-major n×n, starting at the identity.
-  const rot = new Float64Array(n * n);
-  for (let j = 0; j < n; j++) rot[j * n + j] = 1;
+  return { w, m, n, transposed, maxAbs };
+}
 
+/** Jacobi sweeps on the working copy from the rotation `rot`, then U, σ, V. */
+function finish({ w, m, n, transposed, maxAbs }: WorkingCopy, rot: Float64Array, rows: number, cols: number, options: SvdOptions): SvdResult {
   const tolerance = options.tolerance ?? Math.max(Math.sqrt(m), 4) * EPS;
   const maxSweeps = options.maxSweeps ?? SVD_MAX_SWEEPS;
   const { sweeps, converged } = orthogonaliseColumns(w, m, n, rot, tolerance, maxSweeps);
-
   return assemble(w, rot, m, n, rows, cols, transposed, maxAbs, sweeps, converged);
 }
 

@@ -1,0 +1,201 @@
+/**
+ * A thin QR of a tall factor through its Gram matrix (CholeskyQR): for F,
+ * B×d example-major (a layer's input X or output delta Δ over a batch),
+ * K = F·Fᵀ (B×B), K = RᵀR by Cholesky, so Fᵀ = Q·R with Q = Fᵀ·R⁻¹. Q is
+ * never formed: Q·y = Fᵀ·(R⁻¹y) costs one pass over F's non-zeros.
+ *
+ * Fast where Householder (core/linalg/householderQr.ts) is slow: K is B²/2
+ * dot products over F's rows, which skip F's zeros (an MNIST digit is ~80%
+ * blank, a ReLU delta ~50% zero). The price is accuracy: the Gram squares
+ * F's condition number, so Q is orthonormal only to within
+ *
+ *   ‖QᵀQ − I‖ = ‖R⁻ᵀ(K − RᵀR)R⁻¹‖ ≤ η·‖F‖_F²·‖R⁻¹‖²,
+ *
+ * with η = γ_L + γ_{B+1} (γ_k = k·u/(1 − k·u), u = 2⁻⁵³): γ_L bounds the
+ * rounding of the Gram's dot products of at most L non-zero terms, γ_{B+1}
+ * Cholesky's backward error (Higham, "Accuracy and Stability of Numerical
+ * Algorithms", Thms 3.5 and 10.3). For the vectors actually used, y = U_c eₖ,
+ * the bound is sharper: |(Qyₖ)·(Qyₗ) − δₖₗ| ≤ η‖F‖_F²·‖R⁻¹yₖ‖·‖R⁻¹yₗ‖. The
+ * caller (core/linalg/factoredSvd.ts) checks it and falls back to
+ * Householder when it is too large; `errorScale` is η‖F‖_F².
+ */
+
+/** Double-precision unit roundoff u = 2⁻⁵³. */
+const UNIT_ROUNDOFF = Number.EPSILON / 2;
+
+/** γ_k = k·u/(1 − k·u): the relative error bound of a sum of k rounded terms. */
+function gamma(k: number): number {
+  return (k * UNIT_ROUNDOFF) / (1 - k * UNIT_ROUNDOFF);
+}
+
+/** The CholeskyQR of Fᵀ for a factor F (B×d, example-major). */
+export interface GramCholesky {
+  /** d: the length of the basis vectors. */
+  readonly size: number;
+  /** B: the number of examples (columns of Fᵀ). */
+  readonly batch: number;
+  /** B×B row-major, upper triangular, positive diagonal: RᵀR = F·Fᵀ. */
+  readonly r: Float64Array;
+  /** η‖F‖_F²: ‖QᵀQ − I‖ ≤ errorScale·‖R⁻¹‖² (module comment). */
+  readonly errorScale: number;
+  /**
+   * A bound on |‖Fᵀz‖² − ‖y‖²| for z = solve(y) as computed: errorScale·‖z‖² for the
+   * Gram and Cholesky, plus 2γ_B‖R‖_F‖z‖‖y‖ for the rounding of the back substitution.
+   */
+  normBound(y: ArrayLike<number>, z: ArrayLike<number>): number;
+  /** z = R⁻¹y for y of length B. */
+  solve(y: ArrayLike<number>, out: Float64Array): Float64Array;
+  /** out (length d) = Fᵀ·z: with z = R⁻¹y, this is Q·y. */
+  combine(z: ArrayLike<number>, out: Float64Array): Float64Array;
+}
+
+/**
+ * CholeskyQR of Fᵀ, F given as the rows `examples` of the B×d row-major
+ * float32 `factor` (B = examples.length). Null when Cholesky breaks down
+ * (F·Fᵀ numerically singular: a zero or repeated example, or rank below B):
+ * the caller uses Householder then.
+ */
+export function gramCholesky(factor: Float32Array, size: number, examples: Uint32Array): GramCholesky | null {
+  const batch = examples.length;
+  const { rowStart, index, value, longest, sumOfSquares } = sparseRows(factor, size, examples);
+  if (!Number.isFinite(sumOfSquares)) throw new RangeError('gramCholesky: the factor has a non-finite value');
+  const r = new Float64Array(batch * batch);
+  gram(rowStart, index, value, size, batch, r);
+  if (!cholesky(r, batch)) return null;
+
+  const solve = (y: ArrayLike<number>, out: Float64Array): Float64Array => {
+    // Back substitution: R z = y, R upper triangular.
+    for (let i = batch - 1; i >= 0; i--) {
+      let sum = y[i]!;
+      const row = i * batch;
+      for (let j = i + 1; j < batch; j++) sum -= r[row + j]! * out[j]!;
+      out[i] = sum / r[row + i]!;
+    }
+    return out;
+  };
+  const combine = (z: ArrayLike<number>, out: Float64Array): Float64Array => {
+    out.fill(0);
+    for (let b = 0; b < batch; b++) {
+      const zb = z[b]!;
+      if (zb === 0) continue;
+      for (let t = rowStart[b]!, end = rowStart[b + 1]!; t < end; t++) out[index[t]!] = out[index[t]!]! + zb * value[t]!;
+    }
+    return out;
+  };
+  const errorScale = (gamma(longest) + gamma(batch + 1)) * sumOfSquares;
+  const substitution = 2 * gamma(batch) * Math.sqrt(sumOfSquares);
+  const normBound = (y: ArrayLike<number>, z: ArrayLike<number>): number => {
+    let yy = 0;
+    let zz = 0;
+    for (let i = 0; i < batch; i++) {
+      yy += y[i]! * y[i]!;
+      zz += z[i]! * z[i]!;
+    }
+    return errorScale * zz + substitution * Math.sqrt(zz * yy);
+  };
+  return { size, batch, r, errorScale, normBound, solve, combine };
+}
+
+/** A factor's kept rows in compressed sparse row form. */
+interface SparseRows {
+  /** Row b's non-zeros are [rowStart[b], rowStart[b + 1]). */
+  readonly rowStart: Uint32Array;
+  readonly index: Uint32Array;
+  readonly value: Float64Array;
+  /** The most non-zeros in one row: the length of the Gram's longest dot product. */
+  readonly longest: number;
+  /** Σ of the squared entries, ‖F‖_F² = trace(F·Fᵀ); not finite iff some entry is not. */
+  readonly sumOfSquares: number;
+}
+
+/** Scratch for sparseRows, grown as needed and reused: one pass over the factor, then a copy of just its non-zeros. */
+let scratchIndex = new Uint32Array(0);
+let scratchValue = new Float64Array(0);
+
+function sparseRows(factor: Float32Array, size: number, examples: Uint32Array): SparseRows {
+  const batch = examples.length;
+  if (scratchIndex.length < batch * size) {
+    scratchIndex = new Uint32Array(batch * size);
+    scratchValue = new Float64Array(batch * size);
+  }
+  const rowStart = new Uint32Array(batch + 1);
+  let t = 0;
+  let longest = 0;
+  let sumOfSquares = 0;
+  for (let b = 0; b < batch; b++) {
+    const base = examples[b]! * size;
+    for (let i = 0; i < size; i++) {
+      const x = factor[base + i]!;
+      if (x === 0) continue;
+      scratchIndex[t] = i;
+      scratchValue[t++] = x;
+      sumOfSquares += x * x;
+    }
+    rowStart[b + 1] = t;
+    longest = Math.max(longest, t - rowStart[b]!);
+  }
+  return { rowStart, index: scratchIndex.slice(0, t), value: scratchValue.slice(0, t), longest, sumOfSquares };
+}
+
+/**
+ * The upper triangle of the row-major B×B `out` = F·Fᵀ (row b, column a ≥ b).
+ * Four rows a at a time are spread, interleaved, into `dense`, and every
+ * sparse row b ≤ a is read once for all four dot products: a quarter of the
+ * index loads of one row at a time, with the same sums in the same order.
+ */
+function gram(rowStart: Uint32Array, index: Uint32Array, value: Float64Array, size: number, batch: number, out: Float64Array): void {
+  const dense = new Float64Array(size * 4);
+  for (let a0 = 0; a0 < batch; a0 += 4) {
+    const width = Math.min(4, batch - a0);
+    for (let k = 0; k < width; k++) {
+      for (let t = rowStart[a0 + k]!, end = rowStart[a0 + k + 1]!; t < end; t++) dense[index[t]! * 4 + k] = value[t]!;
+    }
+    for (let b = 0; b < a0 + width; b++) {
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      for (let t = rowStart[b]!, end = rowStart[b + 1]!; t < end; t++) {
+        const x = value[t]!;
+        const o = index[t]! * 4;
+        s0 += dense[o]! * x;
+        s1 += dense[o + 1]! * x;
+        s2 += dense[o + 2]! * x;
+        s3 += dense[o + 3]! * x;
+      }
+      // Only b ≤ a is kept (the upper triangle); the lanes past `width` are zero.
+      const row = b * batch + a0;
+      if (b <= a0) out[row] = s0;
+      if (width > 1 && b <= a0 + 1) out[row + 1] = s1;
+      if (width > 2 && b <= a0 + 2) out[row + 2] = s2;
+      if (width > 3 && b <= a0 + 3) out[row + 3] = s3;
+    }
+    for (let k = 0; k < width; k++) {
+      for (let t = rowStart[a0 + k]!, end = rowStart[a0 + k + 1]!; t < end; t++) dense[index[t]! * 4 + k] = 0;
+    }
+  }
+}
+
+/**
+ * In place: the upper triangle of the row-major n×n `a` holds a symmetric
+ * positive definite K on entry and R with RᵀR = K on exit; the strict lower
+ * triangle is zeroed. False when a pivot is not positive (K not numerically
+ * positive definite).
+ */
+function cholesky(a: Float64Array, n: number): boolean {
+  for (let j = 0; j < n; j++) {
+    const rowJ = j * n;
+    let pivot = a[rowJ + j]!;
+    for (let k = 0; k < j; k++) pivot -= a[k * n + j]! * a[k * n + j]!;
+    if (!(pivot > 0) || !Number.isFinite(pivot)) return false;
+    const diagonal = Math.sqrt(pivot);
+    a[rowJ + j] = diagonal;
+    for (let i = j + 1; i < n; i++) {
+      let sum = a[rowJ + i]!;
+      for (let k = 0; k < j; k++) sum -= a[k * n + j]! * a[k * n + i]!;
+      a[rowJ + i] = sum / diagonal;
+    }
+    for (let i = 0; i < j; i++) a[rowJ + i] = 0;
+  }
+  return true;
+}
