@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { reconstruct } from './reconstruct';
+import { randomMatrix } from '../linalg/random-matrix';
+import { realisedErrorOf, reconstruct } from './reconstruct';
+import { realisedError } from './variance';
 import type { LayerSample } from './types';
 
 // Hand-built samples with small exact values: every result below is exact in
@@ -63,5 +65,46 @@ describe('reconstruct', () => {
   it('terngrad: scaler · t', () => {
     const sample: LayerSample = { scheme: 'terngrad', shape: [3, 1], scaler: 1.5, ternary: Int8Array.of(-1, 0, 1) };
     expect(Array.from(reconstruct(sample))).toEqual([-1.5, 0, 1.5]);
+  });
+});
+
+describe('realisedErrorOf', () => {
+  const rows = 37;
+  const cols = 11;
+  const grad = Float32Array.from(randomMatrix(rows, cols, 1));
+  /** count atoms of random float32 u, v, with u zero on rows 3 and 20 (whole zero rows of ĝ). */
+  const spectral = (count: number): LayerSample => {
+    const u = Float32Array.from(randomMatrix(count, rows, 2 + count));
+    for (let a = 0; a < count; a++) u[a * rows + 3] = u[a * rows + 20] = 0;
+    if (count > 1) u[rows + 7] = 0; // row 7: only some atoms contribute
+    return {
+      scheme: 'atomo-svd',
+      shape: [rows, cols],
+      count,
+      u,
+      v: Float32Array.from(randomMatrix(count, cols, 9 + count)),
+      scales: Float32Array.from(randomMatrix(1, count, 20 + count)),
+    };
+  };
+
+  it('is exactly realisedError(reconstruct(sample)) for sums of outer products, streamed row by row', () => {
+    for (let count = 0; count <= 5; count++) {
+      const sample = spectral(count);
+      expect(realisedErrorOf(sample, grad)).toBe(realisedError(reconstruct(sample), grad));
+    }
+    const powersgd: LayerSample = {
+      scheme: 'powersgd',
+      shape: [rows, cols],
+      rank: 2,
+      p: Float32Array.from(randomMatrix(2, rows, 30)),
+      q: Float32Array.from(randomMatrix(2, cols, 31)),
+    };
+    expect(realisedErrorOf(powersgd, grad)).toBe(realisedError(reconstruct(powersgd), grad));
+  });
+
+  it('is realisedError(reconstruct(sample)) for the other schemes too, and checks the length', () => {
+    const entry: LayerSample = { scheme: 'atomo-entry', shape: [rows, cols], indices: Uint32Array.of(0, 5, 400), values: Float32Array.of(1, -2, 3) };
+    expect(realisedErrorOf(entry, grad)).toBe(realisedError(reconstruct(entry), grad));
+    expect(() => realisedErrorOf(spectral(2), grad.subarray(1))).toThrow(RangeError);
   });
 });

@@ -3,6 +3,7 @@
  * is on the wire (float32 values), as the aggregator computes it.
  */
 import { idct2 } from '../linalg/dct';
+import { realisedError } from './variance';
 import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, Shape, SpectralSample, TernGradSample } from './types';
 
 /** ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad rules). */
@@ -46,33 +47,83 @@ function reconstructPowerSgd(sample: PowerSgdSample): Float32Array {
   return sumOfOuterProducts(sample.shape, sample.rank, sample.p, sample.q, null);
 }
 
+/** A sample that is a sum of outer products, as rowOfOuterProducts takes it. */
+interface OuterProducts {
+  readonly shape: Shape;
+  readonly count: number;
+  /** count·rows, atom-major. */
+  readonly u: Float32Array;
+  /** count·cols, atom-major. */
+  readonly v: Float32Array;
+  /** One per atom, or null for unit scales. */
+  readonly scales: Float32Array | null;
+}
+
+function outerProducts(sample: LayerSample): OuterProducts | null {
+  if (sample.scheme === 'atomo-svd') return { shape: sample.shape, count: sample.count, u: sample.u, v: sample.v, scales: sample.scales };
+  if (sample.scheme === 'powersgd') return { shape: sample.shape, count: sample.rank, u: sample.p, v: sample.q, scales: null };
+  return null;
+}
+
 /**
- * Σₐ scaleₐ uₐvₐᵀ for atom-major u (count·rows) and v (count·cols), each
- * entry accumulated in float64 over the atoms in order and rounded to
- * float32 once. Row by row, so no full-size float64 buffer.
+ * ‖ĝ − g‖² for ĝ = reconstruct(sample), summed in float64 entry by entry in
+ * row-major order: exactly realisedError(reconstruct(sample), grad)
+ * (variance.ts), but a sum of outer products is streamed row by row instead
+ * of formed (a 784×128 layer's ĝ is 400 kB per round otherwise).
  */
-function sumOfOuterProducts([rows, cols]: Shape, count: number, u: Float32Array, v: Float32Array, scales: Float32Array | null): Float32Array {
+export function realisedErrorOf(sample: LayerSample, grad: Float32Array): number {
+  const products = outerProducts(sample);
+  if (products === null) return realisedError(reconstruct(sample), grad);
+  const [rows, cols] = sample.shape;
+  if (grad.length !== rows * cols) throw new RangeError(`realisedError: estimate has ${rows * cols} entries, gradient ${grad.length}`);
+  const left = new Float64Array(products.count);
+  const sum = new Float64Array(cols);
+  let error = 0;
+  for (let i = 0; i < rows; i++) {
+    const row = i * cols;
+    if (rowOfOuterProducts(products, i, left, sum)) {
+      for (let j = 0; j < cols; j++) {
+        const d = Math.fround(sum[j]!) - grad[row + j]!;
+        error += d * d;
+      }
+    } else {
+      for (let j = 0; j < cols; j++) error += grad[row + j]! * grad[row + j]!;
+    }
+  }
+  return error;
+}
+
+/**
+ * Σₐ scaleₐ uₐvₐᵀ, each entry accumulated in float64 over the atoms in order
+ * and rounded to float32 once. Row by row, so no full-size float64 buffer.
+ */
+function sumOfOuterProducts(shape: Shape, count: number, u: Float32Array, v: Float32Array, scales: Float32Array | null): Float32Array {
+  const [rows, cols] = shape;
   const out = new Float32Array(rows * cols);
+  const products = { shape, count, u, v, scales };
   const left = new Float64Array(count);
   const sum = new Float64Array(cols);
-  for (let i = 0; i < rows; i++) {
-    let any = false;
-    for (let a = 0; a < count; a++) {
-      left[a] = (scales === null ? 1 : scales[a]!) * u[a * rows + i]!;
-      if (left[a] !== 0) any = true;
-    }
-    if (!any) continue;
-    sum.fill(0);
-    for (let a = 0; a < count; a++) {
-      const l = left[a]!;
-      if (l === 0) continue;
-      const right = a * cols;
-      for (let j = 0; j < cols; j++) sum[j] = sum[j]! + l * v[right + j]!;
-    }
-    const row = i * cols;
-    for (let j = 0; j < cols; j++) out[row + j] = sum[j]!;
-  }
+  for (let i = 0; i < rows; i++) if (rowOfOuterProducts(products, i, left, sum)) out.set(sum, i * cols);
   return out;
+}
+
+/** sum (cols values) = row i of Σₐ scaleₐ uₐvₐᵀ in float64; false (sum untouched) when the row is exactly zero. `left` is scratch of count values. */
+function rowOfOuterProducts({ shape, count, u, v, scales }: OuterProducts, i: number, left: Float64Array, sum: Float64Array): boolean {
+  const [rows, cols] = shape;
+  let any = false;
+  for (let a = 0; a < count; a++) {
+    left[a] = (scales === null ? 1 : scales[a]!) * u[a * rows + i]!;
+    if (left[a] !== 0) any = true;
+  }
+  if (!any) return false;
+  sum.fill(0);
+  for (let a = 0; a < count; a++) {
+    const l = left[a]!;
+    if (l === 0) continue;
+    const right = a * cols;
+    for (let j = 0; j < cols; j++) sum[j] = sum[j]! + l * v[right + j]!;
+  }
+  return true;
 }
 
 /** ĝᵢ = ‖g_k‖ · sign · levelᵢ/s for i in bucket k, each entry rounded to float32 once. */
