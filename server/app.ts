@@ -4,23 +4,20 @@
  * `server/index.ts` only reads the configuration and listens; tests build one
  * on port 0 with their own data directory and model runtime.
  */
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { Server } from 'socket.io';
+import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import { asRunId, type RunConfigPatch } from '../core/protocol';
 import { createAdminHandlers } from './admin';
 import { createBroadcastHooks } from './broadcast';
 import { CheckpointStore } from './checkpoint';
-import { createApiHandler, isApiPath } from './http';
-import { DEFAULT_API_RATE_LIMIT, createAddressRateLimiter, setSecurityHeaders } from './httpHardening';
+import { createFront, nodeScheduler } from './front';
+import { createApiHandler, registryApiSource } from './http';
 import { DASHBOARD_ROOM, type AppServer } from './io';
 import { joinInfo, type JoinInfo } from './lan';
 import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from './limits';
 import type { ModelRuntime } from './model';
-import type { Scheduler } from './run';
 import { RunRegistry } from './runs';
-import { attachSockets, createWorkerNotifier } from './sockets';
-import { createStaticHandler } from './static';
+import { attachSockets, createWorkerNotifier, registryBackend } from './sockets';
 import { WorkerRegistry } from './workers';
 
 /** Id of the run the server creates when it starts with none. */
@@ -63,54 +60,11 @@ export interface App {
   close(): Promise<void>;
 }
 
-const nodeScheduler: Scheduler = {
-  now: () => performance.timeOrigin + performance.now(),
-  after: (ms, fn) => {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  },
-  defer: (fn) => void setImmediate(fn),
-};
-
 /** Builds the aggregator, restoring every run checkpointed in `dataDir`; call `httpServer.listen` to start. */
 export async function createApp(options: AppOptions): Promise<App> {
   const logError = options.logError ?? ((error: unknown) => console.error('[aggregator]', error));
   const maxMessageBytes = options.maxMessageBytes ?? computeMaxMessageBytes();
-  const serveStatic = createStaticHandler(options.clientDir, logError);
-
-  let handleApi: ((req: IncomingMessage, res: ServerResponse) => boolean) | null = null;
-  const apiLimiter = createAddressRateLimiter(options.apiRateLimit ?? DEFAULT_API_RATE_LIMIT);
-  // The error boundary of every HTTP request: whatever a handler throws becomes a 500 (or a closed
-  // connection once the headers are out), logged, and the server goes on.
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    try {
-      setSecurityHeaders(res);
-      if (isApiPath(req.url) && !apiLimiter(req.socket.remoteAddress ?? '')) {
-        res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1' }).end('Too many requests');
-        return;
-      }
-      if (handleApi?.(req, res)) return;
-      serveStatic(req, res);
-    } catch (error) {
-      logError(new Error(`HTTP ${String(req.method).slice(0, 16)} request failed`, { cause: error }));
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Internal error');
-      else res.destroy();
-    }
-  };
-  const httpServer = options.tls === undefined ? createServer(handle) : createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handle);
-  const scheme = options.tls === undefined ? 'http' : 'https';
-  const boundPort = () => {
-    const address = httpServer.address();
-    return address !== null && typeof address === 'object' ? address.port : 0;
-  };
-  const io: AppServer = new Server(httpServer, {
-    // WebSocket only: no long-polling, so several processes need no sticky sessions.
-    transports: ['websocket'],
-    // Deliberate: the largest honest submission of any model and scheme (limits.ts).
-    maxHttpBufferSize: maxMessageBytes,
-    // Restores id, rooms and socket.data after a short drop; clients resync anyway.
-    connectionStateRecovery: { maxDisconnectionDuration: 30_000, skipMiddlewares: false },
-  });
+  const { httpServer, io, scheme, boundPort, setApiHandler } = createFront({ ...options, logError, maxMessageBytes });
 
   const store = new CheckpointStore(options.dataDir, logError);
   await store.init();
@@ -143,11 +97,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   );
   sweep.unref();
 
-  handleApi = createApiHandler(runs, options.join ?? (() => joinInfo(scheme, boundPort())));
+  setApiHandler(createApiHandler(registryApiSource(runs), options.join ?? (() => joinInfo(scheme, boundPort()))));
   attachSockets(io, {
-    registry: runs,
-    workers,
-    admin: createAdminHandlers(runs, (runId) => io.to(DASHBOARD_ROOM).emit('run:deleted', { runId })),
+    backend: registryBackend(
+      runs,
+      workers,
+      createAdminHandlers(runs, (runId) => io.to(DASHBOARD_ROOM).emit('run:deleted', { runId })),
+    ),
     adminToken: options.adminToken,
     rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
     logError,

@@ -8,15 +8,45 @@
  *   GET /api/runs/<runId>/metrics.csv
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { asRunId } from '../core/protocol';
+import { asRunId, type RoundMetrics, type RunConfig, type RunId, type RunSummary } from '../core/protocol';
+import type { Awaitable } from './io';
 import { historyToCsv } from './metrics';
 import type { JoinInfo } from './lan';
 import type { RunRegistry } from './runs';
 
 const METRICS_ROUTE = /^\/api\/runs\/([A-Za-z0-9_-]{1,64})\/metrics\.(json|csv)$/;
 
+/** What the routes read: the registry of one process, or a cluster's leader (docs/scaling.md). */
+export interface ApiSource {
+  runCount(): Awaitable<number>;
+  summaries(): Awaitable<RunSummary[]>;
+  /** A run's configuration and history, or null when there is no such run. */
+  history(runId: RunId): Awaitable<{ runId: RunId; config: RunConfig; history: readonly RoundMetrics[] } | null>;
+}
+
+/** The routes' view of one process's registry. */
+export function registryApiSource(registry: RunRegistry): ApiSource {
+  return {
+    runCount: () => registry.size,
+    summaries: () => registry.list().map((run) => run.summary()),
+    history: (runId) => {
+      const run = registry.list().find((candidate) => candidate.id === runId);
+      return run === undefined ? null : { runId: run.id, config: run.config, history: run.history };
+    },
+  };
+}
+
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }).end(JSON.stringify(body));
+}
+
+/** Answers with `value` now, or once it resolves; a rejection (a cluster's leader that did not answer) is a 503. */
+function answer<T>(res: ServerResponse, value: Awaitable<T>, write: (resolved: T) => void): void {
+  if (!(value instanceof Promise)) return write(value);
+  value.then(write).catch(() => {
+    if (!res.headersSent) sendJson(res, 503, { error: 'the server is electing a leader; try again' });
+    else res.destroy();
+  });
 }
 
 /** Whether a request target is under /api/ (the malformed ones too: they get the API's 404, not a file). */
@@ -25,7 +55,7 @@ export function isApiPath(url: string | undefined): boolean {
 }
 
 /** Returns a handler that answers /api/* requests and returns false for anything else. */
-export function createApiHandler(registry: RunRegistry, join: () => JoinInfo): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createApiHandler(source: ApiSource, join: () => JoinInfo): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if (!isApiPath(req.url)) return false;
     // No decoding: every route is plain ASCII, so an escape only ever names no route.
@@ -35,7 +65,7 @@ export function createApiHandler(registry: RunRegistry, join: () => JoinInfo): (
       return true;
     }
     if (path === '/api/health') {
-      sendJson(res, 200, { ok: true, runs: registry.size });
+      answer(res, source.runCount(), (runs) => sendJson(res, 200, { ok: true, runs }));
       return true;
     }
     if (path === '/api/join') {
@@ -43,30 +73,26 @@ export function createApiHandler(registry: RunRegistry, join: () => JoinInfo): (
       return true;
     }
     if (path === '/api/runs') {
-      sendJson(
-        res,
-        200,
-        registry.list().map((run) => run.summary()),
-      );
+      answer(res, source.summaries(), (summaries) => sendJson(res, 200, summaries));
       return true;
     }
     const match = METRICS_ROUTE.exec(path);
-    const run = match ? registry.list().find((candidate) => candidate.id === asRunId(match[1]!)) : undefined;
-    if (!match || !run) {
+    if (!match) {
       sendJson(res, 404, { error: 'not found' });
       return true;
     }
-    if (match[2] === 'json') {
-      sendJson(res, 200, { runId: run.id, config: run.config, history: run.history });
-    } else {
-      res
-        .writeHead(200, {
-          'Content-Type': 'text/csv; charset=utf-8',
-          'Content-Disposition': `attachment; filename="${run.id}-metrics.csv"`,
-          'Cache-Control': 'no-store',
-        })
-        .end(historyToCsv(run.history));
-    }
+    answer(res, source.history(asRunId(match[1]!)), (run) => {
+      if (run === null) sendJson(res, 404, { error: 'not found' });
+      else if (match[2] === 'json') sendJson(res, 200, run);
+      else
+        res
+          .writeHead(200, {
+            'Content-Type': 'text/csv; charset=utf-8',
+            'Content-Disposition': `attachment; filename="${run.runId}-metrics.csv"`,
+            'Cache-Control': 'no-store',
+          })
+          .end(historyToCsv(run.history));
+    });
     return true;
   };
 }

@@ -21,8 +21,11 @@ type AckResponse<E extends keyof ClientToServerEvents> = Parameters<Extract<Para
 /** What a handler of event E returns: the ack's success payload without `ok`, checked against the protocol. */
 export type AckResult<E extends keyof ClientToServerEvents> = Omit<Extract<AckResponse<E>, { readonly ok: true }>, 'ok'>;
 
-/** One handler per event of E: untrusted payload in, the ack's result out (throws ProtocolFault to refuse). */
-export type EventHandlers<E extends keyof ClientToServerEvents> = { readonly [K in E]: (socket: AppSocket, payload: unknown) => AckResult<K> };
+/** A value now, or later (a cluster asks its leader over Redis, docs/scaling.md). */
+export type Awaitable<T> = T | Promise<T>;
+
+/** One handler per event of E: untrusted payload in, the ack's result out (throws or rejects with ProtocolFault to refuse). */
+export type EventHandlers<E extends keyof ClientToServerEvents> = { readonly [K in E]: (socket: AppSocket, payload: unknown) => Awaitable<AckResult<K>> };
 
 /** Room of every subscribed dashboard. */
 export const DASHBOARD_ROOM = 'dashboards';

@@ -6,29 +6,95 @@
  * ever escapes into socket.io.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { ADMIN_EVENTS, runRoom, type Ack, type ProtocolError, type WorkerAssignment } from '../core/protocol';
-import { FrameMeter, type EnginePacket } from '../core/traffic/frames';
-import type { AdminHandlers } from './admin';
+import {
+  ADMIN_EVENTS,
+  runRoom,
+  type Ack,
+  type DashboardSnapshot,
+  type GradientReceipt,
+  type JoinAccepted,
+  type JoinRequest,
+  type ProtocolError,
+  type RunId,
+  type WorkerAssignment,
+  type WorkerId,
+} from '../core/protocol';
+import { FrameMeter, type Direction, type EnginePacket, type FrameCategory } from '../core/traffic/frames';
+import type { AdminEvent, AdminHandlers } from './admin';
 import { ProtocolFault } from './fault';
-import { DASHBOARD_ROOM, type AppServer, type AppSocket, type EventHandlers } from './io';
+import { DASHBOARD_ROOM, type AckResult, type AppServer, type AppSocket, type Awaitable, type EventHandlers } from './io';
 import type { RateLimit } from './limits';
 import { createRateLimiter } from './rateLimit';
 import type { RunRegistry, WorkerNotifier } from './runs';
-import { parseJoinRequest, parseSubmission, parseSubscribeRequest } from './validation';
+import { parseJoinRequest, parseSubmission, parseSubscribeRequest, type SubmissionEnvelope } from './validation';
 import type { WorkerIdentity, WorkerRegistry } from './workers';
+
+/**
+ * What the socket layer asks of the runs once a message is parsed: the
+ * registry in one process (registryBackend), the cluster's leader in several
+ * (server/cluster, docs/scaling.md). Socket state (socket.data, rooms) stays
+ * with the socket layer.
+ */
+export interface SocketBackend {
+  /** worker:join from socket `socketId` at `address`; `previous` is the worker it spoke for until now. */
+  join(request: JoinRequest, socketId: string, address: string, previous: WorkerId | null): Awaitable<{ workerId: WorkerId; accepted: JoinAccepted }>;
+  /** The worker's socket left its run or went away. */
+  disconnect(workerId: WorkerId, socketId: string): void;
+  /** A socket that connection state recovery restored is its worker's again. */
+  reconnect(workerId: WorkerId, socketId: string): void;
+  /** A frame of the worker's socket (core/traffic). */
+  recordFrame(workerId: WorkerId, direction: Direction, category: FrameCategory, bytes: number): void;
+  /** gradient:submit, parsed, from the socket that speaks for `workerId`. */
+  submit(workerId: WorkerId, socketId: string, submission: SubmissionEnvelope): Awaitable<GradientReceipt>;
+  /** dashboard:subscribe's snapshot. */
+  subscribe(runId: RunId | undefined): Awaitable<DashboardSnapshot>;
+  /** A teacher event (the token was checked). */
+  admin<E extends AdminEvent>(event: E, payload: unknown): Awaitable<AckResult<E>>;
+}
+
+/** The backend of one process: its registry, identities and admin handlers. */
+export function registryBackend(registry: RunRegistry, workers: WorkerRegistry, admin: AdminHandlers): SocketBackend {
+  return {
+    join: (request, socketId, address, previous) => {
+      const { identity, accepted } = registry.join(request, socketId, address);
+      if (previous !== null && previous !== identity.workerId) registry.disconnect(previous, socketId);
+      return { workerId: identity.workerId, accepted };
+    },
+    disconnect: (workerId, socketId) => registry.disconnect(workerId, socketId),
+    reconnect: (workerId, socketId) => registry.reconnect(workerId, socketId),
+    recordFrame: (workerId, direction, category, bytes) => registry.recordFrame(workerId, direction, category, bytes),
+    submit: (workerId, socketId, submission) => {
+      const identity = workers.get(workerId);
+      if (submission.workerId !== workerId || identity?.socketId !== socketId) {
+        throw new ProtocolFault('not-your-worker', `this socket sends for worker ${workerId}, not ${submission.workerId}`);
+      }
+      const run = registry.get(submission.runId);
+      if (identity.runId !== run.id) throw new ProtocolFault('wrong-run', `worker ${workerId} trains in run ${identity.runId}, not ${run.id}`);
+      return run.acceptGradient(workerId, submission);
+    },
+    subscribe: (runId) => {
+      const runs = runId === undefined ? registry.list() : [registry.get(runId)];
+      return { runs: registry.list().map((run) => run.summary()), history: Object.fromEntries(runs.map((run) => [run.id, run.history])) };
+    },
+    admin: (event, payload) => admin[event](payload),
+  };
+}
+
+/** Applies `fn` to a value now, or once a promise resolves: one process stays synchronous. */
+function then<T, U>(value: Awaitable<T>, fn: (resolved: T) => U): Awaitable<U> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
+}
 
 /** What the socket layer needs. */
 export interface SocketDeps {
-  readonly registry: RunRegistry;
-  readonly workers: WorkerRegistry;
-  readonly admin: AdminHandlers;
+  readonly backend: SocketBackend;
   readonly adminToken: string;
   readonly rateLimit: RateLimit;
   /** Where server bugs are reported (a refused message is not one). */
   readonly logError: (error: unknown) => void;
 }
 
-type Handler = (socket: AppSocket, payload: unknown) => object;
+type Handler = (socket: AppSocket, payload: unknown) => Awaitable<object>;
 
 /** The events any socket may send; the admin ones are in AdminHandlers. */
 type WorkerEvent = 'worker:join' | 'worker:leave' | 'gradient:submit' | 'dashboard:subscribe';
@@ -71,7 +137,7 @@ export function createWorkerNotifier(io: AppServer): WorkerNotifier {
 
 /** Installs the handshake check and the event handlers. */
 export function attachSockets(io: AppServer, deps: SocketDeps): void {
-  const { registry, workers } = deps;
+  const { backend } = deps;
 
   io.use((socket, next) => {
     try {
@@ -93,17 +159,16 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
   const workerHandlers: EventHandlers<WorkerEvent> = {
     'worker:join': (socket, payload) => {
       const request = parseJoinRequest(payload);
-      const previous = socket.data.workerId;
-      const { identity, accepted } = registry.join(request, socket.id, socket.handshake.address);
-      if (previous !== null && previous !== identity.workerId) registry.disconnect(previous, socket.id);
-      socket.data.workerId = identity.workerId;
-      leaveRunRooms(socket);
-      void socket.join(runRoom(accepted.runId));
-      return accepted;
+      return then(backend.join(request, socket.id, socket.handshake.address, socket.data.workerId), ({ workerId, accepted }) => {
+        socket.data.workerId = workerId;
+        leaveRunRooms(socket);
+        void socket.join(runRoom(accepted.runId));
+        return accepted;
+      });
     },
     'worker:leave': (socket) => {
       const workerId = socket.data.workerId;
-      if (workerId !== null) registry.disconnect(workerId, socket.id);
+      if (workerId !== null) backend.disconnect(workerId, socket.id);
       socket.data.workerId = null;
       leaveRunRooms(socket);
       return {};
@@ -112,19 +177,14 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
       const submission = parseSubmission(payload);
       const own = socket.data.workerId;
       if (own === null) throw new ProtocolFault('not-joined', 'join before sending gradients');
-      const identity = workers.get(own);
-      if (submission.workerId !== own || identity?.socketId !== socket.id) {
-        throw new ProtocolFault('not-your-worker', `this socket sends for worker ${own}, not ${submission.workerId}`);
-      }
-      const run = registry.get(submission.runId);
-      if (identity.runId !== run.id) throw new ProtocolFault('wrong-run', `worker ${own} trains in run ${identity.runId}, not ${run.id}`);
-      return run.acceptGradient(own, submission);
+      return backend.submit(own, socket.id, submission);
     },
     'dashboard:subscribe': (socket, payload) => {
       const request = parseSubscribeRequest(payload);
-      const runs = request.runId === undefined ? registry.list() : [registry.get(request.runId)];
-      void socket.join(DASHBOARD_ROOM);
-      return { runs: registry.list().map((run) => run.summary()), history: Object.fromEntries(runs.map((run) => [run.id, run.history])) };
+      return then(backend.subscribe(request.runId), (snapshot) => {
+        void socket.join(DASHBOARD_ROOM);
+        return snapshot;
+      });
     },
   };
 
@@ -142,17 +202,25 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
     // Every frame both ways, as on the wire, for the run of whichever worker this socket is at the time.
     const meter = new FrameMeter((direction, category, bytes) => {
       const workerId = socket.data.workerId;
-      if (workerId !== null) guard('traffic', () => registry.recordFrame(workerId, direction, category, bytes));
+      if (workerId !== null) guard('traffic', () => backend.recordFrame(workerId, direction, category, bytes));
     });
     socket.conn.on('packet', (packet: EnginePacket) => guard('traffic', () => meter.record('up', packet)));
     socket.conn.on('packetCreate', (packet: EnginePacket) => guard('traffic', () => meter.record('down', packet)));
     guard('reconnect', () => {
-      if (socket.recovered && socket.data.workerId !== null) registry.reconnect(socket.data.workerId, socket.id);
+      if (socket.recovered && socket.data.workerId !== null) backend.reconnect(socket.data.workerId, socket.id);
     });
 
     const refuse = (event: string, error: ProtocolError, ack: ((response: Ack) => void) | undefined) => {
       socket.emit('server:error', error);
       ack?.({ ok: false, error });
+    };
+    const fail = (name: string, error: unknown, ack: ((response: Ack) => void) | undefined) => {
+      if (error instanceof ProtocolFault) {
+        refuse(name, error.toProtocolError(name), ack);
+      } else {
+        deps.logError(error);
+        refuse(name, { code: 'internal', message: 'the server failed on this message; it was dropped', event: name }, ack);
+      }
     };
 
     // One listener for every event: unknown names are refused too, not silently dropped.
@@ -166,28 +234,30 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
         let handler: Handler | undefined;
         if (ADMIN_EVENT_NAMES.has(name)) {
           if (!socket.data.admin) throw new ProtocolFault('forbidden', `${name} needs the admin token`);
-          const adminHandler = deps.admin[name as keyof AdminHandlers];
-          handler = (_socket, p) => adminHandler(p);
+          handler = (_socket, p) => backend.admin(name as AdminEvent, p);
         } else {
           handler = Object.hasOwn(workerHandlers, name) ? (workerHandlers[name as WorkerEvent] as Handler) : undefined;
         }
         if (handler === undefined) throw new ProtocolFault('bad-message', `unknown event ${JSON.stringify(name).slice(0, 60)}`);
         const result = handler(socket, payload);
-        ack?.({ ok: true, ...result });
-      } catch (error) {
-        if (error instanceof ProtocolFault) {
-          refuse(name, error.toProtocolError(name), ack);
+        if (result instanceof Promise) {
+          // Answered later (a cluster's leader); the same boundary holds for a rejection.
+          result.then(
+            (resolved) => ack?.({ ok: true, ...resolved }),
+            (error: unknown) => fail(name, error, ack),
+          );
         } else {
-          deps.logError(error);
-          refuse(name, { code: 'internal', message: 'the server failed on this message; it was dropped', event: name }, ack);
+          ack?.({ ok: true, ...result });
         }
+      } catch (error) {
+        fail(name, error, ack);
       }
     });
 
     socket.on('disconnect', () =>
       guard('disconnect', () => {
         const workerId = socket.data.workerId;
-        if (workerId !== null) registry.disconnect(workerId, socket.id);
+        if (workerId !== null) backend.disconnect(workerId, socket.id);
       }),
     );
   });
