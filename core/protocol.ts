@@ -88,6 +88,8 @@ export interface WorkerSummary {
   readonly latencyMs: number | null;
   /** The classroom attack the teacher set on this worker (the server applies it to its estimates), or null. */
   readonly attack: WorkerAttack | null;
+  /** A worker the server simulates itself (started from the dashboard with worker:simulate), not a tab. */
+  readonly simulated: boolean;
 }
 
 /** The round in progress, as dashboards see it. */
@@ -330,6 +332,11 @@ export interface AttackWorkerRequest {
   readonly attack: WorkerAttack | null;
 }
 
+/** worker:simulate: the server starts a simulated worker in this run. */
+export interface SimulateWorkerRequest {
+  readonly runId: RunId;
+}
+
 /** Events a client sends. Every one that takes an ack answers exactly once. */
 export interface ClientToServerEvents {
   'worker:join': (request: JoinRequest, ack: (response: Ack<JoinAccepted>) => void) => void;
@@ -346,6 +353,7 @@ export interface ClientToServerEvents {
   'worker:move': (request: MoveWorkerRequest, ack: (response: Ack) => void) => void;
   'worker:remove': (request: RemoveWorkerRequest, ack: (response: Ack) => void) => void;
   'worker:attack': (request: AttackWorkerRequest, ack: (response: Ack) => void) => void;
+  'worker:simulate': (request: SimulateWorkerRequest, ack: (response: Ack<{ readonly workerId: WorkerId }>) => void) => void;
 }
 
 /** Events the server sends. */
@@ -380,6 +388,7 @@ export const ADMIN_EVENTS = [
   'worker:move',
   'worker:remove',
   'worker:attack',
+  'worker:simulate',
 ] as const satisfies readonly (keyof ClientToServerEvents)[];
 
 /** Room of a run's workers and dashboards (server side naming, documented for tools). */

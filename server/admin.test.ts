@@ -36,12 +36,14 @@ describe('teacher control', () => {
       'worker:move': { workerId: 1, runId },
       'worker:remove': { workerId: 1 },
       'worker:attack': { workerId: 1, attack: { kind: 'sign-flip', factor: 10 } },
+      'worker:simulate': { runId },
     };
     for (const event of ADMIN_EVENTS) {
       const ack = await send(event, payloads[event]);
       expect(ack).toMatchObject({ ok: false, error: { code: 'forbidden', event } });
     }
     expect(server.app.runs.list().map((r) => [r.id, r.status, r.config.learningRate])).toEqual([[runId, 'running', 0.1]]);
+    expect(server.app.runs.list()[0]!.summary().workers).toEqual([]);
     student.disconnect();
   });
 

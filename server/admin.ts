@@ -1,9 +1,10 @@
 /**
  * Teacher control: create, configure, start,
- * pause, resume, reset and delete runs; move or remove workers. The socket
- * layer calls these only for sockets that presented the admin token.
+ * pause, resume, reset and delete runs; move, remove, mark as attacker or
+ * simulate workers. The socket layer calls these only for sockets that
+ * presented the admin token.
  */
-import type { ADMIN_EVENTS, RunId } from '../core/protocol';
+import type { ADMIN_EVENTS, RunId, WorkerId } from '../core/protocol';
 import type { AckResult } from './io';
 import type { RunRegistry } from './runs';
 import { parseAttackRequest, parseConfigureRequest, parseCreateRequest, parseMoveRequest, parseRemoveRequest, parseRunRequest } from './validation';
@@ -14,8 +15,16 @@ export type AdminEvent = (typeof ADMIN_EVENTS)[number];
 /** One handler per admin event: untrusted payload in, the ack's result out as the protocol types it (throws ProtocolFault). */
 export type AdminHandlers = { readonly [K in AdminEvent]: (payload: unknown) => AckResult<K> };
 
-/** Builds the admin handlers over a registry; `onDeleted` tells dashboards a run is gone. */
-export function createAdminHandlers(registry: RunRegistry, onDeleted: (runId: RunId) => void): AdminHandlers {
+/** What the admin handlers act on besides the runs. */
+export interface AdminDeps {
+  /** Tells dashboards a run is gone. */
+  readonly onDeleted: (runId: RunId) => void;
+  /** Starts a simulated worker in a run (server/simulated.ts); throws ProtocolFault. */
+  readonly simulate: (runId: RunId) => WorkerId;
+}
+
+/** Builds the admin handlers over a registry. */
+export function createAdminHandlers(registry: RunRegistry, { onDeleted, simulate }: AdminDeps): AdminHandlers {
   /** Applies `action` to a run, persists it, and answers its new summary. */
   const withRun = (payload: unknown, action: (run: ReturnType<RunRegistry['get']>) => void) => {
     const run = registry.get(parseRunRequest(payload).runId);
@@ -54,6 +63,7 @@ export function createAdminHandlers(registry: RunRegistry, onDeleted: (runId: Ru
       registry.setAttack(request.workerId, request.attack);
       return {};
     },
+    'worker:simulate': (payload) => ({ workerId: simulate(parseRunRequest(payload).runId) }),
     'worker:remove': (payload) => {
       registry.remove(parseRemoveRequest(payload).workerId);
       return {};

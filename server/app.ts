@@ -6,6 +6,7 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import type { Dataset } from '../core/data';
 import { asRunId, type RunConfigPatch } from '../core/protocol';
 import { createAdminHandlers } from './admin';
 import { createBroadcastHooks } from './broadcast';
@@ -16,7 +17,9 @@ import { DASHBOARD_ROOM, type AppServer } from './io';
 import { joinInfo, type JoinInfo } from './lan';
 import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from './limits';
 import type { ModelRuntime } from './model';
+import type { RunHooks } from './run';
 import { RunRegistry } from './runs';
+import { SimulatedWorkers } from './simulated';
 import { attachSockets, createWorkerNotifier, registryBackend } from './sockets';
 import { WorkerRegistry } from './workers';
 
@@ -32,6 +35,8 @@ export interface AppOptions {
   readonly dataDir: string;
   /** Layouts, initial weights, SGD step and held-out evaluation. */
   readonly model: ModelRuntime;
+  /** The training split, for the workers the server simulates (worker:simulate); without it they are refused. */
+  readonly train?: Dataset;
   /** Configuration of the run created when no checkpoint exists (started at once); false for none. */
   readonly defaultRun?: RunConfigPatch | false;
   /** Per-socket message rate limit. */
@@ -70,12 +75,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   await store.init();
   const workers = new WorkerRegistry(options.identityLimits);
   let registry: RunRegistry | null = null;
-  const hooks = createBroadcastHooks(io, workers, () => registry!);
+  const simulated = new SimulatedWorkers({ registry: () => registry!, train: options.train ?? null, logError, defer: nodeScheduler.defer });
+  const broadcast = createBroadcastHooks(io, workers, () => registry!);
+  const hooks: RunHooks = {
+    ...broadcast,
+    openRound: (run, participants, message) => {
+      broadcast.openRound(run, participants, message);
+      simulated.openRound(run, participants, message);
+    },
+  };
   registry = new RunRegistry({
     runDeps: { model: options.model, hooks, scheduler: nodeScheduler, onError: logError },
     workers,
     store,
-    notifier: createWorkerNotifier(io),
+    notifier: simulated.notifier(createWorkerNotifier(io)),
     maxMessageBytes,
     now: Date.now,
   });
@@ -102,7 +115,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     backend: registryBackend(
       runs,
       workers,
-      createAdminHandlers(runs, (runId) => io.to(DASHBOARD_ROOM).emit('run:deleted', { runId })),
+      createAdminHandlers(runs, {
+        onDeleted: (runId) => io.to(DASHBOARD_ROOM).emit('run:deleted', { runId }),
+        simulate: (runId) => simulated.add(runId),
+      }),
     ),
     adminToken: options.adminToken,
     rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
@@ -117,6 +133,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     maxMessageBytes,
     close: async () => {
       clearInterval(sweep);
+      simulated.dispose();
       for (const run of runs.list()) run.dispose();
       runs.persistAll();
       await new Promise<void>((resolve) => {

@@ -40,12 +40,13 @@ if (https) {
   });
 }
 
-const { test } = await loadMnist(createFileReader());
+const { train, test } = await loadMnist(createFileReader());
 const app = await createApp({
   clientDir,
   adminToken,
   dataDir,
   model: createCpuModelRuntime(test),
+  train,
   identityLimits,
   ...(tls === null ? {} : { tls: { key: tls.key, cert: tls.cert } }),
 });

@@ -49,6 +49,8 @@ export interface MemberRecord {
 export interface WorkerProfile {
   readonly name: string;
   readonly backend: WorkerBackend | null;
+  /** Simulated by the server (server/simulated.ts), started from the dashboard. */
+  readonly simulated: boolean;
 }
 
 /** A worker's membership of a run: the checkpointed record plus what only lives while the server does. */
@@ -145,7 +147,7 @@ export function firstNonFinite(values: Float32Array): number {
 
 /** The profile of a worker whose identity told the run nothing (yet). */
 export function defaultProfile(workerId: WorkerId): WorkerProfile {
-  return { name: `worker ${workerId}`, backend: null };
+  return { name: `worker ${workerId}`, backend: null, simulated: false };
 }
 
 /** A run and its round state machine. */
@@ -273,6 +275,7 @@ export class Run {
         lastSeenAt: m.lastSeenAt,
         latencyMs: m.latencyMs,
         attack: m.attack,
+        simulated: m.profile.simulated,
       })),
       round:
         round === null

@@ -32,7 +32,7 @@ export interface WorkerNotifier {
 
 /** How a worker presents itself in its run's summaries. */
 function profileOf(identity: WorkerIdentity): WorkerProfile {
-  return { name: identity.name, backend: identity.backend };
+  return { name: identity.name, backend: identity.backend, simulated: identity.simulated };
 }
 
 /** The dependencies of the registry. */
@@ -160,6 +160,33 @@ export class RunRegistry {
     if (request.backend !== undefined) identity.backend = request.backend;
     const run = target ?? (identity.runId !== null ? this.get(identity.runId) : this.list()[0]);
     if (!run) throw new ProtocolFault('unknown-run', 'the server has no run to join');
+    this.#enter(identity, run, socketId);
+    return { identity, accepted: { ...this.assignment(identity, run), workerKey: key } };
+  }
+
+  /**
+   * A worker the server simulates (server/simulated.ts) joins `runId` on a
+   * pseudo socket id: an identity of its own (no key leaves the server,
+   * never checkpointed), a slot, a shard, connected at once.
+   */
+  joinSimulated(runId: RunId, socketId: string, profile: Pick<WorkerIdentity, 'name' | 'backend'>): { identity: WorkerIdentity; assignment: WorkerAssignment } {
+    const run = this.get(runId);
+    const { identity } = this.#deps.workers.create(profile.name, 'server', true);
+    identity.backend = profile.backend;
+    this.#enter(identity, run, socketId);
+    return { identity, assignment: this.assignment(identity, run) };
+  }
+
+  /** Forgets an identity that is in no run (a simulated worker whose run was deleted with none left). */
+  forgetIdentity(workerId: WorkerId): void {
+    const identity = this.#deps.workers.get(workerId);
+    if (identity?.runId !== null) return;
+    this.#deps.workers.remove(workerId);
+    this.#persistWorkers();
+  }
+
+  /** The identity takes `socketId` and becomes a connected member of `run` (leaving its old run). */
+  #enter(identity: WorkerIdentity, run: Run, socketId: string): void {
     if (identity.runId !== null && identity.runId !== run.id) this.get(identity.runId).removeMember(identity.workerId);
     identity.runId = run.id;
     identity.socketId = socketId;
@@ -168,7 +195,6 @@ export class RunRegistry {
     run.setConnected(identity.workerId, true);
     this.#persistWorkers();
     this.persist(run);
-    return { identity, accepted: { ...this.assignment(identity, run), workerKey: key } };
   }
 
   /** The socket of a worker went away (or the worker left): it is dropped from the open round. */

@@ -27,7 +27,12 @@ export interface WorkerIdentity {
   readonly address: string | null;
   /** Server clock (ms) when it last joined, reconnected or lost its socket: it expires that long after, unless a socket holds it. */
   lastUsedAt: number;
+  /** A worker the server simulates itself (server/simulated.ts): never checkpointed, gone after a restart. */
+  readonly simulated: boolean;
 }
+
+/** The address simulated workers are counted under. */
+const SIMULATED_ADDRESS = 'simulated';
 
 function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -57,7 +62,7 @@ export class WorkerRegistry {
    * time the key exists on the server); throws ProtocolFault
    * 'too-many-workers' when a bound is reached.
    */
-  create(name: string | undefined, address: string): { identity: WorkerIdentity; key: WorkerKey } {
+  create(name: string | undefined, address: string, simulated = false): { identity: WorkerIdentity; key: WorkerKey } {
     const { maxTotal, maxPerAddress } = this.#limits;
     if (this.#byId.size >= maxTotal) {
       throw new ProtocolFault(
@@ -65,7 +70,7 @@ export class WorkerRegistry {
         `the server already holds ${maxTotal} workers (MAX_WORKERS); rejoin with your stored key, or wait until unused ones expire`,
       );
     }
-    const from = addressKey(address);
+    const from = simulated ? SIMULATED_ADDRESS : addressKey(address);
     if ((this.#perAddress.get(from) ?? 0) >= maxPerAddress) {
       throw new ProtocolFault(
         'too-many-workers',
@@ -83,6 +88,7 @@ export class WorkerRegistry {
       socketId: null,
       address: from,
       lastUsedAt: this.#now(),
+      simulated,
     };
     this.#add(identity);
     return { identity, key };
@@ -132,14 +138,16 @@ export class WorkerRegistry {
   snapshot(): WorkersSnapshot {
     return {
       nextId: this.#nextId,
-      workers: [...this.#byId.values()].map(({ workerId, keyHash, name, runId, address, lastUsedAt }) => ({
-        workerId,
-        keyHash,
-        name,
-        runId,
-        address,
-        lastUsedAt,
-      })),
+      workers: [...this.#byId.values()]
+        .filter((identity) => !identity.simulated)
+        .map(({ workerId, keyHash, name, runId, address, lastUsedAt }) => ({
+          workerId,
+          keyHash,
+          name,
+          runId,
+          address,
+          lastUsedAt,
+        })),
     };
   }
 
@@ -159,6 +167,7 @@ export class WorkerRegistry {
         address: w.address ?? null,
         // Stored before use was recorded: its idle time starts now.
         lastUsedAt: Math.min(w.lastUsedAt ?? now, now),
+        simulated: false,
       });
       this.#nextId = Math.max(this.#nextId, w.workerId + 1);
     }

@@ -229,6 +229,8 @@ export const en = {
       reset: 'Reset',
       delete: 'Delete',
       deleteLabel: 'Delete {{name}}',
+      simulate: '+ Simulated worker',
+      simulateLabel: 'Add a worker simulated by the server to {{name}}',
       fault: 'Paused by the server: {{detail}}',
       statuses: { created: 'ready', running: 'running', paused: 'paused', finished: 'finished' },
     },
@@ -263,6 +265,8 @@ export const en = {
       attackNone: 'honest',
       attackFlip: 'sign-flipped ×10',
       attackScale: 'scaled ×100',
+      simulated: 'simulated {{id}}',
+      simulatedTitle: 'Simulated by the server: trains honestly on its own shard until you mark it an attacker',
       statuses: { offline: 'offline', training: 'training', sent: 'sent', online: 'online' },
     },
     form: {

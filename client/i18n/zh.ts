@@ -219,6 +219,8 @@ export const zh: Messages = {
       reset: '重置',
       delete: '删除',
       deleteLabel: '删除 {{name}}',
+      simulate: '+ 模拟工作节点',
+      simulateLabel: '向 {{name}} 添加一个由服务器模拟的工作节点',
       fault: '已被服务器暂停：{{detail}}',
       statuses: { created: '就绪', running: '运行中', paused: '已暂停', finished: '已完成' },
     },
@@ -253,6 +255,8 @@ export const zh: Messages = {
       attackNone: '诚实',
       attackFlip: '符号翻转 ×10',
       attackScale: '放大 ×100',
+      simulated: '模拟节点 {{id}}',
+      simulatedTitle: '由服务器模拟：在自己的数据分片上诚实训练，直到你把它标记为攻击者',
       statuses: { offline: '离线', training: '训练中', sent: '已发送', online: '在线' },
     },
     form: {

@@ -40,6 +40,8 @@ export interface DashboardActions {
   removeWorker(workerId: WorkerId): Promise<ActionResult>;
   /** The classroom attacker toggle: the server scales or sign-flips this worker's estimates (null: honest). */
   setAttack(workerId: WorkerId, attack: WorkerAttack | null): Promise<ActionResult>;
+  /** Starts a worker the server simulates in this run (it trains honestly until marked an attacker). */
+  addSimulatedWorker(runId: RunId): Promise<ActionResult<{ readonly workerId: WorkerId }>>;
 }
 
 /** Opens the dashboard socket (as teacher when `adminToken` is given) and returns the actions. */
@@ -87,5 +89,6 @@ export function connectDashboard(store: { getState(): DashboardSink }, adminToke
     moveWorker: (workerId, runId) => act(request(socket, 'worker:move', { workerId, runId })),
     removeWorker: (workerId) => act(request(socket, 'worker:remove', { workerId })),
     setAttack: (workerId, attack) => act(request(socket, 'worker:attack', { workerId, attack })),
+    addSimulatedWorker: (runId) => act(request(socket, 'worker:simulate', { runId })),
   };
 }

@@ -1,4 +1,4 @@
-/** Every run: what it compresses, where it stands, and the teacher's buttons (start, pause, reset, delete, export). */
+/** Every run: what it compresses, where it stands, and the teacher's buttons (start, pause, reset, delete, a simulated worker, export). */
 import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import type { RunId } from '../../../core/protocol';
@@ -11,37 +11,22 @@ import { latestAccuracy, orderedRuns } from './selectors';
 function RunActions({ run }: { readonly run: RunView }) {
   const { t } = useTranslation();
   const actions = useActions();
-  const { runId, status } = run.summary;
+  const { runId, status, config } = run.summary;
   if (actions === null) return <span className="muted">{t('common.viewOnly')}</span>;
-  const go = (action: (id: RunId) => Promise<unknown>) => () => void action(runId);
+  /** One button acting on this run; `label` names the run for screen readers where the text alone would not. */
+  const button = (text: string, action: (id: RunId) => Promise<unknown>, variant = '', label?: string) => (
+    <button type="button" className={`button button--small ${variant}`.trim()} onClick={() => void action(runId)} aria-label={label}>
+      {text}
+    </button>
+  );
   return (
     <div className="row-actions">
-      {status === 'created' && (
-        <button type="button" className="button button--small button--primary" onClick={go(actions.startRun)}>
-          {t('dashboard.runs.start')}
-        </button>
-      )}
-      {status === 'running' && (
-        <button type="button" className="button button--small" onClick={go(actions.pauseRun)}>
-          {t('dashboard.runs.pause')}
-        </button>
-      )}
-      {(status === 'paused' || status === 'finished') && (
-        <button type="button" className="button button--small button--primary" onClick={go(actions.resumeRun)}>
-          {t('dashboard.runs.resume')}
-        </button>
-      )}
-      <button type="button" className="button button--small" onClick={go(actions.resetRun)}>
-        {t('dashboard.runs.reset')}
-      </button>
-      <button
-        type="button"
-        className="button button--small button--danger"
-        onClick={go(actions.deleteRun)}
-        aria-label={t('dashboard.runs.deleteLabel', { name: run.summary.config.name })}
-      >
-        {t('dashboard.runs.delete')}
-      </button>
+      {status === 'created' && button(t('dashboard.runs.start'), actions.startRun, 'button--primary')}
+      {status === 'running' && button(t('dashboard.runs.pause'), actions.pauseRun)}
+      {(status === 'paused' || status === 'finished') && button(t('dashboard.runs.resume'), actions.resumeRun, 'button--primary')}
+      {button(t('dashboard.runs.reset'), actions.resetRun)}
+      {button(t('dashboard.runs.simulate'), actions.addSimulatedWorker, '', t('dashboard.runs.simulateLabel', { name: config.name }))}
+      {button(t('dashboard.runs.delete'), actions.deleteRun, 'button--danger', t('dashboard.runs.deleteLabel', { name: config.name }))}
     </div>
   );
 }

@@ -86,7 +86,15 @@ export function WorkersTable() {
               return (
                 <tr key={worker.workerId} data-worker-id={worker.workerId} data-run-id={worker.runId}>
                   <td className="num mono">#{worker.workerId}</td>
-                  <td translate="no">{worker.name || '–'}</td>
+                  {worker.simulated ? (
+                    <td data-cell="device" data-simulated="true" title={t('dashboard.workers.simulatedTitle')}>
+                      {t('dashboard.workers.simulated', { id: worker.workerId })}
+                    </td>
+                  ) : (
+                    <td data-cell="device" translate="no">
+                      {worker.name || '–'}
+                    </td>
+                  )}
                   {/* The tooltip is the worker's own report (adapter name, or why it has no GPU), in the worker's language. */}
                   <td data-cell="backend" data-backend={worker.backend?.kind ?? 'unknown'} title={worker.backend?.detail} translate="no">
                     {backendLabel(worker.backend)}
