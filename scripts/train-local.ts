@@ -67,7 +67,7 @@ let deviceCompressor: DeviceCompressor<GpuGradient> | undefined;
 let release = (): void => {};
 if (values.backend === 'webgpu') {
   registerRawLoader();
-  const { requestNodeGpu } = await import('../client/gpu/nodeDevice');
+  const { requestNodeGpu } = await import('../client/gpu/runtime/nodeDevice');
   const { createGpuBackend } = await import('../client/gpu/training/gpuBackend');
   const { createGpuCompressor } = await import('../client/gpu/compression/gpuCompressor');
   const gpu = await requestNodeGpu('train-local');

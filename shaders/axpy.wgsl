@@ -11,11 +11,13 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  // 2-D dispatch so n can exceed 65535 workgroups of 256.
-  let i = gid.x + gid.y * groups.x * 256u;
-  if (i < params.n) {
-    y[i] = params.a * x[i] + y[i];
-  }
+override WORKGROUP_SIZE: u32 = 256u;
+
+fn itemCount() -> u32 {
+  return params.n;
+}
+
+// Element i (the frame, main, is common/grid.wgsl).
+fn item(i: u32) {
+  y[i] = params.a * x[i] + y[i];
 }

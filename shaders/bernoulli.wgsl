@@ -1,6 +1,6 @@
 // Keep mask of independent Bernoulli(pᵢ) draws, one per atom: the sampling
 // step tᵢ ~ Bernoulli(pᵢ) of ATOMO (docs/design.md).
-// Needs philox.wgsl and bernoulli_stream.wgsl before it.
+// Needs common/philox.wgsl and common/random_stream.wgsl before it.
 //
 // One invocation per mask word: it draws its 32 atoms in turn and writes the
 // word once. No workgroup memory, atomics or barriers: SwiftShader runs a
@@ -20,16 +20,14 @@ struct Params {
 @group(0) @binding(1) var<storage, read> probabilities: array<f32>; // n × f32, pᵢ
 @group(0) @binding(2) var<storage, read_write> keepMask: array<u32>; // ⌈n/32⌉ × u32
 
-const GROUP_SIZE: u32 = 64u;
+override WORKGROUP_SIZE: u32 = 64u;
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  // 2-D dispatch so the word count can exceed 65535 workgroups of 64.
-  let w = id.x + id.y * groups.x * GROUP_SIZE;
-  let wordCount = (params.n + 31u) / 32u;
-  if (w >= wordCount) {
-    return;
-  }
+// One item per mask word (the frame, main, is common/grid.wgsl).
+fn itemCount() -> u32 {
+  return (params.n + 31u) / 32u;
+}
+
+fn item(w: u32) {
   let first = w * 32u;
   let atoms = min(32u, params.n - first);
   var word = 0u;

@@ -5,7 +5,7 @@
 //                              code 0 (zero), 1 (+1), 2 (−1)
 // Entry i draws from streamBits(stream, i) with the integer Bernoulli test,
 // as core/atomo/schemes/qsgd.ts and terngrad.ts do on the CPU. Needs
-// philox.wgsl and bernoulli_stream.wgsl before it.
+// common/philox.wgsl and common/random_stream.wgsl before it.
 //
 // One invocation per output word of 32 / CODE_BITS codes, so only the packed
 // codes are read back. Each also writes its entries' share of the realised
@@ -30,14 +30,16 @@ override CODE_BITS: u32 = 8u;
 @group(0) @binding(4) var<storage, read_write> realised_parts: array<f32>;
 @group(0) @binding(5) var<storage, read_write> closed_parts: array<f32>;
 
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let w = id.x + id.y * groups.x * 64u;
+override WORKGROUP_SIZE: u32 = 64u;
+
+// One item per output word of 32 / CODE_BITS codes (the frame, main, is common/grid.wgsl).
+fn itemCount() -> u32 {
   let per_word = 32u / CODE_BITS;
-  let words = (params.n + per_word - 1u) / per_word;
-  if (w >= words) {
-    return;
-  }
+  return (params.n + per_word - 1u) / per_word;
+}
+
+fn item(w: u32) {
+  let per_word = 32u / CODE_BITS;
   // QSGD's scale is the f32 norm that is sent, so E ĝ = g for the values received.
   let scale = select(sqrt(norms[params.norm_index]), norms[params.norm_index], CODE_BITS == 2u);
   var word = 0u;

@@ -10,11 +10,11 @@ import { matmul as cpuMatmul, type MatmulShape } from '../../core/linalg/matmul'
 import { randomMatrix } from '../../core/linalg/random-matrix';
 import { svdJacobi } from '../../core/linalg/svd';
 import { bernoulli, randomBits, type StreamId } from '../../core/rng';
-import { BernoulliKernel } from '../gpu/bernoulli';
-import { MatmulKernel } from '../gpu/matmul';
-import { uploadF32 } from '../gpu/readback';
-import { requestBrowserGpu } from '../gpu/runtime';
-import { svdBatched } from '../gpu/svd';
+import { BernoulliKernel } from '../gpu/kernels/bernoulli';
+import { MatmulKernel } from '../gpu/kernels/matmul';
+import { uploadF32 } from '../gpu/runtime/readback';
+import { requestBrowserGpu } from '../gpu/runtime/device';
+import { svdBatched } from '../gpu/kernels/svd';
 import { log, msPerCall } from './timing';
 
 export interface MatmulRow {

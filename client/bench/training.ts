@@ -20,7 +20,7 @@ import { createCpuBackend, heInitialize } from '../../core/model';
 import { createModelLayout, type ModelLayout } from '../../core/model/layout';
 import { createFetchReader } from '../data/fetchReader';
 import { createGpuCompressor } from '../gpu/compression/gpuCompressor';
-import { requestBrowserGpu } from '../gpu/runtime';
+import { requestBrowserGpu } from '../gpu/runtime/device';
 import { createGpuBackend } from '../gpu/training/gpuBackend';
 import type { Compression } from '../../core/atomo';
 import type { BackendKind } from '../../core/model';

@@ -6,7 +6,7 @@
 import { loadMnist } from '../../core/data';
 import type { RunId } from '../../core/protocol';
 import { createFetchReader } from '../data/fetchReader';
-import { chooseBackend } from '../gpu/runtime';
+import { chooseBackend } from '../gpu/runtime/device';
 import { socketChannelFactory } from '../net/workerChannel';
 import { claimWorkerIdentity } from '../net/workerIdentity';
 import type { WorkerStore } from '../ui/store/workerStore';

@@ -8,7 +8,7 @@ import type { Dataset } from '../../core/data';
 import { createCpuBackend, createModelLayout, type ModelLayout, type TrainingBackend } from '../../core/model';
 import type { LayerStats, RunConfig } from '../../core/protocol';
 import { createGpuCompressor, type GpuCompressor } from '../gpu/compression/gpuCompressor';
-import type { GpuContext } from '../gpu/runtime';
+import type { GpuContext } from '../gpu/runtime/device';
 import { createGpuBackend, type GpuTrainingBackend } from '../gpu/training/gpuBackend';
 import { createWorkerRound } from '../../core/training/workerRound';
 

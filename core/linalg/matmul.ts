@@ -1,6 +1,6 @@
 /**
  * C ← α·op(A)·op(B) + β·C for batches of row-major f32 matrices: the CPU
- * reference (and specification) for shaders/matmul.wgsl.
+ * reference (and specification) for shaders/matmul/tiled.wgsl.
  *
  * Layouts, all row-major and packed:
  *   op(A) is m×k. A is stored m×k, or k×m when transA (op(A) = Aᵀ).

@@ -5,7 +5,7 @@
  * r = min(rows, cols) triplets. Column pairs of a working copy W (initially A,
  * or Aᵀ when A is wide) are rotated until every pair is orthogonal to a
  * relative tolerance; then σⱼ = ‖wⱼ‖, uⱼ = wⱼ/σⱼ and V is the product of the
- * rotations. This is the specification shaders/svd_jacobi.wgsl is tested
+ * rotations. This is the specification shaders/svd/jacobi.wgsl is tested
  * against.
  *
  * Output layout (all row-major, r = min(rows, cols)):

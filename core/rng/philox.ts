@@ -2,7 +2,7 @@
  * Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
  * SC 2011): a counter-based generator. Output = bijection(counter, key), so any
  * draw can be recomputed from its coordinates alone, in any order, on the CPU
- * or the GPU. shaders/philox.wgsl implements the same function bit for bit.
+ * or the GPU. shaders/common/philox.wgsl implements the same function bit for bit.
  */
 
 const M0 = 0xd2511f53;

@@ -5,7 +5,7 @@
  * the server recorded. `npm run swarm`, `npm run compare` and the tests call it.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { SWIFTSHADER_ICD } from '../../client/gpu/nodeDevice';
+import { SWIFTSHADER_ICD } from '../../client/gpu/runtime/nodeDevice';
 import { dirname } from 'node:path';
 import { asRunId, type RunConfigPatch } from '../../core/protocol';
 import { connectAdmin } from './admin';

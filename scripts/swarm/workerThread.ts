@@ -8,7 +8,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadMnist } from '../../core/data';
-import type { Backend } from '../../client/gpu/runtime';
+import type { Backend } from '../../client/gpu/runtime/device';
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { translate } from '../../client/i18n';
 import { memoryIdentity } from '../../client/net/workerIdentity';
@@ -29,7 +29,7 @@ const post = (message: FromWorkerThread): void => port.postMessage(message);
 /** This thread's backend: the CPU, or its own Dawn device and the way to release it. */
 async function threadBackend(): Promise<{ backend: Backend; release: () => void }> {
   if (data.backend === 'cpu') return { backend: { kind: 'cpu', reason: 'headless swarm on the CPU' }, release: () => {} };
-  const { requestNodeGpu } = await import('../../client/gpu/nodeDevice');
+  const { requestNodeGpu } = await import('../../client/gpu/runtime/nodeDevice');
   const gpu = await requestNodeGpu(`swarm:${data.name}`);
   return { backend: { kind: 'webgpu', ctx: gpu }, release: () => gpu.release() };
 }

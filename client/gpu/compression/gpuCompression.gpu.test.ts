@@ -22,10 +22,11 @@ import type { StreamId } from '../../../core/rng';
 import type { CompressedLayerStats } from '../../../core/training/compression';
 import { gpuTest } from '../testing/gpuTest';
 import { createGpuBackend, type GpuGradient } from '../training/gpuBackend';
-import { GpuEntryCompressor } from './entry';
+import { GpuEntryCompressor } from './entryCompressor';
 import { createTensorCompressor } from './gpuCompressor';
-import { GpuQuantizer } from './quantize';
-import { GpuSpectralCompressor } from './spectral';
+import { GpuQuantizer } from './quantizer';
+import { GpuSpectralCompressor } from './spectralCompressor';
+import type { DeviceGradient } from './tensors';
 
 const SEEDS = 1000;
 const streamOf =
@@ -105,6 +106,12 @@ class MonteCarlo {
     }
   }
 
+  /** Adds SEEDS draws, round 0, 1, …, then checks. */
+  async run(draw: (round: number) => Promise<readonly CompressedLayerStats[]>): Promise<void> {
+    for (let round = 0; round < SEEDS; round++) this.add(await draw(round));
+    this.check();
+  }
+
   check(): void {
     const n = this.#draws;
     let scale = 0;
@@ -126,6 +133,10 @@ class MonteCarlo {
 }
 
 const small = mlpLayout({ inputSize: 20, hiddenSize: 12, classCount: 5 });
+/** The small model's gradient on the device, drawing from round `round`'s streams. */
+const smallInput =
+  (gradient: GpuGradient) =>
+  (round: number): DeviceGradient => ({ tensors: small.tensors, gradient, stream: streamOf(round) });
 const SMALL_BATCH = 3;
 
 describe('GPU spectral ATOMO', () => {
@@ -165,9 +176,7 @@ describe('GPU spectral ATOMO', () => {
     const spectral = new GpuSpectralCompressor(gpu.device);
     try {
       const decomposition = await spectral.decompose(small.tensors, gpuGradient);
-      const monteCarlo = new MonteCarlo(small, g);
-      for (let round = 0; round < SEEDS; round++) monteCarlo.add(await spectral.sample(decomposition, 1.5, streamOf(round)));
-      monteCarlo.check();
+      await new MonteCarlo(small, g).run((round) => spectral.sample(decomposition, 1.5, streamOf(round)));
     } finally {
       spectral.destroy();
       destroy();
@@ -182,16 +191,14 @@ describe.each(['qsgd', 'terngrad'] as const)('GPU %s', (scheme) => {
     const levels = scheme === 'qsgd' ? 2 : 1;
     try {
       // Same stream, same draws: the GPU sample equals the CPU scheme's.
-      const first = await quantizer.compress(small.tensors, gpuGradient, levels, streamOf(0));
+      const first = await quantizer.compress(smallInput(gpuGradient)(0), levels);
       small.tensors.forEach((tensor, index) => {
         const want = SCHEMES[scheme].compress(g.subarray(tensor.offset, tensor.offset + tensor.size), tensor.shape, { levels }, streamOf(0)(index));
         const got: LayerSample = first.layers[index]!.sample;
         expect(got).toEqual(want.sample);
         expect(first.layers[index]!.closedForm).toBeCloseTo(want.variance, 6);
       });
-      const monteCarlo = new MonteCarlo(small, g);
-      for (let round = 0; round < SEEDS; round++) monteCarlo.add((await quantizer.compress(small.tensors, gpuGradient, levels, streamOf(round))).layers);
-      monteCarlo.check();
+      await new MonteCarlo(small, g).run(async (round) => (await quantizer.compress(smallInput(gpuGradient)(round), levels)).layers);
     } finally {
       quantizer.destroy();
       destroy();
@@ -209,7 +216,7 @@ describe('GPU atomo-entry', () => {
       const used = await entry.readProbabilities(small.tensors, gpuGradient.buffer, budget);
       const p = new Float32Array(g.length);
       small.tensors.forEach((tensor, index) => p.set(used[index]!.probabilities, tensor.offset));
-      const first = await entry.compress(small.tensors, gpuGradient, budget, streamOf(0));
+      const first = await entry.compress(smallInput(gpuGradient)(0), budget);
       // The worker's DeviceCompressor takes atomo-entry now, and draws the same from the same stream.
       const compressor = createTensorCompressor(gpu.device, small.tensors, { spectral: 'device' });
       try {
@@ -237,9 +244,7 @@ describe('GPU atomo-entry', () => {
           expect(layer.realised, tensor.name).toBe(0);
         }
       });
-      const monteCarlo = new MonteCarlo(small, g, p);
-      for (let round = 0; round < SEEDS; round++) monteCarlo.add((await entry.compress(small.tensors, gpuGradient, budget, streamOf(round))).layers);
-      monteCarlo.check();
+      await new MonteCarlo(small, g, p).run(async (round) => (await entry.compress(smallInput(gpuGradient)(round), budget)).layers);
     } finally {
       entry.destroy();
       destroy();

@@ -17,9 +17,10 @@
 import type { Compression } from '../../../core/atomo';
 import type { CompressedLayerStats, DeviceCompressor } from '../../../core/training/compression';
 import type { GpuGradient, GpuTrainingBackend } from '../training/gpuBackend';
-import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entry';
-import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantize';
-import { GpuSpectralCompressor, type GradientTensor } from './spectral';
+import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entryCompressor';
+import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantizer';
+import { GpuSpectralCompressor } from './spectralCompressor';
+import type { GradientTensor } from './tensors';
 import type { StreamId } from '../../../core/rng';
 
 /** A DeviceCompressor with the buffers it holds. */
@@ -76,13 +77,13 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
       switch (compression.scheme) {
         case 'atomo-svd':
           spectral ??= new GpuSpectralCompressor(device);
-          return spectral.compress(tensors, gradient, compression.budget, stream);
+          return spectral.compress({ tensors, gradient, stream }, compression.budget);
         case 'atomo-entry':
           entry ??= new GpuEntryCompressor(device);
-          return entry.compress(tensors, gradient, compression.budget, stream);
+          return entry.compress({ tensors, gradient, stream }, compression.budget);
         case 'qsgd':
         case 'terngrad':
-          return quantizer(compression.scheme).compress(tensors, gradient, compression.levels, stream);
+          return quantizer(compression.scheme).compress({ tensors, gradient, stream }, compression.levels);
         default:
           return Promise.reject(new Error(`GPU compression does not handle ${compression.scheme}`));
       }

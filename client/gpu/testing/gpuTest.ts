@@ -4,7 +4,7 @@
  * No adapter means the test fails with what to install; it is never skipped.
  */
 import { test } from 'vitest';
-import { requestNodeGpu, type NodeGpu } from '../nodeDevice';
+import { requestNodeGpu, type NodeGpu } from '../runtime/nodeDevice';
 
 export const gpuTest = test.extend<{ gpu: NodeGpu }>({
   gpu: [

@@ -1,15 +1,15 @@
 /**
  * The WebGPU TrainingBackend: forward pass, softmax cross-entropy and
  * backward pass of a ModelLayout for a minibatch, entirely on the GPU, with
- * the register-blocked matmul (client/gpu/matmul.ts) for every product and
- * the layer kernels of layerKernels.ts for the rest.
+ * the register-blocked matmul (client/gpu/kernels/matmul.ts) for every product and
+ * the layer kernels (client/gpu/kernels/layers.ts) for the rest.
  *
  * Layouts on the device:
  *  - dense activations are example-major, batch × features (as on the CPU);
  *  - convolution feature maps are channel-major across the batch, (C, B, H, W),
  *    so each convolution is ONE product K (out × taps) · col (taps × B·P) for
  *    the whole batch, and its weight gradient dY (out × B·P) · colᵀ is one
- *    product too (a long-K product that the matmul splits); swap_axes.wgsl
+ *    product too (a long-K product that the matmul splits); layers/swap_axes.wgsl
  *    converts between the two layouts in front of a dense layer.
  *  - every parameter gradient is written (never accumulated) straight into
  *    one flat buffer laid out like the parameters, followed by the B
@@ -20,16 +20,11 @@
  */
 import type { DeviceTrainingBackend, GradientFactors, LossAndGradient } from '../../../core/model/backend';
 import type { ModelLayout } from '../../../core/model/layout';
-import { MatmulKernel, type MatmulOperands } from '../matmul';
 import type { MatmulShape } from '../../../core/linalg/matmul';
-import { StagingPool } from '../runtimePools';
-import { LayerKernels, dispatches, type Recordable } from './layerKernels';
-
-/** A place in a GPU buffer; offset in f32 elements. */
-export interface BufferSlice {
-  readonly buffer: GPUBuffer;
-  readonly offset: number;
-}
+import { LayerKernels } from '../kernels/layers';
+import { MatmulKernel, type MatmulOperands } from '../kernels/matmul';
+import { dispatches, type BufferSlice, type Recordable } from '../runtime/dispatch';
+import { StagingPool } from '../runtime/pools';
 
 /**
  * The factors of a dense layer's weight gradient G = aᵀ·d (docs/design.md:
@@ -92,7 +87,7 @@ class Workspace {
     readonly batch: number,
     matmul: MatmulKernel,
   ) {
-    const kernels = LayerKernels.forDevice(device);
+    const kernels = new LayerKernels(device);
     const owned = this.#owned;
     const buffer = (name: string, floats: number): GPUBuffer => {
       const created = device.createBuffer({
@@ -196,7 +191,7 @@ class Workspace {
           break;
         }
         case 'relu': {
-          // Fused into the layer before it (bias_relu.wgsl); only the backward gate remains.
+          // Fused into the layer before it (layers/bias_relu.wgsl); only the backward gate remains.
           if (x.gradient === null) throw new RangeError('GPU backend: a ReLU must follow a dense or convolution layer');
           steps.push(dispatches(kernels.reluBackward(owned, x.buffer, x.gradient, batch * layer.outputSize)));
           y = x;

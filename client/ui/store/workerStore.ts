@@ -7,7 +7,7 @@ import { createStore } from 'zustand/vanilla';
 import type { ModelKind } from '../../../core/model';
 import type { RunConfig, RunId, WorkerId } from '../../../core/protocol';
 import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
-import type { CpuReason } from '../../gpu/runtime';
+import type { CpuReason } from '../../gpu/runtime/device';
 import type { LocalMessage } from '../../i18n';
 import type { LinkState } from '../../net/workerChannel';
 import { emptySeries, pushPoint, type Series } from './series';

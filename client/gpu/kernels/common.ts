@@ -1,0 +1,33 @@
+/**
+ * Host of shaders/common/: the WGSL fragments several kernel families share.
+ * WGSL has no #include, so a kernel that needs them is compiled from the
+ * fragments followed by the kernel's own text:
+ *   structs.wgsl        the structs more than one kernel uses (StreamId, MatrixState)
+ *   common/philox.wgsl         Philox4x32-10, bit for bit core/rng/philox.ts
+ *   random_stream.wgsl  stream addressing and the integer Bernoulli test (core/rng/stream.ts)
+ *   grid.wgsl           the `main` of a kernel with one invocation per item (its itemCount() and item(i))
+ */
+import structsWgsl from '../../../shaders/common/structs.wgsl?raw';
+import philoxWgsl from '../../../shaders/common/philox.wgsl?raw';
+import randomStreamWgsl from '../../../shaders/common/random_stream.wgsl?raw';
+import gridWgsl from '../../../shaders/common/grid.wgsl?raw';
+
+/** Joins WGSL fragments in order, one blank line apart (a fragment may end without a newline). */
+export function concatWgsl(...fragments: readonly string[]): string {
+  return fragments.join('\n\n');
+}
+
+/** `kernel` (its fragments in order) followed by grid.wgsl: one invocation per item, on the grid gridForItems makes. */
+export function withGrid(...kernel: readonly string[]): string {
+  return concatWgsl(...kernel, gridWgsl);
+}
+
+/** structs.wgsl followed by `kernel` (its fragments in order). */
+export function withStructs(...kernel: readonly string[]): string {
+  return concatWgsl(structsWgsl, ...kernel);
+}
+
+/** structs.wgsl, common/philox.wgsl and random_stream.wgsl followed by `kernel`: what a kernel that draws random bits is compiled from. */
+export function withRandomStream(...kernel: readonly string[]): string {
+  return concatWgsl(structsWgsl, philoxWgsl, randomStreamWgsl, ...kernel);
+}

@@ -1,0 +1,91 @@
+// Orthonormalises the columns of each len×count block (column-major) in
+// place: classical Gram–Schmidt applied twice per column (CGS2), which is as
+// accurate as modified Gram–Schmidt to O(ε) in orthogonality and needs only
+// one barrier-separated round of dot products per repetition, so all
+// projections of a column are computed in parallel.
+//
+// Used by the randomized range finder (top-k mode) after every product with
+// W or Wᵀ, which keeps the sketch from collapsing onto the top direction.
+// A column whose norm falls below DROP·(its norm before projection) lies
+// numerically in the span of the previous ones (W of lower rank than the
+// sketch): it is set to zero rather than normalising rounding noise.
+//
+// One workgroup per block; count ≤ MAX_COLUMNS.
+
+struct Job {
+  off: u32,   // first float of the block in `blocks`
+  len: u32,   // rows (length of a column)
+  count: u32, // columns
+  pad: u32,
+}
+
+@group(0) @binding(0) var<storage, read> jobs: array<Job>;
+@group(0) @binding(1) var<storage, read_write> blocks: array<f32>;
+
+override WORKGROUP_SIZE: u32 = 256u;
+const MAX_COLUMNS: u32 = 256u;
+const DROP: f32 = 1e-5;
+
+var<workgroup> dots: array<f32, MAX_COLUMNS>; // qᵢ·y for the previous columns i
+var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
+
+// ‖column j‖² summed by the whole workgroup; every invocation gets the result.
+fn normSquared(base: u32, len: u32, tid: u32) -> f32 {
+  var sum = 0.0;
+  for (var r = tid; r < len; r += WORKGROUP_SIZE) {
+    let x = blocks[base + r];
+    sum += x * x;
+  }
+  partial[tid] = sum;
+  workgroupBarrier();
+  for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
+    if (tid < stride) {
+      partial[tid] += partial[tid + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[0];
+  workgroupBarrier();
+  return total;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let job = jobs[wid.x];
+  let len = job.len;
+  for (var j = 0u; j < job.count; j++) {
+    let yBase = job.off + j * len;
+    let before = normSquared(yBase, len, tid);
+    for (var round = 0u; round < 2u; round++) {
+      // One invocation per previous column: its dot product with y.
+      for (var i = tid; i < j; i += WORKGROUP_SIZE) {
+        let qBase = job.off + i * len;
+        var d = 0.0;
+        for (var r = 0u; r < len; r++) {
+          d += blocks[qBase + r] * blocks[yBase + r];
+        }
+        dots[i] = d;
+      }
+      storageBarrier();
+      workgroupBarrier();
+      // y ← y − Σᵢ (qᵢ·y) qᵢ, each invocation on its own rows.
+      for (var r = tid; r < len; r += WORKGROUP_SIZE) {
+        var y = blocks[yBase + r];
+        for (var i = 0u; i < j; i++) {
+          y -= dots[i] * blocks[job.off + i * len + r];
+        }
+        blocks[yBase + r] = y;
+      }
+      storageBarrier();
+      workgroupBarrier();
+    }
+    let after = normSquared(yBase, len, tid);
+    let keep = after > DROP * DROP * before && after > 0.0;
+    let scale = select(0.0, inverseSqrt(after), keep);
+    for (var r = tid; r < len; r += WORKGROUP_SIZE) {
+      blocks[yBase + r] *= scale;
+    }
+    storageBarrier();
+    workgroupBarrier();
+  }
+}
