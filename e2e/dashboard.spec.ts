@@ -1,12 +1,13 @@
 /**
  * The dashboard's authority: without the admin token it only watches (no
  * controls, and the server refuses teacher events from a student socket);
- * with it, one click races every scheme, one run each.
+ * with it, one click races every scheme, one run each, and the teacher
+ * gives the attacker lesson with workers the server simulates.
  *
  * The file has a server of its own (E2E_PORT + 5): the race test counts runs,
  * and no other spec's runs (nor their order) can change what it counts.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test, type Locator } from '@playwright/test';
 import { SCHEME_NAMES } from '../core/atomo/types';
 import { ADMIN_TOKEN, connect, listRuns } from './support/admin';
 import { ownServer } from './support/ownServer';
@@ -64,4 +65,84 @@ test('with the token, "Start a race" creates one running run per scheme', async 
   const entryRow = page.getByTestId('runs-table').locator('tbody tr[data-scheme="atomo-entry"]', { hasText: 'race' });
   await entryRow.getByRole('button', { name: /Delete/ }).click();
   await expect(raceRows).toHaveCount(SCHEME_NAMES.length - 1);
+});
+
+/**
+ * The classroom lesson of docs/design.md's robust aggregation, as a teacher
+ * gives it: two runs with the same settings but their rule, five workers the
+ * server simulates in each plus one marked sign-flipped ×10. The mean's update
+ * is (5 − 10)/6 = −5/6 of an honest step, uphill; the default norm bound caps
+ * the attacker at 3 honest workers' weight, so the run still descends at
+ * about a third of the honest speed. Rounds wait for all six (30 s deadline),
+ * so the figures are those of the seed: at round 20 the mean run sits at
+ * chance (10%) with its loss in the millions and the default run near 63%;
+ * the bounds below leave wide margins either side.
+ */
+test('the attacker lesson: one sign-flipped worker sinks the mean run while the default rule keeps learning', async ({ page }) => {
+  const ROUNDS = 20;
+  const HONEST = 5;
+  await page.goto(`${baseURL}/dashboard?token=${ADMIN_TOKEN}`);
+  await expect(page.getByText('teacher controls on')).toBeVisible();
+  const form = page.getByRole('form', { name: 'Create a run' });
+  const runs = page.getByTestId('runs-table');
+  const lessons = [
+    { name: 'lesson mean', aggregation: 'mean' },
+    { name: 'lesson default', aggregation: 'norm-bound' },
+  ] as const;
+
+  const rows: Locator[] = [];
+  for (const lesson of lessons) {
+    await form.getByLabel('Name').fill(lesson.name);
+    await form.getByLabel('Scheme').selectOption('none');
+    await form.getByLabel('Round deadline (s)').fill('30');
+    await form.getByLabel('Evaluate every (rounds)').fill('2');
+    await form.getByLabel('Aggregation').selectOption(lesson.aggregation);
+    await form.getByLabel('Start it right away').uncheck();
+    await form.getByRole('button', { name: 'Create run' }).click();
+    const row = runs.locator('tbody tr', { hasText: lesson.name });
+    await expect(row).toHaveAttribute('data-status', 'created');
+    rows.push(row);
+  }
+  // Each run names its rule under its compression.
+  await expect(rows[0]!.getByTestId('aggregation')).toContainText('plain mean');
+  await expect(rows[1]!.getByTestId('aggregation')).toContainText('norm bound, k = 3');
+
+  const workers = page.getByTestId('workers-table');
+  for (const [i, lesson] of lessons.entries()) {
+    const runId = (await rows[i]!.getAttribute('data-run-id'))!;
+    const add = rows[i]!.getByRole('button', { name: `Add a worker simulated by the server to ${lesson.name}` });
+    for (let n = 0; n <= HONEST; n++) await add.click();
+    const members = workers.locator(`tbody tr[data-run-id="${runId}"]`);
+    await expect(members).toHaveCount(HONEST + 1);
+    await expect(members.locator('[data-simulated="true"]')).toHaveCount(HONEST + 1);
+    // The teacher marks the first of them as the attacker.
+    const id = (await members.first().getAttribute('data-worker-id'))!;
+    await members
+      .first()
+      .getByRole('combobox', { name: `Classroom attack of worker ${id}` })
+      .selectOption('flip');
+    await expect(members.first().getByRole('combobox', { name: `Classroom attack of worker ${id}` })).toHaveValue('flip');
+  }
+  for (const row of rows) await row.getByRole('button', { name: 'Start' }).click();
+
+  const round = (i: number) => rows[i]!.locator('[data-cell="round"]').innerText().then(Number);
+  for (const i of [0, 1])
+    await expect.poll(() => round(i), { timeout: 90_000, message: `${lessons[i]!.name} reaches round ${ROUNDS}` }).toBeGreaterThanOrEqual(ROUNDS);
+  const accuracy = async (i: number) => Number((await rows[i]!.locator('[data-cell="accuracy"]').innerText()).replace('%', '')) / 100;
+  const [mean, robust] = [await accuracy(0), await accuracy(1)];
+  // Chance is 10%: the mean run learned nothing; the default run is well past it.
+  expect(mean).toBeLessThan(0.2);
+  expect(robust).toBeGreaterThan(0.4);
+
+  // Clean up as a teacher would: remove the simulated workers, then the runs.
+  for (const [i, lesson] of lessons.entries()) {
+    const runId = (await rows[i]!.getAttribute('data-run-id'))!;
+    const members = workers.locator(`tbody tr[data-run-id="${runId}"]`);
+    for (let n = HONEST + 1; n > 0; n--) {
+      await members.first().getByRole('button', { name: 'Remove' }).click();
+      await expect(members).toHaveCount(n - 1);
+    }
+    await rows[i]!.getByRole('button', { name: `Delete ${lesson.name}` }).click();
+    await expect(runs.locator('tbody tr', { hasText: lesson.name })).toHaveCount(0);
+  }
 });

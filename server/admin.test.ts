@@ -55,8 +55,12 @@ describe('teacher control', () => {
     const teacher = await connectClient(server.url, TEST_ADMIN_TOKEN);
     const send = emitter(teacher);
 
+    await teacher.timeout(10_000).emitWithAck('dashboard:subscribe', {});
+    const announced = new Promise<RunSummary>((resolve) => teacher.on('run:state', (run) => run.config.name === 'race' && resolve(run)));
     const created = await send('run:create', { name: 'race', scheme: 'terngrad', batchSize: 8, evalEvery: 1000 });
     expect(created.ok).toBe(true);
+    // Dashboards see a created run at once, before anything else happens to it.
+    expect(await announced).toMatchObject({ status: 'created', config: { name: 'race' } });
     const run = created.ok ? created.run! : null!;
     expect(run).toMatchObject({ status: 'created', config: { name: 'race', scheme: 'terngrad' } });
     const runId = run.runId;

@@ -63,6 +63,8 @@ export class RunRegistry {
     const run = Run.create(this.#deps.runDeps, runId, config, status);
     this.#runs.set(runId, { run, createdAt: this.#deps.now() });
     this.persist(run);
+    // Dashboards learn of a run created without starting too, not only at its first change.
+    this.#deps.runDeps.hooks.changed(run);
     return run;
   }
 

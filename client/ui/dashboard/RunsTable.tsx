@@ -92,7 +92,9 @@ export function RunsTable() {
                     {online}
                     {summary.workers.length > online ? <span className="muted"> / {summary.workers.length}</span> : null}
                   </td>
-                  <td className="num">{formatPercent(latestAccuracy(run))}</td>
+                  <td className="num" data-cell="accuracy">
+                    {formatPercent(latestAccuracy(run))}
+                  </td>
                   <td className="num">{formatBytes(summary.bytesUp)}</td>
                   <td className="export-links">
                     <a href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.csv`} download>
