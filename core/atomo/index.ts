@@ -19,7 +19,7 @@ export type {
 export { SCHEME_NAMES, isAtomoScheme, isBiased, type AtomoSchemeName } from './types';
 export { compressLayer } from './errorFeedback';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
-export { realisedErrorOf, reconstruct } from './reconstruct';
+export { realisedStats, reconstruct, type RealisedStats } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
 export { atomicVariance, modelVariance, realisedError, squaredNorm, type ModelVariance, type VarianceStats } from './variance';
 export { checkGradient } from './gradient';
