@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects, split by what a test needs:
 //  - unit: pure TypeScript, no device (`*.test.ts`);
+//  - cluster: several aggregator processes on Redis (`*.cluster.test.ts`);
 //  - gpu:  WGSL kernels run in Node on Dawn (`*.gpu.test.ts`). One fork at a
 //          time: each Dawn instance spins up SwiftShader threads, and two
 //          cores are all CI has.
@@ -14,9 +15,21 @@ export default defineConfig({
           name: 'unit',
           globalSetup: ['scripts/testData.ts'],
           include: ['{core,client,server,scripts}/**/*.test.ts'],
-          exclude: ['**/*.gpu.test.ts', '**/node_modules/**'],
+          exclude: ['**/*.gpu.test.ts', '**/*.cluster.test.ts', '**/node_modules/**'],
           environment: 'node',
           testTimeout: 60_000,
+        },
+      },
+      {
+        // Several aggregator processes on a real Redis (docs/scaling.md): one file at a time, each starts its own.
+        test: {
+          name: 'cluster',
+          globalSetup: ['scripts/testData.ts'],
+          include: ['{server,scripts}/**/*.cluster.test.ts'],
+          environment: 'node',
+          fileParallelism: false,
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
         },
       },
       {

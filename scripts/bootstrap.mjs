@@ -5,7 +5,10 @@
 //
 //   node scripts/bootstrap.mjs start   dependencies, MNIST data, client build
 //   node scripts/bootstrap.mjs test    the same, plus Chromium and Vulkan for
-//                                      the WebGPU tests
+//                                      the WebGPU tests and Redis for the
+//                                      cluster tests
+//   node scripts/bootstrap.mjs redis   only Redis (npm start -- --processes N
+//                                      asks for it; docs/scaling.md)
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -105,21 +108,42 @@ function ensureBrowserAndVulkan() {
   const missing = [];
   if (!existsSync('/usr/bin/chromium')) missing.push('chromium');
   if (process.platform === 'linux' && !hasSharedLibrary('libvulkan.so.1')) missing.push('libvulkan1');
+  ensurePackages(missing, 'needed for WebGPU on SwiftShader', 'The WebGPU tests need');
+}
+
+/**
+ * Several aggregator processes share their state through Redis: Debian's
+ * redis-server (7.0), which the cluster starts and stops itself
+ * (docs/scaling.md). Installed like Chromium: apt as root, else the command.
+ */
+function ensureRedis(who) {
+  ensurePackages(existsSync('/usr/bin/redis-server') ? [] : ['redis-server'], 'needed by several aggregator processes', who);
+}
+
+/** Installs Debian packages with apt as root; otherwise prints the command and stops. */
+function ensurePackages(missing, why, who) {
   if (missing.length === 0) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (isRoot && existsSync('/usr/bin/apt-get')) {
-    step(`Installing ${missing.join(' and ')} with apt (needed for WebGPU on SwiftShader)…`);
+    step(`Installing ${missing.join(' and ')} with apt (${why})…`);
     run('apt-get', ['update', '-qq']);
     run('apt-get', ['install', '-y', '-qq', ...missing], {
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
     return;
   }
-  console.error(`[setup] The WebGPU tests need ${missing.join(' and ')}. Install with:\n\n` + `    sudo apt-get install -y ${missing.join(' ')}\n`);
+  console.error(`[setup] ${who} ${missing.join(' and ')}. Install with:\n\n` + `    sudo apt-get install -y ${missing.join(' ')}\n`);
   process.exit(1);
 }
 
+if (mode === 'redis') {
+  ensureRedis('Several aggregator processes (--processes) need');
+  process.exit(0);
+}
 ensureDependencies();
 ensureData();
-if (mode === 'test') ensureBrowserAndVulkan();
+if (mode === 'test') {
+  ensureBrowserAndVulkan();
+  ensureRedis('The cluster tests need');
+}
 ensureClientBuild();

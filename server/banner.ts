@@ -8,6 +8,8 @@ export function formatBanner(options: {
   readonly adminToken: string;
   readonly dataDir: string;
   readonly tls: Pick<TlsMaterial, 'origin' | 'certPath' | 'fingerprint'> | null;
+  /** Several processes behind the one URL (docs/scaling.md). */
+  readonly cluster?: { readonly processes: number; readonly redis: string };
 }): string[] {
   const { join, adminToken, tls } = options;
   const local = `${join.scheme}://localhost:${join.port}`;
@@ -19,7 +21,12 @@ export function formatBanner(options: {
     join.addresses.forEach((address, i) => lines.push(`    ${join.urls[i]!.padEnd(30)} ${address.interface}`));
   }
   lines.push(`  teacher dashboard:    ${local}/dashboard?token=${adminToken}`);
-  lines.push(`  checkpoints:          ${options.dataDir}/runs/`);
+  if (options.cluster === undefined) lines.push(`  checkpoints:          ${options.dataDir}/runs/`);
+  else
+    lines.push(
+      `  processes:            ${options.cluster.processes} aggregators behind this one URL, joined by Redis at ${options.cluster.redis}`,
+      `  checkpoints:          in Redis (its data in ${options.dataDir}/redis/ when this cluster started it)`,
+    );
   if (tls === null) {
     lines.push(
       `  Over http, students' devices get no WebGPU (browsers allow it only on https or localhost) and train on the CPU.`,

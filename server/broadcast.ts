@@ -10,16 +10,27 @@ import type { Run, RunHooks } from './run';
 import type { RunRegistry } from './runs';
 import type { WorkerRegistry } from './workers';
 
+/** How a cluster's leader changes the hooks (docs/scaling.md); one process leaves them as they are. */
+export interface BroadcastOptions {
+  /** Persist in roundClosed (false when commitRound persisted already). */
+  readonly persistOnClose?: boolean;
+  /** Whether any dashboard may listen (the dashboards room of this process by default). */
+  readonly anyDashboards?: () => boolean;
+  /** run:state at most this often per run (ms); once per event-loop turn by default. */
+  readonly stateEveryMs?: number;
+}
+
 /** Builds the hooks; `registry` is read late because it is built with these hooks. */
-export function createBroadcastHooks(io: AppServer, workers: WorkerRegistry, registry: () => RunRegistry): RunHooks {
+export function createBroadcastHooks(io: AppServer, workers: WorkerRegistry, registry: () => RunRegistry, options: BroadcastOptions = {}): RunHooks {
   const pendingState = new Map<RunId, Run>();
   let flushScheduled = false;
+  const anyDashboards = options.anyDashboards ?? (() => (io.sockets.adapter.rooms.get(DASHBOARD_ROOM)?.size ?? 0) > 0);
 
   const flushState = () => {
     flushScheduled = false;
     const runs = [...pendingState.values()];
     pendingState.clear();
-    if ((io.sockets.adapter.rooms.get(DASHBOARD_ROOM)?.size ?? 0) === 0) return;
+    if (!anyDashboards()) return;
     for (const run of runs) io.to(DASHBOARD_ROOM).emit('run:state', run.summary());
   };
 
@@ -33,7 +44,7 @@ export function createBroadcastHooks(io: AppServer, workers: WorkerRegistry, reg
       if (sockets.length > 0) io.to(sockets).emit('round:open', message);
     },
     roundClosed(run, metrics, contributors) {
-      registry().persist(run);
+      if (options.persistOnClose !== false) registry().persist(run);
       const rooms = [runRoom(run.id), DASHBOARD_ROOM];
       io.to(rooms).emit('metrics:round', metrics);
       io.to(runRoom(run.id)).emit('round:closed', { runId: run.id, version: metrics.version, contributors });
@@ -42,7 +53,8 @@ export function createBroadcastHooks(io: AppServer, workers: WorkerRegistry, reg
       pendingState.set(run.id, run);
       if (!flushScheduled) {
         flushScheduled = true;
-        setImmediate(flushState);
+        if (options.stateEveryMs === undefined) setImmediate(flushState);
+        else setTimeout(flushState, options.stateEveryMs);
       }
     },
   };

@@ -394,6 +394,24 @@ export class Run {
     this.#deps.hooks.changed(this);
   }
 
+  /**
+   * The cluster process that held these workers' gradients for the open
+   * round is gone (docs/scaling.md): they no longer count, and the workers
+   * wait for the next round.
+   */
+  forgetContributions(workerIds: readonly WorkerId[]): void {
+    const round = this.#round;
+    if (round === null || workerIds.length === 0) return;
+    for (const workerId of workerIds) round.forget(workerId);
+    if (round.isAbandoned()) {
+      this.#abandonRound();
+      this.#scheduleOpen();
+    } else if (round.canClose()) {
+      this.#closeRound();
+    }
+    this.#deps.hooks.changed(this);
+  }
+
   // ── Traffic ──────────────────────────────────────────────────────────────
 
   /** A frame of a member's socket (metered by the socket layer, core/traffic): counted for the member and the run. */

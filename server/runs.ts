@@ -39,7 +39,8 @@ function profileOf(identity: WorkerIdentity): WorkerProfile {
 export interface RunRegistryDeps {
   readonly runDeps: RunDeps;
   readonly workers: WorkerRegistry;
-  readonly store: CheckpointStore;
+  /** Where runs and identities are written: the data directory, or a cluster's Redis (docs/scaling.md). */
+  readonly store: Pick<CheckpointStore, 'saveRun' | 'saveWorkers' | 'deleteRun'>;
   readonly notifier: WorkerNotifier;
   readonly maxMessageBytes: number;
   readonly now: () => number;

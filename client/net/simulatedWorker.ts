@@ -109,8 +109,9 @@ export class SimulatedWorker {
       this.assignment = assignment;
     });
     this.socket.on('connect', () => {
-      // A connection the server could not recover: join again as the same worker.
-      if (this.#joined && !this.socket.recovered) void this.join().catch(() => undefined);
+      // A connection the server could not recover: join again as the same worker, until it is accepted
+      // (a cluster electing a new leader answers only once it has one).
+      if (this.#joined && !this.socket.recovered) this.#rejoin();
     });
   }
 
@@ -135,6 +136,11 @@ export class SimulatedWorker {
     this.workerKey = response.workerKey;
     this.#joined = true;
     return response;
+  }
+
+  #rejoin(): void {
+    if (!this.#joined || !this.socket.connected) return;
+    this.join().catch(() => setTimeout(() => this.#rejoin(), 500));
   }
 
   /** Disconnects for good. */

@@ -1,0 +1,302 @@
+/**
+ * `npm run bench -- cluster [--rounds 5] [--workers 200,600] [--processes 1,2,3]`:
+ * the aggregator as one process and as a cluster of 2 and 3 (docs/scaling.md),
+ * each started for real as `npm start` starts it (`server/index.ts
+ * [--processes N]`, the cluster with its own Redis), with simulated workers
+ * in 4 worker threads of this process resending one precomputed honest
+ * atomo-svd gradient every round (as `bench -- server` does). It measures
+ * rounds per second, ingest, and the CPU seconds every aggregator process
+ * spent per gradient (from /proc), and, in this process, the CPU cost of each
+ * stage a gradient goes through, for the model in docs/scaling.md.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { accumulate, addPartial, estimateStats, planSum } from '../../core/aggregation';
+import { encodeLayer } from '../../core/codec';
+import { createModelLayout } from '../../core/model/layout';
+import type { GradientSubmission, RoundMetrics, RunSummary } from '../../core/protocol';
+import { DEFAULT_RUN_CONFIG } from '../../core/schema';
+import { seededRng } from '../../core/testing/seeded';
+import { connectSocket } from '../../client/net/socket';
+import { Bus } from '../../server/cluster/bus';
+import { startRedisServer } from '../../server/cluster/redisServer';
+import { decodeGradient, parseSubmission } from '../../server/validation';
+import { getJson, launchAggregator, stopAggregator } from '../cluster/launch';
+import { startWorkerThreads } from '../swarm/threads';
+import { fmt, markdownTable, writeSection } from './report';
+
+const THREADS = 4;
+/** This project's benchmark ports (3650-3699). */
+const PORT = 3680;
+const REDIS_PORT = 3681;
+const TOKEN = 'bench-cluster-token';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+interface EndToEnd {
+  readonly processes: number;
+  readonly workers: number;
+  readonly roundsPerSecond: number;
+  readonly ingestMBps: number;
+  /** Aggregator CPU (all processes) per accepted gradient, ms; and the leader's part. */
+  readonly cpuMsPerGradient: number;
+  readonly leaderCpuMsPerGradient: number;
+  readonly fullRounds: number;
+  readonly rounds: number;
+}
+
+function splitCounts(total: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0)).filter((n) => n > 0);
+}
+
+/** One configuration, started and stopped for real. */
+async function measureEndToEnd(processes: number, workers: number, rounds: number): Promise<EndToEnd> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'atomo-bench-cluster-'));
+  const namespace = `bench-${processes}-${workers}`;
+  const url = `http://127.0.0.1:${PORT}`;
+  const server = launchAggregator({ processes, port: PORT, redisPort: REDIS_PORT, dataDir, adminToken: TOKEN, namespace, maxWorkersPerAddress: 10 * workers });
+  server.stdout!.resume();
+  server.stderr!.resume();
+  const redis = processes > 1 ? new Redis(`redis://127.0.0.1:${REDIS_PORT}`, { lazyConnect: true }) : null;
+  redis?.on('error', () => undefined);
+  let threads: Awaited<ReturnType<typeof startWorkerThreads>> | null = null;
+  try {
+    await getJson(`${url}/api/health`);
+    await redis?.connect();
+    const admin = await connectSocket(url, { adminToken: TOKEN });
+    const created = await admin.timeout(30_000).emitWithAck('run:create', {
+      name: `bench ${processes}×${workers}`,
+      scheme: 'atomo-svd',
+      batchSize: 8,
+      maxRounds: rounds + 1,
+      evalEvery: rounds + 1,
+      roundDeadlineMs: 300_000,
+      quorum: { fraction: 1, minimum: workers },
+    });
+    if (!created.ok) throw new Error(created.error.message);
+    const runId = created.run.runId;
+    threads = await startWorkerThreads(
+      splitCounts(workers, THREADS).map((count, i) => ({ url, runId, count, backend: 'cpu' as const, name: `bench-${i}` })),
+      new URL('./loadThread.ts', import.meta.url),
+    );
+    await admin.timeout(30_000).emitWithAck('run:start', { runId });
+    admin.disconnect();
+    const history = async () => (await getJson<{ history: RoundMetrics[] }>(`${url}/api/runs/${runId}/metrics.json`)).history;
+    while ((await history()).length < 1) await sleep(250);
+    const pids = redis === null ? [server.pid!] : (await redis.keys(`${namespace}:proc:*`)).map((key) => Number(key.split(':proc:')[1]!.split('.')[0]));
+    const leaderPid = redis === null ? server.pid! : Number((await redis.get(`${namespace}:leader`))!.split('.')[0]);
+    const cpuBefore = pids.map(cpuSeconds);
+    const started = performance.now();
+    for (;;) {
+      const runs = await getJson<RunSummary[]>(`${url}/api/runs`);
+      if (runs.find((r) => r.runId === runId)?.status === 'finished') break;
+      await sleep(100);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const cpuAfter = pids.map(cpuSeconds);
+    const measured = (await history()).slice(1);
+    const gradients = measured.reduce((sum, m) => sum + m.contributors, 0);
+    const cpu = cpuAfter.reduce((sum, c, i) => sum + c - cpuBefore[i]!, 0);
+    const leaderIndex = pids.indexOf(leaderPid);
+    return {
+      processes,
+      workers,
+      roundsPerSecond: measured.length / seconds,
+      ingestMBps: measured.reduce((sum, m) => sum + m.bytesUp, 0) / 1e6 / seconds,
+      cpuMsPerGradient: (1000 * cpu) / gradients,
+      leaderCpuMsPerGradient: (1000 * (cpuAfter[leaderIndex]! - cpuBefore[leaderIndex]!)) / gradients,
+      fullRounds: measured.filter((m) => m.contributors === workers).length,
+      rounds: measured.length,
+    };
+  } finally {
+    await threads?.stop().catch(() => undefined);
+    redis?.disconnect();
+    await stopAggregator(server);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Median time (ms) of `fn` over `reps` runs after one warm-up. */
+function timeMs(fn: () => void, reps = 9): number {
+  fn();
+  const times: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    const t = performance.now();
+    fn();
+    times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b)[reps >> 1]!;
+}
+
+/** What one gradient costs at each stage, measured here on the MLP with atomo-svd at budget 2. */
+async function measureStages(): Promise<{ name: string; perMessageMs: number; note: string }[]> {
+  const layout = createModelLayout('mlp');
+  const config = { ...DEFAULT_RUN_CONFIG, scheme: 'atomo-svd' as const, budget: 2 };
+  const rng = seededRng(9);
+  const count = 50;
+  const submissions = Array.from({ length: count }, (_, w): GradientSubmission => ({
+    runId: 'bench' as GradientSubmission['runId'],
+    workerId: (w + 1) as GradientSubmission['workerId'],
+    version: 0 as GradientSubmission['version'],
+    layers: layout.tensors.map((t, layer) => {
+      const [rows, cols] = t.shape;
+      const k = Math.min(2, rows, cols);
+      const fill = (n: number) => Float32Array.from({ length: n }, () => rng() - 0.5);
+      return encodeLayer({ scheme: 'atomo-svd', shape: t.shape, count: k, u: fill(k * rows), v: fill(k * cols), scales: fill(k) }, layer);
+    }),
+    loss: 1,
+    layerStats: layout.tensors.map(() => ({ closedForm: 0, realised: 0, gradientNormSq: 1 })),
+    computeMs: 1,
+  }));
+  const offsets = layout.tensors.map((t) => t.offset);
+  const flats: Float32Array[] = [];
+  const ingestMs = timeMs(() => {
+    flats.length = 0;
+    for (const raw of submissions) {
+      const decoded = decodeGradient(parseSubmission(raw), layout, config);
+      const flat = new Float32Array(layout.parameterCount);
+      decoded.estimates.forEach((e, i) => flat.set(e, offsets[i]!));
+      estimateStats(flat, offsets);
+      flats.push(flat);
+    }
+  }, 5);
+  const plan = planSum(
+    { kind: 'norm-bound', k: 3 },
+    flats.map((f) => estimateStats(f, offsets)),
+  );
+  const sum = new Float64Array(layout.parameterCount);
+  const accumulateMs = timeMs(() => flats.forEach((f, i) => accumulate(sum, f, plan.weights[i]!, plan, offsets)), 5);
+  const combineMs = timeMs(() => addPartial(sum, sum.slice()));
+
+  // Redis: one process's reports (about 600 bytes of JSON each) and one partial sum (8 bytes per parameter).
+  const dataDir = mkdtempSync(join(tmpdir(), 'atomo-bench-bus-'));
+  const redisServer = await startRedisServer(dataDir, REDIS_PORT);
+  const clients = Array.from({ length: 4 }, () => new Redis(redisServer.url));
+  const received: { n: number; bytes: number } = { n: 0, bytes: 0 };
+  const a = new Bus({ commands: clients[0]!, reader: clients[1]!, namespace: 'bench', processId: 'a', onError: () => undefined });
+  const b = new Bus({ commands: clients[2]!, reader: clients[3]!, namespace: 'bench', processId: 'b', onError: () => undefined });
+  await a.start(() => undefined);
+  await b.start((message) => {
+    received.n += 1;
+    received.bytes += message.blobs.reduce((s, blob) => s + blob.byteLength, 0);
+  });
+  const report = {
+    t: 'contrib',
+    term: 1,
+    runId: 'bench',
+    version: 0,
+    workerId: 1,
+    loss: 1,
+    layerStats: submissions[0]!.layerStats,
+    bytesUp: 9000,
+    computeMs: 1,
+    stats: estimateStats(flats[0]!, offsets),
+    at: 0,
+    decodeMs: 1,
+  };
+  const through = async (n: number, blob: Buffer | null) => {
+    received.n = 0;
+    const t = performance.now();
+    await Promise.all(Array.from({ length: n }, () => a.send('b', report, blob === null ? [] : [blob])));
+    while (received.n < n) await sleep(1);
+    return (performance.now() - t) / n;
+  };
+  await through(200, null);
+  const reportMs = await through(2000, null);
+  const partial = Buffer.alloc(8 * layout.parameterCount);
+  await through(3, partial);
+  const partialMs = await through(20, partial);
+  a.stop();
+  b.stop();
+  for (const c of clients) c.disconnect();
+  await redisServer.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  return [
+    {
+      name: 'validate + decode + flatten + statistics (each process, per gradient)',
+      perMessageMs: ingestMs / count,
+      note: 'the same work one process does, plus the statistics',
+    },
+    {
+      name: 'report to the leader through Redis (per gradient)',
+      perMessageMs: reportMs,
+      note: 'XADD + XREAD of one ~600-byte header, pipelined, sender to receiver',
+    },
+    { name: 'fixed-point accumulate into the partial sum (per gradient)', perMessageMs: accumulateMs / count, note: `${layout.parameterCount} parameters` },
+    { name: 'partial sum through Redis (per process and round)', perMessageMs: partialMs, note: `${fmt((8 * layout.parameterCount) / 1e6)} MB binary` },
+    { name: 'leader adds one partial sum (per process and round)', perMessageMs: combineMs, note: 'exact integer addition in float64' },
+  ];
+}
+
+/** Runs the suite and writes its section of docs/benchmarks.md. */
+export async function benchCluster(): Promise<void> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    allowPositionals: true,
+    options: { rounds: { type: 'string', default: '5' }, workers: { type: 'string', default: '200,600' }, processes: { type: 'string', default: '1,2,3' } },
+    strict: false,
+  });
+  const rounds = Number(values.rounds);
+  const load = () =>
+    loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' / ');
+  const loadBefore = load();
+  const stages = await measureStages();
+  console.log(JSON.stringify(stages));
+  const rows: EndToEnd[] = [];
+  for (const workers of String(values.workers).split(',').map(Number)) {
+    for (const processes of String(values.processes).split(',').map(Number)) {
+      const figures = await measureEndToEnd(processes, workers, rounds);
+      console.log(JSON.stringify(figures));
+      rows.push(figures);
+    }
+  }
+  const loadAfter = load();
+  writeSection(
+    'cluster',
+    `## Several aggregator processes (\`npm run bench -- cluster\`)
+
+${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average ${loadBefore} before, ${loadAfter} after, on the shared 2-core machine
+(others were working: compare within the table, not with a quiet machine). Each configuration is started as \`npm start\` starts it
+(\`server/index.ts\`, and \`--processes N\` with its own Redis for N > 1); the simulated workers (the real protocol, SimulatedWorker) run
+in ${THREADS} worker threads of the benchmark's own process, each resending one precomputed atomo-svd (budget 2) gradient of the MLP every round,
+quorum of all workers, ${rounds} measured rounds after a warm-up round. "CPU per gradient" is the user + system time of every aggregator
+process (from /proc; the primary and Redis left out) over the measured rounds divided by the gradients accepted; the workers' threads
+share the same two cores, so more processes compete with them for the CPU.
+
+${markdownTable(
+  ['processes', 'workers', 'rounds/s', 'ingest MB/s', 'aggregator CPU per gradient (ms)', 'of which the leader (ms)', 'full rounds'],
+  rows.map((r) => [
+    String(r.processes),
+    String(r.workers),
+    fmt(r.roundsPerSecond),
+    fmt(r.ingestMBps),
+    fmt(r.cpuMsPerGradient),
+    r.processes === 1 ? '(one process)' : fmt(r.leaderCpuMsPerGradient),
+    `${r.fullRounds}/${r.rounds}`,
+  ]),
+)}
+
+What each stage costs per gradient, measured in the benchmark's own process in the same run (medians; MLP, atomo-svd at budget 2):
+
+${markdownTable(
+  ['stage', 'ms', 'what'],
+  stages.map((s) => [s.name, fmt(s.perMessageMs), s.note]),
+)}
+
+docs/scaling.md turns these into a model of a 10,000-tab event.`,
+  );
+}

@@ -1,0 +1,221 @@
+/**
+ * The gradients of this process's own workers (docs/scaling.md,
+ * "Hierarchical aggregation"): each process checks and decodes what its
+ * sockets send for the open round, keeps the estimates, and tells the leader
+ * only their statistics (norm, per-tensor maxima) and what the metrics need.
+ * When the leader seals the round this process stops accepting it; when the
+ * leader's plan comes, it sends one partial sum (binary, float64 integers of
+ * core/aggregation/exactSum.ts), or for the coordinate-wise rules the
+ * estimates themselves.
+ */
+import { accumulate, estimateStats, type EstimateStats } from '../../core/aggregation';
+import type { ModelLayout } from '../../core/model/layout';
+import type { GradientReceipt, LayerStats, ModelVersion, RoundOpen, RunConfig, RunId, WorkerId } from '../../core/protocol';
+import { applyAttack, type WorkerAttack } from '../../core/schema';
+import { ProtocolFault } from '../fault';
+import { decodeGradient, type SubmissionEnvelope } from '../validation';
+
+/** What the leader sends when a round opens (the model layers travel as the message's blobs). */
+export interface OpenHeader {
+  readonly t: 'open';
+  readonly term: number;
+  readonly runId: RunId;
+  readonly version: ModelVersion;
+  readonly config: RunConfig;
+  /** round:open without its layers. */
+  readonly round: Omit<RoundOpen, 'layers'>;
+  /** [worker, its socket, the process holding it]. */
+  readonly participants: readonly (readonly [WorkerId, string, string])[];
+  readonly attacks: readonly (readonly [WorkerId, WorkerAttack])[];
+}
+
+/** A contribution's report to the leader. */
+export interface ContribHeader {
+  readonly t: 'contrib';
+  readonly term: number;
+  readonly runId: RunId;
+  readonly version: ModelVersion;
+  readonly workerId: WorkerId;
+  readonly loss: number;
+  readonly layerStats: readonly LayerStats[];
+  readonly bytesUp: number;
+  readonly computeMs: number;
+  readonly stats: EstimateStats;
+  /** When this process accepted it, and how long its decoding took (ms). */
+  readonly at: number;
+  readonly decodeMs: number;
+}
+
+/** The leader's plan for a sealed round: which held estimates, with which weights and scales. */
+export interface PlanHeader {
+  readonly t: 'plan';
+  readonly term: number;
+  readonly runId: RunId;
+  readonly version: ModelVersion;
+  /** Bumped when a process died and the plan was made again without its gradients. */
+  readonly seq: number;
+  readonly kind: 'sum' | 'estimates';
+  /** [worker, weight]; the weight is 1 for 'estimates'. */
+  readonly workers: readonly (readonly [WorkerId, number])[];
+  readonly scales: readonly number[];
+}
+
+/** A process's answer to a plan: its partial sum (one blob) or its estimates (one blob each, in `workers` order). */
+export interface PartialHeader {
+  readonly t: 'partial';
+  readonly term: number;
+  readonly runId: RunId;
+  readonly version: ModelVersion;
+  readonly seq: number;
+  readonly workers: readonly WorkerId[];
+}
+
+/** What the ingest needs from its process. */
+export interface IngestDeps {
+  readonly self: string;
+  readonly layout: (config: RunConfig) => ModelLayout;
+  readonly now: () => number;
+  /** Sends to the current leader (directly when this process leads). */
+  readonly toLeader: <H extends { readonly t: string }>(header: H, blobs?: readonly Buffer[]) => void;
+  /** Emits round:open to a local socket. */
+  readonly emitOpen: (socketId: string, round: RoundOpen) => void;
+}
+
+interface Held {
+  readonly estimate: Float32Array;
+}
+
+/** One open round as this process sees it. */
+interface LocalRound {
+  readonly open: OpenHeader;
+  readonly layout: ModelLayout;
+  readonly offsets: number[];
+  /** This process's participants. */
+  readonly participants: Set<WorkerId>;
+  readonly attacks: Map<WorkerId, WorkerAttack>;
+  readonly held: Map<WorkerId, Held>;
+  sealed: boolean;
+}
+
+/** The ingest of one process. */
+export class Ingest {
+  readonly #deps: IngestDeps;
+  readonly #rounds = new Map<RunId, LocalRound>();
+  /** The newest version each run opened, for telling a stale gradient from one too early. */
+  readonly #latest = new Map<RunId, number>();
+
+  constructor(deps: IngestDeps) {
+    this.#deps = deps;
+  }
+
+  /** A round opened: remember it and send round:open to this process's participants. */
+  open(header: OpenHeader, layers: readonly Buffer[]): void {
+    const layout = this.#deps.layout(header.config);
+    const own = header.participants.filter(([, , processId]) => processId === this.#deps.self);
+    this.#rounds.set(header.runId, {
+      open: header,
+      layout,
+      offsets: layout.tensors.map((t) => t.offset),
+      participants: new Set(own.map(([workerId]) => workerId)),
+      attacks: new Map(header.attacks),
+      held: new Map(),
+      sealed: false,
+    });
+    this.#latest.set(header.runId, Math.max(this.#latest.get(header.runId) ?? -1, header.version));
+    const round: RoundOpen = { ...header.round, layers };
+    for (const [, socketId] of own) this.#deps.emitOpen(socketId, round);
+  }
+
+  /** A worker's gradient, from the socket that speaks for it; throws ProtocolFault as one process would. */
+  submit(workerId: WorkerId, submission: SubmissionEnvelope): GradientReceipt {
+    if (submission.workerId !== workerId) throw new ProtocolFault('not-your-worker', `this socket sends for worker ${workerId}, not ${submission.workerId}`);
+    const round = this.#rounds.get(submission.runId);
+    const version = submission.version;
+    if (round === undefined || round.open.version < version) {
+      const latest = this.#latest.get(submission.runId) ?? -1;
+      if (version <= latest) throw new ProtocolFault('stale-version', `version ${version} is over`);
+      if (round !== undefined) throw new ProtocolFault('future-version', `version ${version} is not open; round ${round.open.version} is`);
+      throw new ProtocolFault('round-closed', `no round is open in run ${submission.runId}`);
+    }
+    if (version < round.open.version) throw new ProtocolFault('stale-version', `version ${version} is over; round ${round.open.version} is open`);
+    if (round.sealed) throw new ProtocolFault('stale-version', `round ${version} is closing`);
+    if (round.held.has(workerId)) throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
+    if (!round.participants.has(workerId))
+      throw new ProtocolFault('not-participant', `worker ${workerId} joined after round ${version} opened; it waits for the next`);
+
+    const started = this.#deps.now();
+    const decoded = decodeGradient(submission, round.layout, round.open.config);
+    const attack = round.attacks.get(workerId);
+    if (attack !== undefined) for (const estimate of decoded.estimates) applyAttack(attack, estimate);
+    const estimate = new Float32Array(round.layout.parameterCount);
+    decoded.estimates.forEach((layer, i) => estimate.set(layer, round.offsets[i]!));
+    const stats = estimateStats(estimate, round.offsets);
+    const now = this.#deps.now();
+    round.held.set(workerId, { estimate });
+    const report: ContribHeader = {
+      t: 'contrib',
+      term: round.open.term,
+      runId: round.open.runId,
+      version,
+      workerId,
+      loss: submission.loss,
+      layerStats: submission.layerStats,
+      bytesUp: decoded.bytes,
+      computeMs: submission.computeMs,
+      stats,
+      at: now,
+      decodeMs: now - started,
+    };
+    this.#deps.toLeader(report);
+    return { version, bytes: decoded.bytes };
+  }
+
+  /** The leader closes the round: accept no more, and say so (after every report, on the same stream). */
+  seal(term: number, runId: RunId, version: ModelVersion): void {
+    const round = this.#round(term, runId, version);
+    if (round) round.sealed = true;
+    this.#deps.toLeader({ t: 'sealed', term, runId, version });
+  }
+
+  /** The leader's plan: the partial sum (or the estimates) of the listed workers this process holds. */
+  plan(plan: PlanHeader): void {
+    const round = this.#round(plan.term, plan.runId, plan.version);
+    if (round === undefined) return;
+    const mine = plan.workers.filter(([workerId]) => round.held.has(workerId));
+    const header: PartialHeader = {
+      t: 'partial',
+      term: plan.term,
+      runId: plan.runId,
+      version: plan.version,
+      seq: plan.seq,
+      workers: mine.map(([workerId]) => workerId),
+    };
+    if (plan.kind === 'estimates') {
+      const blobs = mine.map(([workerId]) => {
+        const { estimate } = round.held.get(workerId)!;
+        return Buffer.from(estimate.buffer, estimate.byteOffset, estimate.byteLength);
+      });
+      this.#deps.toLeader(header, blobs);
+      return;
+    }
+    const sum = new Float64Array(round.layout.parameterCount);
+    for (const [workerId, weight] of mine) accumulate(sum, round.held.get(workerId)!.estimate, weight, plan, round.offsets);
+    this.#deps.toLeader(header, [Buffer.from(sum.buffer, sum.byteOffset, sum.byteLength)]);
+  }
+
+  /** The round is over (or the leader changed): forget what it held. */
+  done(runId: RunId, version: ModelVersion): void {
+    const round = this.#rounds.get(runId);
+    if (round !== undefined && round.open.version <= version) this.#rounds.delete(runId);
+  }
+
+  /** A new leader: every round of an older one is void (the new leader reopens them). */
+  reset(): void {
+    this.#rounds.clear();
+  }
+
+  #round(term: number, runId: RunId, version: ModelVersion): LocalRound | undefined {
+    const round = this.#rounds.get(runId);
+    return round !== undefined && round.open.term === term && round.open.version === version ? round : undefined;
+  }
+}

@@ -1,0 +1,560 @@
+/**
+ * The leader of a cluster (docs/scaling.md, "The leader"): the process that
+ * holds the lease runs the one-process registry, runs and round machines,
+ * unchanged, over Redis. What a follower's socket asks (join, subscribe,
+ * teacher events, /api) comes here as a call; round:open goes to every
+ * process with the model; each gradient arrives as a report while its
+ * estimate stays on its process; a closing round is sealed everywhere, then
+ * planned, then summed from the partial sums (core/aggregation/exactSum.ts),
+ * so the update is bit for bit the one process's. Each round is
+ * checkpointed in Redis, fenced by the lease, before anyone hears of it.
+ */
+import { addPartial, aggregate, finishMean, planSum, type Aggregate, type EstimateStats } from '../../core/aggregation';
+import type { RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
+import { createAdminHandlers, type AdminEvent } from '../admin';
+import { DEFAULT_RUN_ID } from '../app';
+import { createBroadcastHooks } from '../broadcast';
+import type { StoredRun } from '../checkpoint';
+import { ProtocolFault } from '../fault';
+import { nodeScheduler } from '../front';
+import { registryApiSource, type ApiSource } from '../http';
+import { DASHBOARD_ROOM, type AppServer } from '../io';
+import type { IdentityLimits } from '../limits';
+import type { ModelRuntime } from '../model';
+import type { OpenRound } from '../round';
+import { RoundLost, type Run, type RunHooks } from '../run';
+import { RunRegistry, type WorkerNotifier } from '../runs';
+import { registryBackend, type SocketBackend } from '../sockets';
+import { WorkerRegistry, type WorkersSnapshot } from '../workers';
+import type { Bus, BusMessage } from './bus';
+import type { ContribHeader, OpenHeader, PartialHeader, PlanHeader } from './ingest';
+import { LeaseLost, type ClusterState } from './state';
+
+/** What a follower asks the leader (the socket backend's calls, and /api). */
+export type CallMethod = 'join' | 'disconnect' | 'reconnect' | 'hello' | 'traffic' | 'subscribe' | 'admin' | 'api';
+
+/** What the leader needs. */
+export interface LeadershipDeps {
+  readonly bus: Bus;
+  readonly state: ClusterState;
+  /** The lease value ("<processId> <term>") every write is fenced with. */
+  readonly lease: string;
+  readonly term: number;
+  readonly io: AppServer;
+  readonly model: ModelRuntime;
+  readonly maxMessageBytes: number;
+  readonly identityLimits?: Partial<IdentityLimits>;
+  readonly defaultRun?: RunConfigPatch | false;
+  readonly logError: (error: unknown) => void;
+  /** A fenced write found the lease gone: this process must stop leading. */
+  readonly onLeaseLost: () => void;
+}
+
+/** Per run, the round whose gradients are out there: who holds each, and with what statistics. */
+interface Held {
+  readonly version: number;
+  /** Process of each participant when the round opened. */
+  readonly participants: Map<WorkerId, string>;
+  readonly byWorker: Map<WorkerId, { readonly process: string; readonly stats: EstimateStats }>;
+}
+
+/** Writes to Redis, coalesced per key: at most one in flight and one waiting, each caller told when its state is durable. */
+class CoalescedWrites {
+  readonly #entries = new Map<string, { inFlight: Promise<void>; next: (() => Promise<void>) | null; nextDone: Promise<void> | null }>();
+
+  write(key: string, job: () => Promise<void>): Promise<void> {
+    const entry = this.#entries.get(key);
+    if (entry !== undefined) {
+      entry.next = job;
+      entry.nextDone ??= entry.inFlight.then(() => {
+        const next = entry.next!;
+        entry.next = null;
+        entry.nextDone = null;
+        return this.#run(key, entry, next);
+      });
+      return entry.nextDone;
+    }
+    const created = { inFlight: Promise.resolve(), next: null, nextDone: null };
+    this.#entries.set(key, created);
+    return this.#run(key, created, job);
+  }
+
+  #run(key: string, entry: { inFlight: Promise<void>; next: unknown }, job: () => Promise<void>): Promise<void> {
+    const done = job();
+    entry.inFlight = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    void entry.inFlight.then(() => {
+      if (entry.next === null && this.#entries.get(key) === entry) this.#entries.delete(key);
+    });
+    return done;
+  }
+}
+
+/** A round the leader is closing: sealed, planned, summed. */
+class Closing {
+  readonly run: Run;
+  readonly round: OpenRound;
+  readonly #held: Held;
+  readonly #leader: Leadership;
+  readonly #waitingSeal: Set<string>;
+  #seq = 0;
+  #plan: ReturnType<typeof planSum> | null = null;
+  #contributors: WorkerId[] = [];
+  #expected: Set<string> | null = null;
+  readonly #partials = new Map<string, BusMessage>();
+  readonly #resolve: (aggregate: Aggregate) => void;
+  readonly #reject: (error: unknown) => void;
+  readonly promise: Promise<Aggregate>;
+  readonly #timer: NodeJS.Timeout;
+
+  /** Whether it ended already (nothing to wait for). */
+  settled = false;
+
+  constructor(leader: Leadership, run: Run, round: OpenRound, held: Held) {
+    this.#leader = leader;
+    this.run = run;
+    this.round = round;
+    this.#held = held;
+    let resolve!: (aggregate: Aggregate) => void;
+    let reject!: (error: unknown) => void;
+    this.promise = new Promise<Aggregate>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    this.#resolve = resolve;
+    this.#reject = reject;
+    const processes = new Set([...held.participants.values(), ...[...held.byWorker.values()].map((h) => h.process)]);
+    this.#waitingSeal = processes;
+    // A process that never answers (stalled, not dead) must not hold the run forever.
+    this.#timer = setTimeout(() => {
+      for (const p of [...this.#waitingSeal, ...(this.#expected ?? [])]) this.processGone(p);
+    }, 15_000);
+    this.#timer.unref();
+    if (this.#waitingSeal.size === 0) this.#makePlan();
+  }
+
+  /** The processes this round still waits for. */
+  waitingOn(): string[] {
+    return [...this.#waitingSeal, ...(this.#expected ?? [])];
+  }
+
+  /** A report that arrived after the round closed but before its process sealed it: it counts. */
+  late(header: ContribHeader, from: string): void {
+    if (this.#plan !== null) return;
+    this.round.add(header.workerId, contributionOf(header), header.at);
+    this.round.decodeMs += header.decodeMs;
+    this.#held.byWorker.set(header.workerId, { process: from, stats: header.stats });
+  }
+
+  sealed(from: string): void {
+    if (!this.#waitingSeal.delete(from)) return;
+    if (this.#waitingSeal.size === 0 && this.#plan === null) this.#makePlan();
+  }
+
+  partial(from: string, message: BusMessage): void {
+    const header = message.header as unknown as PartialHeader;
+    if (header.seq !== this.#seq || this.#expected === null || !this.#expected.has(from)) return;
+    this.#partials.set(from, message);
+    this.#expected.delete(from);
+    if (this.#expected.size === 0) this.#finish();
+  }
+
+  /** A process died: its gradients are lost; plan again without them. */
+  processGone(process: string): void {
+    const lost = [...this.#held.byWorker].filter(([, h]) => h.process === process).map(([w]) => w);
+    for (const workerId of lost) {
+      this.round.forget(workerId);
+      this.#held.byWorker.delete(workerId);
+    }
+    const waited = this.#waitingSeal.delete(process);
+    if (this.#plan === null) {
+      if (waited && this.#waitingSeal.size === 0) this.#makePlan();
+      return;
+    }
+    if (lost.length > 0 || this.#expected?.has(process) === true) this.#makePlan();
+  }
+
+  #makePlan(): void {
+    this.#seq += 1;
+    this.#partials.clear();
+    const contributors = this.round.orderedContributors().filter((w) => this.#held.byWorker.has(w));
+    if (contributors.length === 0) {
+      this.#end(new RoundLost(`run ${this.run.id}: every gradient of round ${this.round.version} was lost with its process`));
+      return;
+    }
+    this.#contributors = contributors;
+    const rule = this.run.config.aggregation;
+    const layout = this.run.layout;
+    const sumRule = rule.kind === 'mean' || rule.kind === 'norm-bound';
+    const plan = sumRule
+      ? planSum(
+          rule,
+          contributors.map((w) => this.#held.byWorker.get(w)!.stats),
+        )
+      : { weights: contributors.map(() => 1), scales: layout.tensors.map(() => 0), count: contributors.length, clipped: 0 };
+    this.#plan = plan;
+    this.#expected = new Set(contributors.map((w) => this.#held.byWorker.get(w)!.process));
+    const header: PlanHeader = {
+      t: 'plan',
+      term: this.#leader.term,
+      runId: this.run.id,
+      version: this.round.version,
+      seq: this.#seq,
+      kind: sumRule ? 'sum' : 'estimates',
+      workers: contributors.map((w, i) => [w, plan.weights[i]!] as const),
+      scales: plan.scales,
+    };
+    this.#leader.broadcast(header);
+  }
+
+  #finish(): void {
+    const plan = this.#plan!;
+    const layout = this.run.layout;
+    const offsets = layout.tensors.map((t) => t.offset);
+    const length = layout.parameterCount;
+    const rule = this.run.config.aggregation;
+    try {
+      if (rule.kind === 'mean' || rule.kind === 'norm-bound') {
+        const total = new Float64Array(length);
+        for (const message of this.#partials.values()) addPartial(total, new Float64Array(copy(message.blobs[0]!)));
+        this.#end(null, { value: finishMean(total, plan, offsets), clipped: plan.clipped });
+      } else {
+        const estimates: Float32Array[] = [];
+        for (const message of this.#partials.values()) for (const blob of message.blobs) estimates.push(new Float32Array(copy(blob)));
+        if (estimates.length !== this.#contributors.length) throw new Error(`expected ${this.#contributors.length} estimates, got ${estimates.length}`);
+        this.#end(null, aggregate(rule, estimates, length, offsets));
+      }
+    } catch (error) {
+      this.#end(error);
+    }
+  }
+
+  #end(error: unknown, aggregate?: Aggregate): void {
+    clearTimeout(this.#timer);
+    this.settled = true;
+    this.#leader.closed(this);
+    if (aggregate !== undefined) this.#resolve(aggregate);
+    else this.#reject(error);
+  }
+}
+
+/** An aligned copy of a blob (a Buffer from Redis may start at any byte). */
+function copy(blob: Buffer): ArrayBuffer {
+  const bytes = new Uint8Array(blob.byteLength);
+  bytes.set(blob);
+  return bytes.buffer;
+}
+
+/** The part of a report a round keeps (the estimates stay with the process that decoded them). */
+function contributionOf(header: ContribHeader) {
+  return { estimates: null, loss: header.loss, layerStats: header.layerStats, bytesUp: header.bytesUp, computeMs: header.computeMs };
+}
+
+/** The leader: loads the cluster's state from Redis and serves the other processes. */
+export class Leadership {
+  readonly term: number;
+  readonly registry: RunRegistry;
+  readonly workers: WorkerRegistry;
+  readonly #backend: SocketBackend;
+  readonly #api: ApiSource;
+  readonly #deps: LeadershipDeps;
+  /** Every socket that spoke for a worker: its process and worker. */
+  readonly #sockets = new Map<string, { process: string; workerId: WorkerId }>();
+  readonly #held = new Map<RunId, Held>();
+  readonly #closing = new Map<RunId, Closing>();
+  readonly #writes = new CoalescedWrites();
+  readonly #createdAt = new Map<RunId, number>();
+  /** The newest checkpoint write of each run: resolves once that state is in Redis. */
+  readonly #lastSave = new Map<RunId, Promise<void>>();
+  #disposed = false;
+
+  private constructor(deps: LeadershipDeps) {
+    this.#deps = deps;
+    this.term = deps.term;
+    this.workers = new WorkerRegistry(deps.identityLimits);
+    let registry: RunRegistry | null = null;
+    const base = createBroadcastHooks(deps.io, this.workers, () => registry!, {
+      persistOnClose: false,
+      // Dashboards may sit on any process: always publish, at most four times a second per run.
+      anyDashboards: () => true,
+      stateEveryMs: 250,
+    });
+    const hooks: RunHooks = {
+      openRound: (run, participants, message) => this.#openRound(run, participants, message),
+      roundClosed: (run, metrics, contributors) => {
+        base.roundClosed(run, metrics, contributors);
+        this.#held.delete(run.id);
+        this.broadcast({ t: 'done', term: this.term, runId: run.id, version: metrics.version });
+      },
+      changed: (run) => base.changed(run),
+      commitRound: (run) => {
+        registry!.persist(run);
+        return this.#lastSave.get(run.id) ?? Promise.resolve();
+      },
+    };
+    registry = new RunRegistry({
+      runDeps: { model: deps.model, hooks, scheduler: nodeScheduler, onError: deps.logError, combine: (run, round) => this.#combine(run, round) },
+      workers: this.workers,
+      store: {
+        saveRun: (stored) => void this.#saveRun(stored),
+        saveWorkers: (snapshot) => void this.#saveWorkers(snapshot),
+        deleteRun: (runId) =>
+          void this.#writes.write(`run:${runId}`, () => deps.state.deleteRun(deps.lease, runId)).catch((error: unknown) => this.#writeFailed(error)),
+      },
+      notifier: this.#notifier(),
+      maxMessageBytes: deps.maxMessageBytes,
+      now: Date.now,
+    });
+    this.registry = registry;
+    const admin = createAdminHandlers(registry, {
+      onDeleted: (runId) => deps.io.to(DASHBOARD_ROOM).emit('run:deleted', { runId }),
+      // The server's own simulated workers decode on the leader, outside the partial sums: one process only.
+      simulate: () => {
+        throw new ProtocolFault('invalid-state', 'simulated workers run in a one-process server; against a cluster use npm run swarm -- --url');
+      },
+    });
+    this.#backend = registryBackend(registry, this.workers, admin);
+    this.#api = registryApiSource(registry);
+  }
+
+  /** Becomes the leader: restores every run and identity from Redis, then tells every process. */
+  static async start(deps: LeadershipDeps): Promise<Leadership> {
+    const leadership = new Leadership(deps);
+    const stored = await deps.state.load(deps.logError);
+    for (const run of stored.runs) leadership.#createdAt.set(run.snapshot.runId, run.createdAt);
+    leadership.registry.restore(stored.runs, stored.workers);
+    leadership.registry.expireIdentities();
+    if (leadership.registry.size === 0 && deps.defaultRun !== false) leadership.registry.create(deps.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
+    leadership.broadcast({ t: 'leader', term: deps.term });
+    return leadership;
+  }
+
+  /** Sends to every process (this one included). */
+  broadcast<H extends { readonly t: string }>(header: H, blobs: readonly Buffer[] = []): void {
+    if (this.#disposed) return;
+    this.#deps.bus
+      .broadcast(header, blobs)
+      .catch((error: unknown) => this.#deps.logError(new Error(`cluster: broadcasting ${header.t} failed`, { cause: error })));
+  }
+
+  /** A follower's call (or this process's own, directly); throws ProtocolFault to refuse. */
+  call(from: string, method: CallMethod, args: Record<string, unknown>): unknown {
+    const backend = this.#backend;
+    switch (method) {
+      case 'join': {
+        const socketId = args['socketId'] as string;
+        // A worker back on another socket (another process, or its old one died) leaves the open round first:
+        // its new process never saw that round open, so it waits for the next, as a late joiner does.
+        const key = (args['request'] as { workerKey?: string }).workerKey;
+        const identity = key === undefined ? undefined : this.workers.findByKey(key);
+        if (identity !== undefined && identity.socketId !== null && identity.socketId !== socketId) {
+          backend.disconnect(identity.workerId, identity.socketId);
+          this.#sockets.delete(identity.socketId);
+        }
+        const joined = backend.join(args['request'] as never, socketId, args['address'] as string, (args['previous'] as WorkerId | null) ?? null) as {
+          workerId: WorkerId;
+        };
+        this.#sockets.set(socketId, { process: from, workerId: joined.workerId });
+        return joined;
+      }
+      case 'disconnect': {
+        const socketId = args['socketId'] as string;
+        const known = this.#sockets.get(socketId);
+        if (known !== undefined && known.process !== from) return null; // the socket moved on meanwhile
+        this.#sockets.delete(socketId);
+        backend.disconnect(args['workerId'] as WorkerId, socketId);
+        return null;
+      }
+      case 'reconnect':
+        this.#sockets.set(args['socketId'] as string, { process: from, workerId: args['workerId'] as WorkerId });
+        backend.reconnect(args['workerId'] as WorkerId, args['socketId'] as string);
+        return null;
+      case 'hello':
+        for (const [socketId, workerId] of args['sockets'] as [string, WorkerId][]) {
+          this.#sockets.set(socketId, { process: from, workerId });
+          backend.reconnect(workerId, socketId);
+        }
+        return null;
+      case 'traffic':
+        for (const [workerId, direction, category, bytes] of args['frames'] as [WorkerId, never, never, number][])
+          backend.recordFrame(workerId, direction, category, bytes);
+        return null;
+      case 'subscribe':
+        return backend.subscribe(args['runId'] as RunId | undefined);
+      case 'admin':
+        return backend.admin(args['event'] as AdminEvent, args['payload']);
+      case 'api': {
+        const kind = args['kind'];
+        if (kind === 'count') return this.#api.runCount();
+        if (kind === 'summaries') return this.#api.summaries();
+        return this.#api.history(args['runId'] as RunId);
+      }
+    }
+  }
+
+  /** A message addressed to the leader. */
+  handle(message: BusMessage): void {
+    if (this.#disposed) return;
+    const header = message.header as unknown as Record<string, unknown> & { t: string; from: string; term?: number };
+    if (header.term !== undefined && header.term !== this.term) return; // about another leader's rounds
+    switch (header.t) {
+      case 'contrib':
+        this.#contribution(header as unknown as ContribHeader, header.from);
+        return;
+      case 'sealed':
+        this.#closing.get(header['runId'] as RunId)?.sealed(header.from);
+        return;
+      case 'partial':
+        this.#closing.get(header['runId'] as RunId)?.partial(header.from, message);
+        return;
+    }
+  }
+
+  /** Checks that every process holding a socket or a gradient still beats; the gone ones are written off. */
+  async checkProcesses(): Promise<void> {
+    const processes = new Set<string>();
+    for (const { process } of this.#sockets.values()) processes.add(process);
+    for (const held of this.#held.values()) {
+      for (const { process } of held.byWorker.values()) processes.add(process);
+      for (const process of held.participants.values()) processes.add(process);
+    }
+    for (const closing of this.#closing.values()) for (const process of closing.waitingOn()) processes.add(process);
+    processes.delete(this.#deps.bus.self);
+    const alive = await this.#deps.state.alive([...processes]);
+    for (const process of processes) if (!alive.has(process) && !this.#disposed) this.processGone(process);
+  }
+
+  /** A process is gone: its gradients no longer count, its workers are disconnected (they rejoin elsewhere). */
+  processGone(process: string): void {
+    this.#deps.logError(new Error(`cluster: process ${process} stopped beating; its workers and gradients are written off`));
+    for (const closing of this.#closing.values()) closing.processGone(process);
+    for (const [runId, held] of this.#held) {
+      const lost = [...held.byWorker].filter(([, h]) => h.process === process).map(([w]) => w);
+      for (const workerId of lost) held.byWorker.delete(workerId);
+      for (const [workerId, p] of held.participants) if (p === process) held.participants.delete(workerId);
+      const run = this.registry.list().find((r) => r.id === runId);
+      if (run?.round?.version === held.version) run.forgetContributions(lost);
+    }
+    for (const [socketId, socket] of [...this.#sockets]) {
+      if (socket.process !== process) continue;
+      this.#sockets.delete(socketId);
+      this.#backend.disconnect(socket.workerId, socketId);
+    }
+  }
+
+  /** Stops leading: every timer stops, nothing more is written. */
+  dispose(): void {
+    this.#disposed = true;
+    for (const run of this.registry.list()) run.dispose();
+  }
+
+  /** Writes every run and the identities (a clean stop), and waits for it. */
+  async flush(): Promise<void> {
+    const writes = this.registry.list().map((run) => {
+      this.registry.persist(run);
+      return this.#lastSave.get(run.id) ?? Promise.resolve();
+    });
+    await Promise.allSettled([...writes, this.#saveWorkers(this.workers.snapshot())]);
+  }
+
+  /** A Closing is over. */
+  closed(closing: Closing): void {
+    if (this.#closing.get(closing.run.id) === closing) this.#closing.delete(closing.run.id);
+  }
+
+  #openRound(run: Run, participants: readonly WorkerId[], message: Parameters<RunHooks['openRound']>[2]): void {
+    const tuples: [WorkerId, string, string][] = [];
+    for (const workerId of participants) {
+      const socketId = this.workers.get(workerId)?.socketId;
+      const process = socketId === null || socketId === undefined ? undefined : this.#sockets.get(socketId)?.process;
+      if (process !== undefined) tuples.push([workerId, socketId!, process]);
+    }
+    this.#held.set(run.id, { version: message.version, participants: new Map(tuples.map(([w, , p]) => [w, p])), byWorker: new Map() });
+    const attacks = participants.flatMap((w) => {
+      const attack = run.member(w)?.attack ?? null;
+      return attack === null ? [] : [[w, attack] as const];
+    });
+    const { layers, ...round } = message;
+    const header: OpenHeader = {
+      t: 'open',
+      term: this.term,
+      runId: run.id,
+      version: message.version,
+      config: run.config,
+      round,
+      participants: tuples,
+      attacks,
+    };
+    this.broadcast(
+      header,
+      layers.map((layer) => (layer instanceof Uint8Array ? Buffer.from(layer.buffer, layer.byteOffset, layer.byteLength) : Buffer.from(layer))),
+    );
+  }
+
+  #contribution(header: ContribHeader, from: string): void {
+    const closing = this.#closing.get(header.runId);
+    if (closing !== undefined && closing.round.version === header.version) {
+      closing.late(header, from);
+      return;
+    }
+    const held = this.#held.get(header.runId);
+    const run = this.registry.list().find((r) => r.id === header.runId);
+    if (held === undefined || run === undefined || held.version !== header.version) return;
+    held.byWorker.set(header.workerId, { process: from, stats: header.stats });
+    try {
+      run.acceptRemote(header.workerId, header.version, contributionOf(header), header.at, header.decodeMs);
+    } catch (error) {
+      // The worker left the round meanwhile (its disconnect came first): it does not count, as in one process.
+      held.byWorker.delete(header.workerId);
+      if (!(error instanceof ProtocolFault)) throw error;
+    }
+  }
+
+  #combine(run: Run, round: OpenRound): Promise<Aggregate> {
+    if (this.#closing.has(run.id)) return Promise.reject(new Error(`bug: run ${run.id} is closing two rounds`));
+    const held = this.#held.get(run.id) ?? { version: round.version, participants: new Map(), byWorker: new Map() };
+    // Seal first: the plan waits for every process's answer, which follows all its reports on the same stream.
+    this.broadcast({ t: 'seal', term: this.term, runId: run.id, version: round.version });
+    const closing = new Closing(this, run, round, held);
+    if (this.#closing.get(run.id) === undefined && !closing.settled) this.#closing.set(run.id, closing);
+    return closing.promise;
+  }
+
+  #notifier(): WorkerNotifier {
+    const tell = (socketId: string | null, body: Record<string, unknown>) => {
+      const process = socketId === null ? undefined : this.#sockets.get(socketId)?.process;
+      if (process === undefined || socketId === null) return;
+      this.#deps.bus.send(process, { t: 'notify', term: this.term, socketId, ...body }).catch((error: unknown) => this.#deps.logError(error));
+    };
+    return {
+      assigned: (identity, assignment) => tell(identity.socketId, { kind: 'assigned', workerId: identity.workerId, assignment }),
+      removed: (identity, reason) => tell(identity.socketId, { kind: 'removed', workerId: identity.workerId, reason }),
+    };
+  }
+
+  #saveRun(stored: StoredRun): Promise<void> {
+    const runId = stored.snapshot.runId;
+    const createdAt = this.#createdAt.get(runId) ?? stored.createdAt;
+    this.#createdAt.set(runId, createdAt);
+    const done = this.#writes.write(`run:${runId}`, () => this.#deps.state.saveRun(this.#deps.lease, { ...stored, createdAt }));
+    done.catch((error: unknown) => this.#writeFailed(error));
+    this.#lastSave.set(runId, done);
+    return done;
+  }
+
+  #saveWorkers(snapshot: WorkersSnapshot): Promise<void> {
+    const done = this.#writes.write('workers', () => this.#deps.state.saveWorkers(this.#deps.lease, snapshot));
+    done.catch((error: unknown) => this.#writeFailed(error));
+    return done;
+  }
+
+  #writeFailed(error: unknown): void {
+    if (error instanceof LeaseLost) {
+      if (!this.#disposed) this.#deps.onLeaseLost();
+      return;
+    }
+    this.#deps.logError(new Error('cluster: a checkpoint write to Redis failed', { cause: error }));
+  }
+}

@@ -1,0 +1,403 @@
+/**
+ * One process of a cluster (docs/scaling.md): the same HTTP front and socket
+ * layer as one process, joined to the others by socket.io's Redis Streams
+ * adapter (rooms, dashboards and broadcasts span the processes; a tab that
+ * reconnects to another process recovers its session). Its sockets' joins,
+ * subscriptions, teacher events and /api reads go to the leader; its
+ * workers' gradients stay here (ingest.ts). Every process beats a heartbeat,
+ * and each tries for the leader's lease when nobody holds it; the one that
+ * gets it loads the cluster's state from Redis (leadership.ts) and the
+ * others tell it who is connected where.
+ */
+import { randomBytes } from 'node:crypto';
+import { createAdapter } from '@socket.io/redis-streams-adapter';
+import { Redis } from 'ioredis';
+import type { DashboardSnapshot, GradientReceipt, JoinAccepted, ProtocolErrorCode, RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
+import type { Direction, FrameCategory } from '../../core/traffic/frames';
+import { ProtocolFault } from '../fault';
+import { createFront, nodeScheduler, type Front } from '../front';
+import { createApiHandler, type ApiSource } from '../http';
+import { joinInfo, type JoinInfo } from '../lan';
+import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from '../limits';
+import type { ModelRuntime } from '../model';
+import { attachSockets, createWorkerNotifier, type SocketBackend } from '../sockets';
+import type { WorkerIdentity } from '../workers';
+import { Bus, type BusMessage } from './bus';
+import { Ingest, type OpenHeader, type PlanHeader } from './ingest';
+import { Leadership, type CallMethod } from './leadership';
+import { ClusterState, RENEW_EVERY_MS, parseLease } from './state';
+
+/** How to start one process of a cluster. */
+export interface MemberOptions {
+  readonly redisUrl: string;
+  /** Key prefix of this cluster in Redis (several clusters may share one Redis). */
+  readonly namespace: string;
+  readonly clientDir: string;
+  readonly adminToken: string;
+  readonly model: ModelRuntime;
+  readonly defaultRun?: RunConfigPatch | false;
+  readonly identityLimits?: Partial<IdentityLimits>;
+  readonly rateLimit?: RateLimit;
+  readonly apiRateLimit?: RateLimit;
+  readonly maxMessageBytes?: number;
+  readonly logError?: (error: unknown) => void;
+  readonly tls?: { readonly key: string; readonly cert: string };
+  readonly join?: () => JoinInfo;
+}
+
+/** A running process of a cluster. */
+export interface ClusterMember extends Pick<Front, 'httpServer' | 'io'> {
+  /** "<pid>.<random>": unique per start. */
+  readonly processId: string;
+  /** The leader's state when this process leads, else null. */
+  leadership(): Leadership | null;
+  /** Stops cleanly: the last checkpoints written, the lease given up, the sockets closed. */
+  close(): Promise<void>;
+}
+
+/** How long a call to the leader may wait for a leader and its answer (ms). */
+const CALL_TIMEOUT_MS = 15_000;
+/** How often this process's workers' frame counts go to the leader (ms). */
+const TRAFFIC_EVERY_MS = 250;
+
+interface PendingCall {
+  readonly method: CallMethod;
+  readonly args: Record<string, unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  readonly timer: NodeJS.Timeout;
+  /** Term of the leader it was last sent to (resent when another leads). */
+  sentTo: number;
+}
+
+interface ReplyHeader {
+  readonly t: 'reply';
+  readonly id: string;
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly fault?: { code: ProtocolErrorCode; message: string; detail?: string };
+  /** The addressee does not lead (any more): ask the leader again. */
+  readonly retry?: boolean;
+}
+
+/** Starts one process of a cluster; call `httpServer.listen` to serve. */
+export async function createClusterMember(options: MemberOptions): Promise<ClusterMember> {
+  const logError = options.logError ?? ((error: unknown) => console.error('[cluster]', error));
+  const maxMessageBytes = options.maxMessageBytes ?? computeMaxMessageBytes();
+  const processId = `${process.pid}.${randomBytes(3).toString('hex')}`;
+  // null: commands wait through a brief Redis outage instead of failing (ioredis reconnects by itself).
+  const commands = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  commands.on('error', () => undefined);
+  await commands.connect();
+  const reader = commands.duplicate();
+  reader.on('error', () => undefined);
+  const adapterClient = commands.duplicate();
+  adapterClient.on('error', () => undefined);
+  const front = createFront({
+    ...options,
+    logError,
+    maxMessageBytes,
+    adapter: createAdapter(adapterClient, {
+      streamName: `${options.namespace}:sio`,
+      channelPrefix: `${options.namespace}:sio`,
+      sessionKeyPrefix: `${options.namespace}:sio:session:`,
+    }),
+  });
+  const { io } = front;
+  const state = new ClusterState(commands, options.namespace);
+  const bus = new Bus({ commands, reader, namespace: options.namespace, processId, onError: logError });
+  const localNotifier = createWorkerNotifier(io);
+
+  let leader: { processId: string; term: number } | null = null;
+  let leadership: Leadership | null = null;
+  let lease: string | null = null;
+  let closing = false;
+  const pending = new Map<string, PendingCall>();
+  let callCounter = 0;
+
+  const toLeader = <H extends { readonly t: string }>(header: H, blobs: readonly Buffer[] = []) => {
+    if (leadership !== null) {
+      leadership.handle({ header: { ...header, from: processId }, blobs });
+    } else if (leader !== null) {
+      bus
+        .send(leader.processId, header, blobs)
+        .catch((error: unknown) => logError(new Error(`cluster: sending ${header.t} to the leader failed`, { cause: error })));
+    }
+  };
+
+  const ingest = new Ingest({
+    self: processId,
+    layout: (config) => options.model.layout(config.model),
+    now: () => nodeScheduler.now(),
+    toLeader,
+    emitOpen: (socketId, round) => io.sockets.sockets.get(socketId)?.emit('round:open', round),
+  });
+
+  const sendCall = (id: string, call: PendingCall) => {
+    if (leader === null || leadership !== null) return;
+    call.sentTo = leader.term;
+    bus.send(leader.processId, { t: 'rpc', id, method: call.method, args: call.args }).catch((error: unknown) => logError(error));
+  };
+
+  /** Asks the leader; this process's own leadership answers at once, synchronously. */
+  const call = (method: CallMethod, args: Record<string, unknown>): unknown => {
+    if (leadership !== null) return leadership.call(processId, method, args);
+    const id = `${processId}:${++callCounter}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new ProtocolFault('internal', 'the cluster has no leader that answers right now; try again'));
+      }, CALL_TIMEOUT_MS);
+      const entry: PendingCall = { method, args, resolve, reject, timer, sentTo: -1 };
+      pending.set(id, entry);
+      sendCall(id, entry);
+    });
+  };
+
+  /** A call whose answer nobody waits for; dropped while no leader is known (a new leader asks every process anew). */
+  const tell = (method: CallMethod, args: Record<string, unknown>) => {
+    if (leadership !== null) {
+      leadership.call(processId, method, args);
+    } else if (leader !== null) {
+      bus.send(leader.processId, { t: 'rpc', id: '', method, args }).catch((error: unknown) => logError(error));
+    }
+  };
+
+  /** Everyone this process holds a socket for, to a new leader. */
+  const hello = () => {
+    const sockets: [string, WorkerId][] = [];
+    for (const socket of io.sockets.sockets.values()) if (socket.data.workerId !== null) sockets.push([socket.id, socket.data.workerId]);
+    tell('hello', { sockets });
+  };
+
+  /**
+   * A leader seen: by reading the lease (it may still be loading) or by its
+   * own announcement once it is ready. A newer term voids the rounds of the
+   * older; an announcement is answered with who is here and every call still
+   * waiting (a hello sent while it loaded was not taken).
+   */
+  const observeLeader = (next: { processId: string; term: number }, announced: boolean) => {
+    if (leader !== null && next.term < leader.term) return;
+    if (leader === null || next.term > leader.term) {
+      leader = next;
+      ingest.reset();
+    }
+    if (!announced) return;
+    if (leadership !== null) {
+      for (const [id, entry] of [...pending]) settleLocally(id, entry);
+    } else {
+      for (const [id, entry] of pending) sendCall(id, entry);
+    }
+    hello();
+  };
+
+  const settleLocally = (id: string, entry: PendingCall) => {
+    pending.delete(id);
+    clearTimeout(entry.timer);
+    try {
+      entry.resolve(leadership!.call(processId, entry.method, entry.args));
+    } catch (error) {
+      entry.reject(error);
+    }
+  };
+
+  const answer = (message: BusMessage) => {
+    const header = message.header as unknown as { id: string; method: CallMethod; args: Record<string, unknown>; from: string };
+    const reply = (body: Omit<ReplyHeader, 't' | 'id'>) => {
+      if (header.id !== '') bus.send(header.from, { t: 'reply', id: header.id, ...body }).catch((error: unknown) => logError(error));
+    };
+    if (leadership === null) return reply({ ok: false, retry: true });
+    try {
+      const value = leadership.call(header.from, header.method, header.args);
+      if (value instanceof Promise)
+        value.then(
+          (v) => reply({ ok: true, value: v }),
+          (error: unknown) => reply(failure(error)),
+        );
+      else reply({ ok: true, value });
+    } catch (error) {
+      reply(failure(error));
+    }
+  };
+
+  const failure = (error: unknown): Omit<ReplyHeader, 't' | 'id'> => {
+    if (error instanceof ProtocolFault)
+      return { ok: false, fault: { code: error.code, message: error.message, ...(error.detail === undefined ? {} : { detail: error.detail }) } };
+    logError(error);
+    return { ok: false, fault: { code: 'internal', message: 'the server failed on this message; it was dropped' } };
+  };
+
+  const onReply = (header: ReplyHeader) => {
+    const entry = pending.get(header.id);
+    if (entry === undefined) return;
+    if (header.retry === true) {
+      // Sent to a process that does not lead (yet, or any more): ask again shortly.
+      setTimeout(() => {
+        if (pending.get(header.id) === entry) sendCall(header.id, entry);
+      }, 300);
+      return;
+    }
+    pending.delete(header.id);
+    clearTimeout(entry.timer);
+    if (header.ok) entry.resolve(header.value);
+    else entry.reject(new ProtocolFault(header.fault!.code, header.fault!.message, header.fault!.detail));
+  };
+
+  const currentTerm = () => leader?.term ?? -1;
+  const onMessage = (message: BusMessage) => {
+    const header = message.header as unknown as Record<string, unknown> & { t: string; from: string; term?: number };
+    switch (header.t) {
+      case 'rpc':
+        return answer(message);
+      case 'reply':
+        return onReply(header as unknown as ReplyHeader);
+      case 'contrib':
+      case 'sealed':
+      case 'partial':
+        return leadership?.handle(message);
+      case 'leader':
+        return observeLeader({ processId: header.from, term: header.term! }, true);
+    }
+    // The rest comes from a leader: ignore an older one's.
+    if (header.term !== currentTerm()) return;
+    switch (header.t) {
+      case 'open':
+        return ingest.open(header as unknown as OpenHeader, message.blobs);
+      case 'seal':
+        return ingest.seal(header.term, header['runId'] as RunId, header['version'] as never);
+      case 'plan':
+        return ingest.plan(header as unknown as PlanHeader);
+      case 'done':
+        return ingest.done(header['runId'] as RunId, header['version'] as never);
+      case 'notify': {
+        const identity = { workerId: header['workerId'], socketId: header['socketId'] } as unknown as WorkerIdentity;
+        if (header['kind'] === 'assigned') localNotifier.assigned(identity, header['assignment'] as never);
+        else localNotifier.removed(identity, header['reason'] as string);
+        return;
+      }
+    }
+  };
+
+  // This process's workers' frames, summed and sent to the leader a few times a second.
+  let traffic = new Map<string, [WorkerId, Direction, FrameCategory, number]>();
+  const trafficTimer = setInterval(() => {
+    if (traffic.size === 0) return;
+    const frames = [...traffic.values()];
+    traffic = new Map();
+    try {
+      tell('traffic', { frames });
+    } catch (error) {
+      logError(error);
+    }
+  }, TRAFFIC_EVERY_MS);
+
+  const backend: SocketBackend = {
+    join: (request, socketId, address, previous) =>
+      call('join', { request, socketId, address, previous }) as Promise<{ workerId: WorkerId; accepted: JoinAccepted }>,
+    disconnect: (workerId, socketId) => tell('disconnect', { workerId, socketId }),
+    reconnect: (workerId, socketId) => tell('reconnect', { workerId, socketId }),
+    recordFrame: (workerId, direction, category, bytes) => {
+      const key = `${workerId}/${direction}/${category}`;
+      const entry = traffic.get(key);
+      if (entry) entry[3] += bytes;
+      else traffic.set(key, [workerId, direction, category, bytes]);
+    },
+    submit: (workerId, _socketId, submission): GradientReceipt => ingest.submit(workerId, submission),
+    subscribe: (runId) => call('subscribe', { runId }) as Promise<DashboardSnapshot>,
+    admin: (event, payload) => call('admin', { event, payload }) as never,
+  };
+  const api: ApiSource = {
+    runCount: () => call('api', { kind: 'count' }) as Promise<number>,
+    summaries: () => call('api', { kind: 'summaries' }) as never,
+    history: (runId) => call('api', { kind: 'history', runId }) as never,
+  };
+  attachSockets(io, { backend, adminToken: options.adminToken, rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT, logError });
+  front.setApiHandler(createApiHandler(api, options.join ?? (() => joinInfo(front.scheme, front.boundPort()))));
+
+  const stepDown = () => {
+    if (leadership === null) return;
+    logError(new Error(`cluster: process ${processId} lost the leader lease; it follows again`));
+    leadership.dispose();
+    leadership = null;
+    lease = null;
+    leader = null;
+  };
+
+  const becomeLeader = async (value: string) => {
+    const { term } = parseLease(value);
+    lease = value;
+    const started = await Leadership.start({
+      bus,
+      state,
+      lease: value,
+      term,
+      io,
+      model: options.model,
+      maxMessageBytes,
+      ...(options.identityLimits === undefined ? {} : { identityLimits: options.identityLimits }),
+      ...(options.defaultRun === undefined ? {} : { defaultRun: options.defaultRun }),
+      logError,
+      onLeaseLost: stepDown,
+    });
+    if (lease !== value || closing) {
+      started.dispose();
+      return;
+    }
+    leadership = started;
+    observeLeader({ processId, term }, true);
+  };
+
+  let ticking = false;
+  const tick = async () => {
+    if (ticking || closing) return;
+    ticking = true;
+    try {
+      const beating = await state.heartbeat(processId);
+      await bus.refreshInbox();
+      // Our heartbeat had lapsed (a long pause): the leader may have written our workers off; say who is here.
+      if (!beating && leader !== null) hello();
+      if (lease !== null) {
+        if (!(await state.renewLeadership(lease))) stepDown();
+        else await leadership?.checkProcesses();
+      } else {
+        const current = await state.leader();
+        if (current === null) {
+          const value = await state.acquireLeadership(processId);
+          if (value !== null) await becomeLeader(value);
+        } else if (current.processId !== processId) {
+          observeLeader(current, false);
+        }
+      }
+    } catch (error) {
+      logError(new Error('cluster: heartbeat or election failed; retrying', { cause: error }));
+    } finally {
+      ticking = false;
+    }
+  };
+  await bus.start(onMessage);
+  await tick();
+  const tickTimer = setInterval(() => void tick(), RENEW_EVERY_MS);
+
+  return {
+    httpServer: front.httpServer,
+    io,
+    processId,
+    leadership: () => leadership,
+    close: async () => {
+      closing = true;
+      clearInterval(tickTimer);
+      clearInterval(trafficTimer);
+      const leading = leadership;
+      if (leading !== null) {
+        await leading.flush();
+        leading.dispose();
+        leadership = null;
+      }
+      if (lease !== null) await state.releaseLeadership(lease).catch(() => undefined);
+      await state.forget(processId).catch(() => undefined);
+      bus.stop();
+      await new Promise<void>((resolve) => void io.close(() => resolve()));
+      for (const client of [reader, adapterClient, commands]) client.disconnect();
+    },
+  };
+}
