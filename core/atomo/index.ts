@@ -19,14 +19,14 @@ export type {
 export { SCHEME_NAMES, isAtomoScheme, isBiased, type AtomoSchemeName } from './types';
 export { compressLayer } from './errorFeedback';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
-export { realisedErrorOf, reconstruct } from './reconstruct';
+export { realisedStats, reconstruct, type RealisedStats } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
 export { atomicVariance, modelVariance, realisedError, squaredNorm, type ModelVariance, type VarianceStats } from './variance';
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
 export { dctDecomposition } from './decompositions/dct';
 export { entrywiseDecomposition } from './decompositions/entrywise';
-export { spectralDecomposition, spectralRoute, type SpectralDecomposition, type SpectralRoute } from './decompositions/spectral';
+export { spectralDecomposition, spectralRoute, spectralRouteCosts, type SpectralDecomposition, type SpectralRoute } from './decompositions/spectral';
 export type { GradientFactors } from '../linalg/factoredSvd';
 export {
   SCHEMES,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { randomMatrix } from '../linalg/random-matrix';
-import { realisedErrorOf, reconstruct } from './reconstruct';
-import { realisedError } from './variance';
+import { realisedStats, reconstruct } from './reconstruct';
+import { realisedError, squaredNorm } from './variance';
 import type { LayerSample } from './types';
 
 // Hand-built samples with small exact values: every result below is exact in
@@ -68,7 +68,7 @@ describe('reconstruct', () => {
   });
 });
 
-describe('realisedErrorOf', () => {
+describe('realisedStats', () => {
   const rows = 37;
   const cols = 11;
   const grad = Float32Array.from(randomMatrix(rows, cols, 1));
@@ -87,10 +87,10 @@ describe('realisedErrorOf', () => {
     };
   };
 
-  it('is exactly realisedError(reconstruct(sample)) for sums of outer products, streamed row by row', () => {
+  it('is exactly realisedError(reconstruct(sample)) and squaredNorm(g) for sums of outer products, streamed row by row', () => {
     for (let count = 0; count <= 5; count++) {
       const sample = spectral(count);
-      expect(realisedErrorOf(sample, grad)).toBe(realisedError(reconstruct(sample), grad));
+      expect(realisedStats(sample, grad)).toEqual({ realised: realisedError(reconstruct(sample), grad), gradientNormSq: squaredNorm(grad) });
     }
     const powersgd: LayerSample = {
       scheme: 'powersgd',
@@ -99,12 +99,12 @@ describe('realisedErrorOf', () => {
       p: Float32Array.from(randomMatrix(2, rows, 30)),
       q: Float32Array.from(randomMatrix(2, cols, 31)),
     };
-    expect(realisedErrorOf(powersgd, grad)).toBe(realisedError(reconstruct(powersgd), grad));
+    expect(realisedStats(powersgd, grad)).toEqual({ realised: realisedError(reconstruct(powersgd), grad), gradientNormSq: squaredNorm(grad) });
   });
 
-  it('is realisedError(reconstruct(sample)) for the other schemes too, and checks the length', () => {
+  it('is the same for the other schemes too, and checks the length', () => {
     const entry: LayerSample = { scheme: 'atomo-entry', shape: [rows, cols], indices: Uint32Array.of(0, 5, 400), values: Float32Array.of(1, -2, 3) };
-    expect(realisedErrorOf(entry, grad)).toBe(realisedError(reconstruct(entry), grad));
-    expect(() => realisedErrorOf(spectral(2), grad.subarray(1))).toThrow(RangeError);
+    expect(realisedStats(entry, grad)).toEqual({ realised: realisedError(reconstruct(entry), grad), gradientNormSq: squaredNorm(grad) });
+    expect(() => realisedStats(spectral(2), grad.subarray(1))).toThrow(RangeError);
   });
 });

@@ -3,7 +3,7 @@
  * is on the wire (float32 values), as the aggregator computes it.
  */
 import { idct2 } from '../linalg/dct';
-import { realisedError } from './variance';
+import { realisedError, squaredNorm } from './variance';
 import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, Shape, SpectralSample, TernGradSample } from './types';
 
 /** ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad rules). */
@@ -65,32 +65,46 @@ function outerProducts(sample: LayerSample): OuterProducts | null {
   return null;
 }
 
+/** A worker's two per-layer statistics of a draw: the realised ‖ĝ − g‖² and ‖g‖² (docs/design.md, "Variance"). */
+export interface RealisedStats {
+  readonly realised: number;
+  readonly gradientNormSq: number;
+}
+
 /**
- * ‖ĝ − g‖² for ĝ = reconstruct(sample), summed in float64 entry by entry in
- * row-major order: exactly realisedError(reconstruct(sample), grad)
- * (variance.ts), but a sum of outer products is streamed row by row instead
- * of formed (a 784×128 layer's ĝ is 400 kB per round otherwise).
+ * realisedError(reconstruct(sample), grad) and squaredNorm(grad)
+ * (variance.ts), exactly: each summed in float64 entry by entry in
+ * row-major order. A sum of outer products is streamed row by row, both
+ * sums in the same pass, instead of formed (a 784×128 layer's ĝ is 400 kB
+ * per round otherwise).
  */
-export function realisedErrorOf(sample: LayerSample, grad: Float32Array): number {
+export function realisedStats(sample: LayerSample, grad: Float32Array): RealisedStats {
   const products = outerProducts(sample);
-  if (products === null) return realisedError(reconstruct(sample), grad);
+  if (products === null) return { realised: realisedError(reconstruct(sample), grad), gradientNormSq: squaredNorm(grad) };
   const [rows, cols] = sample.shape;
   if (grad.length !== rows * cols) throw new RangeError(`realisedError: estimate has ${rows * cols} entries, gradient ${grad.length}`);
   const left = new Float64Array(products.count);
   const sum = new Float64Array(cols);
-  let error = 0;
+  let realised = 0;
+  let gradientNormSq = 0;
   for (let i = 0; i < rows; i++) {
     const row = i * cols;
     if (rowOfOuterProducts(products, i, left, sum)) {
       for (let j = 0; j < cols; j++) {
-        const d = Math.fround(sum[j]!) - grad[row + j]!;
-        error += d * d;
+        const g = grad[row + j]!;
+        const d = Math.fround(sum[j]!) - g;
+        realised += d * d;
+        gradientNormSq += g * g;
       }
     } else {
-      for (let j = 0; j < cols; j++) error += grad[row + j]! * grad[row + j]!;
+      for (let j = 0; j < cols; j++) {
+        const g = grad[row + j]!;
+        realised += g * g;
+        gradientNormSq += g * g;
+      }
     }
   }
-  return error;
+  return { realised, gradientNormSq };
 }
 
 /**

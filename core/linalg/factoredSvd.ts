@@ -29,15 +29,20 @@ import { LOW_RANK_RELATIVE_TOLERANCE } from './lowRankSvd';
 import { svdGramJacobi, type SvdResult } from './svd';
 
 /**
- * The factors of a dense layer's weight gradient G = Xᵀ·Δ (rows = inputs m,
- * cols = outputs n): its rank is at most the batch size B, so a spectral
- * compressor can take its SVD from these instead of from the m × n matrix.
+ * Two factors whose product is a weight gradient, G = inputᵀ·delta (rows ×
+ * cols), with inner dimension `batch` = K: G's rank is at most K, so a
+ * spectral compressor can take its SVD from these instead of from the
+ * rows × cols matrix. A dense layer's are its input X and output delta Δ
+ * (K = the batch size); a convolution's (out × in·k·k kernel) are its output
+ * delta and its im2col columns, one row per (example, output pixel)
+ * (core/model/cpu/conv2d.ts, convFactors).
  */
 export interface GradientFactors {
-  /** X: the layer input, B × m, example-major. */
+  /** K × rows, row-major: X, the layer input, example-major (a convolution: the output delta per example and pixel). */
   readonly input: Float32Array;
-  /** Δ: d(mean loss)/d(pre-activation) of the layer's output, B × n, example-major. */
+  /** K × cols, row-major: Δ, d(mean loss)/d(pre-activation), example-major (a convolution: the im2col columns). */
   readonly delta: Float32Array;
+  /** K, the inner dimension. */
   readonly batch: number;
 }
 

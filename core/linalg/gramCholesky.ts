@@ -7,17 +7,23 @@
  * Fast where Householder (core/linalg/householderQr.ts) is slow: K is B²/2
  * dot products over F's rows, which skip F's zeros (an MNIST digit is ~80%
  * blank, a ReLU delta ~50% zero). The price is accuracy: the Gram squares
- * F's condition number, so Q is orthonormal only to within
+ * F's condition number, so Q is orthonormal only to within what rounding
+ * left in K − RᵀR. With z = R⁻¹y (as computed), the error of one vector's
+ * squared norm is bounded by
  *
- *   ‖QᵀQ − I‖ = ‖R⁻ᵀ(K − RᵀR)R⁻¹‖ ≤ η·‖F‖_F²·‖R⁻¹‖²,
+ *   |‖Fᵀz‖² − ‖y‖²| ≤ γ_L·(Σ_b |z_b|·‖f_b‖)² + γ_{B+1}·‖|R||z|‖² + 2γ_B·‖y‖·‖|R||z|‖ (+ γ_B²‖|R||z|‖²),
  *
- * with η = γ_L + γ_{B+1} (γ_k = k·u/(1 − k·u), u = 2⁻⁵³): γ_L bounds the
- * rounding of the Gram's dot products of at most L non-zero terms, γ_{B+1}
- * Cholesky's backward error (Higham, "Accuracy and Stability of Numerical
- * Algorithms", Thms 3.5 and 10.3). For the vectors actually used, y = U_c eₖ,
- * the bound is sharper: |(Qyₖ)·(Qyₗ) − δₖₗ| ≤ η‖F‖_F²·‖R⁻¹yₖ‖·‖R⁻¹yₗ‖. The
- * caller (core/linalg/factoredSvd.ts) checks it and falls back to
- * Householder when it is too large; `errorScale` is η‖F‖_F².
+ * (γ_k = k·u/(1 − k·u), u = 2⁻⁵³): the Gram's dot products of at most L
+ * non-zero terms (|ΔK| ≤ γ_L|F||F|ᵀ, and Σᵢ|f_ai||f_bi| ≤ ‖f_a‖‖f_b‖),
+ * Cholesky's backward error (|ΔK| ≤ γ_{B+1}|R|ᵀ|R|) and the back
+ * substitution's (|ΔR| ≤ γ_B|R|) (Higham, "Accuracy and Stability of
+ * Numerical Algorithms", Thms 3.5, 8.5 and 10.3); the error of the inner
+ * product of two such vectors is at most the larger of their two bounds.
+ * Every term is invariant under scaling F's rows (z scales inversely), as
+ * CholeskyQR's accuracy is: graded examples cost nothing, nearly dependent
+ * ones make z, and the bound, large. The caller
+ * (core/linalg/factoredSvd.ts) checks it for every singular vector it keeps
+ * and falls back to Householder when it is too large.
  */
 
 /** Double-precision unit roundoff u = 2⁻⁵³. */
@@ -36,12 +42,7 @@ export interface GramCholesky {
   readonly batch: number;
   /** B×B row-major, upper triangular, positive diagonal: RᵀR = F·Fᵀ. */
   readonly r: Float64Array;
-  /** η‖F‖_F²: ‖QᵀQ − I‖ ≤ errorScale·‖R⁻¹‖² (module comment). */
-  readonly errorScale: number;
-  /**
-   * A bound on |‖Fᵀz‖² − ‖y‖²| for z = solve(y) as computed: errorScale·‖z‖² for the
-   * Gram and Cholesky, plus 2γ_B‖R‖_F‖z‖‖y‖ for the rounding of the back substitution.
-   */
+  /** The bound of the module comment on |‖Fᵀz‖² − ‖y‖²| for z = solve(y). */
   normBound(y: ArrayLike<number>, z: ArrayLike<number>): number;
   /** z = R⁻¹y for y of length B. */
   solve(y: ArrayLike<number>, out: Float64Array): Float64Array;
@@ -61,6 +62,8 @@ export function gramCholesky(factor: Float32Array, size: number, examples: Uint3
   if (!Number.isFinite(sumOfSquares)) throw new RangeError('gramCholesky: the factor has a non-finite value');
   const r = new Float64Array(batch * batch);
   gram(rowStart, index, value, size, batch, r);
+  // ‖f_b‖ = √K_bb, before Cholesky overwrites K.
+  const rowNorms = Float64Array.from({ length: batch }, (_, b) => Math.sqrt(r[b * batch + b]!));
   if (!cholesky(r, batch)) return null;
 
   const solve = (y: ArrayLike<number>, out: Float64Array): Float64Array => {
@@ -82,18 +85,27 @@ export function gramCholesky(factor: Float32Array, size: number, examples: Uint3
     }
     return out;
   };
-  const errorScale = (gamma(longest) + gamma(batch + 1)) * sumOfSquares;
-  const substitution = 2 * gamma(batch) * Math.sqrt(sumOfSquares);
+  const gammaGram = gamma(longest);
+  const gammaCholesky = gamma(batch + 1);
+  const gammaSolve = gamma(batch);
+  const w = new Float64Array(batch);
   const normBound = (y: ArrayLike<number>, z: ArrayLike<number>): number => {
     let yy = 0;
-    let zz = 0;
-    for (let i = 0; i < batch; i++) {
-      yy += y[i]! * y[i]!;
-      zz += z[i]! * z[i]!;
+    let weighted = 0;
+    for (let b = 0; b < batch; b++) {
+      yy += y[b]! * y[b]!;
+      weighted += Math.abs(z[b]!) * rowNorms[b]!;
+      // w = |R|·|z|, R upper triangular.
+      let sum = 0;
+      for (let j = b; j < batch; j++) sum += Math.abs(r[b * batch + j]!) * Math.abs(z[j]!);
+      w[b] = sum;
     }
-    return errorScale * zz + substitution * Math.sqrt(zz * yy);
+    let ww = 0;
+    for (let b = 0; b < batch; b++) ww += w[b]! * w[b]!;
+    const wNorm = Math.sqrt(ww);
+    return gammaGram * weighted * weighted + gammaCholesky * ww + 2 * gammaSolve * Math.sqrt(yy) * wNorm + gammaSolve * gammaSolve * ww;
   };
-  return { size, batch, r, errorScale, normBound, solve, combine };
+  return { size, batch, r, normBound, solve, combine };
 }
 
 /** A factor's kept rows in compressed sparse row form. */

@@ -105,28 +105,37 @@ export function svdLowRank(a: Float64Array | Float32Array, rows: number, cols: n
     return { rows, cols, r: 0, u: empty, singularValues: empty, v: empty, rank: 0, sweeps: 0, converged: true };
   }
   const small = svdJacobi(r, rank, cols); // R = U_R Σ V_Rᵀ
-  const k = small.rank;
+  return liftSvd(small, q, rows, cols, small.rank);
+}
+
+/**
+ * The SVD of Q·S from the SVD of S (k×cols) and Q (rows×k, column-major,
+ * orthonormal columns): its first `count` triplets, U = Q·U_S, σ and
+ * V = V_S, in svdLowRank's layout.
+ */
+export function liftSvd(small: SvdResult, q: Float64Array, rows: number, cols: number, count: number): SvdResult {
   const width = small.r;
-  const u = new Float64Array(rows * k);
-  const v = new Float64Array(cols * k);
-  for (let t = 0; t < k; t++) {
-    // u_t = Q · (column t of U_R)
-    for (let p = 0; p < rank; p++) {
+  const inner = small.rows;
+  const u = new Float64Array(rows * count);
+  const v = new Float64Array(cols * count);
+  for (let t = 0; t < count; t++) {
+    // u_t = Q · (column t of U_S)
+    for (let p = 0; p < inner; p++) {
       const coefficient = small.u[p * width + t]!;
       if (coefficient === 0) continue;
       const qp = q.subarray(p * rows, (p + 1) * rows);
-      for (let i = 0; i < rows; i++) u[i * k + t]! += coefficient * qp[i]!;
+      for (let i = 0; i < rows; i++) u[i * count + t]! += coefficient * qp[i]!;
     }
-    for (let j = 0; j < cols; j++) v[j * k + t] = small.v[j * width + t]!;
+    for (let j = 0; j < cols; j++) v[j * count + t] = small.v[j * width + t]!;
   }
   return {
     rows,
     cols,
-    r: k,
+    r: count,
     u,
-    singularValues: small.singularValues.slice(0, k),
+    singularValues: small.singularValues.slice(0, count),
     v,
-    rank: k,
+    rank: count,
     sweeps: small.sweeps,
     converged: small.converged,
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lowRankMatrix, matrixWithSingularValues, randomMatrix } from './random-matrix';
 import { symmetricEigen } from './symmetricEigen';
+import { orthogonalityError, reconstructionError } from './testing/svdChecks';
 import { rankTolerance, svdGramJacobi, svdJacobi, type SvdOptions, type SvdResult } from './svd';
 
 // Float64 Jacobi is backward stable: errors are a small multiple of
@@ -13,34 +14,6 @@ function frobenius(a: ArrayLike<number>): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += a[i]! ** 2;
   return Math.sqrt(sum);
-}
-
-/** ‖U Σ Vᵀ − A‖_F / max(‖A‖_F, tiny). */
-function reconstructionError(a: ArrayLike<number>, svd: SvdResult): number {
-  const { rows, cols, r, u, v, singularValues } = svd;
-  let err = 0;
-  for (let i = 0; i < rows; i++) {
-    for (let j = 0; j < cols; j++) {
-      let sum = 0;
-      for (let k = 0; k < r; k++) sum += u[i * r + k]! * singularValues[k]! * v[j * r + k]!;
-      err += (sum - a[i * cols + j]!) ** 2;
-    }
-  }
-  return Math.sqrt(err) / Math.max(frobenius(a), Number.MIN_VALUE);
-}
-
-/** max |XᵀX − diag(1 for k < rank, 0 after)| for X stored len×r row-major. */
-function orthogonalityError(x: Float64Array, len: number, r: number, rank: number): number {
-  let worst = 0;
-  for (let p = 0; p < r; p++) {
-    for (let q = 0; q < r; q++) {
-      let dot = 0;
-      for (let i = 0; i < len; i++) dot += x[i * r + p]! * x[i * r + q]!;
-      const expected = p === q && p < rank ? 1 : 0;
-      worst = Math.max(worst, Math.abs(dot - expected));
-    }
-  }
-  return worst;
 }
 
 function expectValidSvd(a: ArrayLike<number>, svd: SvdResult): void {

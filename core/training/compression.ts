@@ -6,7 +6,7 @@
  * reads back only what is sent. Both give, per layer, the sample core/codec
  * encodes and the statistics the dashboard shows.
  */
-import { compressLayer, realisedErrorOf, squaredNorm, type LayerMemory } from '../atomo';
+import { compressLayer, realisedStats, type LayerMemory } from '../atomo';
 import type { Compression, LayerSample, Shape } from '../atomo/types';
 import type { GradientFactors, LossAndGradient } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
@@ -72,6 +72,6 @@ export function compressOnCpu(
     const memory = memories?.[layer];
     const options = { ...compression, ...(memory === undefined ? {} : { memory }) };
     const { sample, variance } = compressLayer(compression.scheme, values, shape, options, stream(layer), factors);
-    return { sample, closedForm: variance, realised: realisedErrorOf(sample, values), gradientNormSq: squaredNorm(values) };
+    return { sample, closedForm: variance, ...realisedStats(sample, values) };
   });
 }

@@ -6,14 +6,23 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bernoulli, randomBits, type StreamId } from '../../rng';
-import { spectralDecomposition } from '../decompositions/spectral';
+import { spectralDecomposition, type SpectralRoute } from '../decompositions/spectral';
 import { estimate } from '../estimate';
 import { reconstruct } from '../reconstruct';
 import { spectralCoordinateVariance } from '../testing/coordinate-variance';
-import { factoredGradient, lowRankGradient, randomGradient, type FactoredTestGradient, type TestGradient } from '../testing/gradients';
+import {
+  convFactoredGradient,
+  factoredGradient,
+  lowRankGradient,
+  randomGradient,
+  rangeFinderGradient,
+  type FactoredTestGradient,
+  type TestGradient,
+} from '../testing/gradients';
 import { biasedCoordinates, monteCarlo } from '../testing/monte-carlo';
 import { sampleAtoms } from './atomo';
 import { atomoSvdScheme } from './atomo-svd';
+import type { LayerMemory } from './scheme';
 
 const TRIALS = 2000;
 // As in unbiased.test.ts: 5 exact standard errors per coordinate.
@@ -26,17 +35,23 @@ const ROUNDING = 1e-6;
 const streamOf = (seed: number): StreamId => ({ seed, worker: 0, round: 0, layer: 0 });
 const maxAbs = (g: Float32Array) => g.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
 
-describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number }>([
+const warm = rangeFinderGradient();
+
+describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number; memory?: LayerMemory; route?: SpectralRoute }>([
   { gradient: randomGradient(), budget: 10 }, // 32 atoms; σ₁ (from the spike) saturates
   { gradient: lowRankGradient(), budget: 1.5 }, // 3 atoms that matter + float32 noise atoms
   { gradient: factoredGradient(), budget: 2.5 }, // the factored route: 6 atoms, σ₀ saturates
-])('spectral ATOMO on the $gradient.name gradient, s = $budget', ({ gradient, budget }) => {
+  // The range finder, warm-started from last round's subspace: 12 atoms.
+  { gradient: warm.gradient, budget: 3, memory: warm.memory, route: 'range-finder' },
+  // A convolution's im2col factors from the CPU backend (batch 4 × 4 output pixels < 24 output channels): 16 atoms.
+  { gradient: convFactoredGradient(), budget: 4 },
+])('spectral ATOMO on the $gradient.name gradient, s = $budget', ({ gradient, budget, memory, route }) => {
   const { grad, shape } = gradient;
   const factors = 'factors' in gradient ? gradient.factors : undefined;
-  const decomposition = spectralDecomposition(grad, shape, factors);
+  const decomposition = spectralDecomposition(grad, shape, factors, memory === undefined ? undefined : { ...memory });
 
   it('takes the route its inputs call for', () => {
-    expect(decomposition.route).toBe(factors === undefined ? 'direct' : 'factored');
+    expect(decomposition.route).toBe(route ?? (factors === undefined ? 'direct' : 'factored'));
   });
 
   it('has orthonormal atoms in descending σ order', () => {

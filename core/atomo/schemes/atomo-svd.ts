@@ -9,7 +9,7 @@ export const atomoSvdScheme: Scheme<'atomo-svd'> = {
   name: 'atomo-svd',
   compress(grad, shape, options, stream, factors) {
     checkGradient(grad, shape);
-    const { sample, variance } = sampleAtoms(spectralDecomposition(grad, shape, factors), options.budget ?? DEFAULT_BUDGET, stream);
+    const { sample, variance } = sampleAtoms(spectralDecomposition(grad, shape, factors, options.memory), options.budget ?? DEFAULT_BUDGET, stream);
     return { sample, variance };
   },
 };

@@ -37,6 +37,8 @@ export interface LayerMemory {
   error?: Float64Array;
   /** PowerSGD's last Q (k·cols, column a at [a·cols, (a+1)·cols)), the warm start of the next power step. */
   q?: Float64Array;
+  /** Spectral ATOMO's last right singular subspace (cols × rank, column-major): the range finder's warm start (decompositions/spectral.ts). */
+  subspace?: Float64Array;
 }
 
 /**

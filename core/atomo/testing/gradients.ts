@@ -1,6 +1,11 @@
-/** The seeded test gradients (64×32, float32) the scheme tests share. */
+/** The seeded test gradients the scheme tests share (64×32 float32 unless named otherwise). */
 import type { GradientFactors } from '../../linalg/factoredSvd';
 import { lowRankMatrix, randomMatrix } from '../../linalg/random-matrix';
+import { createCpuComputations } from '../../model/cpu/backend';
+import { cnnLayout, findTensor, type CnnOptions } from '../../model/layout';
+import { randomImages, randomLabels, randomParameters } from '../../model/testing/fixtures';
+import { spectralDecomposition } from '../decompositions/spectral';
+import type { LayerMemory } from '../schemes/scheme';
 import type { Shape } from '../types';
 
 /** A named test gradient. */
@@ -56,4 +61,59 @@ export function factoredGradient(seed = 3): FactoredTestGradient {
     }
   }
   return { name: 'factored', grad, shape: TEST_SHAPE, factors: { batch: inner, input: left, delta: right } };
+}
+
+/** The small CNN whose second convolution takes the factored route at batch 4: 4 output pixels × 4 examples = 16 < 24 channels. */
+export const SMALL_CNN: CnnOptions = { input: { channels: 1, height: 10, width: 10 }, kernelSize: 3, conv1Channels: 8, conv2Channels: 24, classCount: 10 };
+
+/**
+ * A convolution's kernel gradient (24 × 72) with its im2col factors, as the
+ * CPU backend hands them over for SMALL_CNN at batch 4 (random weights and
+ * images): rank ≤ 16.
+ */
+export function convFactoredGradient(seed = 4): FactoredTestGradient {
+  const layout = cnnLayout(SMALL_CNN);
+  const batch = 4;
+  const { gradient, factors } = createCpuComputations(layout).lossAndGradient(
+    randomParameters(layout, seed),
+    randomImages(batch, layout.inputSize, seed + 1),
+    randomLabels(batch, layout.classCount, seed + 2),
+    batch,
+  );
+  const tensor = findTensor(layout, 'conv2.weight');
+  const kept = factors!.get(layout.tensors.indexOf(tensor))!;
+  return {
+    name: 'convolution (im2col factors)',
+    grad: gradient.slice(tensor.offset, tensor.offset + tensor.size),
+    shape: tensor.shape,
+    factors: { batch: kept.batch, input: kept.input.slice(), delta: kept.delta.slice() },
+  };
+}
+
+/** A gradient without factors and the layer memory of the round before it. */
+export interface WarmTestGradient {
+  readonly gradient: TestGradient;
+  readonly memory: LayerMemory;
+}
+
+/**
+ * A rank-12 96×64 gradient L·(R + 10⁻³R′) and, as last round's memory, the
+ * right singular subspace of L·R: the range finder's case (no factors, a
+ * rank well below the short side).
+ */
+export function rangeFinderGradient(seed = 5): WarmTestGradient {
+  const [rows, cols, rank] = [96, 64, 12];
+  const left = randomMatrix(rows, rank, seed);
+  const right = randomMatrix(rank, cols, seed + 1);
+  const moved = randomMatrix(rank, cols, seed + 2);
+  const product = (r: Float64Array) =>
+    Float32Array.from({ length: rows * cols }, (_, k) => {
+      let s = 0;
+      for (let p = 0; p < rank; p++) s += left[Math.floor(k / cols) * rank + p]! * r[p * cols + (k % cols)]!;
+      return s;
+    });
+  const memory: LayerMemory = {};
+  spectralDecomposition(product(right), [rows, cols], undefined, memory);
+  const grad = product(right.map((x, k) => x + 1e-3 * moved[k]!));
+  return { gradient: { name: 'warm-started range finder', grad, shape: [rows, cols] }, memory };
 }

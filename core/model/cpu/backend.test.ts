@@ -12,7 +12,8 @@
  * indexing bug (errors of order 1) cannot hide in it.
  */
 import { describe, expect, it } from 'vitest';
-import { createModelLayout, tensorView, MODEL_KINDS } from '../layout';
+import { SMALL_CNN } from '../../atomo/testing/gradients';
+import { cnnLayout, createModelLayout, findTensor, tensorView, MODEL_KINDS } from '../layout';
 import { referenceLossAndGradient } from '../reference/network';
 import { randomImages, randomLabels, randomParameters } from '../testing/fixtures';
 import { createCpuBackend } from './backend';
@@ -101,5 +102,42 @@ describe.each(MODEL_KINDS)('CPU backend (%s) matches the Float64 reference', (ki
     const params = randomParameters(layout, 5);
     await expect(backend.predict(params.subarray(1), new Float32Array(layout.inputSize), 1)).rejects.toThrow(RangeError);
     await expect(backend.predict(params, new Float32Array(layout.inputSize), 2)).rejects.toThrow(RangeError);
+  });
+});
+
+describe('CPU backend: the factors it hands to spectral compression', () => {
+  it('a convolution with few output pixels gets its im2col factors, whose product is its kernel gradient', async () => {
+    const layout = cnnLayout(SMALL_CNN);
+    const batch = 4;
+    const { gradient, factors } = await createCpuBackend(layout).lossAndGradient(
+      randomParameters(layout, 3),
+      randomImages(batch, layout.inputSize, 4),
+      randomLabels(batch, layout.classCount, 5),
+      batch,
+    );
+    const conv2 = findTensor(layout, 'conv2.weight');
+    // conv1 (8×9, 4 examples × 64 pixels) is far from it; the dense layer always has its factors.
+    expect([...factors!.keys()].map((k) => layout.tensors[k]!.name)).toEqual(['conv2.weight', 'dense.weight']);
+    const { input, delta, batch: inner } = factors!.get(layout.tensors.indexOf(conv2))!;
+    const [out, taps] = conv2.shape;
+    expect(inner).toBe(batch * 2 * 2);
+    const g = tensorView(gradient, conv2);
+    const product = Float64Array.from({ length: out * taps }, (_, k) => {
+      let s = 0;
+      for (let b = 0; b < inner; b++) s += input[b * out + Math.floor(k / taps)]! * delta[b * taps + (k % taps)]!;
+      return s;
+    });
+    expect(maxAbs(difference(product, g))).toBeLessThanOrEqual(GRADIENT_TOLERANCE * maxAbs(g));
+  });
+
+  it('LeNet at batch 32 hands over no convolution factors (batch·positions ≫ the kernel), only the dense layer’s', async () => {
+    const layout = createModelLayout('cnn');
+    const { factors } = await createCpuBackend(layout).lossAndGradient(
+      randomParameters(layout, 6),
+      randomImages(32, layout.inputSize, 7),
+      randomLabels(32, 10, 8),
+      32,
+    );
+    expect([...factors!.keys()].map((k) => layout.tensors[k]!.name)).toEqual(['dense.weight']);
   });
 });

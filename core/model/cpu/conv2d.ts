@@ -60,3 +60,34 @@ export function conv2dBackward(
     col2im(layer, dCol, dx, n * layer.inputSize);
   }
 }
+
+/**
+ * The im2col factors of the kernel gradient, dK = Σ_n dy_n·col_nᵀ = Lᵀ·R
+ * (docs/design.md, "Decompositions"): one row per (example n, output pixel
+ * q), row n·pixels + q of L (B·pixels × out) holding dy_n[·, q] and of R
+ * (B·pixels × taps) holding col_n[·, q]. Written into `left` and `right`;
+ * `col` is scratch of columnSize(layer).
+ */
+export function convFactors(
+  layer: Conv2dLayer,
+  x: Float32Array,
+  dy: Float32Array,
+  batch: number,
+  col: Float32Array,
+  left: Float32Array,
+  right: Float32Array,
+): void {
+  const { output, weight } = layer;
+  const taps = weight.shape[1];
+  const out = output.channels;
+  const pixels = output.height * output.width;
+  for (let n = 0; n < batch; n++) {
+    const dyOffset = n * layer.outputSize;
+    im2col(layer, x, n * layer.inputSize, col);
+    for (let q = 0; q < pixels; q++) {
+      const row = n * pixels + q;
+      for (let o = 0; o < out; o++) left[row * out + o] = dy[dyOffset + o * pixels + q]!;
+      for (let r = 0; r < taps; r++) right[row * taps + r] = col[r * pixels + q]!;
+    }
+  }
+}
