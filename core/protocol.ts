@@ -11,6 +11,7 @@
  * array of numbers. A browser receives them as ArrayBuffer, Node as Buffer
  * (a Uint8Array); `asBytes` reads either.
  */
+import type { Decomposition } from './atomo/types';
 import type { WireTraffic } from './traffic/frames';
 
 export type { WireTraffic } from './traffic/frames';
@@ -124,7 +125,10 @@ export interface RunSummary {
 
 // ── Metrics ─────────────────────────────────────────────────────────────────
 
-/** Estimator variance of one layer in one round, mean over the contributing workers. */
+/** How the layers of a round were sent: a decomposition (core/atomo/types.ts), dense float32, or neither (QSGD, TernGrad, PowerSGD). */
+export type LayerSentAs = Decomposition | 'dense';
+
+/** Estimator variance of one layer in one round, mean over the contributing workers, and how the layer travelled. */
 export interface LayerVariance {
   /** Closed form E‖ĝ − g‖² = Σ λᵢ²(1/pᵢ − 1). */
   readonly closedForm: number;
@@ -132,6 +136,16 @@ export interface LayerVariance {
   readonly realised: number;
   /** ‖g‖², the denominator of the relative variances. */
   readonly gradientNormSq: number;
+  /**
+   * Mean of the indicator ‖G‖_*·√(m+n)/‖g‖₁ over the workers that measured
+   * it this round (LayerStats.indicator), null when none did. Absent in
+   * rounds recorded before it existed.
+   */
+  readonly indicator?: number | null;
+  /** Mean encoded bytes of this layer per contributing worker, as received (absent in older records). */
+  readonly bytes?: number;
+  /** How many contributors sent this layer in each decomposition, or dense (ATOMO runs; absent in older records). */
+  readonly sentAs?: Partial<Record<LayerSentAs, number>>;
 }
 
 /** One worker's part of a round. */
@@ -258,6 +272,14 @@ export interface LayerStats {
   readonly closedForm: number;
   readonly realised: number;
   readonly gradientNormSq: number;
+  /**
+   * ‖G‖_*·√(rows + cols)/‖g‖₁ of this layer's gradient (docs/design.md,
+   * "Which atoms suit a layer"), when the worker measured it this round
+   * (every round where its compression took an SVD, else every
+   * INDICATOR_EVERY rounds); the server refuses one outside the range any
+   * gradient's lies in.
+   */
+  readonly indicator?: number;
 }
 
 /** gradient:submit: one encoded layer per model layer, in layout order, for model `version`. */

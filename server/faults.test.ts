@@ -96,6 +96,13 @@ const FAULTS: Record<string, Fault> = {
       await expectRefusal(w, garbage, 'bad-message');
     }
     await expectRefusal(w, { ...honest, layerStats: honest.layerStats.slice(1) }, 'bad-stats');
+    // The indicator of layer 2 (dense2.weight, 128×10) must be a number in [√(138/1280), √138] ≈ [0.33, 11.7].
+    const withIndicator = (indicator: unknown) => ({ ...honest, layerStats: honest.layerStats.map((s, l) => (l === 2 ? { ...s, indicator } : s)) });
+    await expectRefusal(w, withIndicator('0.5'), 'bad-message');
+    await expectRefusal(w, withIndicator(-1), 'bad-message');
+    await expectRefusal(w, withIndicator(Number.POSITIVE_INFINITY), 'bad-message');
+    await expectRefusal(w, withIndicator(12), 'bad-stats');
+    await expectRefusal(w, withIndicator(0.3), 'bad-stats');
   },
   'a message above maxHttpBufferSize, from another socket': async (_w, _r, _h, { server }) => {
     const intruder = await connectClient(server.url);

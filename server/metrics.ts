@@ -3,7 +3,7 @@
  * run's history, streamed to dashboards and exported as JSON or CSV.
  */
 import { NO_TRAFFIC, downlinkBytes, totalBytes, uplinkBytes, type WireTraffic } from '../core/traffic/frames';
-import type { LayerVariance, ModelVersion, RoundDurations, RoundMetrics, RunId, WorkerRoundMetrics } from '../core/protocol';
+import type { LayerSentAs, LayerVariance, ModelVersion, RoundDurations, RoundMetrics, RunId, WorkerRoundMetrics } from '../core/protocol';
 import type { Evaluation } from './model';
 import type { OpenRound } from './round';
 
@@ -33,14 +33,33 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
     let closedForm = 0;
     let realised = 0;
     let gradientNormSq = 0;
+    let indicatorSum = 0;
+    let indicators = 0;
+    let bytes = 0;
+    const sentAs: Partial<Record<LayerSentAs, number>> = {};
     for (const workerId of contributors) {
-      const stats = round.contributions.get(workerId)!.layerStats[layer]!;
+      const contribution = round.contributions.get(workerId)!;
+      const stats = contribution.layerStats[layer]!;
       closedForm += stats.closedForm;
       realised += stats.realised;
       gradientNormSq += stats.gradientNormSq;
+      if (stats.indicator !== undefined) {
+        indicatorSum += stats.indicator;
+        indicators++;
+      }
+      bytes += contribution.layerBytes?.[layer] ?? 0;
+      const kind = contribution.sentAs?.[layer];
+      if (kind !== undefined && kind !== null) sentAs[kind] = (sentAs[kind] ?? 0) + 1;
     }
     const n = contributors.length;
-    layers.push({ closedForm: closedForm / n, realised: realised / n, gradientNormSq: gradientNormSq / n });
+    layers.push({
+      closedForm: closedForm / n,
+      realised: realised / n,
+      gradientNormSq: gradientNormSq / n,
+      indicator: indicators > 0 ? indicatorSum / indicators : null,
+      bytes: bytes / n,
+      sentAs,
+    });
   }
   let bytesDown = 0;
   for (const bytes of round.bytesDown.values()) bytesDown += bytes;
@@ -72,7 +91,7 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
   };
 }
 
-/** Columns of the CSV export: one row per round; per-layer variances as layerN_* columns. */
+/** Columns of the CSV export: one row per round; per-layer variances, indicator and bytes as layerN_* columns. */
 export function historyToCsv(history: readonly RoundMetrics[]): string {
   const layerCount = history.reduce((most, m) => Math.max(most, m.layers.length), 0);
   const header = [
@@ -101,7 +120,7 @@ export function historyToCsv(history: readonly RoundMetrics[]): string {
     'evalMs',
   ];
   for (let layer = 0; layer < layerCount; layer++) {
-    header.push(`layer${layer}_closedForm`, `layer${layer}_realised`, `layer${layer}_gradientNormSq`);
+    header.push(`layer${layer}_closedForm`, `layer${layer}_realised`, `layer${layer}_gradientNormSq`, `layer${layer}_indicator`, `layer${layer}_bytes`);
   }
   const rows = history.map((m) => {
     // Rounds checkpointed before frames were counted have no traffic.
@@ -134,7 +153,7 @@ export function historyToCsv(history: readonly RoundMetrics[]): string {
     ];
     for (let layer = 0; layer < layerCount; layer++) {
       const v = m.layers[layer];
-      cells.push(v?.closedForm ?? null, v?.realised ?? null, v?.gradientNormSq ?? null);
+      cells.push(v?.closedForm ?? null, v?.realised ?? null, v?.gradientNormSq ?? null, v?.indicator ?? null, v?.bytes ?? null);
     }
     return cells.map((cell) => (cell === null ? '' : String(cell))).join(',');
   });

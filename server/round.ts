@@ -2,7 +2,7 @@
  * One synchronous round (docs/design.md, "The round"): who was asked, what came back, and
  * when it may close. Pure bookkeeping: no sockets, no timers.
  */
-import type { LayerStats, ModelVersion, QuorumRule, WorkerId } from '../core/protocol';
+import type { LayerSentAs, LayerStats, ModelVersion, QuorumRule, WorkerId } from '../core/protocol';
 
 /** One accepted gradient: the decoded unbiased estimate of each layer plus what the worker reported. */
 export interface Contribution {
@@ -12,6 +12,9 @@ export interface Contribution {
   readonly layerStats: readonly LayerStats[];
   readonly bytesUp: number;
   readonly computeMs: number;
+  /** Each layer's bytes as received, and how it was sent (server/validation.ts decodeGradient); absent in tests that build contributions by hand. */
+  readonly layerBytes?: readonly number[];
+  readonly sentAs?: readonly (LayerSentAs | null)[];
 }
 
 /** The state of the round that trains model `version`. */

@@ -443,7 +443,15 @@ export class Run {
     this.#record(
       round,
       workerId,
-      { estimates: decoded.estimates, loss: submission.loss, layerStats: submission.layerStats, bytesUp: decoded.bytes, computeMs: submission.computeMs },
+      {
+        estimates: decoded.estimates,
+        loss: submission.loss,
+        layerStats: submission.layerStats,
+        bytesUp: decoded.bytes,
+        computeMs: submission.computeMs,
+        layerBytes: decoded.layerBytes,
+        sentAs: decoded.sentAs,
+      },
       now,
       now - started,
     );

@@ -5,7 +5,7 @@ import { decodeCheckpoint, encodeCheckpoint } from './checkpoint';
 import { ProtocolFault } from './fault';
 import { maxLayerBytes } from '../core/codec';
 import { computeMaxMessageBytes } from './limits';
-import { historyToCsv } from './metrics';
+import { buildRoundMetrics, historyToCsv } from './metrics';
 import { createRateLimiter } from './rateLimit';
 import { OpenRound } from './round';
 import { createModelLayout } from '../core/model/layout';
@@ -127,7 +127,7 @@ describe('metrics export', () => {
       durations: { totalMs: 12, collectMs: 8, decodeMs: 2, updateMs: 1, evalMs: 1 },
     });
     const csv = historyToCsv([
-      round(0, [{ closedForm: 0.5, realised: 0.25, gradientNormSq: 4 }], null),
+      round(0, [{ closedForm: 0.5, realised: 0.25, gradientNormSq: 4, indicator: 0.75, bytes: 120 }], null),
       round(
         1,
         [
@@ -144,13 +144,17 @@ describe('metrics export', () => {
       .map((line) => line.split(','));
     expect(rows).toHaveLength(2);
     // Columns for the most layers any round has; a round with fewer leaves its cells empty.
-    expect(header!.slice(-6)).toEqual([
+    expect(header!.slice(-10)).toEqual([
       'layer0_closedForm',
       'layer0_realised',
       'layer0_gradientNormSq',
+      'layer0_indicator',
+      'layer0_bytes',
       'layer1_closedForm',
       'layer1_realised',
       'layer1_gradientNormSq',
+      'layer1_indicator',
+      'layer1_bytes',
     ]);
     for (const row of rows) expect(row).toHaveLength(header!.length);
     const cell = (row: number, column: string): string => rows[row]![header!.indexOf(column)]!;
@@ -163,6 +167,36 @@ describe('metrics export', () => {
     expect(cell(0, 'cumulativeWireTotal')).toBe('300');
     expect(cell(0, 'layer1_closedForm')).toBe('');
     expect(cell(1, 'layer1_realised')).toBe('2');
+    // The indicator and bytes, where the round has them; older records without them leave the cells empty.
+    expect(cell(0, 'layer0_indicator')).toBe('0.75');
+    expect(cell(0, 'layer0_bytes')).toBe('120');
+    expect(cell(1, 'layer0_indicator')).toBe('');
+  });
+});
+
+describe('round metrics per layer', () => {
+  it('average the indicator over the workers that measured it, the bytes over all, and count how each layer travelled', () => {
+    const ids = [1, 2, 3].map(asWorkerId);
+    const round = new OpenRound(asModelVersion(4), ids, 100, 0, 1000, { fraction: 1, minimum: 1 });
+    const stats = (indicator?: number) => ({ closedForm: 1, realised: 2, gradientNormSq: 3, ...(indicator === undefined ? {} : { indicator }) });
+    const contribution = (indicators: (number | undefined)[], layerBytes: number[], sentAs: ('spectral' | 'entry' | 'dense' | null)[]) => ({
+      estimates: [],
+      loss: 1,
+      layerStats: indicators.map(stats),
+      bytesUp: 1,
+      computeMs: 1,
+      layerBytes,
+      sentAs,
+    });
+    round.add(ids[0]!, contribution([0.5, undefined], [100, 10], ['spectral', 'dense']), 1);
+    round.add(ids[1]!, contribution([0.7, undefined], [300, 10], ['entry', 'dense']), 2);
+    round.add(ids[2]!, contribution([undefined, undefined], [200, 20], ['spectral', null]), 3);
+    const outcome = { runId: asRunId('r'), closedAt: 9, layerCount: 2, evaluation: null, cumulativeBytesUp: 0, cumulativeBytesDown: 0, updateMs: 0, evalMs: 0 };
+    const traffic = { gradientUp: 0, controlUp: 0, modelDown: 0, controlDown: 0 };
+    const { layers } = buildRoundMetrics(round, { ...outcome, traffic, cumulativeTraffic: traffic });
+    expect(layers[0]).toEqual({ closedForm: 1, realised: 2, gradientNormSq: 3, indicator: 0.6, bytes: 200, sentAs: { spectral: 2, entry: 1 } });
+    // Nobody measured layer 1's indicator this round: null, not 0.
+    expect(layers[1]).toMatchObject({ indicator: null, bytes: 40 / 3, sentAs: { dense: 2 } });
   });
 });
 

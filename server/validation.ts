@@ -6,6 +6,8 @@
  * naming the first thing wrong.
  */
 import { reconstruct } from '../core/atomo';
+import { indicatorRange } from '../core/atomo/indicator';
+import { sampleDecomposition } from '../core/atomo/types';
 import { CodecError, decodeLayer, maxLayerBytes } from '../core/codec';
 import type { ModelLayout } from '../core/model/layout';
 import {
@@ -16,6 +18,7 @@ import {
   type AttackWorkerRequest,
   type ConfigureRequest,
   type JoinRequest,
+  type LayerSentAs,
   type LayerStats,
   type ModelVersion,
   type MoveWorkerRequest,
@@ -45,10 +48,13 @@ export interface SubmissionEnvelope {
   readonly computeMs: number;
 }
 
-/** A decoded gradient: each layer's unbiased estimate (dense) and the bytes received. */
+/** A decoded gradient: each layer's unbiased estimate (dense), the bytes received, and per layer its bytes and how it was sent. */
 export interface DecodedGradient {
   readonly estimates: Float32Array[];
   readonly bytes: number;
+  readonly layerBytes: readonly number[];
+  /** The decomposition each layer's message carried, 'dense' for float32, null for the schemes that are not ATOMO. */
+  readonly sentAs: readonly (LayerSentAs | null)[];
 }
 
 function bad(message: string): never {
@@ -142,11 +148,13 @@ export function parseSubmission(raw: unknown): SubmissionEnvelope {
   if (!Array.isArray(statsRaw) || statsRaw.length > MAX_LAYERS) bad(`layerStats must be an array of at most ${MAX_LAYERS} entries`);
   const layerStats = statsRaw.map((entry, layer): LayerStats => {
     const s = object(entry, `layerStats[${layer}]`);
-    return {
+    const stats = {
       closedForm: finite(s['closedForm'], `layerStats[${layer}].closedForm`, 0),
       realised: finite(s['realised'], `layerStats[${layer}].realised`, 0),
       gradientNormSq: finite(s['gradientNormSq'], `layerStats[${layer}].gradientNormSq`, 0),
     };
+    // Optional: a worker measures it on some rounds only; its range is checked against the layer's shape in decodeGradient.
+    return s['indicator'] === undefined ? stats : { ...stats, indicator: finite(s['indicator'], `layerStats[${layer}].indicator`, 0) };
   });
   return {
     runId: asRunId(id(o['runId'], 'runId')),
@@ -175,6 +183,17 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
   }
   let total = 0;
   layout.tensors.forEach((tensor, layer) => {
+    const indicator = submission.layerStats[layer]!.indicator;
+    if (indicator !== undefined) {
+      // Every gradient's indicator lies in this range (core/atomo/indicator.ts); 1e-6 covers the σ a worker leaves out as float32 noise.
+      const { min, max } = indicatorRange(tensor.shape);
+      if (!(indicator >= min * (1 - 1e-6) && indicator <= max * (1 + 1e-6))) {
+        throw new ProtocolFault(
+          'bad-stats',
+          `layerStats[${layer}].indicator is ${indicator}; a ${tensor.shape[0]}×${tensor.shape[1]} gradient's lies in [${min}, ${max}]`,
+        );
+      }
+    }
     const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels, config.bucketSize ?? 0);
     const size = layers[layer]!.byteLength;
     if (size > limit) {
@@ -182,6 +201,7 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     }
     total += size;
   });
+  const sentAs: (LayerSentAs | null)[] = [];
   const estimates = layout.tensors.map((tensor, layer) => {
     let decoded;
     try {
@@ -201,6 +221,7 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     if (sample.scheme === 'qsgd' && sample.bucketSize !== (config.bucketSize ?? 0)) {
       throw new ProtocolFault('wrong-scheme', `layer ${layer} uses QSGD buckets of ${sample.bucketSize}; this run uses ${config.bucketSize ?? 0}`);
     }
+    sentAs.push(sampleDecomposition(sample));
     const estimate = reconstruct(sample);
     // Finite inputs can still overflow float32 when multiplied out (u·σ/p·vᵀ).
     for (let i = 0; i < estimate.length; i++) {
@@ -209,7 +230,7 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     }
     return estimate;
   });
-  return { estimates, bytes: total };
+  return { estimates, bytes: total, layerBytes: layers.map((l) => l.byteLength), sentAs };
 }
 
 /** run:start, run:pause, run:resume, run:reset, run:delete */

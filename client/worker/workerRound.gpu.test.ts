@@ -49,14 +49,16 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
     const weights = randomParameters(layout, 3);
     try {
       for (const scheme of SCHEME_NAMES) {
-        const compression = { scheme, budget: 3, levels: 4 };
+        // atomo-auto's knob is bytes per round for the whole model, split across its layers.
+        const compression = { scheme, budget: 3, levels: 4, ...(scheme === 'atomo-auto' ? { byteBudget: 6000 } : {}) };
         const version = 2;
         const onGpu = await createWorkerRound({ ...common, compression, backend, deviceCompressor })(weights, version);
         const cpuBackend = createCpuBackend(layout);
         const onCpu = await createWorkerRound({ ...common, compression, backend: cpuBackend })(weights, version);
-        // Dense needs no compression; Fourier ATOMO has no WGSL kernel yet and PowerSGD keeps its
-        // error feedback on the CPU: these three take the CPU path of the same round.
-        const onCpuOnly = scheme === 'none' || scheme === 'atomo-dct' || scheme === 'powersgd';
+        // Dense needs no compression; Fourier ATOMO has no WGSL kernel yet, PowerSGD keeps its error
+        // feedback on the CPU, and atomo-auto's split needs every decomposition's coefficients on the host:
+        // these take the CPU path of the same round.
+        const onCpuOnly = scheme === 'none' || scheme === 'atomo-dct' || scheme === 'powersgd' || scheme === 'atomo-auto';
         expect(onGpu.compressedOn, scheme).toBe(onCpuOnly ? 'cpu' : 'webgpu');
         near(onGpu.loss, onCpu.loss, 1e-5);
         // The CPU gradient of round v's minibatch.

@@ -15,7 +15,7 @@ describe('error feedback', () => {
     const { grad, shape } = randomGradient();
     for (const scheme of SCHEME_NAMES.filter((s) => s !== 'powersgd')) {
       const memory: LayerMemory = {};
-      const options = { budget: 64, levels: 2, memory };
+      const options = { budget: 64, levels: 2, byteBudget: 400, memory };
       const direct = SCHEMES[scheme].compress(grad, shape, options, streamOf(0));
       const through = compressLayer(scheme, grad, shape, options, streamOf(0));
       expect(reconstruct(through.sample)).toEqual(reconstruct(direct.sample));

@@ -9,8 +9,8 @@ import type { GradientFactors } from '../linalg/factoredSvd';
 import type { StreamId } from '../rng';
 import { checkGradient } from './gradient';
 import { reconstruct } from './reconstruct';
-import { SCHEMES, type CompressedLayer, type SchemeOptions } from './schemes';
-import { isBiased, type SchemeName, type Shape } from './types';
+import { SCHEMES, type CompressedLayer, type LayerMemory, type SchemeOptions } from './schemes';
+import { isBiased, type LayerSample, type SchemeName, type Shape } from './types';
 import { realisedError } from './variance';
 
 /**
@@ -35,13 +35,24 @@ export function compressLayer(
   }
   // M = g + e is not the product of g's factors, so a factored route does not apply here.
   checkGradient(grad, shape);
+  const corrected = correctedGradient(grad, memory);
+  const { sample } = SCHEMES[scheme].compress(Float32Array.from(corrected), shape, options, stream);
+  return { sample, variance: rememberError(memory, corrected, sample, grad) };
+}
+
+/** M = g + e, the gradient error feedback compresses (e = 0 before the first round). */
+export function correctedGradient(grad: Float32Array, memory: LayerMemory): Float64Array {
   const error = memory.error?.length === grad.length ? memory.error : undefined;
   const corrected = Float64Array.from(grad);
   if (error) for (let i = 0; i < corrected.length; i++) corrected[i] = corrected[i]! + error[i]!;
-  const { sample } = SCHEMES[scheme].compress(Float32Array.from(corrected), shape, options, stream);
+  return corrected;
+}
+
+/** Keeps e ← M − ĝ for the next round and returns ‖ĝ − g‖², the realised error against this round's own gradient. */
+export function rememberError(memory: LayerMemory, corrected: Float64Array, sample: LayerSample, grad: Float32Array): number {
   const estimate = reconstruct(sample);
   const next = new Float64Array(corrected.length);
   for (let i = 0; i < next.length; i++) next[i] = corrected[i]! - estimate[i]!;
   memory.error = next;
-  return { sample, variance: realisedError(estimate, grad) };
+  return realisedError(estimate, grad);
 }

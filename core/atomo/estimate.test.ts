@@ -16,7 +16,7 @@ describe('estimate', () => {
   for (const scheme of SCHEME_NAMES) {
     it(`${scheme}: is compress → encode → decode → reconstruct on stream {seed, 0, 0, 0}`, () => {
       for (const seed of [0, 9, 123456789]) {
-        const options = { budget: 40, levels: 3 };
+        const options = { budget: 40, levels: 3, byteBudget: 300 };
         const { sample, variance } = SCHEMES[scheme].compress(grad, shape, options, streamOf(seed));
         const result = estimate(scheme, grad, shape, { ...options, seed });
         // The codec carries float32 exactly, so the decoded estimate is bit-identical.

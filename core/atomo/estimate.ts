@@ -8,7 +8,7 @@ import { reconstruct } from './reconstruct';
 import { SCHEMES } from './schemes';
 import type { SchemeName, Shape } from './types';
 
-/** Options of estimate(); unset knobs take DEFAULT_BUDGET (2) and DEFAULT_LEVELS (1). */
+/** Options of estimate(); unset knobs take DEFAULT_BUDGET (2) and DEFAULT_LEVELS (1); atomo-auto needs byteBudget. */
 export interface EstimateOptions {
   /** ATOMO budget s (atomo-entry, atomo-svd). */
   readonly budget?: number;
@@ -16,6 +16,8 @@ export interface EstimateOptions {
   readonly levels?: number;
   /** QSGD bucket size d (0 or unset: one bucket). */
   readonly bucketSize?: number;
+  /** atomo-auto: the layer's expected bytes, header included. */
+  readonly byteBudget?: number;
   /** Run seed; the draws come from stream {seed, worker 0, round 0, layer 0}. */
   readonly seed: number;
 }
@@ -34,6 +36,7 @@ export function estimate(scheme: SchemeName, grad: Float32Array, shape: Shape, o
     ...(opts.budget === undefined ? {} : { budget: opts.budget }),
     ...(opts.levels === undefined ? {} : { levels: opts.levels }),
     ...(opts.bucketSize === undefined ? {} : { bucketSize: opts.bucketSize }),
+    ...(opts.byteBudget === undefined ? {} : { byteBudget: opts.byteBudget }),
   };
   const { sample, variance } = SCHEMES[scheme].compress(grad, shape, options, stream);
   const bytes = encodeLayer(sample, stream.layer);

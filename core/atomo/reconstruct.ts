@@ -23,6 +23,8 @@ export function reconstruct(sample: LayerSample): Float32Array {
       return reconstructDct(sample);
     case 'powersgd':
       return reconstructPowerSgd(sample);
+    case 'atomo-auto':
+      return reconstruct(sample.atoms);
   }
 }
 
@@ -79,6 +81,7 @@ export interface RealisedStats {
  * per round otherwise).
  */
 export function realisedStats(sample: LayerSample, grad: Float32Array): RealisedStats {
+  if (sample.scheme === 'atomo-auto') return realisedStats(sample.atoms, grad);
   const products = outerProducts(sample);
   if (products === null) return { realised: realisedError(reconstruct(sample), grad), gradientNormSq: squaredNorm(grad) };
   const [rows, cols] = sample.shape;

@@ -5,9 +5,9 @@
  */
 
 /** The compression schemes. `none` is the uncompressed float32 baseline. */
-export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad' | 'atomo-dct' | 'powersgd';
+export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad' | 'atomo-dct' | 'powersgd' | 'atomo-auto';
 
-export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd'];
+export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd', 'atomo-auto'];
 
 /**
  * Biased by design: PowerSGD (a deterministic low-rank projection with
@@ -18,13 +18,27 @@ export function isBiased(scheme: SchemeName, errorFeedback: boolean): boolean {
   return scheme === 'powersgd' || (errorFeedback && scheme !== 'none');
 }
 
-/** The ATOMO schemes, whose knob is the budget s (the expected number of atoms sent per layer). */
+/** The ATOMO schemes of one decomposition, whose knob is the budget s (the expected number of atoms sent per layer). */
 export type AtomoSchemeName = 'atomo-entry' | 'atomo-svd' | 'atomo-dct';
 
 /** True for the schemes that take a budget s. */
 export function isAtomoScheme(scheme: SchemeName): scheme is AtomoSchemeName {
   return scheme === 'atomo-entry' || scheme === 'atomo-svd' || scheme === 'atomo-dct';
 }
+
+/**
+ * True for the schemes a run may give a byte budget for the whole model
+ * (Compression.byteBudget): the ATOMO schemes, and atomo-auto, which needs one.
+ */
+export function takesByteBudget(scheme: SchemeName): boolean {
+  return isAtomoScheme(scheme) || scheme === 'atomo-auto';
+}
+
+/** The atom families of ATOMO (docs/design.md, "Decompositions"): entries, rank-one SVD atoms, DCT atoms. */
+export type Decomposition = 'entry' | 'spectral' | 'dct';
+
+/** Every decomposition, in the order atomo-auto considers them (its ties go to the first). */
+export const DECOMPOSITIONS: readonly Decomposition[] = ['entry', 'spectral', 'dct'];
 
 /** The compression of a run: its scheme and that scheme's knob (each scheme reads only its own). */
 export interface Compression {
@@ -37,6 +51,12 @@ export interface Compression {
   readonly errorFeedback?: boolean | undefined;
   /** QSGD bucket size d: one norm per d consecutive entries (512 in the QSGD paper); 0 or absent: one bucket per layer. */
   readonly bucketSize?: number;
+  /**
+   * Expected bytes of one worker's gradient per round, all layers with their
+   * headers (takesByteBudget schemes; atomo-auto needs it): the worker splits
+   * it across layers (core/atomo/byteBudget.ts) and `budget` is not used.
+   */
+  readonly byteBudget?: number | undefined;
 }
 
 /** Shape of a layer gradient viewed as a matrix. */
@@ -122,5 +142,37 @@ export interface TernGradSample {
   readonly ternary: Int8Array; // −1, 0 or +1 per entry
 }
 
+/** A sample of one decomposition's atoms (what atomo-auto carries). */
+export type AtomSample = EntrySample | SpectralSample | DctSample;
+
+/**
+ * ATOMO with the decomposition chosen per layer and round (atomo-auto): the
+ * atoms of the one chosen, whose sample says which (atoms.scheme).
+ * atoms.shape is the layer's shape.
+ */
+export interface AutoSample {
+  readonly scheme: 'atomo-auto';
+  readonly shape: Shape;
+  readonly atoms: AtomSample;
+}
+
 /** What a worker sends for one layer, before encoding. */
-export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample | PowerSgdSample;
+export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample | PowerSgdSample | AutoSample;
+
+/** The decomposition a sample's atoms belong to; 'dense' for float32 values; null for the schemes that are not ATOMO (QSGD, TernGrad, PowerSGD). */
+export function sampleDecomposition(sample: LayerSample): Decomposition | 'dense' | null {
+  switch (sample.scheme) {
+    case 'none':
+      return 'dense';
+    case 'atomo-entry':
+      return 'entry';
+    case 'atomo-svd':
+      return 'spectral';
+    case 'atomo-dct':
+      return 'dct';
+    case 'atomo-auto':
+      return sampleDecomposition(sample.atoms);
+    default:
+      return null;
+  }
+}

@@ -4,7 +4,8 @@
  * the target; QSGD matches it with 1 level (sign + 1 level bit) and a norm per
  * bucket of 512 entries (+1/16 bit an entry, as in the QSGD paper), and the
  * ATOMO budgets and PowerSGD's rank are solved for it from core/codec/sizes.ts's
- * expected bytes. Float32 stays unmatched: it is the reference.
+ * expected bytes; atomo-auto takes the target as its byte budget. Float32
+ * stays unmatched: it is the reference.
  */
 import type { AtomoSchemeName, Compression, SchemeName } from '../atomo/types';
 import type { ModelLayout } from '../model/layout';
@@ -44,6 +45,9 @@ export function matchedCompressions(layout: ModelLayout, batchSize: number, sche
         return { scheme, budget: Math.max(1, Math.round(solveBudget(layout, scheme, target, batchSize))), levels: 1 };
       case 'qsgd':
         return { scheme, budget: 0, levels: 1, bucketSize: MATCHED_QSGD_BUCKET };
+      case 'atomo-auto':
+        // Its knob is the bytes themselves: the target, split across layers by the worker (core/atomo/byteBudget.ts).
+        return { scheme, budget: 0, levels: 1, byteBudget: Math.round(target) };
       default:
         return { scheme, budget: 0, levels: 1 };
     }

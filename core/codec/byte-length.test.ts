@@ -56,6 +56,9 @@ function documentedLength(sample: LayerSample): number {
       return 12 + 4 + Math.ceil((m * n) / 4);
     case 'powersgd':
       return 12 + 4 + 4 * sample.rank * (m + n);
+    case 'atomo-auto':
+      // One byte naming the decomposition, then its own body.
+      return 1 + documentedLength(sample.atoms);
   }
 }
 

@@ -30,7 +30,8 @@ export type CodecErrorCode =
   | 'bad-bucket' // qsgd bucket size not an integer in 0..2³⁰
   | 'level-out-of-range' // qsgd level above s
   | 'bad-value' // terngrad code 11, ternary not in {−1,0,1}, sign flag not 0/1; atomo-entry code 11 or a non-canonical τ
-  | 'nonzero-padding'; // bits after the last packed entry are not zero
+  | 'nonzero-padding' // bits after the last packed entry are not zero
+  | 'bad-decomposition'; // atomo-auto atoms of no decomposition (id not 1, 2 or 5)
 
 /** Thrown by encodeLayer, decodeLayer and encodedByteLength; nothing else escapes them. */
 export class CodecError extends Error {

@@ -98,6 +98,7 @@ describe('fuzz', () => {
       'level-out-of-range',
       'bad-value',
       'nonzero-padding',
+      'bad-decomposition',
     ];
     for (const code of reached) expect(outcomes.get(code) ?? 0, `fuzz never produced ${code}`).toBeGreaterThan(0);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LayerSample } from '../atomo/types';
+import type { AtomSample, LayerSample } from '../atomo/types';
 import { decodeLayer, encodeLayer } from './index';
 import { sampleBits } from './testing/random-samples';
 
@@ -9,6 +9,9 @@ function hex(text: string): Uint8Array {
   const digits = text.replace(/\s+/g, '');
   return Uint8Array.from({ length: digits.length / 2 }, (_, i) => parseInt(digits.slice(2 * i, 2 * i + 2), 16));
 }
+
+/** An atomo-auto sample carrying `atoms`. */
+const auto = (atoms: AtomSample): LayerSample => ({ scheme: 'atomo-auto', shape: atoms.shape, atoms });
 
 const cases: [string, LayerSample, number, string][] = [
   ['none 1×2 [1.5, -2]', { scheme: 'none', shape: [1, 2], values: Float32Array.of(1.5, -2) }, 3, '02 00 0300 01000000 02000000   0000c03f 000000c0'],
@@ -96,6 +99,27 @@ const cases: [string, LayerSample, number, string][] = [
     1,
     // rank, then P̂'s column, then Q's column
     '02 06 0100 02000000 03000000   01000000 0000803f 00000000 0000003f 000000c0 00000000',
+  ],
+  [
+    'atomo-auto 2×3 carrying entries [1, 5]',
+    auto({ scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(1, 5), values: Float32Array.of(0.5, -2) }),
+    3,
+    // decomposition 01 (atomo-entry), then the atomo-entry body of the golden case above
+    '02 07 0300 02000000 03000000   01   02000000 01 03 0000003f 08 000000c0',
+  ],
+  [
+    'atomo-auto 2×2 carrying one spectral atom',
+    auto({ scheme: 'atomo-svd', shape: [2, 2], count: 1, u: Float32Array.of(1, 0), v: Float32Array.of(0, 1), scales: Float32Array.of(3) }),
+    0,
+    // decomposition 02 (atomo-svd), then its body
+    '02 07 0000 02000000 02000000   02   01000000 0000803f 00000000 00000000 0000803f 00004040',
+  ],
+  [
+    'atomo-auto 2×3 carrying DCT coefficients [0, 4]',
+    auto({ scheme: 'atomo-dct', shape: [2, 3], indices: Uint32Array.of(0, 4), values: Float32Array.of(1, -2) }),
+    2,
+    // decomposition 05 (atomo-dct), then the atomo-dct body of the golden case above
+    '02 07 0200 02000000 03000000   05   02000000 00 03 0000803f 08 000000c0',
   ],
 ];
 

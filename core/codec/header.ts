@@ -27,9 +27,10 @@ export const SCHEME_IDS: Readonly<Record<SchemeName, number>> = {
   terngrad: 4,
   'atomo-dct': 5,
   powersgd: 6,
+  'atomo-auto': 7,
 };
 
-const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd'];
+const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd', 'atomo-auto'];
 
 /** Default cap on rows·cols for decodeLayer: 16M entries (64 MiB as float32). */
 export const DEFAULT_MAX_ELEMENTS = 16 * 1024 * 1024;

@@ -4,6 +4,7 @@
  */
 import { reconstruct } from '../atomo/reconstruct';
 import type { LayerSample } from '../atomo/types';
+import { autoCodec } from './auto';
 import { ByteReader, ByteWriter } from './cursor';
 import { denseCodec } from './dense';
 import { dctCodec, entryCodec } from './entry';
@@ -17,7 +18,7 @@ import { terngradCodec } from './terngrad';
 
 export { CodecError, type CodecErrorCode } from './errors';
 export { CODEC_VERSION, DEFAULT_MAX_ELEMENTS, HEADER_BYTES, MAX_ELEMENTS_CEILING, SCHEME_IDS, type DecodeLimits } from './header';
-export { denseBytes, expectedBytes, maxLayerBytes } from './sizes';
+export { denseBytes, expectedBytes, maxLayerBytes, MIN_LAYER_BYTE_BUDGET } from './sizes';
 
 /** A decoded layer: which layer it is and its sample. */
 export interface DecodedLayer {
@@ -62,6 +63,9 @@ export function encodeLayer(sample: LayerSample, layer: number): Uint8Array {
       break;
     case 'powersgd':
       powerSgdCodec.encodeBody(sample, writer, elements);
+      break;
+    case 'atomo-auto':
+      autoCodec.encodeBody(sample, writer, elements);
       break;
   }
   if (writer.pos !== length) {
@@ -121,6 +125,9 @@ export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): Decod
     case 'powersgd':
       sample = powerSgdCodec.decodeBody(reader, header);
       break;
+    case 'atomo-auto':
+      sample = autoCodec.decodeBody(reader, header);
+      break;
   }
   if (reader.remaining !== 0) {
     throw new CodecError('trailing-bytes', `trailing bytes: ${header.scheme} layer ${header.layer} ends at byte ${reader.pos}, input has ${bytes.length}`);
@@ -144,6 +151,8 @@ function bodyByteLength(sample: LayerSample, elements: number): number {
       return dctCodec.bodyByteLength(sample, elements);
     case 'powersgd':
       return powerSgdCodec.bodyByteLength(sample, elements);
+    case 'atomo-auto':
+      return autoCodec.bodyByteLength(sample, elements);
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SCHEME_NAMES, type LayerSample, type PowerSgdSample } from '../atomo/types';
+import { SCHEME_NAMES, type AtomSample, type LayerSample, type PowerSgdSample } from '../atomo/types';
 import { CodecError, decodeLayer, encodeLayer, type CodecErrorCode, type DecodeLimits } from './index';
 
 /** Runs `action` and checks it throws a CodecError with `code` and a message matching `message`. */
@@ -79,6 +79,8 @@ const ALL_SCHEMES: [string, LayerSample][] = [
   ['terngrad', terngrad(5)],
   ['atomo-dct', dct([1, 2, 18])],
   ['powersgd', powersgd(3, 4, 2)],
+  ['atomo-auto', { scheme: 'atomo-auto', shape: [4, 5], atoms: entry([0, 7, 19]) as AtomSample }],
+  ['atomo-auto', { scheme: 'atomo-auto', shape: [3, 4], atoms: spectral(3, 4, 2) as AtomSample }],
 ];
 
 // Offsets of the header fields and of the first body fields.
@@ -239,6 +241,31 @@ describe('decodeLayer rejects', () => {
     );
     expectCodecError(() => encodeLayer(dct([3, 3]), 0), 'indices-unsorted', /^atomo-dct \(4×5\)/);
     expectCodecError(() => encodeLayer(dct([20]), 0), 'index-out-of-range', /^atomo-dct/);
+  });
+
+  it("bad-decomposition: atomo-auto atoms of no decomposition, and the atoms' own rules in their own words", () => {
+    const auto = (atoms: AtomSample): LayerSample => ({ scheme: 'atomo-auto', shape: atoms.shape, atoms });
+    // The byte after the header names the decomposition: 1, 2 or 5; not dense (0), QSGD (3), TernGrad (4), PowerSGD (6), itself (7).
+    for (const id of [0, 3, 4, 6, 7, 255]) {
+      rejects(
+        patched(auto(entry([0, 7]) as AtomSample), (v) => v.setUint8(BODY, id)),
+        'bad-decomposition',
+        new RegExp(`atomo-auto layer 0 .*decomposition id ${id}, expected 1 \\(atomo-entry\\), 2 \\(atomo-svd\\), 5 \\(atomo-dct\\)`),
+      );
+    }
+    // The spectral atoms' count after the tag.
+    rejects(
+      patched(auto(spectral(3, 4, 2) as AtomSample), (v) => v.setUint32(BODY + 1, 4, true)),
+      'count-out-of-range',
+      /atomo-svd layer 0 \(3×4\): 4 atoms, more than min\(rows, cols\) = 3/,
+    );
+    rejects(
+      patched(auto(dct([0, 19]) as AtomSample), (v) => v.setUint8(BODY + 6, 19)),
+      'index-out-of-range',
+      /atomo-dct layer 0 .*index 20/,
+    );
+    // Nothing after the tag.
+    rejects(encodeLayer(auto(entry([0]) as AtomSample), 0).subarray(0, BODY + 1), 'truncated');
   });
 
   it('index-out-of-range: an entry index at rows·cols', () => {
@@ -435,6 +462,15 @@ describe('encodeLayer rejects', () => {
   it('unknown-scheme: a sample with an unknown scheme name', () => {
     const bogus = { scheme: 'gzip', shape: [1, 1], values: new Float32Array(1) } as unknown as LayerSample;
     expectCodecError(() => encodeLayer(bogus, 0), 'unknown-scheme', /gzip/);
+  });
+
+  it('bad-decomposition, length-mismatch: atomo-auto atoms of another scheme or another shape', () => {
+    const bogus = { scheme: 'atomo-auto', shape: [1, 5], atoms: terngrad(5) } as unknown as LayerSample;
+    expectCodecError(() => encodeLayer(bogus, 0), 'bad-decomposition', /atomo-auto \(1×5\): atoms of "terngrad"/);
+    const missing = { scheme: 'atomo-auto', shape: [1, 5] } as unknown as LayerSample;
+    expectCodecError(() => encodeLayer(missing, 0), 'bad-decomposition', /atoms of undefined/);
+    const otherShape: LayerSample = { scheme: 'atomo-auto', shape: [5, 4], atoms: entry([0, 7]) as AtomSample };
+    expectCodecError(() => encodeLayer(otherShape, 0), 'length-mismatch', /atoms of shape 4×5, expected the layer's/);
   });
 
   it('bad-layer: layer indices outside 0..65535 or not integers', () => {

@@ -41,6 +41,66 @@ export function entryBodyBytes(count: number, gapBytes: number, own: number): nu
   return 4 + gapBytes + (count > 0 ? 4 + packedByteLength(count, 2) + 4 * own : 0);
 }
 
+/** Body of an atomo-auto layer: a u8 naming the decomposition, then that decomposition's own body. */
+export function autoBodyBytes(atomsBodyBytes: number): number {
+  return 1 + atomsBodyBytes;
+}
+
+/** The varint lengths change at these gaps: 2⁷, 2¹⁴, 2²¹, 2²⁸ (varint.ts). */
+const VARINT_STEPS = [0x80, 0x4000, 0x200000, 0x10000000] as const;
+
+/**
+ * E[Σ varint bytes of the index gaps] of an entry-wise or DCT body whose
+ * atom i (in index order) is kept independently with probability pᵢ, exactly:
+ * atom j, kept with pⱼ, writes gap j − prev − 1 (prev the last kept index
+ * before j, or −1), whose varint has 1 + Σₜ [gap ≥ t] bytes over the steps
+ * t; and gap ≥ t iff j ≥ t and none of the t atoms before j is kept,
+ * probability Πᵢ (1 − pᵢ) over that window. O(n) for each step below n.
+ */
+export function expectedGapBytes(probabilities: ArrayLike<number>): number {
+  const n = probabilities.length;
+  let total = 0;
+  for (let j = 0; j < n; j++) total += probabilities[j]!;
+  const steps = VARINT_STEPS.filter((t) => t < n);
+  if (steps.length === 0) return total;
+  // Prefix sums of p, of log(1 − p) over the atoms that may be missing, and counts of those always kept (p = 1).
+  const kept = new Float64Array(n + 1);
+  const logMissing = new Float64Array(n + 1);
+  const alwaysKept = new Uint32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    const p = probabilities[i]!;
+    kept[i + 1] = kept[i]! + p;
+    logMissing[i + 1] = logMissing[i]! + (p > 0 && p < 1 ? Math.log1p(-p) : 0);
+    alwaysKept[i + 1] = alwaysKept[i]! + (p >= 1 ? 1 : 0);
+  }
+  for (const t of steps) {
+    for (let j = t; j < n; j++) {
+      const p = probabilities[j]!;
+      // Π(1 − pᵢ) ≤ e^{−Σpᵢ}: a window expecting 40 atoms or more is never empty, to 4e-18.
+      if (p === 0 || alwaysKept[j]! - alwaysKept[j - t]! > 0 || kept[j]! - kept[j - t]! > 40) continue;
+      total += p * Math.exp(logMissing[j]! - logMissing[j - t]!);
+    }
+  }
+  return total;
+}
+
+/**
+ * E[body bytes] of an entry-wise (or DCT) layer whose `saturated` atoms are
+ * always kept (p = 1, each its own float32) and whose others are kept
+ * `unsaturated` times on average (±τ, a 2-bit code only), with `gapBytes` =
+ * expectedGapBytes: entryBodyBytes in expectation. The code bytes E⌈count/4⌉
+ * are taken as E[count]/4 + 3/8 (the rounding, about uniform) once the count
+ * is random; when no unsaturated atom is kept (probability ≈ e^{−unsaturated}),
+ * τ is one of the saturated values and that one needs no float of its own.
+ */
+export function expectedEntryBodyBytes(saturated: number, unsaturated: number, gapBytes: number): number {
+  const count = saturated + unsaturated;
+  if (count === 0) return 4;
+  const codes = unsaturated > 0 ? count / 4 + (3 / 8) * Math.min(1, unsaturated) : packedByteLength(saturated, 2);
+  const own = saturated > 0 ? saturated - Math.exp(-unsaturated) : 0;
+  return 4 + gapBytes + 4 * Math.min(1, count) + codes + 4 * own;
+}
+
 /** Body of a QSGD layer: u16 levels, u32 bucket size, an f32 norm per bucket, a (1 + b)-bit code per entry. */
 export function qsgdBodyBytes(elements: number, levels: number, bucketSize = 0): number {
   return 2 + 4 + 4 * bucketCount(elements, bucketSize) + packedByteLength(elements, 1 + levelBits(levels));
@@ -70,6 +130,11 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, 
   const [rows, cols] = shape;
   const elements = rows * cols;
   switch (scheme) {
+    case 'atomo-auto':
+      return (
+        HEADER_BYTES +
+        autoBodyBytes(Math.max(maxLayerBytes('atomo-entry', shape, levels) - HEADER_BYTES, maxLayerBytes('atomo-svd', shape, levels) - HEADER_BYTES))
+      );
     case 'none':
       return denseLayerBytes(shape);
     case 'atomo-entry':
@@ -105,6 +170,9 @@ function schemeLayerBytes(compression: Compression, shape: Shape, batchSize: num
   const [rows, cols] = shape;
   const elements = rows * cols;
   switch (compression.scheme) {
+    case 'atomo-auto':
+      // Only a byte budget for the whole model says what atomo-auto sends (expectedBytes); per layer, no more than float32.
+      return denseLayerBytes(shape);
     case 'atomo-svd':
       return HEADER_BYTES + spectralBodyBytes(Math.min(compression.budget, rows, cols, batchSize), shape);
     case 'powersgd':
@@ -119,7 +187,20 @@ function schemeLayerBytes(compression: Compression, shape: Shape, batchSize: num
   }
 }
 
-/** Expected bytes of one worker's gradient for one round of `layout` under `compression`. */
+/**
+ * Expected bytes of one worker's gradient for one round of `layout` under
+ * `compression`: its byte budget when it has one (the split across layers
+ * spends it, core/atomo/byteBudget.ts; never more than float32), else the
+ * sum of expectedLayerBytes.
+ */
 export function expectedBytes(layout: ModelLayout, compression: Compression, batchSize: number): number {
+  if (compression.byteBudget !== undefined) return Math.min(compression.byteBudget, denseBytes(layout));
   return layout.tensors.reduce((sum, tensor) => sum + expectedLayerBytes(compression, tensor.shape, batchSize), 0);
 }
+
+/**
+ * The smallest byte budget a layer can be given (core/schema's lower bound
+ * is this times the model's tensors): a header, an entry count, τ, a code
+ * byte and a gap varint of up to 5 bytes, for an expected single atom.
+ */
+export const MIN_LAYER_BYTE_BUDGET = HEADER_BYTES + 4 + 4 + 1 + 5 + 4;

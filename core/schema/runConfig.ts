@@ -10,8 +10,9 @@
  */
 import * as v from 'valibot';
 import { MAX_LEVELS } from '../atomo/schemes/scheme';
-import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../atomo/types';
-import { MODEL_KINDS } from '../model/layout';
+import { SCHEME_NAMES, isAtomoScheme, takesByteBudget, type SchemeName } from '../atomo/types';
+import { MIN_LAYER_BYTE_BUDGET, denseBytes, expectedBytes } from '../codec/sizes';
+import { MODEL_KINDS, createModelLayout, type ModelKind } from '../model/layout';
 
 /**
  * Inclusive bounds of every numeric setting (exclusive where the name says
@@ -22,6 +23,12 @@ export const RUN_CONFIG_BOUNDS = {
   nameLength: { min: 1, max: 80 },
   /** ATOMO budgets must also be > 0 (checked with the scheme). */
   budget: { min: 0, max: 1e9 },
+  /**
+   * Bytes per worker per round for the whole model; also at least
+   * MIN_LAYER_BYTE_BUDGET per tensor and at most the model in float32
+   * (byteBudgetRange, checked with the model).
+   */
+  byteBudget: { min: 1, max: 1e9 },
   levels: { min: 1, max: MAX_LEVELS },
   /** QSGD bucket size: 0 (one bucket per layer) or at least `minNonZero` entries per norm (a norm per 16 entries at most). */
   bucketSize: { min: 0, minNonZero: 16, max: 1 << 24 },
@@ -170,6 +177,13 @@ const RUN_CONFIG_ENTRIES = {
    * biased; PowerSGD always has it. Absent means off (and keeps older checkpoints valid).
    */
   errorFeedback: v.optional(v.boolean('errorFeedback must be true or false')),
+  /**
+   * Expected bytes of one worker's gradient per round, all layers with their
+   * headers: each worker splits it across layers to minimise the summed
+   * variance (core/atomo/byteBudget.ts), and `budget` is then not used.
+   * ATOMO schemes only; atomo-auto needs it. Absent: the per-layer budget.
+   */
+  byteBudget: v.optional(integer('byteBudget', B.byteBudget.min, B.byteBudget.max)),
   /** QSGD bucket size d: one norm per d entries, 0 for one per layer (absent in checkpoints written before buckets: 0). */
   bucketSize: v.optional(
     v.pipe(
@@ -227,7 +241,41 @@ export const RunConfigSchema = v.pipe(
     (config) => config.scheme !== 'powersgd' || (Number.isInteger(config.budget) && config.budget >= 1),
     'budget (the rank) must be an integer ≥ 1 for PowerSGD',
   ),
+  v.check((config) => config.scheme !== 'atomo-auto' || config.byteBudget !== undefined, 'atomo-auto needs byteBudget (bytes per round for the whole model)'),
+  v.check(
+    (config) => config.byteBudget === undefined || takesByteBudget(config.scheme),
+    'byteBudget applies to the ATOMO schemes only (atomo-entry, atomo-svd, atomo-dct, atomo-auto)',
+  ),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed || dataset.value.byteBudget === undefined) return;
+    const { min, max } = byteBudgetRange(dataset.value.model);
+    const bytes = dataset.value.byteBudget;
+    if (bytes < min || bytes > max) {
+      addIssue({
+        message: `byteBudget must be an integer in ${min}..${max} for the ${dataset.value.model} (a few bytes per layer up to the whole model in float32)`,
+      });
+    }
+  }),
 );
+
+/**
+ * The byte budgets a run of `model` may have: at least MIN_LAYER_BYTE_BUDGET
+ * per tensor, at most the gradient as float32 (there is nothing to spend
+ * more on).
+ */
+export function byteBudgetRange(model: ModelKind): { readonly min: number; readonly max: number } {
+  const layout = createModelLayout(model);
+  return { min: MIN_LAYER_BYTE_BUDGET * layout.tensors.length, max: denseBytes(layout) };
+}
+
+/**
+ * The byte budget a run of `model` gets when it switches to atomo-auto
+ * without one: what spectral ATOMO at its default s = 2 sends on average
+ * (core/codec/sizes.ts), so the switch keeps the traffic.
+ */
+export function defaultByteBudget(model: ModelKind, batchSize: number): number {
+  return Math.round(expectedBytes(createModelLayout(model), { scheme: 'atomo-svd', budget: DEFAULT_BUDGETS['atomo-svd'], levels: 1 }, batchSize));
+}
 
 /** A partial configuration, as a teacher sends it to create or configure a run (unknown fields refused). */
 export const RunConfigPatchSchema = v.partial(v.strictObject(RUN_CONFIG_ENTRIES));
@@ -257,6 +305,8 @@ export const DEFAULT_BUDGETS: Readonly<Record<SchemeName, number>> = {
   'atomo-dct': 1024,
   // PowerSGD's budget is its rank r: 2 factor pairs, as spectral ATOMO's 2 atoms.
   powersgd: 2,
+  // atomo-auto's knob is byteBudget (defaultByteBudget).
+  'atomo-auto': 0,
 };
 
 /**
@@ -347,5 +397,13 @@ export function applyRunConfigPatch(base: RunConfig, raw: unknown): RunConfig {
   const merged: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(patch)) if (value !== undefined) merged[key] = value;
   if (schemeChanged && patch.budget === undefined) merged['budget'] = DEFAULT_BUDGETS[patch.scheme];
+  const scheme = merged['scheme'] as SchemeName;
+  // A byte budget goes with the schemes that take one: a switch away drops it, a switch to atomo-auto brings the default.
+  if (schemeChanged && patch.byteBudget === undefined) {
+    if (!takesByteBudget(scheme)) delete merged['byteBudget'];
+    else if (scheme === 'atomo-auto' && merged['byteBudget'] === undefined) {
+      merged['byteBudget'] = defaultByteBudget(merged['model'] as ModelKind, merged['batchSize'] as number);
+    }
+  }
   return parseRunConfig(merged);
 }

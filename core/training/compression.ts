@@ -6,8 +6,11 @@
  * reads back only what is sent. Both give, per layer, the sample core/codec
  * encodes and the statistics the dashboard shows.
  */
-import { compressLayer, realisedStats, type LayerMemory } from '../atomo';
-import type { Compression, LayerSample, Shape } from '../atomo/types';
+import { compressLayer, realisedStats, squaredNorm, type LayerMemory } from '../atomo';
+import { compressByBytes, type ByteBudgetScheme } from '../atomo/compressByBytes';
+import { correctedGradient, rememberError } from '../atomo/errorFeedback';
+import { nuclearNorm, spectralIndicator } from '../atomo/indicator';
+import { isBiased, takesByteBudget, type Compression, type LayerSample, type Shape } from '../atomo/types';
 import type { GradientFactors, LossAndGradient } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
 import type { StreamId } from '../rng';
@@ -35,6 +38,11 @@ export interface CompressedLayerStats {
   readonly realised: number;
   /** ‖g‖². */
   readonly gradientNormSq: number;
+  /**
+   * ‖G‖_*·√(rows + cols)/‖g‖₁ of this layer's gradient (docs/design.md,
+   * "Which atoms suit a layer"), when it was measured this round.
+   */
+  readonly indicator?: number;
 }
 
 /** The randomness of layer l's atoms in a worker's round: stream {seed, worker, round, layer: l} (core/rng). */
@@ -57,21 +65,86 @@ export function layerGradients(layout: ModelLayout, { gradient, factors }: Pick<
   });
 }
 
+/** Options of compressOnCpu. */
+export interface CpuCompressionOptions {
+  /** One per tensor, kept by the caller across rounds: error feedback and PowerSGD's warm start. */
+  readonly memories?: readonly LayerMemory[] | undefined;
+  /**
+   * Measure the indicator of every layer this round, with an SVD where the
+   * scheme took none (the caller bounds how often: core/training/workerRound.ts);
+   * without it, only layers whose singular values the scheme computed anyway report one.
+   */
+  readonly measureIndicator?: boolean;
+}
+
+/** A compressed layer before its statistics: the sample, its variance, and what the compression found of g on the way (‖G‖_*, ‖ĝ − g‖²). */
+interface Compressed {
+  readonly sample: LayerSample;
+  readonly variance: number;
+  readonly nuclearNorm?: number | undefined;
+  readonly realised?: number | undefined;
+}
+
 /**
  * Compresses layers on the CPU with the core scheme: the reference every
- * device compressor matches. `memories` (one per tensor, kept by the caller
- * across rounds) carry error feedback and PowerSGD's warm start.
+ * device compressor matches. A compression with a byte budget splits it
+ * across the layers (core/atomo/compressByBytes.ts); otherwise each layer
+ * is compressed on its own (compressLayer).
  */
 export function compressOnCpu(
   layers: readonly LayerGradient[],
   compression: Compression,
   stream: LayerStreams,
-  memories?: readonly LayerMemory[],
+  options: CpuCompressionOptions = {},
 ): CompressedLayerStats[] {
+  const { memories } = options;
+  const compressed =
+    compression.byteBudget !== undefined && takesByteBudget(compression.scheme)
+      ? compressSplit(layers, compression, stream, memories)
+      : compressEach(layers, compression, stream, memories);
+  return layers.map(({ shape, values, factors }, l) => {
+    const { sample, variance, nuclearNorm: nuclear, realised } = compressed[l]!;
+    const measured = realised === undefined ? realisedStats(sample, values) : { realised, gradientNormSq: squaredNorm(values) };
+    const stats = { sample, closedForm: variance, ...measured };
+    const known = nuclear ?? (options.measureIndicator === true ? nuclearNorm(values, shape, factors) : undefined);
+    const indicator = known === undefined ? null : spectralIndicator(known, values, shape);
+    return indicator === null ? stats : { ...stats, indicator };
+  });
+}
+
+function compressEach(
+  layers: readonly LayerGradient[],
+  compression: Compression,
+  stream: LayerStreams,
+  memories: readonly LayerMemory[] | undefined,
+): Compressed[] {
+  const errorFeedback = memories !== undefined && isBiased(compression.scheme, compression.errorFeedback === true);
   return layers.map(({ layer, shape, values, factors }) => {
     const memory = memories?.[layer];
     const options = { ...compression, ...(memory === undefined ? {} : { memory }) };
-    const { sample, variance } = compressLayer(compression.scheme, values, shape, options, stream(layer), factors);
-    return { sample, closedForm: variance, ...realisedStats(sample, values) };
+    const { sample, variance, nuclearNorm: nuclear, realised } = compressLayer(compression.scheme, values, shape, options, stream(layer), factors);
+    // With error feedback the scheme saw M = g + e, whose singular values and error are not g's.
+    return errorFeedback ? { sample, variance } : { sample, variance, nuclearNorm: nuclear, realised };
+  });
+}
+
+/** The byte budget split across layers, through error feedback (M = g + e per layer) when the compression is biased. */
+function compressSplit(
+  layers: readonly LayerGradient[],
+  compression: Compression,
+  stream: LayerStreams,
+  memories: readonly LayerMemory[] | undefined,
+): Compressed[] {
+  const scheme = compression.scheme as ByteBudgetScheme;
+  const errorFeedback = memories !== undefined && isBiased(scheme, compression.errorFeedback === true);
+  const corrected = errorFeedback ? layers.map(({ layer, values }) => correctedGradient(values, memories[layer]!)) : null;
+  const inputs = layers.map(({ shape, values, factors }, l) =>
+    corrected === null ? { grad: values, shape, factors } : { grad: Float32Array.from(corrected[l]!), shape },
+  );
+  const split = compressByBytes(scheme, inputs, compression.byteBudget!, (l) => stream(layers[l]!.layer));
+  return split.map(({ sample, variance, nuclearNorm: nuclear, realised }, l) => {
+    if (corrected === null) return { sample, variance, nuclearNorm: nuclear, realised };
+    const { layer, values } = layers[l]!;
+    return { sample, variance: rememberError(memories![layer]!, corrected[l]!, sample, values) };
   });
 }

@@ -11,9 +11,12 @@ import { Dataset, MinibatchSampler } from '../data';
 import { createCpuBackend } from '../model/cpu/backend';
 import { heInitialize } from '../model/init';
 import { mlpLayout } from '../model/layout';
+import { compressByBytes } from '../atomo/compressByBytes';
 import { layerGradients } from './compression';
 import { decodeWeights, encodeWeights } from './modelCodec';
-import { createWorkerRound } from './workerRound';
+import { INDICATOR_EVERY, createWorkerRound } from './workerRound';
+import { nuclearNorm, spectralIndicator } from '../atomo/indicator';
+import type { Compression } from '../atomo/types';
 
 const layout = mlpLayout({ inputSize: 784, hiddenSize: 16, classCount: 10 });
 const count = 64;
@@ -27,7 +30,8 @@ const [batchSize, seed, worker, version] = [8, 5, 2, 3];
 describe('worker round (CPU)', () => {
   for (const scheme of SCHEME_NAMES) {
     it(`sends the ${scheme} sample of round v's gradient on the round's streams, with its statistics`, async () => {
-      const compression = { scheme, budget: 2, levels: 3 };
+      // atomo-auto needs a byte budget for the whole model, which the worker splits across its layers.
+      const compression = { scheme, budget: 2, levels: 3, ...(scheme === 'atomo-auto' ? { byteBudget: 3000 } : {}) };
       const make = () => createWorkerRound({ backend: createCpuBackend(layout), layout, compression, batchSize, seed, worker, train, shard });
       const weights = heInitialize(layout, 5);
       const result = await make()(weights, version);
@@ -41,16 +45,29 @@ describe('worker round (CPU)', () => {
       let normSq = 0;
       // Dense weights come with their factors X, Δ (spectral ATOMO decomposes those, so the bytes differ without them).
       expect(expected.factors?.size).toBe(layout.layers.filter((l) => l.type === 'dense').length);
-      for (const { layer, shape, values, factors } of layerGradients(layout, expected)) {
-        const { sample, variance } = SCHEMES[scheme].compress(values, shape, compression, { seed, worker, round: version, layer }, factors);
+      const gradients = layerGradients(layout, expected);
+      const split =
+        scheme === 'atomo-auto'
+          ? compressByBytes(
+              scheme,
+              gradients.map(({ values, shape, factors }) => ({ grad: values, shape, factors })),
+              3000,
+              (layer) => ({ seed, worker, round: version, layer }),
+            )
+          : null;
+      if (split !== null) expect(split.reduce((sum, l) => sum + l.plan.point.bytes, 0)).toBeCloseTo(3000, 0);
+      for (const { layer, shape, values, factors } of gradients) {
+        const { sample, variance } = split?.[layer] ?? SCHEMES[scheme].compress(values, shape, compression, { seed, worker, round: version, layer }, factors);
         expect(result.layers[layer]).toEqual(encodeForWire(sample, layer));
         const decoded = decodeLayer(result.layers[layer]!, { expectedLayer: layer, expectedShape: shape }).sample;
         // A layer whose scheme bytes would exceed float32 goes dense (same estimate).
-        expect(decoded.scheme).toBe(encodeLayer(sample, layer).length > encodeForWire(sample, layer).length ? 'none' : scheme);
+        expect(decoded.scheme).toBe(encodeLayer(sample, layer).length > encodeForWire(sample, layer).length ? 'none' : sample.scheme);
         const stats = result.layerStats[layer]!;
         expect(stats.closedForm).toBe(variance);
         expect(stats.gradientNormSq).toBe(squaredNorm(values));
-        expect(stats.realised).toBeCloseTo(realisedError(reconstruct(decoded), values), 12);
+        // Fourier ATOMO measures its error in coefficient space (Parseval), before ĝ is rounded to float32.
+        const realised = realisedError(reconstruct(decoded), values);
+        expect(Math.abs(stats.realised - realised)).toBeLessThanOrEqual(1e-6 * realised + 1e-12 * stats.gradientNormSq);
         if (scheme === 'none') expect(stats.realised).toBe(0);
         normSq += stats.gradientNormSq;
       }
@@ -63,6 +80,55 @@ describe('worker round (CPU)', () => {
       expect((await make()(weights, version + 1)).loss).not.toBe(result.loss);
     });
   }
+
+  it('reports each layer’s indicator every round where the compression took an SVD, else every INDICATOR_EVERY rounds', async () => {
+    const weights = heInitialize(layout, 5);
+    const roundOf = (compression: Compression) =>
+      createWorkerRound({ backend: createCpuBackend(layout), layout, compression, batchSize, seed, worker, train, shard });
+    const batch = train.batch(new MinibatchSampler(shard, batchSize, seed, worker).batch(INDICATOR_EVERY));
+    const gradients = layerGradients(layout, await createCpuBackend(layout).lossAndGradient(weights, batch.pixels, batch.labels, batchSize));
+    for (const compression of [
+      { scheme: 'atomo-svd', budget: 2, levels: 1 },
+      { scheme: 'atomo-auto', budget: 0, levels: 1, byteBudget: 3000 },
+      { scheme: 'qsgd', budget: 0, levels: 3 },
+    ] as const) {
+      const everyRound = compression.scheme !== 'qsgd';
+      for (const version of [INDICATOR_EVERY, INDICATOR_EVERY + 1]) {
+        const { layerStats } = await roundOf(compression)(weights, version);
+        const measured = everyRound || version % INDICATOR_EVERY === 0;
+        for (const { layer, shape, values, factors } of version === INDICATOR_EVERY ? gradients : []) {
+          expect(layerStats[layer]!.indicator, `${compression.scheme} layer ${layer}`).toBeCloseTo(
+            spectralIndicator(nuclearNorm(values, shape, factors), values, shape)!,
+            6,
+          );
+        }
+        expect(
+          layerStats.every((s) => (s.indicator !== undefined) === measured),
+          `${compression.scheme} v${version}`,
+        ).toBe(true);
+      }
+    }
+  });
+
+  it('splits a byte budget through error feedback: later rounds send g + e, and the bytes stay on budget', async () => {
+    const compression = { scheme: 'atomo-entry', budget: 0, levels: 1, byteBudget: 2500, errorFeedback: true } as const;
+    const make = (errorFeedback: boolean) =>
+      createWorkerRound({ backend: createCpuBackend(layout), layout, compression: { ...compression, errorFeedback }, batchSize, seed, worker, train, shard });
+    const [round, plain] = [make(true), make(false)];
+    const weights = heInitialize(layout, 5);
+    let bytes = 0;
+    for (let v = 0; v < 6; v++) {
+      const [result, without] = [await round(weights, v), await plain(weights, v)];
+      bytes += result.bytes;
+      // Round 0 has no memory yet; from then on the unsent error joins the gradient, so the messages differ.
+      if (v === 0) expect(result.layers).toEqual(without.layers);
+      else expect(result.layers).not.toEqual(without.layers);
+      // Biased: the variance reported is the realised error against this round's own gradient.
+      for (const stats of result.layerStats) expect(stats.closedForm).toBe(stats.realised);
+    }
+    // Six rounds of a budget spent in expectation: within a tenth (the draws vary round to round).
+    expect(Math.abs(bytes / 6 - 2500)).toBeLessThan(250);
+  });
 
   it('refuses weights of another model', async () => {
     const round = createWorkerRound({

@@ -39,7 +39,20 @@ export interface WorkerRoundOptions<G = unknown> {
   readonly deviceCompressor?: DeviceCompressor<G>;
   /** A millisecond clock for the timings (Date.now by default; pass performance.now where there is one). */
   readonly now?: () => number;
+  /** Measure every layer's indicator on rounds v with v mod this = 0 (INDICATOR_EVERY by default); see INDICATOR_EVERY. */
+  readonly indicatorEvery?: number;
 }
+
+/**
+ * How often a worker measures the indicator ‖G‖_*·√(m+n)/‖g‖₁ of layers
+ * whose compression took no SVD (docs/design.md, "Which atoms suit a
+ * layer"): every 5th round. Its singular values cost one factored or small
+ * SVD per layer (about 2.5 ms a round for the MLP, 2 ms for the CNN on one
+ * core, docs/benchmarks.md), a third of a float32 round's CPU time; spectral
+ * ATOMO and atomo-auto have them anyway and report every round. A round
+ * compressed on the GPU reports none.
+ */
+export const INDICATOR_EVERY = 5;
 
 /** One worker's contribution to round v. */
 export interface WorkerRoundResult {
@@ -95,6 +108,7 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
       throw new RangeError(`worker round: ${weights.length} weights, ${layout.kind} has ${layout.parameterCount}`);
     }
     const stream: LayerStreams = (layer) => ({ seed, worker, round: version, layer });
+    const measureIndicator = version % (options.indicatorEvery ?? INDICATOR_EVERY) === 0;
     const started = now();
     train.batch(sampler.batch(version, indices), batch);
     let loss: number;
@@ -111,7 +125,7 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
       const result = await backend.lossAndGradient(weights, batch.pixels, batch.labels, batchSize);
       computed = now();
       loss = result.loss;
-      compressed = compressOnCpu(layerGradients(layout, result), compression, stream, memories);
+      compressed = compressOnCpu(layerGradients(layout, result), compression, stream, { memories, measureIndicator });
     }
     const compressedAt = now();
     const layers = compressed.map(({ sample }, layer) => encodeForWire(sample, layer));
@@ -125,7 +139,9 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
       layers,
       samples: compressed.map(({ sample }) => sample),
       loss,
-      layerStats: compressed.map(({ closedForm, realised, gradientNormSq: normSq }) => ({ closedForm, realised, gradientNormSq: normSq })),
+      layerStats: compressed.map(({ closedForm, realised, gradientNormSq: normSq, indicator }) =>
+        indicator === undefined ? { closedForm, realised, gradientNormSq: normSq } : { closedForm, realised, gradientNormSq: normSq, indicator },
+      ),
       gradientNormSq,
       bytes,
       computeMs: computed - started,

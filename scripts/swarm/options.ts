@@ -20,6 +20,10 @@ export interface SwarmOptions {
   readonly levels: number;
   /** QSGD bucket size (0: one per layer). */
   readonly bucketSize: number;
+  /** Bytes per worker per round for the whole model, split across layers (ATOMO schemes; atomo-auto's default when absent: the server's). */
+  readonly byteBudget?: number;
+  /** Error feedback on an unbiased scheme (then biased). */
+  readonly errorFeedback?: boolean;
   readonly rounds: number;
   readonly seed: number;
   /** Evaluate on the held-out digits every this many rounds. */
@@ -56,6 +60,8 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
       budget: { type: 'string' },
       levels: { type: 'string' },
       bucket: { type: 'string' },
+      bytes: { type: 'string' },
+      'error-feedback': { type: 'boolean', default: false },
       rounds: { type: 'string' },
       seed: { type: 'string' },
       'eval-every': { type: 'string' },
@@ -86,6 +92,8 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     evalEvery: positiveInteger('eval-every', values['eval-every'], SWARM_DEFAULTS.evalEvery),
     backend,
     progress: !values.quiet,
+    ...(values.bytes === undefined ? {} : { byteBudget: positiveInteger('bytes', values.bytes, 0) }),
+    ...(values['error-feedback'] ? { errorFeedback: true } : {}),
     ...(values.out === undefined ? {} : { out: values.out }),
     ...(values.url === undefined ? {} : { url: values.url }),
     ...(values.token === undefined ? {} : { token: values.token }),

@@ -23,6 +23,8 @@ export function runPatch(options: SwarmOptions): RunConfigPatch {
     budget: options.budget,
     levels: options.levels,
     bucketSize: options.bucketSize,
+    ...(options.byteBudget === undefined ? {} : { byteBudget: options.byteBudget }),
+    ...(options.errorFeedback === true ? { errorFeedback: true } : {}),
     seed: options.seed,
     shards: options.workers,
     maxRounds: options.rounds,

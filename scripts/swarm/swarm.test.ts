@@ -60,6 +60,16 @@ describe('parseSwarmArgs', () => {
     expect(options.url).toBeUndefined();
   });
 
+  it('takes a byte budget and error feedback', () => {
+    expect(parseSwarmArgs(['--scheme', 'atomo-auto', '--bytes', '9000', '--error-feedback'])).toMatchObject({
+      scheme: 'atomo-auto',
+      byteBudget: 9000,
+      errorFeedback: true,
+    });
+    expect(parseSwarmArgs([]).byteBudget).toBeUndefined();
+    expect(() => parseSwarmArgs(['--bytes', '-3'])).toThrow(/--bytes/);
+  });
+
   it('takes a remote aggregator with its token and the webgpu backend', () => {
     expect(parseSwarmArgs(['--url', 'http://10.0.0.2:3000', '--token', 'T', '--backend', 'webgpu'])).toMatchObject({
       url: 'http://10.0.0.2:3000',

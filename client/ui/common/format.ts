@@ -80,7 +80,9 @@ export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & {
  * A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 3 levels, buckets of 512";
  * with error feedback on an unbiased scheme, marked biased ("…, error feedback (biased)").
  */
-export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels' | 'errorFeedback'> & { readonly bucketSize?: number }): string {
+export function describeCompression(
+  config: Pick<RunConfig, 'scheme' | 'budget' | 'levels' | 'errorFeedback'> & { readonly bucketSize?: number; readonly byteBudget?: number | undefined },
+): string {
   const described = describeScheme(config);
   // PowerSGD's own label already says it is biased and uses error feedback.
   return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd'
@@ -88,7 +90,10 @@ export function describeCompression(config: Pick<RunConfig, 'scheme' | 'budget' 
     : described;
 }
 
-function describeScheme(config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'> & { readonly bucketSize?: number }): string {
+function describeScheme(
+  config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'> & { readonly bucketSize?: number; readonly byteBudget?: number | undefined },
+): string {
+  if (config.byteBudget !== undefined) return t('scheme.withByteBudget', { scheme: schemeLabel(config.scheme), bytes: formatBytes(config.byteBudget) });
   switch (config.scheme) {
     case 'atomo-svd':
     case 'atomo-entry':

@@ -10,7 +10,7 @@ import type { ModelLayout } from '../../../core/model';
 import type { RunConfigPatch } from '../../../core/protocol';
 
 /** The order of the race's runs: with few workers, the first ones get them. */
-export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'qsgd', 'terngrad', 'atomo-entry', 'atomo-dct', 'powersgd', 'none'];
+export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'atomo-auto', 'qsgd', 'terngrad', 'atomo-entry', 'atomo-dct', 'powersgd', 'none'];
 
 /** The compression of each race run, matched to TernGrad's bytes per round (float32 unmatched; core/codec/budgets.ts). */
 export function raceCompressions(layout: ModelLayout, batchSize: number): Compression[] {
@@ -26,5 +26,6 @@ export function raceConfigs(layout: ModelLayout, shared: RunConfigPatch & { read
     budget: c.budget,
     levels: Math.max(1, c.levels),
     bucketSize: c.bucketSize ?? 0,
+    ...(c.byteBudget === undefined ? {} : { byteBudget: c.byteBudget }),
   }));
 }

@@ -9,7 +9,10 @@ export const atomoSvdScheme: Scheme<'atomo-svd'> = {
   name: 'atomo-svd',
   compress(grad, shape, options, stream, factors) {
     checkGradient(grad, shape);
-    const { sample, variance } = sampleAtoms(spectralDecomposition(grad, shape, factors, options.memory), options.budget ?? DEFAULT_BUDGET, stream);
-    return { sample, variance };
+    const decomposition = spectralDecomposition(grad, shape, factors, options.memory);
+    const { sample, variance } = sampleAtoms(decomposition, options.budget ?? DEFAULT_BUDGET, stream);
+    let nuclearNorm = 0;
+    for (const sigma of decomposition.coefficients) nuclearNorm += sigma;
+    return { sample, variance, nuclearNorm };
   },
 };

@@ -1,5 +1,6 @@
 /** The scheme registry: SchemeName → implementation. */
 import type { SchemeName } from '../types';
+import { atomoAutoScheme } from './atomo-auto';
 import { atomoDctScheme } from './atomo-dct';
 import { atomoEntryScheme } from './atomo-entry';
 import { atomoSvdScheme } from './atomo-svd';
@@ -18,6 +19,7 @@ export const SCHEMES: { readonly [K in SchemeName]: Scheme<K> } = {
   terngrad: terngradScheme,
   'atomo-dct': atomoDctScheme,
   powersgd: powerSgdScheme,
+  'atomo-auto': atomoAutoScheme,
 };
 
 export { sampleAtoms, type AtomoCompressed } from './atomo';

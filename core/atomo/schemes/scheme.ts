@@ -1,7 +1,7 @@
 /** What every compression scheme implements, and the defaults the public API uses. */
 import type { GradientFactors } from '../../linalg/factoredSvd';
 import type { StreamId } from '../../rng';
-import type { LayerSample, SchemeName, Shape } from '../types';
+import type { DenseSample, LayerSample, SchemeName, Shape } from '../types';
 
 /**
  * ATOMO budget when none is given: s = 2, two rank-one atoms per layer on
@@ -29,6 +29,8 @@ export interface SchemeOptions {
   readonly errorFeedback?: boolean | undefined;
   /** QSGD bucket size d (0 or absent: one bucket per layer). */
   readonly bucketSize?: number;
+  /** atomo-auto: this layer's expected bytes, header included (a whole model's budget is split across layers first: compressByBytes). */
+  readonly byteBudget?: number | undefined;
 }
 
 /** One worker's state for one layer, kept between rounds and updated by each compression. */
@@ -49,10 +51,14 @@ export interface LayerMemory {
 export interface CompressedLayer<S extends LayerSample = LayerSample> {
   readonly sample: S;
   readonly variance: number;
+  /** ‖G‖_* = Σσᵢ of the gradient compressed, when the scheme computed its singular values anyway (spectral ATOMO). */
+  readonly nuclearNorm?: number;
+  /** ‖ĝ − g‖² of this draw, when the scheme has it without reconstructing ĝ (Fourier ATOMO, by Parseval). */
+  readonly realised?: number;
 }
 
-/** The wire sample type of a scheme. */
-export type SampleOf<K extends SchemeName> = Extract<LayerSample, { readonly scheme: K }>;
+/** The wire sample type of a scheme; atomo-auto may also send a layer dense, when its byte budget reaches float32. */
+export type SampleOf<K extends SchemeName> = Extract<LayerSample, { readonly scheme: K }> | (K extends 'atomo-auto' ? DenseSample : never);
 
 /**
  * A compression scheme: gradient → unbiased sample, randomness only from

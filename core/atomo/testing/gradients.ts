@@ -117,3 +117,31 @@ export function rangeFinderGradient(seed = 5): WarmTestGradient {
   const grad = product(right.map((x, k) => x + 1e-3 * moved[k]!));
   return { gradient: { name: 'warm-started range finder', grad, shape: [rows, cols] }, memory };
 }
+
+/** A few large entries at seeded places (30 of 2,048) and zeros elsewhere: entries suit it, spectral and DCT atoms spread it. */
+export function sparseGradient(seed = 4): TestGradient {
+  const [rows, cols] = TEST_SHAPE;
+  const grad = new Float32Array(rows * cols);
+  const values = randomMatrix(1, 60, seed);
+  for (let k = 0; k < 30; k++) grad[Math.floor(Math.abs(values[2 * k]!) * 997 + k * 67) % grad.length] = values[2 * k + 1]! + Math.sign(values[2 * k + 1]!);
+  return { name: 'sparse', grad, shape: TEST_SHAPE };
+}
+
+/**
+ * Twelve low-frequency cosine atoms d_k d_lᵀ (k, l < 8, core/linalg/dct.ts)
+ * with seeded weights: a smooth gradient of rank up to 8 whose DCT has 12
+ * non-zero coefficients (plus float32 rounding), so DCT atoms suit it.
+ */
+export function smoothGradient(seed = 5): TestGradient {
+  const [rows, cols] = TEST_SHAPE;
+  const weights = randomMatrix(1, 36, seed);
+  const grad = new Float64Array(rows * cols);
+  const cosine = (n: number, k: number, i: number) => Math.sqrt((k === 0 ? 1 : 2) / n) * Math.cos((Math.PI * (2 * i + 1) * k) / (2 * n));
+  for (let a = 0; a < 12; a++) {
+    const k = Math.floor(Math.abs(weights[3 * a]!) * 100) % 8;
+    const l = Math.floor(Math.abs(weights[3 * a + 1]!) * 100) % 8;
+    const w = 4 * weights[3 * a + 2]!;
+    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) grad[i * cols + j]! += w * cosine(rows, k, i) * cosine(cols, l, j);
+  }
+  return { name: 'smooth', grad: Float32Array.from(grad), shape: TEST_SHAPE };
+}

@@ -4,7 +4,18 @@
  * ±0, subnormals, the largest finite float32.
  */
 import { bucketCount } from '../../atomo/schemes/qsgd';
-import type { DenseSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, SchemeName, Shape, SpectralSample, TernGradSample } from '../../atomo/types';
+import type {
+  AtomSample,
+  DenseSample,
+  EntrySample,
+  LayerSample,
+  PowerSgdSample,
+  QsgdSample,
+  SchemeName,
+  Shape,
+  SpectralSample,
+  TernGradSample,
+} from '../../atomo/types';
 import type { Rng } from '../../testing/seeded';
 
 /** An integer in lo..hi inclusive. */
@@ -119,6 +130,10 @@ export function randomSample(rng: Rng, scheme: SchemeName, shape: Shape): LayerS
       return { ...randomEntry(rng, shape), scheme: 'atomo-dct' };
     case 'powersgd':
       return randomPowerSgd(rng, shape);
+    case 'atomo-auto': {
+      const inner = (['atomo-entry', 'atomo-svd', 'atomo-dct'] as const)[randomInt(rng, 0, 2)]!;
+      return { scheme: 'atomo-auto', shape, atoms: randomSample(rng, inner, shape) as AtomSample };
+    }
   }
 }
 
@@ -130,7 +145,10 @@ export function randomSample(rng: Rng, scheme: SchemeName, shape: Shape): LayerS
 export function sampleBits(sample: LayerSample): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(sample)) {
-    out[key] = ArrayBuffer.isView(value) ? `${value.constructor.name}:${toHex(new Uint8Array(value.buffer, value.byteOffset, value.byteLength))}` : value;
+    if (ArrayBuffer.isView(value)) out[key] = `${value.constructor.name}:${toHex(new Uint8Array(value.buffer, value.byteOffset, value.byteLength))}`;
+    // atomo-auto's atoms are a sample of their own.
+    else if (key === 'atoms') out[key] = sampleBits(value as LayerSample);
+    else out[key] = value;
   }
   return out;
 }
