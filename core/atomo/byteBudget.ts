@@ -19,6 +19,14 @@ import { denseLayerBytes, expectedEntryBodyBytes, expectedGapBytes, spectralBody
 import { HEADER_BYTES } from '../codec/header';
 import type { Decomposition, Shape } from './types';
 
+/**
+ * Levels tried one by one above τ* by tauAtRate (one per atom that would no
+ * longer saturate) before the steps grow: a layer of many similar
+ * magnitudes (the DCT of a dense layer) would otherwise be scanned for
+ * thousands, 400 times per split.
+ */
+const SATURATION_SCAN = 64;
+
 /** One point of a curve: what a water level τ costs and buys. */
 export interface CurvePoint {
   /** The water level; 0 sends every non-zero atom exactly. */
@@ -39,10 +47,15 @@ export class VarianceCurve {
   readonly shape: Shape;
   /** λ in atom order (their positions set the entry-wise gaps). */
   readonly #coefficients: ArrayLike<number>;
-  /** Non-zero |λ|, descending, with prefix sums: #sum[i] = Σ_{j<i} |λ|, #sumSq[i] = Σ_{j<i} λ². */
+  /**
+   * Non-zero |λ|, descending, with tail sums #tail[i] = Σ_{j≥i} |λ| and
+   * #tailSq[i] = Σ_{j≥i} λ², summed from the smallest up so that the
+   * unsaturated atoms' sums carry no cancellation (V = τS − Q is then exact
+   * to rounding, 0 when every atom is sent).
+   */
   readonly #sorted: Float64Array;
-  readonly #sum: Float64Array;
-  readonly #sumSq: Float64Array;
+  readonly #tail: Float64Array;
+  readonly #tailSq: Float64Array;
   /** Spectral: bytes per atom; entry-wise and DCT: bytes of an atom's gap varint (refine() measures it), without its 2-bit code. */
   #perAtom: number;
   /** P(K = k) for a spectral layer's count of atoms kept, k = 0..atoms (work space of #spectralBytes). */
@@ -66,12 +79,12 @@ export class VarianceCurve {
     this.#sorted = sorted.sort().reverse();
     this.#countDistribution = new Float64Array(decomposition === 'spectral' ? nonZero + 1 : 0);
     const n = this.#sorted.length;
-    this.#sum = new Float64Array(n + 1);
-    this.#sumSq = new Float64Array(n + 1);
-    for (let i = 0; i < n; i++) {
+    this.#tail = new Float64Array(n + 1);
+    this.#tailSq = new Float64Array(n + 1);
+    for (let i = n - 1; i >= 0; i--) {
       const a = this.#sorted[i]!;
-      this.#sum[i + 1] = this.#sum[i]! + a;
-      this.#sumSq[i + 1] = this.#sumSq[i]! + a * a;
+      this.#tail[i] = this.#tail[i + 1]! + a;
+      this.#tailSq[i] = this.#tailSq[i + 1]! + a * a;
     }
     // Spectral: bytes per atom (u, v and σ/p). Entry-wise and DCT: the bytes of an atom's gap varint, measured by refine().
     this.#perAtom = decomposition === 'spectral' ? spectralBodyBytes(1, shape) - spectralBodyBytes(0, shape) : 1;
@@ -84,7 +97,7 @@ export class VarianceCurve {
 
   /** Σ|λ|: for spectral atoms the nuclear norm ‖G‖_*. */
   get l1(): number {
-    return this.#sum[this.#sorted.length]!;
+    return this.#tail[0]!;
   }
 
   /** Bytes the next expected atom costs (the rate a = dB/ds between saturations). */
@@ -106,8 +119,8 @@ export class VarianceCurve {
     }
     const k = lo;
     if (k === n) return { tau, budget: Number.POSITIVE_INFINITY, saturated: n, variance: 0, bytes: this.#bytes(n, n, tau) };
-    const rest = this.#sum[n]! - this.#sum[k]!;
-    const restSq = this.#sumSq[n]! - this.#sumSq[k]!;
+    const rest = this.#tail[k]!;
+    const restSq = this.#tailSq[k]!;
     const budget = k + rest / tau;
     return { tau, budget, saturated: k, variance: Math.max(0, tau * rest - restSq), bytes: this.#bytes(budget, k, tau) };
   }
@@ -136,21 +149,22 @@ export class VarianceCurve {
       bestTau = sparse;
       best = atSparse.variance + mu * atSparse.bytes;
     }
-    const n = this.#sorted.length;
-    const total = this.#sum[n]!;
-    const totalSq = this.#sumSq[n]!;
-    for (let k = atStar.saturated - 1; k >= 0; k--) {
-      const tau = this.#sorted[k]!;
-      const rest = total - this.#sum[k]!;
-      const restSq = totalSq - this.#sumSq[k]!;
-      // A lower bound of the cost at τ just above |λ_k| (atoms k.. unsaturated): V + μ(header + count + a·s), which only grows above τ*.
-      if (tau * rest - restSq + mu * (HEADER_BYTES + 4 + this.marginalBytes * (k + rest / tau)) >= best) break;
-      const above = tau * (1 + 1e-12);
-      const point = this.point(above);
-      const cost = point.variance + mu * point.bytes;
+    // Every level for the first SATURATION_SCAN atoms above τ*, then ever sparser (steps growing by a sixteenth each).
+    let step = 1;
+    for (let k = atStar.saturated - 1; k >= 0; k -= Math.floor(step)) {
+      if (atStar.saturated - k > SATURATION_SCAN) step *= 17 / 16;
+      // Just above |λ_k|, so that atom k is no longer saturated.
+      const tau = this.#sorted[k]! * (1 + 1e-12);
+      const rest = this.#tail[k]!;
+      const restSq = this.#tailSq[k]!;
+      const budget = k + rest / tau;
+      const variance = Math.max(0, tau * rest - restSq);
+      // A lower bound of the cost there (atoms k.. unsaturated): V + μ(header + count + a·s), which only grows above τ*.
+      if (variance + mu * (HEADER_BYTES + 4 + this.marginalBytes * budget) >= best) break;
+      const cost = variance + mu * this.#bytes(budget, k, tau);
       if (cost < best) {
         best = cost;
-        bestTau = above;
+        bestTau = tau;
       }
     }
     return bestTau;
@@ -162,8 +176,8 @@ export class VarianceCurve {
     if (n === 0 || this.point(0).bytes <= bytes) return 0;
     // Between half the smallest |λ| (everything saturated) and far above Σ|λ| (s ≈ 10⁻⁹): bytes fall as τ grows.
     let lo = Math.log(this.#sorted[n - 1]! / 2);
-    let hi = Math.log(this.#sum[n]! * 1e9);
-    for (let i = 0; i < 100; i++) {
+    let hi = Math.log(this.#tail[0]! * 1e9);
+    for (let i = 0; i < 64; i++) {
       const mid = (lo + hi) / 2;
       if (this.point(Math.exp(mid)).bytes > bytes) lo = mid;
       else hi = mid;
@@ -271,7 +285,8 @@ function fitRate(plans: (mu: number) => LayerPlan[], budget: number): { mu: numb
   if (totalBytes(atLo) <= budget) return { mu: Math.exp(lo), plans: atLo };
   let best = plans(Math.exp(hi));
   if (totalBytes(best) > budget) return { mu: Math.exp(hi), plans: best };
-  for (let i = 0; i < 120; i++) {
+  // 64 halvings of ln μ ∈ [−700, 700]: μ to 1e-16 relative, below any byte the totals can tell apart.
+  for (let i = 0; i < 64; i++) {
     const mid = (lo + hi) / 2;
     const at = plans(Math.exp(mid));
     if (totalBytes(at) > budget) lo = mid;
@@ -284,7 +299,7 @@ function fitRate(plans: (mu: number) => LayerPlan[], budget: number): { mu: numb
 }
 
 /** Times the split re-measures the gap varints of its entry-wise and DCT curves at the water levels it found. */
-const REFINEMENTS = 2;
+const REFINEMENTS = 1;
 
 /**
  * Splits `byteBudget` (expected bytes of the whole gradient, headers

@@ -14,7 +14,7 @@ import type { AtomicDecomposition } from './decompositions/decomposition';
 import { entrywiseDecomposition } from './decompositions/entrywise';
 import { spectralDecomposition } from './decompositions/spectral';
 import { checkGradient } from './gradient';
-import { sampleAtoms } from './schemes/atomo';
+import { sampleAtomsAtLevel } from './schemes/atomo';
 import { coefficientError } from './schemes/atomo-dct';
 import { DECOMPOSITIONS, type AtomSample, type AtomoSchemeName, type Decomposition, type LayerSample, type Shape } from './types';
 
@@ -85,7 +85,7 @@ export function drawPlannedLayer(planned: BytePlan, l: number, stream: StreamId)
   const nuclear = spectral === undefined ? {} : { nuclearNorm: spectral.curve.l1 };
   const chosen = planned.candidates[l]!.find((o) => o.curve === plan.curve);
   if (chosen === undefined) return { sample: { scheme: 'none', shape: layer.shape, values: layer.grad.slice() }, variance: 0, plan, ...nuclear };
-  const { sample, variance } = sampleAtoms(chosen.decomposition, plan.point.budget, stream);
+  const { sample, variance } = sampleAtomsAtLevel(chosen.decomposition, plan.point.tau, stream);
   const realised = sample.scheme === 'atomo-dct' ? { realised: coefficientError(chosen.decomposition.coefficients, sample) } : {};
   const wrapped: LayerSample = planned.scheme === 'atomo-auto' ? { scheme: 'atomo-auto', shape: layer.shape, atoms: sample } : sample;
   return { sample: wrapped, variance, plan, ...nuclear, ...realised };

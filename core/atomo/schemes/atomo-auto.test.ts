@@ -14,7 +14,7 @@ import { drawPlannedLayer, planByBytes } from '../compressByBytes';
 import { spectralDecomposition } from '../decompositions/spectral';
 import { estimate } from '../estimate';
 import { dctCoordinateVariance, entrywiseCoordinateVariance, spectralCoordinateVariance } from '../testing/coordinate-variance';
-import { lowRankGradient, smoothGradient, sparseGradient, type TestGradient } from '../testing/gradients';
+import { lowRankGradient, randomGradient, smoothGradient, sparseGradient, type TestGradient } from '../testing/gradients';
 import { biasedCoordinates, monteCarlo } from '../testing/monte-carlo';
 import { DECOMPOSITIONS, type Decomposition } from '../types';
 import { samplingProbabilities } from '../waterfilling';
@@ -106,13 +106,19 @@ describe('atomo-auto, deterministic cases', () => {
     expect(() => estimate('atomo-auto', grad, shape, { seed: 1 })).toThrow(/byte budget/);
   });
 
-  it('sends a layer dense when its bytes reach float32, and nothing but the header and a count for a zero gradient', () => {
+  it('sends a layer exactly once its bytes allow: the 30 entries of a sparse one, a dense one as float32; a zero gradient as nothing', () => {
     const { grad, shape } = sparseGradient();
     const dense = 12 + 4 * shape[0] * shape[1];
-    const result = estimate('atomo-auto', grad, shape, { byteBudget: dense, seed: 1 });
-    expect(result.variance).toBe(0);
-    expect(result.bytes).toBeLessThanOrEqual(dense);
-    expect(Array.from(result.estimate)).toEqual(Array.from(grad));
+    const sparse = estimate('atomo-auto', grad, shape, { byteBudget: dense, seed: 1 });
+    expect(sparse.variance).toBe(0);
+    // 30 saturated entries: their gaps, codes and own values, far below float32.
+    expect(sparse.bytes).toBeLessThan(200);
+    expect(Array.from(sparse.estimate)).toEqual(Array.from(grad));
+    const full = randomGradient();
+    const exact = estimate('atomo-auto', full.grad, full.shape, { byteBudget: dense, seed: 1 });
+    expect(exact.variance).toBe(0);
+    expect(exact.bytes).toBe(dense);
+    expect(Array.from(exact.estimate)).toEqual(Array.from(full.grad));
     const zero = estimate('atomo-auto', new Float32Array(12), [3, 4], { byteBudget: 40, seed: 1 });
     expect(zero.variance).toBe(0);
     expect(Array.from(zero.estimate)).toEqual(new Array(12).fill(0));

@@ -28,8 +28,27 @@ export interface AtomoCompressed<S extends LayerSample> extends CompressedLayer<
  * as the float32 rounding of the value λ/p ≈ τ that is sent.
  */
 export function sampleAtoms<S extends LayerSample>(decomposition: AtomicDecomposition<S>, budget: number, stream: StreamId): AtomoCompressed<S> {
+  return drawAtoms(decomposition, samplingProbabilities(decomposition.coefficients, budget), stream);
+}
+
+/**
+ * sampleAtoms at a water level τ already known (a split by bytes finds it,
+ * core/atomo/byteBudget.ts): pᵢ = min(1, |λᵢ|/τ), τ = 0 keeping every
+ * non-zero atom; no sort needed.
+ */
+export function sampleAtomsAtLevel<S extends LayerSample>(decomposition: AtomicDecomposition<S>, tau: number, stream: StreamId): AtomoCompressed<S> {
   const lambda = decomposition.coefficients;
-  const probabilities = samplingProbabilities(lambda, budget);
+  const probabilities = new Float64Array(lambda.length);
+  for (let i = 0; i < lambda.length; i++) {
+    const a = Math.abs(lambda[i]!);
+    probabilities[i] = a === 0 ? 0 : tau === 0 ? 1 : Math.min(1, a / tau);
+  }
+  return drawAtoms(decomposition, probabilities, stream);
+}
+
+/** Atom i kept iff bernoulli(randomBits(stream, i), pᵢ), sent as float32(λᵢ/pᵢ); the variance Σλ²(1/p − 1). */
+function drawAtoms<S extends LayerSample>(decomposition: AtomicDecomposition<S>, probabilities: Float64Array, stream: StreamId): AtomoCompressed<S> {
+  const lambda = decomposition.coefficients;
   const kept: number[] = [];
   const scales: number[] = [];
   for (let i = 0; i < lambda.length; i++) {
