@@ -5,8 +5,11 @@
  * header and binary attachments (model layers, partial sums) as separate
  * stream fields, never base64. Messages from one sender to one stream keep
  * their order; a message to oneself is delivered in this process, in order,
- * without Redis. Streams are trimmed (MAXLEN ~), and an inbox expires when
- * its process stops renewing it.
+ * without Redis. Streams keep the last minute (XADD MINID ~): a reader that
+ * far behind was written off long ago (its heartbeat lapses in seconds),
+ * and trimming by count instead would drop reports when thousands of
+ * gradients arrive in one round. An inbox expires when its process stops
+ * renewing it.
  */
 import type { Redis } from 'ioredis';
 
@@ -19,8 +22,8 @@ export interface BusMessage<H extends { readonly t: string } = { readonly t: str
 /** What a process does with each message it receives (errors are its own to catch). */
 export type BusHandler = (message: BusMessage) => void;
 
-const INBOX_LENGTH = 200;
-const BROADCAST_LENGTH = 400;
+/** How long a stream keeps a message (ms). */
+const KEEP_MS = 60_000;
 /** An inbox outlives its process by this long (ms): enough for a slow reader, then Redis forgets it. */
 export const INBOX_TTL_MS = 60_000;
 
@@ -39,6 +42,8 @@ export class Bus {
   #handler: BusHandler = () => {};
   #running = false;
   readonly #local: BusMessage[] = [];
+  /** Redis's clock minus ours (ms): stream ids are Redis's milliseconds. */
+  #clockOffset = 0;
   #localScheduled = false;
 
   constructor(options: { commands: Redis; reader: Redis; namespace: string; processId: string; onError: (error: unknown) => void }) {
@@ -57,6 +62,8 @@ export class Bus {
   /** Starts reading; messages already in the broadcast stream are skipped, the inbox is read from its start. */
   async start(handler: BusHandler): Promise<void> {
     this.#handler = handler;
+    const [seconds, micros] = await this.#commands.time();
+    this.#clockOffset = Number(seconds) * 1000 + Number(micros) / 1000 - Date.now();
     const last = (await this.#commands.xrevrange(this.#names.broadcast, '+', '-', 'COUNT', 1)) as [string, string[]][];
     let broadcastOffset = last[0]?.[0] ?? '0-0';
     let inboxOffset = '0-0';
@@ -109,15 +116,14 @@ export class Bus {
       this.#deliverLocally(message);
       return Promise.resolve();
     }
-    const key = this.#names.inbox(to);
-    return this.#add(key, INBOX_LENGTH, message);
+    return this.#add(this.#names.inbox(to), message);
   }
 
   /** Sends to every process, this one included (delivered here at once). */
   broadcast<H extends { readonly t: string }>(header: H, blobs: readonly Buffer[] = []): Promise<void> {
     const message: BusMessage = { header: { ...header, from: this.#self }, blobs };
     this.#deliverLocally(message);
-    return this.#add(this.#names.broadcast, BROADCAST_LENGTH, message);
+    return this.#add(this.#names.broadcast, message);
   }
 
   /** Keeps this process's inbox alive for another INBOX_TTL_MS. */
@@ -125,10 +131,10 @@ export class Bus {
     await this.#commands.pexpire(this.#names.inbox(this.#self), INBOX_TTL_MS);
   }
 
-  async #add(key: string, length: number, message: BusMessage): Promise<void> {
+  async #add(key: string, message: BusMessage): Promise<void> {
     const fields: (string | Buffer)[] = ['h', JSON.stringify(message.header)];
     message.blobs.forEach((blob, i) => fields.push(`b${i}`, blob));
-    await this.#commands.xadd(key, 'MAXLEN', '~', length, '*', ...fields);
+    await this.#commands.xadd(key, 'MINID', '~', String(Math.floor(Date.now() + this.#clockOffset - KEEP_MS)), '*', ...fields);
   }
 
   #deliverLocally(message: BusMessage): void {

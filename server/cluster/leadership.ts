@@ -129,7 +129,11 @@ class Closing {
     this.#waitingSeal = processes;
     // A process that never answers (stalled, not dead) must not hold the run forever.
     this.#timer = setTimeout(() => {
-      for (const p of [...this.#waitingSeal, ...(this.#expected ?? [])]) this.processGone(p);
+      try {
+        for (const p of [...this.#waitingSeal, ...(this.#expected ?? [])]) this.processGone(p);
+      } catch (error) {
+        this.#end(error);
+      }
     }, 15_000);
     this.#timer.unref();
     if (this.#waitingSeal.size === 0) this.#makePlan();
