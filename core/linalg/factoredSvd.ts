@@ -88,6 +88,15 @@ export function checkFactors(factors: GradientFactors, rows: number, cols: numbe
  */
 export const GRAM_ROUTE_TOLERANCE = 1e-9;
 
+/**
+ * Jacobi's stopping rule on the core, |cos| ≤ 1e-11 for every column pair
+ * (the reference's √B·ε ≈ 1.3e-15 costs one more sweep): U_c is then
+ * orthonormal to 1e-11 per pair and σ within ~B·1e-11 relative, both far
+ * inside GRAM_ROUTE_TOLERANCE and the float32 rounding of the wire. From
+ * the Gram's eigenvectors one sweep usually meets it.
+ */
+const CORE_TOLERANCE = 1e-11;
+
 /** How one factor's thin QR was computed: Gram and Cholesky (fast), or Householder (exact to rounding). */
 export type FactorQr = 'gram' | 'householder';
 
@@ -139,7 +148,7 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
         core[i * pr + j] = s;
       }
     }
-    const small = svdGramJacobi(core, pl, pr);
+    const small = svdGramJacobi(core, pl, pr, { tolerance: CORE_TOLERANCE });
     let total = 0;
     for (let k = 0; k < small.rank; k++) total += small.singularValues[k]! ** 2;
     const cutoff = LOW_RANK_RELATIVE_TOLERANCE * Math.sqrt(total);

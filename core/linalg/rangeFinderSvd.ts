@@ -52,10 +52,11 @@ export function svdRangeFinder(a: Float32Array | Float64Array, rows: number, col
   if (a.length !== rows * cols) throw new RangeError(`svdRangeFinder: ${a.length} elements for a ${rows}×${cols} matrix`);
   if (start.length % cols !== 0) throw new RangeError(`svdRangeFinder: a start of ${start.length} values is not cols × k`);
   let total = 0;
-  for (let i = 0; i < a.length; i++) {
-    if (!Number.isFinite(a[i]!)) throw new RangeError(`svdRangeFinder: non-finite entry at ${i}`);
-    total += a[i]! * a[i]!;
-  }
+  for (let i = 0; i < a.length; i++) total += a[i]! * a[i]!;
+  if (!Number.isFinite(total)) throw new RangeError('svdRangeFinder: a non-finite entry');
+  // A column-major copy, so that B = QᵀA is dot products of contiguous columns.
+  const columns = new Float64Array(rows * cols);
+  for (let i = 0; i < rows; i++) for (let l = 0; l < cols; l++) columns[l * rows + i] = a[i * cols + l]!;
   const limit = Math.min(rows, cols);
   if (total === 0) return { svd: emptySvd(rows, cols), subspace: new Float64Array(0), sketch: 0, residual: 0 };
   const allowed = LOW_RANK_RELATIVE_TOLERANCE ** 2 * total;
@@ -71,14 +72,13 @@ export function svdRangeFinder(a: Float32Array | Float64Array, rows: number, col
     let captured = 0;
     for (let j = 0; j < k; j++) {
       const qj = j * rows;
-      const bj = j * cols;
-      for (let i = 0; i < rows; i++) {
-        const coefficient = q[qj + i]!;
-        if (coefficient === 0) continue;
-        const ai = i * cols;
-        for (let l = 0; l < cols; l++) b[bj + l] = b[bj + l]! + coefficient * a[ai + l]!;
+      for (let l = 0; l < cols; l++) {
+        const al = l * rows;
+        let sum = 0;
+        for (let i = 0; i < rows; i++) sum += q[qj + i]! * columns[al + i]!;
+        b[j * cols + l] = sum;
+        captured += sum * sum;
       }
-      for (let l = 0; l < cols; l++) captured += b[bj + l]! * b[bj + l]!;
     }
     const left = total - captured;
     if (left > allowed) continue;

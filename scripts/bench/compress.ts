@@ -5,26 +5,38 @@
  * batch 32, on real MNIST minibatches at He-initialised weights.
  *
  * For spectral ATOMO it times, in the same run and on the same gradients:
- * the route a worker takes (factored: QRs of X and Δ and a batch×batch core
- * SVD, core/linalg/factoredSvd.ts), the route before it (rank-revealing QR of
- * the full gradient, core/linalg/lowRankSvd.ts), a full one-sided Jacobi SVD
- * (core/linalg/svd.ts) and ml-matrix's SVD (Golub–Kahan, the bench's only use
- * of that package). For entry-wise ATOMO it counts the bytes of the current
- * encoding (τ + 2-bit codes) against the previous one (a float32 per entry).
- * Options: --rounds N (minibatches timed, 8 by default), --reference N
- * (minibatches for the slow full SVDs, 2 by default).
+ * the route a worker takes (factored for dense weights: thin QRs of X and Δ
+ * and a batch×batch core SVD, core/linalg/factoredSvd.ts), the full-gradient
+ * route it replaced (rank-revealing QR of G, core/linalg/lowRankSvd.ts; the
+ * baseline of the ≥ 10× target), the factored SVD with Householder forced on
+ * both factors (the route before the Gram route), a full one-sided Jacobi SVD
+ * (core/linalg/svd.ts) and ml-matrix's SVD (Golub–Kahan, the bench's only
+ * use of that package). For entry-wise ATOMO it counts the bytes of the
+ * current encoding (τ + 2-bit codes) against the previous one (a float32 per
+ * entry).
+ *
+ * Timing: --warmup untimed passes over every minibatch and case first (the
+ * JIT optimises; a worker's first rounds are slower), then --passes timed passes; within a pass every case runs on
+ * every minibatch in turn, so load from other processes falls on all cases
+ * alike. Medians over passes × minibatches, of CPU time (process.cpuUsage;
+ * the wall clock too for the step tables).
+ * Options: --rounds N (minibatches, 8 by default), --warmup N (untimed passes,
+ * 4), --passes N (timed passes, 4), --reference N (minibatches for the slow
+ * full SVDs, 2).
  */
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 
 import { Matrix, SVD } from 'ml-matrix';
-import { SCHEMES, spectralRoute } from '../../core/atomo';
+import { SCHEMES, spectralRoute, spectralRouteCosts } from '../../core/atomo';
 import type { Compression } from '../../core/atomo/types';
 import { encodedByteLength } from '../../core/codec';
 import { varintLength } from '../../core/codec/varint';
 import { loadMnist, MinibatchSampler } from '../../core/data';
+import { factoredSvd, type FactorQr } from '../../core/linalg/factoredSvd';
 import { svdLowRank } from '../../core/linalg/lowRankSvd';
+import { rightSubspace, svdRangeFinder } from '../../core/linalg/rangeFinderSvd';
 import { svdJacobi } from '../../core/linalg/svd';
-import { createCpuBackend } from '../../core/model/cpu/backend';
+import { createCpuBackend, createCpuComputations } from '../../core/model/cpu/backend';
 import { heInitialize } from '../../core/model/init';
 import { createModelLayout, type ModelKind } from '../../core/model/layout';
 import { compressOnCpu, layerGradients, type LayerGradient } from '../../core/training/compression';
@@ -46,26 +58,45 @@ const load = () =>
   loadavg()
     .map((value) => value.toFixed(1))
     .join(' / ');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Milliseconds of one call. */
-function time(f: () => unknown): number {
+/** Milliseconds of one call: of this process's CPU (user + system; the figure that load on a shared machine distorts least) and of the wall clock. */
+interface Timing {
+  readonly cpu: number;
+  readonly wall: number;
+}
+
+function time(f: () => unknown): Timing {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   f();
-  return performance.now() - t0;
+  const wall = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  return { cpu: (c.user + c.system) / 1000, wall };
+}
+
+async function timeAsync(f: () => Promise<unknown>): Promise<Timing> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  await f();
+  const wall = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  return { cpu: (c.user + c.system) / 1000, wall };
 }
 
 interface Case {
   readonly label: string;
   readonly compression: Compression;
-  /** Whether the compressor sees the dense layers' factors (the worker's route) or only the gradient (the previous route). */
+  /** Whether the compressor sees the dense layers' factors (the worker's route) or only the gradient (the full-gradient route). */
   readonly factors: boolean;
 }
 
+const WORKER = 'atomo-svd s=2, worker route';
+const PREVIOUS = 'atomo-svd s=2, full-gradient QR (the route before the factored one)';
 const CASES: readonly Case[] = [
   { label: 'none (float32)', compression: { scheme: 'none', budget: 2, levels: 1 }, factors: true },
-  { label: 'atomo-svd s=2, factored (worker route)', compression: { scheme: 'atomo-svd', budget: 2, levels: 1 }, factors: true },
-  { label: 'atomo-svd s=2, full-gradient QR (previous route)', compression: { scheme: 'atomo-svd', budget: 2, levels: 1 }, factors: false },
+  { label: WORKER, compression: { scheme: 'atomo-svd', budget: 2, levels: 1 }, factors: true },
+  { label: PREVIOUS, compression: { scheme: 'atomo-svd', budget: 2, levels: 1 }, factors: false },
   { label: 'atomo-entry s=1024', compression: { scheme: 'atomo-entry', budget: 1024, levels: 1 }, factors: true },
   { label: 'qsgd 1 level', compression: { scheme: 'qsgd', budget: 2, levels: 1 }, factors: true },
   { label: 'terngrad', compression: { scheme: 'terngrad', budget: 2, levels: 1 }, factors: true },
@@ -82,93 +113,171 @@ function previousEntryBytes(indices: Uint32Array): number {
   return bytes;
 }
 
-async function benchModel(kind: ModelKind, rounds: number, referenceRounds: number, train: Awaited<ReturnType<typeof loadMnist>>['train']) {
+/** Lists of timings by key. */
+class Samples {
+  readonly #map = new Map<string, Timing[]>();
+  add(key: string, t: Timing): void {
+    const list = this.#map.get(key);
+    if (list === undefined) this.#map.set(key, [t]);
+    else list.push(t);
+  }
+  /** The median CPU time (or wall time) of `key`'s timings. */
+  median(key: string, clock: keyof Timing = 'cpu'): number {
+    const list = this.#map.get(key);
+    return list === undefined ? Number.NaN : median(list.map((t) => t[clock]));
+  }
+}
+
+async function benchModel(
+  kind: ModelKind,
+  rounds: number,
+  warmup: number,
+  passes: number,
+  referenceRounds: number,
+  train: Awaited<ReturnType<typeof loadMnist>>['train'],
+) {
   const layout = createModelLayout(kind);
   const backend = createCpuBackend(layout);
   const weights = heInitialize(layout, SEED);
   const shard = Uint32Array.from({ length: 4096 }, (_, i) => i);
   const sampler = new MinibatchSampler(shard, BATCH, SEED, 0);
-  const computeMs: number[] = [];
-  const stepMs = new Map<string, number[]>(CASES.map((c) => [c.label, []]));
-  const layerMs = new Map<string, number[]>();
-  const referenceMs = new Map<string, number[]>();
+  const batches = Array.from({ length: rounds }, (_, round) => train.batch(sampler.batch(round)));
+  // Gradients and factors copied: the backend reuses its buffers on the next call.
+  const gradients: LayerGradient[][] = [];
+  for (const batch of batches) {
+    const result = await backend.lossAndGradient(weights, batch.pixels, batch.labels, BATCH);
+    const factors = new Map([...(result.factors ?? new Map())].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }]));
+    gradients.push(layerGradients(layout, { gradient: result.gradient.slice(), factors }));
+  }
+  // Every weight's factors, whatever its route (a convolution's im2col factors too), for the route table.
+  const everyFactor = createCpuComputations(layout, 'all');
+  const allFactors = batches.slice(0, referenceRounds + 1).map((batch) => {
+    const { factors } = everyFactor.lossAndGradient(weights, batch.pixels, batch.labels, BATCH);
+    return new Map([...factors!].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }]));
+  });
+  const stream = (round: number) => (layer: number) => ({ seed: SEED, worker: 0, round, layer });
+  const timings = new Samples();
   const bytes = new Map<string, number>();
   const entryBytes = new Map<number, { now: number; before: number }>();
-  const record = (map: Map<string, number[]>, key: string, ms: number) => map.set(key, [...(map.get(key) ?? []), ms]);
+  const qrRoutes = new Map<number, Map<string, number>>();
 
-  for (let round = 0; round < rounds + 1; round++) {
-    const batch = train.batch(sampler.batch(round));
-    const t0 = performance.now();
-    const result = await backend.lossAndGradient(weights, batch.pixels, batch.labels, BATCH);
-    const compute = performance.now() - t0;
-    // Copy the factors and gradient: the backend reuses its buffers on the next call.
-    const layers: LayerGradient[] = layerGradients(layout, {
-      gradient: result.gradient.slice(),
-      factors: new Map([...(result.factors ?? new Map())].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }])),
-    });
-    const warm = round === 0; // the first round compiles; it is not timed
-    if (!warm) computeMs.push(compute);
-    for (const c of CASES) {
-      const input: LayerGradient[] = c.factors ? layers : layers.map(({ layer, shape, values }) => ({ layer, shape, values }));
-      const stream = (layer: number) => ({ seed: SEED, worker: 0, round, layer });
-      const t = time(() => compressOnCpu(input, c.compression, stream));
-      if (!warm) record(stepMs, c.label, t);
-      const scheme = SCHEMES[c.compression.scheme];
-      let total = 0;
-      for (const { layer, shape, values, factors } of input) {
-        let sample!: ReturnType<typeof scheme.compress>['sample'];
-        const ms = time(() => ({ sample } = scheme.compress(values, shape, c.compression, stream(layer), factors)));
-        if (!warm) record(layerMs, `${c.label}|${layer}`, ms);
-        total += encodedByteLength(sample);
-        if (sample.scheme === 'atomo-entry' && !warm) {
-          const e = entryBytes.get(layer) ?? { now: 0, before: 0 };
-          entryBytes.set(layer, { now: e.now + encodedByteLength(sample), before: e.before + previousEntryBytes(sample.indices) });
+  const pass = async (timed: boolean) => {
+    for (let round = 0; round < rounds; round++) {
+      const batch = batches[round]!;
+      const compute = await timeAsync(() => backend.lossAndGradient(weights, batch.pixels, batch.labels, BATCH));
+      if (timed) timings.add('compute', compute);
+      const layers = gradients[round]!;
+      for (const c of CASES) {
+        const input: readonly LayerGradient[] = c.factors ? layers : layers.map(({ layer, shape, values }) => ({ layer, shape, values }));
+        const ms = time(() => compressOnCpu(input, c.compression, stream(round)));
+        if (timed) timings.add(`step|${c.label}`, ms);
+        const scheme = SCHEMES[c.compression.scheme];
+        let total = 0;
+        for (const { layer, shape, values, factors } of input) {
+          let sample!: ReturnType<typeof scheme.compress>['sample'];
+          const layerMs = time(() => ({ sample } = scheme.compress(values, shape, c.compression, stream(round)(layer), factors)));
+          if (timed) timings.add(`${c.label}|${layer}`, layerMs);
+          total += encodedByteLength(sample);
+          if (sample.scheme === 'atomo-entry' && timed) {
+            const e = entryBytes.get(layer) ?? { now: 0, before: 0 };
+            entryBytes.set(layer, { now: e.now + encodedByteLength(sample), before: e.before + previousEntryBytes(sample.indices) });
+          }
+        }
+        if (timed) bytes.set(c.label, (bytes.get(c.label) ?? 0) + total / (rounds * passes));
+      }
+      // The factored SVD alone, with the QR each factor takes by default and with Householder forced on both.
+      for (const { layer, shape, factors } of layers) {
+        if (factors === undefined || spectralRoute(shape, factors.batch) !== 'factored') continue;
+        for (const qr of ['default', 'householder'] as const) {
+          let taken: readonly [FactorQr, FactorQr] = ['householder', 'householder'];
+          const ms = time(() => ({ qr: taken } = factoredSvd(factors, shape[0], shape[1], qr === 'default' ? {} : { qr })));
+          if (!timed) continue;
+          timings.add(`factored ${qr}|${layer}`, ms);
+          if (qr !== 'default') continue;
+          const counts = qrRoutes.get(layer) ?? new Map<string, number>();
+          counts.set(taken.join(' + '), (counts.get(taken.join(' + ')) ?? 0) + 1);
+          qrRoutes.set(layer, counts);
         }
       }
-      if (!warm) bytes.set(c.label, (bytes.get(c.label) ?? 0) + total / rounds);
     }
-    if (!warm && round <= referenceRounds) {
-      for (const { layer, shape, values } of layers) {
-        if (shape[0] === 1) continue; // a bias: one atom, nothing to compare
-        const [rows, cols] = shape;
-        record(
-          referenceMs,
-          `jacobi|${layer}`,
-          time(() => svdJacobi(values, rows, cols)),
-        );
-        record(
-          referenceMs,
-          `lowrank|${layer}`,
-          time(() => svdLowRank(values, rows, cols)),
-        );
-        const m = new Matrix(rows, cols);
-        for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) m.set(i, j, values[i * cols + j]!);
-        record(
-          referenceMs,
-          `ml-matrix|${layer}`,
-          time(() => new SVD(m, { autoTranspose: true })),
-        );
-      }
+  };
+  for (let p = 0; p < warmup; p++) await pass(false);
+  for (let p = 0; p < passes; p++) await pass(true);
+  // Each route forced on each weight layer (the range finder warm-started from the minibatch before's subspace),
+  // on minibatches 1 … referenceRounds: median of three calls after three untimed ones.
+  const routeRank = new Map<number, number>();
+  for (let round = 1; round <= Math.min(referenceRounds, rounds - 1); round++) {
+    for (const { layer, shape, values } of gradients[round]!) {
+      if (shape[0] === 1) continue;
+      const [rows, cols] = shape;
+      const previous = svdLowRank(gradients[round - 1]![layer]!.values, rows, cols);
+      routeRank.set(layer, previous.rank);
+      const start = rightSubspace(previous);
+      const factors = allFactors[round]!.get(layer)!;
+      const timed = (key: string, f: () => unknown) => {
+        for (let w = 0; w < 3; w++) f();
+        const three = [0, 1, 2].map(() => time(f));
+        timings.add(key, { cpu: median(three.map((t) => t.cpu)), wall: median(three.map((t) => t.wall)) });
+      };
+      timed(`route direct|${layer}`, () => svdLowRank(values, rows, cols));
+      timed(`route factored|${layer}`, () => factoredSvd(factors, rows, cols));
+      if (svdRangeFinder(values, rows, cols, start) !== null) timed(`route range-finder|${layer}`, () => svdRangeFinder(values, rows, cols, start));
+    }
+  }
+  for (let round = 0; round < referenceRounds; round++) {
+    for (const { layer, shape, values } of gradients[round]!) {
+      if (shape[0] === 1) continue; // a bias: one atom, nothing to compare
+      const [rows, cols] = shape;
+      timings.add(
+        `jacobi|${layer}`,
+        time(() => svdJacobi(values, rows, cols)),
+      );
+      const m = new Matrix(rows, cols);
+      for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) m.set(i, j, values[i * cols + j]!);
+      timings.add(
+        `ml-matrix|${layer}`,
+        time(() => new SVD(m, { autoTranspose: true })),
+      );
+      timings.add(
+        `lowrank|${layer}`,
+        time(() => svdLowRank(values, rows, cols)),
+      );
     }
   }
 
-  const compute = median(computeMs);
+  const compute = timings.median('compute');
+  const previousStep = timings.median(`step|${PREVIOUS}`);
   const stepTable = markdownTable(
-    ['scheme (whole step, all layers, with statistics)', 'compress ms', 'compress / gradient compute', 'bytes per step'],
+    [
+      'scheme (whole step, all layers, with statistics)',
+      'compress CPU ms',
+      'compress wall ms',
+      'compress / gradient compute (CPU)',
+      'full-gradient route / this (CPU)',
+      'bytes per step',
+    ],
     CASES.map((c) => {
-      const ms = median(stepMs.get(c.label)!);
-      return [c.label, fmt(ms), `${fmt(ms / compute)}×`, fmt(bytes.get(c.label)!)];
+      const ms = timings.median(`step|${c.label}`);
+      const wall = timings.median(`step|${c.label}`, 'wall');
+      return [
+        c.label,
+        fmt(ms),
+        fmt(wall),
+        `${fmt(ms / compute)}×`,
+        c.compression.scheme === 'atomo-svd' ? `${fmt(previousStep / ms)}×` : '',
+        fmt(bytes.get(c.label)!),
+      ];
     }),
   );
   const spectralRows = layout.tensors
     .map((tensor, layer) => ({ tensor, layer }))
     .filter(({ tensor }) => tensor.shape[0] > 1)
     .map(({ tensor, layer }) => {
-      const worker = median(layerMs.get(`${CASES[1]!.label}|${layer}`)!);
-      const previous = median(layerMs.get(`${CASES[2]!.label}|${layer}`)!);
-      const jacobi = median(referenceMs.get(`jacobi|${layer}`)!);
-      const ml = median(referenceMs.get(`ml-matrix|${layer}`)!);
-      const route = spectralRoute(tensor.shape, layouts(layout, layer) ? BATCH : undefined);
+      const worker = timings.median(`${WORKER}|${layer}`);
+      const previous = timings.median(`${PREVIOUS}|${layer}`);
+      const jacobi = timings.median(`jacobi|${layer}`);
+      const ml = timings.median(`ml-matrix|${layer}`);
+      const route = spectralRoute(tensor.shape, gradients[0]![layer]!.factors?.batch);
       return [
         `${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`,
         route,
@@ -182,48 +291,106 @@ async function benchModel(kind: ModelKind, rounds: number, referenceRounds: numb
       ];
     });
   const spectralTable = markdownTable(
-    ['layer', 'route', 'spectral ATOMO ms (worker)', 'previous route ms', 'full Jacobi SVD ms', 'ml-matrix SVD ms', 'vs previous', 'vs Jacobi', 'vs ml-matrix'],
+    [
+      'layer',
+      'route',
+      'spectral ATOMO ms (worker route)',
+      'full-gradient route ms',
+      'full Jacobi SVD ms',
+      'ml-matrix SVD ms',
+      'vs full-gradient route',
+      'vs Jacobi',
+      'vs ml-matrix',
+    ],
     spectralRows,
+  );
+  const factoredRows = [...qrRoutes].map(([layer, counts]) => {
+    const tensor = layout.tensors[layer]!;
+    const checked = timings.median(`factored default|${layer}`);
+    const householder = timings.median(`factored householder|${layer}`);
+    const taken = [...counts].map(([route, n]) => `${route} (${n}/${rounds * passes})`).join(', ');
+    return [`${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`, taken, fmt(checked), fmt(householder), `${fmt(householder / checked)}×`];
+  });
+  const factoredTable = markdownTable(
+    ['layer (factored SVD only)', 'QR taken (input + delta)', 'default ms (Gram where checked accurate)', 'Householder forced ms', 'speed-up'],
+    factoredRows,
+  );
+  const routeRows = [...routeRank].map(([layer, rank]) => {
+    const tensor = layout.tensors[layer]!;
+    const inner = allFactors[1]!.get(layer)!.batch;
+    const costs = spectralRouteCosts(tensor.shape, inner, rank);
+    const measured = (route: string) => timings.median(`route ${route}|${layer}`);
+    const cell = (route: 'direct' | 'factored' | 'range-finder') =>
+      Number.isFinite(costs[route])
+        ? `${fmt(costs[route] / 1e6)} / ${Number.isNaN(measured(route)) ? '—' : fmt(measured(route))}`
+        : `— / ${fmt(measured(route))}`;
+    return [
+      `${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`,
+      String(inner),
+      String(rank),
+      spectralRoute(tensor.shape, inner, rank),
+      cell('direct'),
+      cell('factored'),
+      Number.isFinite(costs['range-finder']) ? cell('range-finder') : '— (the sketch would need min(rows, cols) columns)',
+    ];
+  });
+  const routeTable = markdownTable(
+    ['layer', "factors' inner K", 'rank', 'route chosen', 'direct: model Mflop / ms', 'factored: model Mflop / ms', 'range finder (warm): model Mflop / ms'],
+    routeRows,
   );
   const entryRows = [...entryBytes].map(([layer, e]) => {
     const tensor = layout.tensors[layer]!;
-    return [`${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`, fmt(e.before / rounds), fmt(e.now / rounds), `${fmt(e.before / e.now)}×`];
+    const n = rounds * passes;
+    return [`${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`, fmt(e.before / n), fmt(e.now / n), `${fmt(e.before / e.now)}×`];
   });
   const entryTable = markdownTable(['layer (atomo-entry s=1024)', 'bytes before (float32 per entry)', 'bytes now (τ + 2-bit codes)', 'fewer bytes'], entryRows);
-  return { compute, stepTable, spectralTable, entryTable };
-}
-
-/** Whether tensor `layer` is a dense weight (its factors reach the compressor). */
-function layouts(layout: ReturnType<typeof createModelLayout>, layer: number): boolean {
-  return layout.layers.some((l) => l.type === 'dense' && layout.tensors.indexOf(l.weight) === layer);
+  return {
+    compute,
+    computeWall: timings.median('compute', 'wall'),
+    stepTable,
+    spectralTable,
+    factoredTable: factoredRows.length > 0 ? factoredTable : '',
+    routeTable,
+    entryTable,
+  };
 }
 
 /** Runs the suite for both models and writes its section. */
 export async function benchCompress(): Promise<void> {
   const rounds = option('rounds', 8);
+  const warmup = option('warmup', 4);
+  const passes = option('passes', 4);
   const referenceRounds = Math.min(rounds, option('reference', 2));
   const { train } = await loadMnist(createFileReader());
   const loadBefore = load();
   const started = new Date();
   const sections: string[] = [];
   for (const kind of ['mlp', 'cnn'] as const) {
-    const r = await benchModel(kind, rounds, referenceRounds, train);
-    console.log(`${kind}: gradient compute ${fmt(r.compute)} ms\n${r.stepTable}\n${r.spectralTable}\n${r.entryTable}`);
+    const r = await benchModel(kind, rounds, warmup, passes, referenceRounds, train);
+    const tables = [r.stepTable, r.spectralTable, r.factoredTable, r.routeTable, r.entryTable].filter((t) => t !== '');
+    console.log(`${kind}: gradient compute ${fmt(r.compute)} ms CPU (${fmt(r.computeWall)} wall)\n${tables.join('\n')}`);
     sections.push(
-      `### ${kind.toUpperCase()}, batch ${BATCH}: gradient compute (forward + backward) ${fmt(r.compute)} ms per step\n\n${r.stepTable}\n\n` +
-        `Spectral ATOMO per layer (the scheme's compress only, no statistics), and full SVDs of the same gradient:\n\n${r.spectralTable}\n\n${r.entryTable}`,
+      `### ${kind.toUpperCase()}, batch ${BATCH}: gradient compute (forward + backward) ${fmt(r.compute)} ms CPU (${fmt(r.computeWall)} ms wall) per step\n\n${r.stepTable}\n\n` +
+        `Spectral ATOMO per layer (the scheme's compress only, no statistics), and full SVDs of the same gradient:\n\n${r.spectralTable}\n\n` +
+        (r.factoredTable === '' ? '' : `${r.factoredTable}\n\n`) +
+        `Each spectral route forced on each weight layer, against the cost model that picks one (docs/design.md, "Decompositions"):\n\n${r.routeTable}\n\n` +
+        r.entryTable,
     );
   }
-  const command = `npm run bench -- compress${process.argv.includes('--rounds') ? ` --rounds ${rounds}` : ''}`;
+  const flags = ['rounds', 'warmup', 'passes', 'reference'].filter((name) => process.argv.includes(`--${name}`)).map((name) => ` --${name} ${option(name, 1)}`);
+  const cpu = cpus();
   writeSection(
     'compress',
-    `## Compression on the CPU against the gradient (\`${command}\`)
+    `## Compression on the CPU against the gradient (\`npm run bench -- compress${flags.join('')}\`)
 
-Measured ${started.toISOString().slice(0, 16)} UTC in Node ${process.version}, medians over ${rounds} MNIST minibatches
-(${referenceRounds} for the full SVDs), the first round untimed; load average ${loadBefore} before, ${load()} after, on a
-shared 2-core machine, so compare the ratios (measured in the same run) rather than the milliseconds. "compress" is what a
-worker's round spends between the gradient and encoding (the scheme plus the closed-form and realised variance); the
-GPU path is in the training section below. Left out: encoding (microseconds), and the bias rows of the SVD table.
+Measured ${started.toISOString().slice(0, 16)} UTC in Node ${process.version} on ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'},
+${rounds} MNIST minibatches, ${warmup} untimed passes (the JIT optimises), then ${passes} timed passes in which every case runs on every minibatch in turn;
+medians over the ${rounds * passes} timings (the full SVDs: ${referenceRounds} minibatches, once). Times are this process's CPU time
+(user + system, \`process.cpuUsage\`), which load from other jobs inflates far less than the wall clock; the step tables give the
+wall clock beside it. Load average ${loadBefore} before, ${load()} after: other jobs shared the cores, so compare the ratios
+(measured in the same run) rather than the milliseconds.
+"compress" is what a worker's round spends between the gradient and encoding (the scheme plus the closed-form and realised
+variance); the GPU path is in the training section. Left out: encoding (microseconds), and the bias rows of the SVD table.
 
 ${sections.join('\n\n')}`,
   );
