@@ -50,10 +50,10 @@ export function asBytes(data: EncodedLayer): Uint8Array {
 // ── Runs ────────────────────────────────────────────────────────────────────
 
 // The run configuration's types are derived from its schema, the one home of its defaults and bounds.
-export type { AggregationRule, DataSplit, QuorumRule, RunConfig, RunConfigPatch } from './schema/runConfig';
+export type { AggregationRule, DataSplit, DownlinkMode, QuorumRule, RunConfig, RunConfigPatch } from './schema/runConfig';
 export type { WorkerAttack } from './schema/attack';
 import type { WorkerAttack } from './schema/attack';
-import type { RunConfig, RunConfigPatch } from './schema/runConfig';
+import type { DownlinkMode, RunConfig, RunConfigPatch } from './schema/runConfig';
 
 /** created: waits for start; running: rounds open as workers come; paused: no round opens; finished: maxRounds reached. */
 export type RunStatus = 'created' | 'running' | 'paused' | 'finished';
@@ -174,6 +174,31 @@ export interface RoundDurations {
   readonly evalMs: number;
 }
 
+/** Per layer, what the `atomo` downlink's compression of the update costs (docs/protocol.md, "Downlink"). */
+export interface DownlinkLayerVariance {
+  /** Closed form E‖û − u‖² of the server's spectral ATOMO sample of the update u. */
+  readonly closedForm: number;
+  /** Realised ‖û − u‖². */
+  readonly realised: number;
+  /** ‖u‖², the denominator of the relative variance. */
+  readonly updateNormSq: number;
+}
+
+/** How the model travelled to a round's participants. */
+export interface DownlinkMetrics {
+  readonly mode: DownlinkMode;
+  /** Participants sent the dense model (`full`), the model and momentum (`sync`), or the update (`relay`/`atomo`). */
+  readonly full: number;
+  readonly sync: number;
+  readonly update: number;
+  /** Replicas that failed their hash check this round and asked for a sync. */
+  readonly resyncs: number;
+  /** `atomo`: the compression of this round's update (that brings the model to version + 1), per layer; empty otherwise. */
+  readonly layers: readonly DownlinkLayerVariance[];
+  /** `relay`, `atomo`: modelHash of the weights and momentum of version + 1, which the replicas must reach. */
+  readonly hash?: string;
+}
+
 /** The record of one closed round: model `version` trained into `version + 1`. */
 export interface RoundMetrics {
   readonly runId: RunId;
@@ -197,6 +222,8 @@ export interface RoundMetrics {
   readonly layers: readonly LayerVariance[];
   readonly workers: readonly WorkerRoundMetrics[];
   readonly durations: RoundDurations;
+  /** How the model travelled this round; absent in histories recorded before the compressed downlinks. */
+  readonly downlink?: DownlinkMetrics;
 }
 
 // ── Messages ────────────────────────────────────────────────────────────────
@@ -299,13 +326,54 @@ export interface GradientReceipt {
   readonly bytes: number;
 }
 
-/** round:open: model `version` (one dense float32 layer per model layer, encoded) to train on before `deadline`. */
+/**
+ * How a round:open brings model `version` to a worker (docs/protocol.md, "Downlink"):
+ *   full   the dense float32 weights;
+ *   sync   the dense weights and momentum (a replica starts or restarts from them);
+ *   relay  the accepted gradient messages of round version − 1, to apply to the replica;
+ *   atomo  the server's ATOMO-compressed update of round version − 1, to apply to the replica.
+ */
+export type ModelDelivery = 'full' | 'sync' | 'relay' | 'atomo';
+
+/** round:open: model `version` to train on before `deadline`, delivered as `delivery` says. */
 export interface RoundOpen {
   readonly runId: RunId;
   readonly version: ModelVersion;
   /** Server clock (ms since epoch) after which the round may close without you. */
   readonly deadline: number;
+  readonly delivery: ModelDelivery;
+  /**
+   * full, sync: one dense float32 layer per model layer (the weights);
+   * atomo: one encoded layer per model layer (the update); relay: none (see `relayed`).
+   */
   readonly layers: readonly EncodedLayer[];
+  /** sync: the momentum, as one dense float32 layer of shape 1 × parameters. */
+  readonly velocity?: EncodedLayer;
+  /**
+   * relay: every contribution's encoded layers back to back, in ascending
+   * worker id, one binary attachment (socket.io refuses a packet of more than
+   * 10 attachments), cut by `relayedLengths` (contributions × layers byte lengths).
+   */
+  readonly relayed?: EncodedLayer;
+  readonly relayedLengths?: readonly number[];
+  /** relay: what each contribution's estimate is multiplied by (1, or the classroom attack's ±factor). */
+  readonly multipliers?: readonly number[];
+  /** sync, relay, atomo: modelHash (core/training/modelUpdate.ts) of the weights and momentum of `version`. */
+  readonly hash?: string;
+}
+
+/** The binary payload of a round:open (weights, momentum, update or relayed messages), in bytes. */
+export function roundOpenBytes(round: RoundOpen): number {
+  let bytes = 0;
+  for (const layer of round.layers) bytes += asBytes(layer).byteLength;
+  if (round.velocity !== undefined) bytes += asBytes(round.velocity).byteLength;
+  if (round.relayed !== undefined) bytes += asBytes(round.relayed).byteLength;
+  return bytes;
+}
+
+/** model:request: this worker's replica failed its hash check; send it a sync. */
+export interface ModelRequest {
+  readonly runId: RunId;
 }
 
 /** round:closed, to the run's workers: the round is over, whether your gradient counted. */
@@ -364,6 +432,7 @@ export interface ClientToServerEvents {
   'worker:join': (request: JoinRequest, ack: (response: Ack<JoinAccepted>) => void) => void;
   'worker:leave': (ack?: (response: Ack) => void) => void;
   'gradient:submit': (submission: GradientSubmission, ack?: (response: Ack<GradientReceipt>) => void) => void;
+  'model:request': (request: ModelRequest, ack?: (response: Ack) => void) => void;
   'dashboard:subscribe': (request: SubscribeRequest, ack: (response: Ack<DashboardSnapshot>) => void) => void;
   'run:create': (request: RunConfigPatch, ack: (response: Ack<{ readonly run: RunSummary }>) => void) => void;
   'run:configure': (request: ConfigureRequest, ack: (response: Ack<{ readonly run: RunSummary }>) => void) => void;

@@ -79,9 +79,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const broadcast = createBroadcastHooks(io, workers, () => registry!);
   const hooks: RunHooks = {
     ...broadcast,
-    openRound: (run, participants, message) => {
-      broadcast.openRound(run, participants, message);
-      simulated.openRound(run, participants, message);
+    openRound: (run, deliveries) => {
+      broadcast.openRound(run, deliveries);
+      for (const { workers: recipients, message } of deliveries) simulated.openRound(run, recipients, message);
     },
   };
   registry = new RunRegistry({

@@ -1,6 +1,7 @@
 /**
  * The run hooks over socket.io: round:open to exactly the participants'
- * sockets (one broadcast, so the model is encoded once for all of them),
+ * sockets (one broadcast per distinct message, so each is encoded once for
+ * all its recipients: the model, the sync, the relayed update),
  * metrics and round:closed to the run's room and the dashboards, run:state
  * coalesced to one per run per event-loop turn, and a checkpoint per round.
  */
@@ -35,13 +36,15 @@ export function createBroadcastHooks(io: AppServer, workers: WorkerRegistry, reg
   };
 
   return {
-    openRound(_run, participants, message) {
-      const sockets: string[] = [];
-      for (const workerId of participants) {
-        const socketId = workers.get(workerId)?.socketId;
-        if (socketId) sockets.push(socketId);
+    openRound(_run, deliveries) {
+      for (const { workers: recipients, message } of deliveries) {
+        const sockets: string[] = [];
+        for (const workerId of recipients) {
+          const socketId = workers.get(workerId)?.socketId;
+          if (socketId) sockets.push(socketId);
+        }
+        if (sockets.length > 0) io.to(sockets).emit('round:open', message);
       }
-      if (sockets.length > 0) io.to(sockets).emit('round:open', message);
     },
     roundClosed(run, metrics, contributors) {
       if (options.persistOnClose !== false) registry().persist(run);

@@ -5,7 +5,6 @@ import { createCpuBackend } from '../core/model/cpu/backend';
 import { evaluate } from '../core/model/evaluate';
 import { heInitialize } from '../core/model/init';
 import { createModelLayout, type ModelKind, type ModelLayout } from '../core/model/layout';
-import { sgdMomentumStep } from '../core/model/optimizer';
 import type { ModelRuntime } from './model';
 
 /** A CPU ModelRuntime; `test` is the held-out split (the 2,000 test digits). */
@@ -23,7 +22,6 @@ export function createCpuModelRuntime(test: Dataset): ModelRuntime {
   return {
     layout,
     initialWeights: (kind, seed) => heInitialize(layout(kind), seed),
-    sgdStep: sgdMomentumStep,
     evaluate(kind, params) {
       let backend = backends.get(kind);
       if (!backend) backends.set(kind, (backend = createCpuBackend(layout(kind))));

@@ -19,7 +19,17 @@ import { connectClient, loadTestData, removeDataDir, startServer, waitFor } from
 import { joinRaw } from './testing/rawWorker';
 
 const MESSAGES = 10_000;
-const EVENTS = ['worker:join', 'worker:leave', 'gradient:submit', 'dashboard:subscribe', ...ADMIN_EVENTS, 'no:such-event', '__proto__', 'constructor'] as const;
+const EVENTS = [
+  'worker:join',
+  'worker:leave',
+  'gradient:submit',
+  'dashboard:subscribe',
+  'model:request',
+  ...ADMIN_EVENTS,
+  'no:such-event',
+  '__proto__',
+  'constructor',
+] as const;
 
 describe('socket fuzz', () => {
   it(`survives ${MESSAGES} hostile messages over every event`, async () => {

@@ -3,7 +3,7 @@
  * run's history, streamed to dashboards and exported as JSON or CSV.
  */
 import { NO_TRAFFIC, downlinkBytes, totalBytes, uplinkBytes, type WireTraffic } from '../core/traffic/frames';
-import type { LayerSentAs, LayerVariance, ModelVersion, RoundDurations, RoundMetrics, RunId, WorkerRoundMetrics } from '../core/protocol';
+import type { DownlinkMetrics, LayerSentAs, LayerVariance, ModelVersion, RoundDurations, RoundMetrics, RunId, WorkerRoundMetrics } from '../core/protocol';
 import type { Evaluation } from './model';
 import type { OpenRound } from './round';
 
@@ -19,6 +19,8 @@ export interface RoundOutcome {
   readonly cumulativeTraffic: WireTraffic;
   readonly updateMs: number;
   readonly evalMs: number;
+  /** How the model travelled (absent in tests that build metrics by hand). */
+  readonly downlink?: DownlinkMetrics;
 }
 
 /** The record of a closed round; per-layer variances are means over the contributors. */
@@ -88,6 +90,7 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
     layers,
     workers,
     durations,
+    ...(outcome.downlink === undefined ? {} : { downlink: outcome.downlink }),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * What the aggregator needs from the model, as one injected dependency:
- * layouts, initial weights, the SGD step and held-out evaluation. The CPU
+ * layouts, initial weights and held-out evaluation (the SGD step is
+ * core/training/modelUpdate.ts's, which the workers' replicas share). The CPU
  * implementation is in cpuModel.ts; tests may inject their own.
  */
 import type { ModelKind, ModelLayout } from '../core/model/layout';
@@ -17,8 +18,6 @@ export interface ModelRuntime {
   layout(kind: ModelKind): ModelLayout;
   /** The initial weights of a run: a pure function of kind and seed. */
   initialWeights(kind: ModelKind, seed: number): Float32Array;
-  /** In place: velocity ← momentum·velocity + gradient; params ← params − lr·velocity. */
-  sgdStep(params: Float32Array, velocity: Float32Array, gradient: Float32Array, learningRate: number, momentum: number): void;
   /** Evaluates `params` on the held-out test set (the caller passes a copy it will not change). */
   evaluate(kind: ModelKind, params: Float32Array): Promise<Evaluation>;
 }

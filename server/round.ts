@@ -2,12 +2,18 @@
  * One synchronous round (docs/design.md, "The round"): who was asked, what came back, and
  * when it may close. Pure bookkeeping: no sockets, no timers.
  */
+import type { ModelLayout } from '../core/model/layout';
 import type { LayerSentAs, LayerStats, ModelVersion, QuorumRule, WorkerId } from '../core/protocol';
+import { flattenContribution } from '../core/training/modelUpdate';
 
 /** One accepted gradient: the decoded unbiased estimate of each layer plus what the worker reported. */
 export interface Contribution {
   /** Null when another process of a cluster holds them (docs/scaling.md, "Hierarchical aggregation"). */
   readonly estimates: readonly Float32Array[] | null;
+  /** The encoded layers as received, kept only under the `relay` downlink, which forwards them. */
+  readonly layers?: readonly Uint8Array[];
+  /** What the estimates were multiplied by (the classroom attack); absent: 1. */
+  readonly multiplier?: number;
   readonly loss: number;
   readonly layerStats: readonly LayerStats[];
   readonly bytesUp: number;
@@ -25,8 +31,12 @@ export class OpenRound {
   /** Workers sent round:open; a worker that leaves is removed unless it already contributed. */
   readonly participants: Set<WorkerId>;
   readonly contributions = new Map<WorkerId, Contribution>();
-  /** Model bytes sent to each participant when the round opened. */
-  readonly bytesDown: ReadonlyMap<WorkerId, number>;
+  /** Model bytes sent to each participant (when the round opened, and any sync since). */
+  readonly bytesDown: Map<WorkerId, number>;
+  /** How round:open brought the model to the participants (docs/protocol.md, "Downlink"), and the resyncs asked for. */
+  readonly deliveries = { full: 0, sync: 0, update: 0, resyncs: 0 };
+  /** Participants sent a sync this round after a failed hash check (at most one each). */
+  readonly resynced = new Set<WorkerId>();
   readonly #quorum: number;
   /** Participants that missed `dormantAfter` rounds in a row: asked, but neither waited for nor counted in the quorum. */
   readonly dormant: ReadonlySet<WorkerId>;
@@ -37,7 +47,7 @@ export class OpenRound {
   constructor(
     version: ModelVersion,
     participants: readonly WorkerId[],
-    modelBytes: number,
+    modelBytes: number | ReadonlyMap<WorkerId, number>,
     openedAt: number,
     deadlineMs: number,
     quorum: QuorumRule,
@@ -48,7 +58,7 @@ export class OpenRound {
     this.lastAcceptedAt = openedAt;
     this.deadline = openedAt + deadlineMs;
     this.participants = new Set(participants);
-    this.bytesDown = new Map(participants.map((id) => [id, modelBytes]));
+    this.bytesDown = new Map(participants.map((id) => [id, typeof modelBytes === 'number' ? modelBytes : (modelBytes.get(id) ?? 0)]));
     this.dormant = dormant;
     const counted = participants.filter((id) => !dormant.has(id)).length;
     this.#quorum = Math.max(quorum.minimum, Math.ceil(quorum.fraction * counted));
@@ -100,12 +110,10 @@ export class OpenRound {
  * The contributors' unbiased estimates, each flat in layout order, in
  * ascending worker id (the fixed order that makes the update deterministic).
  */
-export function flatEstimates(round: OpenRound, offsets: readonly number[], parameterCount: number): Float32Array[] {
+export function flatEstimates(round: OpenRound, layout: ModelLayout): Float32Array[] {
   return round.orderedContributors().map((worker) => {
-    const flat = new Float32Array(parameterCount);
     const estimates = round.contributions.get(worker)!.estimates;
     if (estimates === null) throw new Error(`bug: the estimates of worker ${worker} are held by another process`);
-    estimates.forEach((estimate, layer) => flat.set(estimate, offsets[layer]!));
-    return flat;
+    return flattenContribution(layout, estimates);
   });
 }

@@ -9,12 +9,11 @@
 import { describe, expect, it } from 'vitest';
 import { encodeLayer } from '../core/codec';
 import { createModelLayout, type ModelLayout } from '../core/model/layout';
-import { sgdMomentumStep } from '../core/model/optimizer';
 import { asRunId, asWorkerId, type RoundMetrics, type RoundOpen, type RunConfigPatch, type WorkerId } from '../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../core/schema';
 import { ProtocolFault } from './fault';
 import type { Evaluation, ModelRuntime } from './model';
-import { Run, type RunHooks } from './run';
+import { Run, type RunDeps, type RunHooks } from './run';
 import { applyConfigPatch } from './runConfig';
 import { FakeScheduler } from './testing/fakeScheduler';
 import type { SubmissionEnvelope } from './validation';
@@ -22,18 +21,15 @@ import type { SubmissionEnvelope } from './validation';
 const LAYOUT = createModelLayout('mlp');
 const [A, B, C] = [1, 2, 3].map(asWorkerId) as [WorkerId, WorkerId, WorkerId];
 
-/** A model runtime whose evaluations the test resolves by hand; sgdStep is core's unless replaced. */
-function fakeModel(): ModelRuntime & { evaluations: { resolve(e: Evaluation): void }[]; sgd: ModelRuntime['sgdStep'] } {
+/** A model runtime whose evaluations the test resolves by hand. */
+function fakeModel(): ModelRuntime & { evaluations: { resolve(e: Evaluation): void }[] } {
   const evaluations: { resolve(e: Evaluation): void }[] = [];
-  const model = {
+  return {
     evaluations,
-    sgd: sgdMomentumStep as ModelRuntime['sgdStep'],
     layout: (): ModelLayout => LAYOUT,
     initialWeights: (_kind: unknown, seed: number) => new Float32Array(LAYOUT.parameterCount).fill(seed / 1000),
-    sgdStep: (...args: Parameters<ModelRuntime['sgdStep']>) => model.sgd(...args),
     evaluate: () => new Promise<Evaluation>((resolve) => evaluations.push({ resolve })),
   };
-  return model;
 }
 
 /** What a run told its hooks. */
@@ -49,6 +45,8 @@ interface MakeOptions {
   readonly model?: ReturnType<typeof fakeModel>;
   readonly hooks?: Partial<RunHooks>;
   readonly id?: string;
+  /** Combines a closing round's estimates instead of the run (a cluster's seam; here: to make closing fail). */
+  readonly combine?: RunDeps['combine'];
 }
 
 /** A created run on a fake model and clock, recording what it tells its hooks. */
@@ -57,13 +55,22 @@ function makeRun(options: MakeOptions = {}) {
   const model = options.model ?? fakeModel();
   const seen: Recorded = { opened: [], closed: [], errors: [] };
   const hooks: RunHooks = {
-    openRound: (_run, workers, message) => seen.opened.push({ workers, message }),
+    openRound: (_run, deliveries) => {
+      for (const { workers, message } of deliveries) seen.opened.push({ workers, message });
+    },
     roundClosed: (_run, metrics) => seen.closed.push(metrics),
     changed: () => undefined,
     ...options.hooks,
   };
   const config = applyConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'none', evalEvery: 1000, maxRounds: 100, roundDeadlineMs: 1000, ...options.patch });
-  const run = Run.create({ model, hooks, scheduler, onError: (error) => seen.errors.push(error) }, asRunId(options.id ?? 'r'), config, 'created');
+  const deps = {
+    model,
+    hooks,
+    scheduler,
+    onError: (error: unknown) => seen.errors.push(error),
+    ...(options.combine === undefined ? {} : { combine: options.combine }),
+  };
+  const run = Run.create(deps, asRunId(options.id ?? 'r'), config, 'created');
   return { run, scheduler, model, seen };
 }
 
@@ -293,13 +300,13 @@ describe('Run: faults in scheduled callbacks', () => {
   });
 
   it('a throw while closing at the deadline drops the round, keeps the weights, and pauses the run', () => {
-    const { run, scheduler, model, seen } = started([A, B], { patch: { quorum: { fraction: 0.5, minimum: 1 } } });
-    const before = run.params.slice();
-    run.acceptGradient(A, submission(run, A));
-    model.sgd = () => {
+    const explode = () => {
       throw new Error('step exploded');
     };
-    // The SGD step fails inside the deadline timer's callback: nothing reaches the timer.
+    const { run, scheduler, seen } = started([A, B], { patch: { quorum: { fraction: 0.5, minimum: 1 } }, combine: explode });
+    const before = run.params.slice();
+    run.acceptGradient(A, submission(run, A));
+    // The update fails inside the deadline timer's callback: nothing reaches the timer.
     expect(() => scheduler.advance(1000)).not.toThrow();
     expect(run.status).toBe('paused');
     expect(run.fault).toBe('closing round 0 failed: step exploded');

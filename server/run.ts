@@ -12,6 +12,8 @@
 import type { ModelLayout } from '../core/model/layout';
 import {
   asModelVersion,
+  type DownlinkLayerVariance,
+  type DownlinkMode,
   type GradientReceipt,
   type ModelVersion,
   type RoundMetrics,
@@ -24,12 +26,13 @@ import {
   type WorkerId,
 } from '../core/protocol';
 import { NO_TRAFFIC, addTraffic, subtractTraffic, type Direction, type FrameCategory, type WireTraffic } from '../core/traffic/frames';
-import { encodeWeights } from '../core/training/modelCodec';
+import { encodeFlat, encodeWeights, packLayers } from '../core/training/modelCodec';
+import { aggregateContributions, compressUpdate, modelHash, scaleContribution, stepModel, type ModelState } from '../core/training/modelUpdate';
 import { ProtocolFault } from './fault';
 import { buildRoundMetrics, isEvaluationRound } from './metrics';
 import type { ModelRuntime } from './model';
-import { aggregate, type Aggregate } from '../core/aggregation';
-import { applyAttack, type WorkerAttack } from '../core/schema';
+import type { Aggregate } from '../core/aggregation';
+import { attackMultiplier, type WorkerAttack } from '../core/schema';
 import { OpenRound, flatEstimates, type Contribution } from './round';
 import { applyConfigPatch } from './runConfig';
 import { decodeGradient, type SubmissionEnvelope } from './validation';
@@ -66,6 +69,12 @@ export interface Member extends MemberRecord {
   missed: number;
   /** The classroom attack applied to its estimates (set by the teacher; not checkpointed). */
   attack: WorkerAttack | null;
+  /**
+   * The version whose weights and momentum its replica holds, as far as the
+   * server knows (a compressed downlink sends it updates from there), or
+   * null: it gets a sync next. Reset on join, rejoin and disconnect.
+   */
+  replicaVersion: number | null;
 }
 
 /** Everything a checkpoint stores; enough to rebuild the run exactly. */
@@ -84,10 +93,23 @@ export interface RunSnapshot {
   readonly traffic?: WireTraffic;
 }
 
+/** One round:open message and the workers it goes to. */
+export interface RoundDelivery {
+  readonly workers: readonly WorkerId[];
+  readonly message: RoundOpen;
+}
+
+/** What takes the model from version `base` to base + 1 under a compressed downlink, as round:open sends it, and its bytes. */
+interface DownlinkUpdate {
+  readonly base: number;
+  readonly message: Pick<RoundOpen, 'delivery' | 'layers' | 'relayed' | 'relayedLengths' | 'multipliers'>;
+  readonly bytes: number;
+}
+
 /** What a run tells the outside world. */
 export interface RunHooks {
-  /** Send round:open to these workers. */
-  openRound(run: Run, workers: readonly WorkerId[], message: RoundOpen): void;
+  /** Send round:open: each message to its workers (at most a few distinct messages per round, each broadcast once). */
+  openRound(run: Run, deliveries: readonly RoundDelivery[]): void;
   /** A round closed: stream its metrics, tell its workers, persist the run. */
   roundClosed(run: Run, metrics: RoundMetrics, contributors: readonly WorkerId[]): void;
   /**
@@ -121,6 +143,12 @@ export interface RunDeps {
    * and are aggregated at once.
    */
   readonly combine?: (run: Run, round: OpenRound) => Promise<Aggregate>;
+  /**
+   * False where round:open cannot differ per worker or the raw messages are
+   * not at hand (a cluster's leader, docs/scaling.md): runs then send the
+   * full model whatever their `downlink` says. True when absent.
+   */
+  readonly compressedDownlink?: boolean;
 }
 
 /** Every gradient of a closing round was lost with the cluster process that held it: the same version opens again. */
@@ -131,12 +159,9 @@ export class RoundLost extends Error {
   }
 }
 
-/** An update the run refused to apply (non-finite aggregate, momentum or weights): discarded, reported, the run paused. */
-export class UpdateRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UpdateRefused';
-  }
+/** Σ of the buffers' byte lengths. */
+function byteSum(layers: readonly Uint8Array[]): number {
+  return layers.reduce((sum, layer) => sum + layer.byteLength, 0);
 }
 
 /** Index of the first non-finite entry, or −1. */
@@ -173,8 +198,12 @@ export class Run {
   #evaluating = false;
   /** Bumped by reset and model changes: results of work started before are dropped. */
   #epoch = 0;
-  /** The encoded weights of the current version, built once per version and sent to every participant. */
+  /** The encoded weights (and momentum, and hash) of the current version, built once per version. */
   #encodedModel: { version: number; layers: Uint8Array[]; bytes: number } | null = null;
+  #encodedState: { version: number; velocity: Uint8Array } | null = null;
+  #stateHash: { version: number; hash: string } | null = null;
+  /** The message that took the model to the current version (compressed downlinks only), or null. */
+  #lastUpdate: DownlinkUpdate | null = null;
   /** Why the server paused the run itself; cleared by start, resume and reset. */
   #fault: string | null = null;
   readonly #deps: RunDeps;
@@ -202,6 +231,7 @@ export class Run {
         latencyMs: null,
         attack: null,
         missed: 0,
+        replicaVersion: null,
       });
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
@@ -234,6 +264,10 @@ export class Run {
   }
   get version(): ModelVersion {
     return this.#version;
+  }
+  /** How the model travels: the run's setting, or always `full` where the process cannot keep replicas in step (a cluster). */
+  get #downlink(): DownlinkMode {
+    return this.#deps.compressedDownlink === false ? 'full' : this.#config.downlink;
   }
   get layout(): ModelLayout {
     return this.#deps.model.layout(this.#config.model);
@@ -355,6 +389,7 @@ export class Run {
       latencyMs: null,
       attack: null,
       missed: 0,
+      replicaVersion: null,
     };
     this.#members.set(workerId, member);
     this.#deps.hooks.changed(this);
@@ -385,6 +420,7 @@ export class Run {
     const member = this.#members.get(workerId);
     if (!member || member.connected === connected) return;
     member.connected = connected;
+    member.replicaVersion = null;
     if (connected) {
       member.lastSeenAt = this.#deps.scheduler.now();
       this.#scheduleOpen();
@@ -412,6 +448,33 @@ export class Run {
     this.#deps.hooks.changed(this);
   }
 
+  /** The worker joined or rejoined: whatever replica it had, it gets a sync at its next round (docs/protocol.md, "Downlink"). */
+  forgetReplica(workerId: WorkerId): void {
+    const member = this.#members.get(workerId);
+    if (member) member.replicaVersion = null;
+  }
+
+  /**
+   * model:request: a member's replica failed its hash check. If it is
+   * waited for in the open round it is sent a sync of this version now (once
+   * per round: a client cannot make the server resend the model at will);
+   * otherwise it gets one at its next round.
+   */
+  requestSync(workerId: WorkerId): void {
+    const member = this.#members.get(workerId);
+    if (!member) throw new ProtocolFault('unknown-worker', `worker ${workerId} is not in run ${this.id}`);
+    member.replicaVersion = null;
+    const round = this.#round;
+    if (round === null || this.#downlink === 'full' || !round.participants.has(workerId) || round.contributions.has(workerId)) return;
+    if (round.resynced.has(workerId)) return;
+    round.resynced.add(workerId);
+    round.deliveries.resyncs += 1;
+    const sync = this.#syncMessage({ runId: this.id, version: round.version, deadline: round.deadline });
+    round.bytesDown.set(workerId, (round.bytesDown.get(workerId) ?? 0) + sync.bytes);
+    member.replicaVersion = round.version;
+    this.#deps.hooks.openRound(this, [{ workers: [workerId], message: sync.message }]);
+  }
+
   // ── Traffic ──────────────────────────────────────────────────────────────
 
   /** A frame of a member's socket (metered by the socket layer, core/traffic): counted for the member and the run. */
@@ -437,24 +500,22 @@ export class Run {
     const round = this.#expectContribution(workerId, submission.version);
     const started = this.#deps.scheduler.now();
     const decoded = decodeGradient(submission, this.layout, this.#config);
-    const attack = this.#members.get(workerId)?.attack ?? null;
-    if (attack !== null) for (const estimate of decoded.estimates) applyAttack(attack, estimate);
+    const multiplier = attackMultiplier(this.#members.get(workerId)?.attack ?? null);
+    scaleContribution(decoded.estimates, multiplier);
     const now = this.#deps.scheduler.now();
-    this.#record(
-      round,
-      workerId,
-      {
-        estimates: decoded.estimates,
-        loss: submission.loss,
-        layerStats: submission.layerStats,
-        bytesUp: decoded.bytes,
-        computeMs: submission.computeMs,
-        layerBytes: decoded.layerBytes,
-        sentAs: decoded.sentAs,
-      },
-      now,
-      now - started,
-    );
+    const contribution: Contribution = {
+      estimates: decoded.estimates,
+      // The relay forwards these bytes next round (packed into one buffer at the close).
+      ...(this.#downlink === 'relay' ? { layers: submission.layers } : {}),
+      multiplier,
+      loss: submission.loss,
+      layerStats: submission.layerStats,
+      bytesUp: decoded.bytes,
+      computeMs: submission.computeMs,
+      layerBytes: decoded.layerBytes,
+      sentAs: decoded.sentAs,
+    };
+    this.#record(round, workerId, contribution, now, now - started);
     return { version: submission.version, bytes: decoded.bytes };
   }
 
@@ -548,6 +609,8 @@ export class Run {
       throw new ProtocolFault('invalid-state', `run ${this.id} is at version ${this.#version}; reset it before changing the model`);
     }
     this.#config = next;
+    // The next update is computed with the new settings: every replica restarts from a sync.
+    this.#forgetDownlink();
     if (reinitialise) this.#resetModel();
     if (this.#status === 'finished' && this.#version < next.maxRounds) this.#status = 'paused';
     this.#deps.hooks.changed(this);
@@ -573,6 +636,7 @@ export class Run {
     this.#version = asModelVersion(0);
     this.#history = [];
     this.#encodedModel = null;
+    this.#forgetDownlink();
     this.#bytesUp = 0;
     this.#bytesDown = 0;
     this.#traffic = NO_TRAFFIC;
@@ -605,18 +669,84 @@ export class Run {
     }
     const participants = [...this.#members.values()].filter((m) => m.connected).map((m) => m.workerId);
     if (participants.length === 0) return; // idle until a worker connects
-    const model = this.#currentModel();
     const { scheduler } = this.#deps;
     // A member that missed dormantAfter rounds in a row is still asked, but no longer waited for.
     const dormant = new Set(participants.filter((id) => this.#members.get(id)!.missed >= this.#config.dormantAfter));
-    const round = new OpenRound(this.#version, participants, model.bytes, scheduler.now(), this.#config.roundDeadlineMs, this.#config.quorum, dormant);
+    const openedAt = scheduler.now();
+    const deadline = openedAt + this.#config.roundDeadlineMs;
+    const deliveries = this.#deliveries(participants, deadline);
+    const bytes = new Map<WorkerId, number>();
+    for (const d of deliveries) for (const id of d.workers) bytes.set(id, d.bytes);
+    const round = new OpenRound(this.#version, participants, bytes, openedAt, this.#config.roundDeadlineMs, this.#config.quorum, dormant);
+    for (const d of deliveries) round.deliveries[d.kind] += d.workers.length;
     this.#round = round;
     this.#cancelDeadline = scheduler.after(
       this.#config.roundDeadlineMs,
       this.#guarded('the round deadline', () => this.#onDeadline(round)),
     );
-    this.#deps.hooks.openRound(this, participants, { runId: this.id, version: round.version, deadline: round.deadline, layers: model.layers });
+    this.#deps.hooks.openRound(
+      this,
+      deliveries.filter((d) => d.workers.length > 0),
+    );
     this.#deps.hooks.changed(this);
+  }
+
+  /**
+   * Who gets which round:open (docs/protocol.md, "Downlink"). `full` runs
+   * send every participant the dense model. Under `relay` and `atomo` a
+   * member whose replica is at the previous version gets the update that
+   * took the model here, the others a sync (weights and momentum); when the
+   * update is larger than the dense model (relaying many workers' messages),
+   * everyone gets the dense model instead, and their replicas restart later.
+   */
+  #deliveries(participants: readonly WorkerId[], deadline: number): (RoundDelivery & { kind: 'full' | 'sync' | 'update'; bytes: number })[] {
+    const base = { runId: this.id, version: this.#version, deadline };
+    const model = this.#currentModel();
+    const full = { kind: 'full' as const, bytes: model.bytes, message: { ...base, delivery: 'full' as const, layers: model.layers } };
+    const members = participants.map((id) => this.#members.get(id)!);
+    const update = this.#lastUpdate?.base === this.#version - 1 ? this.#lastUpdate : null;
+    if (this.#downlink === 'full' || (update !== null && update.bytes > model.bytes)) {
+      for (const m of members) m.replicaVersion = null;
+      return [{ ...full, workers: participants }];
+    }
+    const current = (m: Member) => m.replicaVersion === this.#version || (update !== null && m.replicaVersion === this.#version - 1);
+    const inStep = members.filter(current).map((m) => m.workerId);
+    const behind = members.filter((m) => !current(m)).map((m) => m.workerId);
+    for (const m of members) m.replicaVersion = this.#version;
+    const sync = this.#syncMessage(base);
+    const out: (RoundDelivery & { kind: 'full' | 'sync' | 'update'; bytes: number })[] = [{ kind: 'sync', workers: behind, ...sync }];
+    if (update !== null) {
+      const message: RoundOpen = { ...base, ...update.message, hash: this.#currentHash() };
+      out.push({ kind: 'update', workers: inStep, message, bytes: update.bytes });
+    }
+    return out;
+  }
+
+  /** The sync message of the current version: dense weights and momentum, and their hash. */
+  #syncMessage(base: { readonly runId: RunId; readonly version: ModelVersion; readonly deadline: number }): { message: RoundOpen; bytes: number } {
+    const model = this.#currentModel();
+    if (this.#encodedState?.version !== this.#version) this.#encodedState = { version: this.#version, velocity: encodeFlat(this.#velocity) };
+    const { velocity } = this.#encodedState;
+    return {
+      message: { ...base, delivery: 'sync', layers: model.layers, velocity, hash: this.#currentHash() },
+      bytes: model.bytes + velocity.byteLength,
+    };
+  }
+
+  /** modelHash of the current weights and momentum, computed once per version. */
+  #currentHash(): string {
+    if (this.#stateHash?.version !== this.#version) {
+      this.#stateHash = { version: this.#version, hash: modelHash({ params: this.#params, velocity: this.#velocity }) };
+    }
+    return this.#stateHash.hash;
+  }
+
+  /** Drops the last update and every member's replica: each gets a sync at its next round. */
+  #forgetDownlink(): void {
+    this.#lastUpdate = null;
+    this.#encodedState = null;
+    this.#stateHash = null;
+    for (const m of this.#members.values()) m.replicaVersion = null;
   }
 
   #currentModel(): { layers: Uint8Array[]; bytes: number } {
@@ -703,13 +833,8 @@ export class Run {
     const combine = this.#deps.combine;
     if (combine === undefined) {
       const layout = this.layout;
-      const offsets = layout.tensors.map((t) => t.offset);
-      // The configured rule (robust by default) combines the estimates; each was checked finite when it arrived.
-      this.#applyUpdate(
-        round,
-        aggregate(this.#config.aggregation, flatEstimates(round, offsets, layout.parameterCount), layout.parameterCount, offsets),
-        updateStarted,
-      );
+      // The configured rule (robust by default) combines the estimates, as every replica does; each was checked finite when it arrived.
+      this.#applyUpdate(round, aggregateContributions(layout, this.#config.aggregation, flatEstimates(round, layout)), updateStarted);
       return;
     }
     // Other processes hold the estimates: no round opens until their partial sums are in.
@@ -743,22 +868,44 @@ export class Run {
     );
   }
 
+  /**
+   * The relay message of a closed round: its contributions' layers in one
+   * buffer (socket.io refuses a packet of more than 10 attachments). When a
+   * cluster's other process kept some of them, the round cannot be relayed:
+   * its bytes are infinite, so everyone gets the full model (#deliveries).
+   */
+  #relayOf(round: OpenRound): DownlinkUpdate {
+    const contributions = round.orderedContributors().map((id) => round.contributions.get(id)!);
+    if (contributions.some((c) => c.layers === undefined))
+      return { base: this.#version, message: { delivery: 'relay', layers: [] }, bytes: Number.POSITIVE_INFINITY };
+    const { packed, lengths } = packLayers(contributions.flatMap((c) => c.layers!));
+    const multipliers = contributions.map((c) => c.multiplier ?? 1);
+    return { base: this.#version, message: { delivery: 'relay', layers: [], relayed: packed, relayedLengths: lengths, multipliers }, bytes: packed.byteLength };
+  }
+
   #applyUpdate(round: OpenRound, combined: Aggregate, updateStarted: number): void {
     const { scheduler, model } = this.#deps;
     const config = this.#config;
     const layout = this.layout;
-    const mean = combined.value;
-    const nonFiniteMean = firstNonFinite(mean);
-    if (nonFiniteMean >= 0) throw new UpdateRefused(`the aggregated gradient is not finite at parameter ${nonFiniteMean}`);
-    const params = this.#params.slice();
-    const velocity = this.#velocity.slice();
-    model.sgdStep(params, velocity, mean, config.learningRate, config.momentum);
-    const badVelocity = firstNonFinite(velocity);
-    if (badVelocity >= 0) throw new UpdateRefused(`the momentum overflows at parameter ${badVelocity}; the update was discarded`);
-    const badParam = firstNonFinite(params);
-    if (badParam >= 0) throw new UpdateRefused(`the weights overflow at parameter ${badParam}; the update was discarded`);
-    this.#params = params;
-    this.#velocity = velocity;
+    const state: ModelState = { params: this.#params, velocity: this.#velocity };
+    let next: ModelState;
+    let lastUpdate: DownlinkUpdate | null = null;
+    let downlinkLayers: DownlinkLayerVariance[] = [];
+    // The same step, from the same aggregate, moves every worker's replica (core/training/modelUpdate.ts).
+    const downlink = this.#downlink;
+    if (downlink === 'atomo') {
+      // Compress the aggregate, then apply exactly what the workers will decode from those bytes.
+      const sent = compressUpdate(layout, combined.value, config.downlinkBudget, config.seed, this.#version);
+      next = stepModel(state, sent.estimate, config.learningRate, config.momentum);
+      lastUpdate = { base: this.#version, message: { delivery: 'atomo', layers: sent.layers }, bytes: byteSum(sent.layers) };
+      downlinkLayers = sent.stats;
+    } else {
+      next = stepModel(state, combined.value, config.learningRate, config.momentum);
+      if (downlink === 'relay') lastUpdate = this.#relayOf(round);
+    }
+    this.#params = next.params;
+    this.#velocity = next.velocity;
+    this.#lastUpdate = lastUpdate;
     this.#version = asModelVersion(this.#version + 1);
     const updateMs = scheduler.now() - updateStarted;
 
@@ -789,6 +936,12 @@ export class Run {
       traffic: subtractTraffic(this.#traffic, this.#trafficAtClose),
       cumulativeTraffic: this.#traffic,
       updateMs,
+      downlink: {
+        mode: downlink,
+        ...round.deliveries,
+        layers: downlinkLayers,
+        ...(downlink === 'full' ? {} : { hash: this.#currentHash() }),
+      },
     };
     this.#trafficAtClose = this.#traffic;
     // The history grows with the weights, so any checkpoint taken from here on is consistent.

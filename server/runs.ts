@@ -196,6 +196,8 @@ export class RunRegistry {
     this.#deps.workers.touch(identity);
     run.addMember(identity.workerId, profileOf(identity));
     run.setConnected(identity.workerId, true);
+    // A join or rejoin always restarts the worker's replica from a sync (docs/protocol.md, "Downlink").
+    run.forgetReplica(identity.workerId);
     this.#persistWorkers();
     this.persist(run);
   }

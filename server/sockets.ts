@@ -26,7 +26,7 @@ import { DASHBOARD_ROOM, type AckResult, type AppServer, type AppSocket, type Aw
 import type { RateLimit } from './limits';
 import { createRateLimiter } from './rateLimit';
 import type { RunRegistry, WorkerNotifier } from './runs';
-import { parseJoinRequest, parseSubmission, parseSubscribeRequest, type SubmissionEnvelope } from './validation';
+import { parseJoinRequest, parseModelRequest, parseSubmission, parseSubscribeRequest, type SubmissionEnvelope } from './validation';
 import type { WorkerIdentity, WorkerRegistry } from './workers';
 
 /**
@@ -46,6 +46,8 @@ export interface SocketBackend {
   recordFrame(workerId: WorkerId, direction: Direction, category: FrameCategory, bytes: number): void;
   /** gradient:submit, parsed, from the socket that speaks for `workerId`. */
   submit(workerId: WorkerId, socketId: string, submission: SubmissionEnvelope): Awaitable<GradientReceipt>;
+  /** model:request: the worker's replica of `runId`'s model failed its hash check (docs/protocol.md, "Downlink"). */
+  requestModel(workerId: WorkerId, socketId: string, runId: RunId): Awaitable<void>;
   /** dashboard:subscribe's snapshot. */
   subscribe(runId: RunId | undefined): Awaitable<DashboardSnapshot>;
   /** A teacher event (the token was checked). */
@@ -72,6 +74,13 @@ export function registryBackend(registry: RunRegistry, workers: WorkerRegistry, 
       if (identity.runId !== run.id) throw new ProtocolFault('wrong-run', `worker ${workerId} trains in run ${identity.runId}, not ${run.id}`);
       return run.acceptGradient(workerId, submission);
     },
+    requestModel: (workerId, socketId, runId) => {
+      const identity = workers.get(workerId);
+      if (identity?.socketId !== socketId) throw new ProtocolFault('not-your-worker', `this socket no longer speaks for worker ${workerId}`);
+      const run = registry.get(runId);
+      if (identity.runId !== run.id) throw new ProtocolFault('wrong-run', `worker ${workerId} trains in run ${identity.runId}, not ${run.id}`);
+      run.requestSync(workerId);
+    },
     subscribe: (runId) => {
       const runs = runId === undefined ? registry.list() : [registry.get(runId)];
       return { runs: registry.list().map((run) => run.summary()), history: Object.fromEntries(runs.map((run) => [run.id, run.history])) };
@@ -97,7 +106,7 @@ export interface SocketDeps {
 type Handler = (socket: AppSocket, payload: unknown) => Awaitable<object>;
 
 /** The events any socket may send; the admin ones are in AdminHandlers. */
-type WorkerEvent = 'worker:join' | 'worker:leave' | 'gradient:submit' | 'dashboard:subscribe';
+type WorkerEvent = 'worker:join' | 'worker:leave' | 'gradient:submit' | 'model:request' | 'dashboard:subscribe';
 
 const ADMIN_EVENT_NAMES: ReadonlySet<string> = new Set(ADMIN_EVENTS);
 
@@ -178,6 +187,12 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
       const own = socket.data.workerId;
       if (own === null) throw new ProtocolFault('not-joined', 'join before sending gradients');
       return backend.submit(own, socket.id, submission);
+    },
+    'model:request': (socket, payload) => {
+      const request = parseModelRequest(payload);
+      const own = socket.data.workerId;
+      if (own === null) throw new ProtocolFault('not-joined', 'join before asking for the model');
+      return then(backend.requestModel(own, socket.id, request.runId), () => ({}));
     },
     'dashboard:subscribe': (socket, payload) => {
       const request = parseSubscribeRequest(payload);

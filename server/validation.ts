@@ -5,10 +5,9 @@
  * client chose to send) and returns a typed value or throws ProtocolFault
  * naming the first thing wrong.
  */
-import { reconstruct } from '../core/atomo';
 import { indicatorRange } from '../core/atomo/indicator';
-import { sampleDecomposition } from '../core/atomo/types';
-import { CodecError, decodeLayer, maxLayerBytes } from '../core/codec';
+import { sampleDecomposition, type LayerSample } from '../core/atomo/types';
+import { maxLayerBytes } from '../core/codec';
 import type { ModelLayout } from '../core/model/layout';
 import {
   asModelVersion,
@@ -20,6 +19,7 @@ import {
   type JoinRequest,
   type LayerSentAs,
   type LayerStats,
+  type ModelRequest,
   type ModelVersion,
   type MoveWorkerRequest,
   type RemoveWorkerRequest,
@@ -31,6 +31,7 @@ import {
   type WorkerId,
 } from '../core/protocol';
 import { parseAttackWorkerRequest } from '../core/schema';
+import { decodeContribution, EstimateOverflow, LayerCodecError } from '../core/training/modelUpdate';
 import { ProtocolFault } from './fault';
 
 /** Most layers any model has; bounds the work of parsing before the run's layout is known. */
@@ -202,15 +203,7 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     total += size;
   });
   const sentAs: (LayerSentAs | null)[] = [];
-  const estimates = layout.tensors.map((tensor, layer) => {
-    let decoded;
-    try {
-      decoded = decodeLayer(layers[layer]!, { expectedLayer: layer, expectedShape: tensor.shape, maxElements: tensor.size });
-    } catch (error) {
-      if (error instanceof CodecError) throw new ProtocolFault('codec', `layer ${layer} (${tensor.name}): ${error.message}`, error.code);
-      throw error;
-    }
-    const { sample } = decoded;
+  const check = (layer: number, sample: LayerSample) => {
     // A dense layer is always accepted: a worker sends one where its scheme's encoding would be larger (core/codec encodeForWire).
     if (sample.scheme !== config.scheme && sample.scheme !== 'none') {
       throw new ProtocolFault('wrong-scheme', `layer ${layer} is encoded with ${sample.scheme}; this run uses ${config.scheme}`);
@@ -222,15 +215,24 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
       throw new ProtocolFault('wrong-scheme', `layer ${layer} uses QSGD buckets of ${sample.bucketSize}; this run uses ${config.bucketSize ?? 0}`);
     }
     sentAs.push(sampleDecomposition(sample));
-    const estimate = reconstruct(sample);
+  };
+  let estimates: Float32Array[];
+  try {
+    // The one decoding path, the replicas' too (core/training/modelUpdate.ts), with the run's scheme rules.
+    estimates = decodeContribution(layout, layers, check);
+  } catch (error) {
+    const at = (layer: number) => `layer ${layer} (${layout.tensors[layer]!.name})`;
+    if (error instanceof LayerCodecError) throw new ProtocolFault('codec', `${at(error.layer)}: ${error.message}`, error.codecError.code);
     // Finite inputs can still overflow float32 when multiplied out (u·σ/p·vᵀ).
-    for (let i = 0; i < estimate.length; i++) {
-      if (!Number.isFinite(estimate[i]!))
-        throw new ProtocolFault('codec', `layer ${layer} (${tensor.name}): the estimate overflows at entry ${i}`, 'non-finite');
-    }
-    return estimate;
-  });
+    if (error instanceof EstimateOverflow) throw new ProtocolFault('codec', `${at(error.layer)}: ${error.message}`, 'non-finite');
+    throw error;
+  }
   return { estimates, bytes: total, layerBytes: layers.map((l) => l.byteLength), sentAs };
+}
+
+/** model:request */
+export function parseModelRequest(raw: unknown): ModelRequest {
+  return { runId: asRunId(id(object(raw, 'request')['runId'], 'runId')) };
 }
 
 /** run:start, run:pause, run:resume, run:reset, run:delete */

@@ -1,11 +1,11 @@
 /**
  * A simulated link in front of a worker channel (core/traffic/linkModel.ts):
  * a gradient is handed to the socket only after bytes·8/uplink + latency,
- * and a round:open reaches the session only after its model's
- * bytes·8/downlink + latency, so a classroom sees large messages slow its
- * rounds. Bytes are the encoded layers' (the envelope adds well under 1%).
+ * and a round:open reaches the session only after its model's (or
+ * update's) bytes·8/downlink + latency, so a classroom sees large messages
+ * slow its rounds. Bytes are the encoded layers' (the envelope adds well under 1%).
  */
-import { asBytes, type EncodedLayer, type GradientSubmission } from '../../core/protocol';
+import { asBytes, roundOpenBytes, type EncodedLayer, type GradientSubmission } from '../../core/protocol';
 import { deliveryMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { ChannelFactory, WorkerChannel } from './workerChannel';
 
@@ -23,7 +23,7 @@ export function linkedChannelFactory(factory: ChannelFactory, link: () => LinkMo
         onRoundOpen: (round) => {
           const l = link();
           if (l === null) return listener.onRoundOpen(round);
-          void sleep(deliveryMs(layerBytes(round.layers), l.downlinkMbps, l.latencyMs)).then(() => listener.onRoundOpen(round));
+          void sleep(deliveryMs(roundOpenBytes(round), l.downlinkMbps, l.latencyMs)).then(() => listener.onRoundOpen(round));
         },
       },
     });
@@ -36,6 +36,7 @@ export function linkedChannelFactory(factory: ChannelFactory, link: () => LinkMo
       },
       join: () => inner.join(),
       leave: () => inner.leave(),
+      requestModel: (runId) => inner.requestModel(runId),
       close: () => inner.close(),
       async submit(submission: GradientSubmission) {
         const l = link();

@@ -13,7 +13,6 @@ import { createCpuBackend } from '../../core/model/cpu/backend';
 import { createModelLayout, type ModelLayout } from '../../core/model/layout';
 import {
   PROTOCOL_VERSION,
-  asBytes,
   type Ack,
   type GradientSubmission,
   type JoinAccepted,
@@ -24,7 +23,7 @@ import {
   type WorkerBackend,
   type WorkerKey,
 } from '../../core/protocol';
-import { decodeWeights } from '../../core/training/modelCodec';
+import { ModelReplica } from '../../core/training/replica';
 import { createWorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
 import type { AppSocket } from './socket';
 
@@ -92,7 +91,7 @@ export class SimulatedWorker {
   readonly accepted: number[] = [];
   assignment: WorkerAssignment | null = null;
   workerKey: WorkerKey | undefined;
-  #step: { assignment: WorkerAssignment; layout: ModelLayout; step: SubmissionStep } | null = null;
+  #step: { assignment: WorkerAssignment; layout: ModelLayout; step: SubmissionStep; replica: ModelReplica } | null = null;
   #pending: RoundOpen | null = null;
   #reused: GradientSubmission | null = null;
   #busy = false;
@@ -149,16 +148,22 @@ export class SimulatedWorker {
     this.socket.disconnect();
   }
 
-  /** Computes the honest submission for a round (also used by tests that tamper with it). */
-  async compute(round: RoundOpen): Promise<GradientSubmission> {
+  /**
+   * Computes the honest submission for a round (also used by tests that
+   * tamper with it); null when its replica failed the hash check and it
+   * asked for a sync instead (a compressed downlink, docs/protocol.md).
+   */
+  async compute(round: RoundOpen): Promise<GradientSubmission | null> {
     const assignment = this.assignment;
     if (!assignment) throw new Error('not joined');
     if (this.#options.reuseGradient && this.#reused?.runId === round.runId) return { ...this.#reused, version: round.version };
-    const { step, layout } = this.#stepFor(assignment);
-    const weights = decodeWeights(
-      layout,
-      round.layers.map((layer) => asBytes(layer)),
-    );
+    const { step, replica } = this.#stepFor(assignment);
+    const outcome = replica.receive(round, assignment.config);
+    if (outcome.kind === 'resync') {
+      this.socket.emit('model:request', { runId: round.runId });
+      return null;
+    }
+    const { weights } = outcome;
     const started = performance.now();
     const result = await step(weights, round.version);
     const submission: GradientSubmission = {
@@ -179,7 +184,7 @@ export class SimulatedWorker {
     return this.socket.timeout(this.#options.ackTimeoutMs ?? 30_000).emitWithAck('gradient:submit', submission);
   }
 
-  #stepFor(assignment: WorkerAssignment): { step: SubmissionStep; layout: ModelLayout } {
+  #stepFor(assignment: WorkerAssignment): { step: SubmissionStep; layout: ModelLayout; replica: ModelReplica } {
     if (this.#step?.assignment !== assignment) {
       const { config } = assignment;
       const layout = createModelLayout(config.model);
@@ -197,7 +202,7 @@ export class SimulatedWorker {
           shard,
           now: () => performance.now(),
         });
-      this.#step = { assignment, layout, step };
+      this.#step = { assignment, layout, step, replica: new ModelReplica(layout) };
     }
     return this.#step;
   }
@@ -215,6 +220,7 @@ export class SimulatedWorker {
         this.#pending = null;
         if (round.runId !== this.assignment?.runId) continue;
         const submission = await this.compute(round);
+        if (submission === null) continue;
         const proceed = await this.#options.beforeSubmit?.(this, round, submission);
         if (proceed === false) continue;
         // socket.io would drop the connection on an oversized message without saying why: check first.

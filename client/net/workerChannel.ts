@@ -63,6 +63,8 @@ export interface WorkerChannel {
   leave(): void;
   /** Sends a gradient; resolves with the receipt or the refusal. */
   submit(submission: GradientSubmission): Promise<RequestResult<GradientReceipt>>;
+  /** Asks for a sync of `runId`'s model: the replica failed its hash check (docs/protocol.md, "Downlink"). */
+  requestModel(runId: RunId): void;
   /** Closes the connection for good. */
   close(): void;
   /** Every frame this side sent and received so far, counted here (not the server's figure). */
@@ -156,6 +158,11 @@ class SocketWorkerChannel implements WorkerChannel {
   /** Sends a gradient; resolves with the receipt or the refusal. */
   async submit(submission: GradientSubmission): Promise<RequestResult<GradientReceipt>> {
     return request(this.#socket, 'gradient:submit', submission);
+  }
+
+  /** Asks for a sync; the answer is a round:open (delivery `sync`), and a refusal goes to the listener as server:error. */
+  requestModel(runId: RunId): void {
+    if (this.#socket.connected) this.#socket.emit('model:request', { runId });
   }
 
   /** Closes the socket for good. */

@@ -10,15 +10,16 @@
 import { modelVariance } from '../../core/atomo';
 import { denseBytes } from '../../core/codec';
 import type { MnistData } from '../../core/data';
-import { asBytes, type ProtocolErrorCode, type RoundOpen, type RunId, type WorkerAssignment, type WorkerBackend } from '../../core/protocol';
-import { decodeWeights } from '../../core/training/modelCodec';
+import { roundOpenBytes, type ProtocolErrorCode, type RoundOpen, type RunId, type WorkerAssignment, type WorkerBackend } from '../../core/protocol';
+import { updateVariance } from '../../core/atomo/variance';
+import { ModelReplica } from '../../core/training/replica';
 import { shardIndices } from '../../core/training/shard';
 import { isSoftwareAdapter } from '../gpu/runtime/adapter';
 import type { Backend, GpuContext } from '../gpu/runtime/device';
 import { linkedChannelFactory } from '../net/linkChannel';
 import type { ChannelFactory } from '../net/workerChannel';
 import type { IdentityStore } from '../net/workerIdentity';
-import type { WorkerActions, WorkerPhase } from '../ui/store/workerStore';
+import type { DownlinkView, WorkerActions, WorkerPhase } from '../ui/store/workerStore';
 import { sampleDigits, type DigitSample } from './digits';
 import { createTrainer, type ComputeDevice, type Trainer } from './trainer';
 
@@ -112,6 +113,8 @@ interface Assigned {
   readonly trainer: Trainer;
   readonly digits: DigitSample;
   readonly denseBytes: number;
+  /** The run's model as this worker keeps it (core/training/replica.ts). */
+  readonly replica: ModelReplica;
 }
 
 /** Starts a worker session with what its host injects. */
@@ -185,7 +188,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     const inputs = trainerInputs(assignment);
     const trainer = createTrainer({ ...inputs, device });
     const digits = sampleDigits(data.train, inputs.shard);
-    current = { key, assignment, trainer, digits, denseBytes: denseBytes(trainer.layout) };
+    current = { key, assignment, trainer, digits, denseBytes: denseBytes(trainer.layout), replica: new ModelReplica(trainer.layout) };
     if (showDigits) state().setDigits(digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: null })));
   };
 
@@ -199,10 +202,36 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     }
   };
 
+  let downlink: DownlinkView | null = null;
+  const reportDownlink = (change: Partial<DownlinkView> & Pick<DownlinkView, 'mode'>) => {
+    downlink = { delivery: 'full', version: 0, hash: null, bytes: 0, verified: 0, resyncs: 0, closedRel: null, ...downlink, ...change };
+    sink.setDownlink?.(downlink);
+  };
+
   const play = async (round: RoundOpen, here: Assigned) => {
     state().roundOpened(round.version);
     setPhase('downloading');
-    const weights = decodeWeights(here.trainer.layout, round.layers.map(asBytes));
+    const received = performance.now();
+    const { config } = here.assignment;
+    // The replica applies a relayed or compressed update with the server's own function, and checks its hash.
+    const outcome = here.replica.receive(round, config);
+    const mode = config.downlink ?? 'full';
+    const bytes = roundOpenBytes(round);
+    if (outcome.kind === 'resync') {
+      reportDownlink({ mode, delivery: round.delivery, version: round.version, hash: null, bytes, resyncs: (downlink?.resyncs ?? 0) + 1 });
+      channel.requestModel(round.runId);
+      return;
+    }
+    reportDownlink({
+      mode,
+      delivery: round.delivery,
+      version: round.version,
+      hash: outcome.hash,
+      bytes,
+      verified: (downlink?.verified ?? 0) + (outcome.verified ? 1 : 0),
+    });
+    const { weights } = outcome;
+    const applyMs = performance.now() - received;
     // A copy: the page predicts drawn digits with it while the trainer works on its own.
     sink.setModel?.({ kind: here.assignment.config.model, weights: weights.slice(), version: round.version });
     setPhase('computing');
@@ -218,7 +247,8 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       layers: result.layers,
       loss: result.loss,
       layerStats: result.layerStats,
-      computeMs: result.computeMs + result.compressMs,
+      // The replica's update is this worker's work too: it counts toward the round's time.
+      computeMs: result.computeMs + result.compressMs + applyMs,
     });
     const uploadMs = performance.now() - sentAt;
     state().setTraffic(channel.traffic);
@@ -293,6 +323,9 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       onMetrics: (metrics) => {
         if (current === null || metrics.runId !== current.assignment.runId) return;
         if (metrics.testAccuracy !== null) state().runEvaluated(metrics.testAccuracy);
+        if (metrics.downlink !== undefined && metrics.downlink.mode === 'atomo') {
+          reportDownlink({ mode: 'atomo', closedRel: updateVariance(metrics.downlink.layers).closedRel });
+        }
       },
       onRemoved: (reason) => {
         participating = false;

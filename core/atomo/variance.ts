@@ -70,3 +70,8 @@ export function modelVariance(layers: readonly VarianceStats[]): ModelVariance {
   const relative = (variance: number): number => (gradientNormSq > 0 ? variance / gradientNormSq : 0);
   return { closedForm, realised, gradientNormSq, closedRel: relative(closedForm), realisedRel: relative(realised) };
 }
+
+/** modelVariance of a compressed update (the server's `atomo` downlink), relative to the update's own Σ‖u‖². */
+export function updateVariance(layers: readonly { readonly closedForm: number; readonly realised: number; readonly updateNormSq: number }[]): ModelVariance {
+  return modelVariance(layers.map((l) => ({ closedForm: l.closedForm, realised: l.realised, gradientNormSq: l.updateNormSq })));
+}

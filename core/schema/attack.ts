@@ -43,8 +43,8 @@ export function parseAttackWorkerRequest(raw: unknown): { ok: true; value: v.Inf
   return result.success ? { ok: true, value: result.output } : { ok: false, message: result.issues[0]?.message ?? 'invalid request' };
 }
 
-/** Multiplies an estimate in place as the attack says. */
-export function applyAttack(attack: WorkerAttack, estimate: Float32Array): void {
-  const multiplier = attack.kind === 'scale' ? attack.factor : -attack.factor;
-  for (let i = 0; i < estimate.length; i++) estimate[i]! *= multiplier;
+/** What the attack multiplies an estimate by: ×factor (scale) or ×−factor (sign-flip); 1 for an honest worker (null). */
+export function attackMultiplier(attack: WorkerAttack | null): number {
+  if (attack === null) return 1;
+  return attack.kind === 'scale' ? attack.factor : -attack.factor;
 }

@@ -55,6 +55,8 @@ export const RUN_CONFIG_BOUNDS = {
   /** A simulated link's bandwidth each way (Mbit/s) and one-way latency (ms). */
   linkMbps: { minExclusive: 0, max: 1e6 },
   linkLatencyMs: { min: 0, max: 60_000 },
+  /** The server's spectral ATOMO budget per layer for the `atomo` downlink (expected atoms of the update sent). */
+  downlinkBudget: { minExclusive: 0, max: 1e6 },
 } as const;
 
 const B = RUN_CONFIG_BOUNDS;
@@ -155,6 +157,22 @@ export const LinkSchema = v.strictObject(
   'link must be { name, uplinkMbps, downlinkMbps, latencyMs } or null',
 );
 
+/**
+ * How the model reaches the workers each round (docs/protocol.md, "Downlink"):
+ *   full   the dense float32 model, every round;
+ *   relay  the round's accepted gradient messages as the workers sent them; every worker
+ *          applies the same update to its own replica (core/training/modelUpdate.ts);
+ *   atomo  the server's spectral ATOMO sample of the aggregated update (its own budget),
+ *          which the server applies to its own model exactly as the workers do.
+ */
+export const DOWNLINK_MODES = ['full', 'relay', 'atomo'] as const;
+
+/**
+ * The `atomo` downlink's budget when a run sets none: 8 atoms per layer, about
+ * 34 kB of the MLP's update against 407 kB of float32 weights.
+ */
+export const DEFAULT_DOWNLINK_BUDGET = 8;
+
 /** Every setting of a run, each with its bounds; cross-field rules are checked by parseRunConfig. */
 const RUN_CONFIG_ENTRIES = {
   name: v.pipe(
@@ -231,6 +249,17 @@ const RUN_CONFIG_ENTRIES = {
    * (the default) for the real network only.
    */
   link: v.optional(v.nullable(LinkSchema), null),
+  /** How the model travels to the workers (DOWNLINK_MODES); absent in older checkpoints: full. */
+  downlink: v.optional(v.picklist(DOWNLINK_MODES, `downlink must be one of ${DOWNLINK_MODES.join(', ')}`), 'full'),
+  /** Spectral ATOMO budget s per layer of the `atomo` downlink. */
+  downlinkBudget: v.optional(
+    v.pipe(
+      finite('downlinkBudget', `(0, ${B.downlinkBudget.max}]`),
+      v.gtValue(B.downlinkBudget.minExclusive, `downlinkBudget must be in (0, ${B.downlinkBudget.max}]`),
+      v.maxValue(B.downlinkBudget.max, `downlinkBudget must be in (0, ${B.downlinkBudget.max}]`),
+    ),
+    DEFAULT_DOWNLINK_BUDGET,
+  ),
 };
 
 /** A complete run configuration, cross-field rules included. */
@@ -283,6 +312,8 @@ export const RunConfigPatchSchema = v.partial(v.strictObject(RUN_CONFIG_ENTRIES)
 export type DataSplit = v.InferOutput<typeof DataSplitSchema>;
 export type QuorumRule = v.InferOutput<typeof QuorumRuleSchema>;
 export type AggregationRule = v.InferOutput<typeof AggregationRuleSchema>;
+/** How the model travels to the workers. */
+export type DownlinkMode = (typeof DOWNLINK_MODES)[number];
 /** Everything that defines one experiment. Workers receive it on join and train by it. */
 export type RunConfig = Readonly<v.InferOutput<typeof RunConfigSchema>>;
 /** A partial RunConfig, as the teacher sends it to create or configure a run. */
@@ -353,6 +384,8 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   aggregation: DEFAULT_AGGREGATION,
   dormantAfter: 3,
   link: null,
+  downlink: 'full',
+  downlinkBudget: DEFAULT_DOWNLINK_BUDGET,
 };
 
 /** A refused configuration: the first thing wrong, in words. */

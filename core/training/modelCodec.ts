@@ -32,3 +32,41 @@ export function decodeWeights(layout: ModelLayout, layers: readonly Uint8Array[]
   });
   return out;
 }
+
+/** A whole flat vector (the momentum of a sync) as one dense float32 layer of shape 1 × n. */
+export function encodeFlat(values: Float32Array): Uint8Array {
+  return encodeLayer({ scheme: 'none', shape: [1, values.length], values }, 0);
+}
+
+/** Decodes encodeFlat's layer, which must hold exactly `length` finite values; throws CodecError otherwise. */
+export function decodeFlat(bytes: Uint8Array, length: number): Float32Array {
+  const { sample } = decodeLayer(bytes, { expectedLayer: 0, expectedShape: [1, length], maxElements: length });
+  if (sample.scheme !== 'none') throw new RangeError(`decodeFlat: a ${sample.scheme} layer, expected dense`);
+  return sample.values;
+}
+
+/** Encoded layers back to back in one buffer (one socket.io attachment), with their byte lengths. */
+export function packLayers(layers: readonly Uint8Array[]): { readonly packed: Uint8Array; readonly lengths: number[] } {
+  const lengths = layers.map((layer) => layer.byteLength);
+  const packed = new Uint8Array(lengths.reduce((sum, n) => sum + n, 0));
+  let at = 0;
+  for (const layer of layers) {
+    packed.set(layer, at);
+    at += layer.byteLength;
+  }
+  return { packed, lengths };
+}
+
+/** Cuts packLayers' buffer back into its layers (views); throws RangeError unless the lengths cover it exactly. */
+export function unpackLayers(packed: Uint8Array, lengths: readonly number[]): Uint8Array[] {
+  let at = 0;
+  const layers = lengths.map((n) => {
+    if (!Number.isInteger(n) || n < 0 || at + n > packed.byteLength)
+      throw new RangeError(`unpackLayers: a length of ${n} at offset ${at} overruns ${packed.byteLength} bytes`);
+    const layer = packed.subarray(at, at + n);
+    at += n;
+    return layer;
+  });
+  if (at !== packed.byteLength) throw new RangeError(`unpackLayers: the lengths cover ${at} of ${packed.byteLength} bytes`);
+  return layers;
+}

@@ -11,7 +11,8 @@
 import { accumulate, estimateStats, type EstimateStats } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
 import type { GradientReceipt, LayerStats, ModelVersion, RoundOpen, RunConfig, RunId, WorkerId } from '../../core/protocol';
-import { applyAttack, type WorkerAttack } from '../../core/schema';
+import { attackMultiplier, type WorkerAttack } from '../../core/schema';
+import { scaleContribution } from '../../core/training/modelUpdate';
 import { ProtocolFault } from '../fault';
 import { decodeGradient, type SubmissionEnvelope } from '../validation';
 
@@ -145,8 +146,7 @@ export class Ingest {
 
     const started = this.#deps.now();
     const decoded = decodeGradient(submission, round.layout, round.open.config);
-    const attack = round.attacks.get(workerId);
-    if (attack !== undefined) for (const estimate of decoded.estimates) applyAttack(attack, estimate);
+    scaleContribution(decoded.estimates, attackMultiplier(round.attacks.get(workerId) ?? null));
     const estimate = new Float32Array(round.layout.parameterCount);
     decoded.estimates.forEach((layer, i) => estimate.set(layer, round.offsets[i]!));
     const stats = estimateStats(estimate, round.offsets);

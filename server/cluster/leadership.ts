@@ -10,7 +10,7 @@
  * checkpointed in Redis, fenced by the lease, before anyone hears of it.
  */
 import { addPartial, aggregate, finishMean, planSum, type Aggregate, type EstimateStats } from '../../core/aggregation';
-import type { RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
+import type { RoundOpen, RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
 import { createAdminHandlers, type AdminEvent } from '../admin';
 import { DEFAULT_RUN_ID } from '../app';
 import { createBroadcastHooks } from '../broadcast';
@@ -286,7 +286,10 @@ export class Leadership {
       stateEveryMs: 250,
     });
     const hooks: RunHooks = {
-      openRound: (run, participants, message) => this.#openRound(run, participants, message),
+      // Runs here always send the full model (compressedDownlink: false below): one delivery per round.
+      openRound: (run, deliveries) => {
+        for (const { workers, message } of deliveries) this.#openRound(run, workers, message);
+      },
       roundClosed: (run, metrics, contributors) => {
         base.roundClosed(run, metrics, contributors);
         this.#held.delete(run.id);
@@ -299,7 +302,15 @@ export class Leadership {
       },
     };
     registry = new RunRegistry({
-      runDeps: { model: deps.model, hooks, scheduler: nodeScheduler, onError: deps.logError, combine: (run, round) => this.#combine(run, round) },
+      runDeps: {
+        model: deps.model,
+        hooks,
+        scheduler: nodeScheduler,
+        onError: deps.logError,
+        combine: (run, round) => this.#combine(run, round),
+        // The followers keep the gradients, not their raw bytes, and round:open is one message for all: the full model.
+        compressedDownlink: false,
+      },
       workers: this.workers,
       store: {
         saveRun: (stored) => void this.#saveRun(stored),
@@ -468,7 +479,7 @@ export class Leadership {
     if (this.#closing.get(closing.run.id) === closing) this.#closing.delete(closing.run.id);
   }
 
-  #openRound(run: Run, participants: readonly WorkerId[], message: Parameters<RunHooks['openRound']>[2]): void {
+  #openRound(run: Run, participants: readonly WorkerId[], message: RoundOpen): void {
     const tuples: [WorkerId, string, string][] = [];
     for (const workerId of participants) {
       const socketId = this.workers.get(workerId)?.socketId;

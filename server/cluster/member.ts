@@ -303,6 +303,8 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       else traffic.set(key, [workerId, direction, category, bytes]);
     },
     submit: (workerId, _socketId, submission): GradientReceipt => ingest.submit(workerId, submission),
+    // A cluster's runs send the full model every round (compressedDownlink: false): no replica to resync.
+    requestModel: () => undefined,
     subscribe: (runId) => call('subscribe', { runId }) as Promise<DashboardSnapshot>,
     admin: (event, payload) => call('admin', { event, payload }) as never,
   };

@@ -5,7 +5,7 @@
  */
 import { createStore } from 'zustand/vanilla';
 import type { ModelKind } from '../../../core/model';
-import type { RunConfig, RunId, WorkerId } from '../../../core/protocol';
+import type { DownlinkMode, ModelDelivery, RunConfig, RunId, WorkerId } from '../../../core/protocol';
 import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
 import type { CpuReason } from '../../gpu/runtime/device';
 import type { LocalMessage } from '../../i18n';
@@ -57,6 +57,23 @@ export interface WorkerRoundPoint {
   readonly uploadMs: number;
 }
 
+/** How the model reaches this tab (docs/protocol.md, "Downlink"), as the session saw it. */
+export interface DownlinkView {
+  /** The run's downlink setting. */
+  readonly mode: DownlinkMode;
+  /** How the latest round:open came, and its payload bytes. */
+  readonly delivery: ModelDelivery;
+  /** The model version it brought, and the replica's modelHash then (null: a full model, no replica kept). */
+  readonly version: number;
+  readonly hash: string | null;
+  readonly bytes: number;
+  /** Rounds whose replica matched the server's hash, and hash checks that failed (each cost a sync). */
+  readonly verified: number;
+  readonly resyncs: number;
+  /** `atomo`: the latest round's added variance of the compressed update, relative (Σ closed form / Σ‖u‖²); null otherwise. */
+  readonly closedRel: number | null;
+}
+
 /** A digit of the shard and what the current model says it is. */
 export interface DigitView {
   /** 784 pixel bytes. */
@@ -89,6 +106,8 @@ export interface WorkerState {
   readonly notice: LocalMessage | null;
   /** The latest global model, for the drawing card's predictions. */
   readonly model: GlobalModel | null;
+  /** How the model reaches this tab; null before the first round. */
+  readonly downlink: DownlinkView | null;
 }
 
 /** The writes the session makes. */
@@ -106,6 +125,8 @@ export interface WorkerActions {
   setTraffic(traffic: WireTraffic): void;
   /** The global model of the latest round (a tab draws with it; headless workers need not keep it). */
   setModel?(model: GlobalModel): void;
+  /** How the latest model arrived (headless workers need not keep it). */
+  setDownlink?(downlink: DownlinkView): void;
 }
 
 /** The run's current global model, as the last round:open sent it. */
@@ -132,6 +153,7 @@ const initialState: WorkerState = {
   digits: [],
   notice: null,
   model: null,
+  downlink: null,
 };
 
 /** Creates a worker store (one per tab; tests make their own). */
@@ -162,6 +184,7 @@ export function createWorkerStore() {
     setNotice: (notice) => set({ notice }),
     setTraffic: (traffic) => set({ traffic }),
     setModel: (model) => set({ model }),
+    setDownlink: (downlink) => set({ downlink }),
   }));
 }
 
