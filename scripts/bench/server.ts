@@ -21,7 +21,8 @@ import type { SchemeName } from '../../core/atomo/types';
 import { asRunId } from '../../core/protocol';
 import { removeDataDir, waitFor } from '../../server/local';
 import { startInProcessServer } from '../swarm/aggregator';
-import { nextMessage, startTsWorker, startWorkerThreads } from '../swarm/threads';
+import { startTsWorker } from '../../server/tsWorker';
+import { nextMessage, startWorkerThreads } from '../swarm/threads';
 import { fmt, markdownTable, writeSection } from './report';
 import type { RawThreadData } from './serverRawThread';
 

@@ -2,7 +2,8 @@
  * Starts swarm worker threads (workerThread.ts under tsx, one isolate each)
  * and waits until every tab in them has joined its run.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startTsWorker } from '../../server/tsWorker';
 import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from './threadProtocol';
 
 /** Running worker threads. */
@@ -13,19 +14,6 @@ export interface WorkerThreads {
   stop(): Promise<{ accepted: number; errors: string[] }>;
   /** Rejects when a thread dies before stop() (a crash would otherwise leave its run waiting for deadlines). */
   readonly crashed: Promise<never>;
-}
-
-/**
- * Starts a worker thread on a TypeScript entry. A worker thread does not
- * inherit tsx's loader, and on Node 20 `execArgv: ['--import', 'tsx']`
- * registers it too late for the entry itself ("Unknown file extension .ts").
- * So the thread starts from a bootstrap that registers tsx's ESM hooks in the
- * thread, then imports the entry.
- */
-export function startTsWorker(entry: URL, workerData: unknown): Worker {
-  const bootstrap = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-  .then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
 }
 
 const ENTRY = new URL('./workerThread.ts', import.meta.url);
