@@ -126,11 +126,6 @@ export class Bus {
     return this.#add(this.#names.broadcast, message);
   }
 
-  /** Keeps this process's inbox alive for another INBOX_TTL_MS. */
-  async refreshInbox(): Promise<void> {
-    await this.#commands.pexpire(this.#names.inbox(this.#self), INBOX_TTL_MS);
-  }
-
   async #add(key: string, message: BusMessage): Promise<void> {
     const fields: (string | Buffer)[] = ['h', JSON.stringify(message.header)];
     message.blobs.forEach((blob, i) => fields.push(`b${i}`, blob));

@@ -24,6 +24,7 @@ import { attachSockets, createWorkerNotifier, type SocketBackend } from '../sock
 import type { WorkerIdentity } from '../workers';
 import { Bus, type BusMessage } from './bus';
 import { Ingest, type OpenHeader, type PlanHeader } from './ingest';
+import { Keepalive } from './keepalive';
 import { Leadership, type CallMethod } from './leadership';
 import { ClusterState, RENEW_EVERY_MS, parseLease } from './state';
 
@@ -41,6 +42,8 @@ export interface MemberOptions {
   readonly apiRateLimit?: RateLimit;
   readonly maxMessageBytes?: number;
   readonly logError?: (error: unknown) => void;
+  /** Where the process's events go (a leader elected, a lease lost); the console by default. */
+  readonly logInfo?: (line: string) => void;
   readonly tls?: { readonly key: string; readonly cert: string };
   readonly join?: () => JoinInfo;
 }
@@ -84,6 +87,7 @@ interface ReplyHeader {
 export async function createClusterMember(options: MemberOptions): Promise<ClusterMember> {
   const logError = options.logError ?? ((error: unknown) => console.error('[cluster]', error));
   const maxMessageBytes = options.maxMessageBytes ?? computeMaxMessageBytes();
+  const logInfo = options.logInfo ?? ((line: string) => console.log(`[cluster] ${line}`));
   const processId = `${process.pid}.${randomBytes(3).toString('hex')}`;
   // null: commands wait through a brief Redis outage instead of failing (ioredis reconnects by itself).
   const commands = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
@@ -316,10 +320,12 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   attachSockets(io, { backend, adminToken: options.adminToken, rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT, logError });
   front.setApiHandler(createApiHandler(api, options.join ?? (() => joinInfo(front.scheme, front.boundPort()))));
 
+  /** The lease is gone (a renewal or a fenced write found another value): follow again. */
   const stepDown = () => {
-    if (leadership === null) return;
-    logError(new Error(`cluster: process ${processId} lost the leader lease; it follows again`));
-    leadership.dispose();
+    if (lease === null) return;
+    logInfo(`process ${processId} lost the leader lease (term ${parseLease(lease).term}); it follows again`);
+    keepalive.hold(null);
+    leadership?.dispose();
     leadership = null;
     lease = null;
     leader = null;
@@ -328,7 +334,8 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   const becomeLeader = async (value: string) => {
     const { term } = parseLease(value);
     lease = value;
-    const started = await Leadership.start({
+    const loading = performance.now();
+    const starting = Leadership.start({
       bus,
       state,
       lease: value,
@@ -341,37 +348,65 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       logError,
       onLeaseLost: stepDown,
     });
+    let started: Leadership;
+    try {
+      started = await starting;
+    } catch (error) {
+      // The state could not be loaded: give the lease up at once, so that this or another process tries again.
+      if (lease === value) {
+        lease = null;
+        keepalive.hold(null);
+        await state.releaseLeadership(value).catch(() => undefined);
+      }
+      throw error;
+    }
     if (lease !== value || closing) {
       started.dispose();
       return;
     }
     leadership = started;
+    logInfo(`process ${processId} leads (term ${term}; state loaded from Redis in ${(performance.now() - loading).toFixed(0)} ms)`);
     observeLeader({ processId, term }, true);
   };
 
+  // The heartbeat and the lease are renewed from a thread, so a busy event loop loses neither (keepalive.ts).
+  const keepalive = await Keepalive.start(
+    { redisUrl: options.redisUrl, namespace: options.namespace, processId },
+    {
+      // Our heartbeat had lapsed: the leader may have written our workers off; say who is here.
+      onLapsed: () => {
+        logInfo(`process ${processId}: its heartbeat had lapsed; it tells the leader which sockets it holds`);
+        if (leader !== null) hello();
+      },
+      onLost: (value) => {
+        if (lease === value) stepDown();
+      },
+      log: logInfo,
+    },
+  );
+
+  /** The election, and the leader's check of the other processes' heartbeats. */
   let ticking = false;
   const tick = async () => {
     if (ticking || closing) return;
     ticking = true;
     try {
-      const beating = await state.heartbeat(processId);
-      await bus.refreshInbox();
-      // Our heartbeat had lapsed (a long pause): the leader may have written our workers off; say who is here.
-      if (!beating && leader !== null) hello();
       if (lease !== null) {
-        if (!(await state.renewLeadership(lease))) stepDown();
-        else await leadership?.checkProcesses();
+        await leadership?.checkProcesses();
       } else {
         const current = await state.leader();
         if (current === null) {
           const value = await state.acquireLeadership(processId);
-          if (value !== null) await becomeLeader(value);
+          if (value !== null) {
+            keepalive.hold(value);
+            await becomeLeader(value);
+          }
         } else if (current.processId !== processId) {
           observeLeader(current, false);
         }
       }
     } catch (error) {
-      logError(new Error('cluster: heartbeat or election failed; retrying', { cause: error }));
+      logError(new Error('cluster: election or heartbeat check failed; retrying', { cause: error }));
     } finally {
       ticking = false;
     }
@@ -395,6 +430,7 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
         leading.dispose();
         leadership = null;
       }
+      await keepalive.stop();
       if (lease !== null) await state.releaseLeadership(lease).catch(() => undefined);
       await state.forget(processId).catch(() => undefined);
       bus.stop();
