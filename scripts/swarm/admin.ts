@@ -4,12 +4,14 @@
  * the final history over HTTP, exactly as the dashboard would.
  */
 import { connectSocket } from '../../client/net/socket';
-import type { RoundMetrics, RunConfigPatch, RunId, RunSummary } from '../../core/protocol';
+import type { RoundMetrics, RunConfigPatch, RunId, RunSummary, WorkerAttack, WorkerId } from '../../core/protocol';
 
 /** A connected admin client. */
 export interface AdminClient {
   createRun(patch: RunConfigPatch): Promise<RunSummary>;
   startRun(runId: RunId): Promise<void>;
+  /** The classroom attacker toggle (worker:attack) on one worker. */
+  setAttack(workerId: WorkerId, attack: WorkerAttack | null): Promise<void>;
   /** Calls `onRound` for each closed round of `runId`; resolves when the run is finished. */
   followRun(runId: RunId, onRound: (metrics: RoundMetrics) => void): Promise<void>;
   /** The run's whole history from GET /api/runs/<id>/metrics.json. */
@@ -32,6 +34,9 @@ export async function connectAdmin(url: string, adminToken: string): Promise<Adm
     createRun: async (patch) => unwrap('run:create', await socket.timeout(ackTimeout).emitWithAck('run:create', patch)).run,
     startRun: async (runId) => {
       unwrap('run:start', await socket.timeout(ackTimeout).emitWithAck('run:start', { runId }));
+    },
+    setAttack: async (workerId, attack) => {
+      unwrap('worker:attack', await socket.timeout(ackTimeout).emitWithAck('worker:attack', { workerId, attack }));
     },
     followRun: (runId, onRound) =>
       new Promise<void>((resolve, reject) => {

@@ -1,0 +1,103 @@
+/**
+ * One thread of the soak (`npm run bench -- soak`): many SimulatedWorker tabs
+ * (the real protocol, honest gradients) in one run, and their churn. On each
+ * `churn` message it disconnects a fraction of its connected tabs for good;
+ * of those that left at the previous churn, half come back with their key
+ * (the same worker) and half are replaced by new tabs without one (a new
+ * identity each, so the server's identity bounds and expiry are exercised).
+ * Tab 0 of thread 0 is the attacker and never leaves.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadMnist } from '../../core/data';
+import type { RunId, WorkerKey } from '../../core/protocol';
+import { seededRng } from '../../core/testing/seeded';
+import { createFileReader } from '../../server/data/fileReader';
+import { SimulatedWorker } from '../../client/net/simulatedWorker';
+
+/** What a soak thread is started with. */
+export interface SoakThreadData {
+  readonly url: string;
+  readonly runId: RunId;
+  readonly count: number;
+  readonly thread: number;
+  readonly seed: number;
+}
+
+/** Main → thread. */
+export type ToSoakThread = { readonly type: 'churn'; readonly fraction: number } | { readonly type: 'stop' };
+
+/** Thread → main. */
+export type FromSoakThread =
+  | { readonly type: 'joined'; readonly workerIds: readonly number[] }
+  | { readonly type: 'churned'; readonly left: number; readonly rejoined: number; readonly fresh: number; readonly connected: number }
+  | { readonly type: 'stopped'; readonly accepted: number; readonly errors: readonly string[] }
+  | { readonly type: 'failed'; readonly message: string };
+
+/** Refusals that are races of joining or leaving mid-round, not faults (docs/protocol.md, "round:open"). */
+const RACES = new Set(['stale-version', 'round-closed', 'not-participant', 'future-version']);
+
+const data = workerData as SoakThreadData;
+const port = parentPort;
+if (port === null) throw new Error('soakThread.ts runs only as a worker thread');
+const post = (message: FromSoakThread): void => port.postMessage(message);
+
+try {
+  const { train } = await loadMnist(createFileReader());
+  const rng = seededRng(data.seed + data.thread);
+  let made = 0;
+  const spawn = (workerKey?: WorkerKey) =>
+    new SimulatedWorker({ url: data.url, train, runId: data.runId, name: `soak-${data.thread}-${made++}`, ...(workerKey === undefined ? {} : { workerKey }) });
+  let active = Array.from({ length: data.count }, () => spawn());
+  const attacker = data.thread === 0 ? active[0] : undefined;
+  const joined = await Promise.all(active.map((w) => w.start()));
+  post({ type: 'joined', workerIds: joined.map((j) => j.workerId) });
+  let departed: SimulatedWorker[] = [];
+  let retiredAccepted = 0;
+  const errors: string[] = [];
+  const collect = (w: SimulatedWorker) => {
+    for (const e of w.errors) if (!RACES.has(e.code)) errors.push(`${e.code}: ${e.message}`);
+    w.errors.length = 0;
+  };
+
+  let stopping = false;
+  port.on('message', (message: ToSoakThread) => {
+    if (stopping) return;
+    if (message.type === 'stop') {
+      stopping = true;
+      for (const w of active) w.stop();
+      for (const w of [...active, ...departed]) collect(w);
+      post({ type: 'stopped', accepted: retiredAccepted + [...active, ...departed].reduce((sum, w) => sum + w.accepted.length, 0), errors });
+      port.close();
+      return;
+    }
+    void (async () => {
+      // Those who left last time: half return as themselves, half are replaced by newcomers.
+      const back: SimulatedWorker[] = [];
+      let fresh = 0;
+      departed.forEach((w, i) => {
+        collect(w);
+        retiredAccepted += w.accepted.length;
+        if (i % 2 === 0 && w.workerKey !== undefined) back.push(spawn(w.workerKey));
+        else {
+          back.push(spawn());
+          fresh++;
+        }
+      });
+      const leaving = active.filter((w) => w !== attacker && rng() < message.fraction);
+      for (const w of leaving) w.stop();
+      departed = leaving;
+      active = active.filter((w) => !leaving.includes(w));
+      const started = await Promise.allSettled(back.map((w) => w.start()));
+      started.forEach((result, i) => {
+        // A tab that finished joining after the soak stopped leaves at once.
+        if (stopping) back[i]!.stop();
+        else if (result.status === 'fulfilled') active.push(back[i]!);
+        else errors.push(`rejoin failed: ${String(result.reason)}`);
+      });
+      post({ type: 'churned', left: leaving.length, rejoined: back.length - fresh, fresh, connected: active.length });
+    })().catch((error: unknown) => errors.push(`churn failed: ${String(error)}`));
+  });
+} catch (error) {
+  post({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  port.close();
+}
