@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- soak [--workers 200] [--rounds 300] [--churn 0.1] [--seed 1]`:
+ * `npm run bench -- soak [--workers 200] [--rounds 300] [--churn 0.1] [--seed 1] [--reuse]`:
  * the aggregator as a real server process (`server/index.ts`, as `npm start`
  * runs it) under a long class: `workers` simulated tabs (SimulatedWorker, the
  * real protocol, honest gradients) in 4 worker threads of this process, a
@@ -7,6 +7,9 @@
  * their key, half are replaced by new tabs), one of them marked as an
  * attacker (sign-flipped ×10) by the teacher's socket, and one SIGTERM +
  * restart of the server process halfway, on the same port and data folder.
+ * With `--reuse` each tab computes its honest gradient once and resends it
+ * for every later version (the server's work per gradient is unchanged; the
+ * tabs' is not done again), so that a 2-core machine can carry 200 tabs.
  *
  * It checks and reports: every version trained exactly once (no lost round,
  * across the restart too), the longest gap between two rounds closing (no
@@ -132,15 +135,23 @@ function checkCheckpoints(dataDir: string): { files: number; bad: string[] } {
   const runsDir = join(dataDir, 'runs');
   const names = readdirSync(runsDir).filter((name) => name.endsWith('.ckpt') || name.endsWith('.ckpt.prev'));
   const bad: string[] = [];
+  let skipped = 0;
   for (const name of names) {
+    let bytes: Buffer;
     try {
-      const { snapshot } = decodeCheckpoint(readFileSync(join(runsDir, name)));
+      bytes = readFileSync(join(runsDir, name));
+    } catch {
+      skipped++;
+      continue; // renamed between readdir and read: the server is writing a newer one (temp file, then rename)
+    }
+    try {
+      const { snapshot } = decodeCheckpoint(bytes);
       if (![...snapshot.params, ...snapshot.velocity].every(Number.isFinite)) bad.push(`${name}: not finite`);
     } catch (error) {
       bad.push(`${name}: ${(error as Error).message}`);
     }
   }
-  return { files: names.length, bad };
+  return { files: names.length - skipped, bad };
 }
 
 function splitCounts(total: number, parts: number): number[] {
@@ -176,6 +187,7 @@ export async function benchSoak(): Promise<void> {
       rounds: { type: 'string', default: '300' },
       churn: { type: 'string', default: '0.1' },
       seed: { type: 'string', default: '1' },
+      reuse: { type: 'boolean', default: false },
     },
     strict: false,
   });
@@ -183,6 +195,7 @@ export async function benchSoak(): Promise<void> {
   const rounds = Number(values.rounds);
   const churn = Number(values.churn);
   const seed = Number(values.seed);
+  const reuse = values.reuse === true;
   if (![workers, rounds, seed].every(Number.isInteger) || workers < 2 || rounds < 6 || !(churn >= 0 && churn < 1)) {
     throw new Error('soak: --workers ≥ 2, --rounds ≥ 6 (integers) and --churn in [0, 1)');
   }
@@ -205,7 +218,7 @@ export async function benchSoak(): Promise<void> {
     const runId = asRunId(run.runId);
     const entry = new URL('./soakThread.ts', import.meta.url);
     for (const [thread, count] of splitCounts(workers, THREADS).entries()) {
-      threads.push(startTsWorker(entry, { url: server.url, runId, count, thread, seed } satisfies SoakThreadData));
+      threads.push(startTsWorker(entry, { url: server.url, runId, count, thread, seed, reuse } satisfies SoakThreadData));
     }
     const joined = await Promise.all(threads.map((t) => nextMessage<FromSoakThread>(t)));
     const failed = joined.find((m) => m.type !== 'joined');
@@ -230,6 +243,8 @@ export async function benchSoak(): Promise<void> {
       downMs: number;
     } | null = null;
     let stalled = false;
+    let checkpointReads = 0;
+    const checkpointsBad: string[] = [];
     let processIndex: 0 | 1 = 0;
     let finalHistory: readonly RoundMetrics[] = [];
     for (;;) {
@@ -243,8 +258,13 @@ export async function benchSoak(): Promise<void> {
         seen = current.length;
         lastProgress = performance.now();
         rss.push({ process: processIndex, round: seen, mb: server.rssMB() });
-        if (Math.floor(seen / 10) > tens)
+        if (Math.floor(seen / 10) > tens) {
+          // Every ten rounds, while the server runs, every checkpoint file on disk is read back and checked.
+          const check = checkCheckpoints(dataDir);
+          checkpointReads += check.files;
+          checkpointsBad.push(...check.bad);
           console.log(`round ${seen}/${rounds}, server RSS ${fmt(server.rssMB())} MB, ${churnLog.at(-1)?.connected ?? '?'} tabs in thread 0`);
+        }
       }
       if (restart === null && seen >= Math.floor(rounds / 2)) {
         // Halfway: the operator stops the server (SIGTERM) and starts it again on the same port and data.
@@ -275,16 +295,25 @@ export async function benchSoak(): Promise<void> {
     const loadAfter = loadavg();
 
     const replies = await Promise.all(
-      threads.map(async (t) => {
-        const reply = nextMessage<FromSoakThread>(t);
-        t.postMessage({ type: 'stop' } satisfies ToSoakThread);
-        return reply;
-      }),
+      threads.map(
+        (t) =>
+          // A churn reply may still be in flight: wait for the thread's answer to 'stop' itself.
+          new Promise<FromSoakThread>((resolve) => {
+            const onReply = (m: FromSoakThread) => {
+              if (m.type !== 'stopped' && m.type !== 'failed') return;
+              t.off('message', onReply);
+              resolve(m);
+            };
+            t.on('message', onReply);
+            t.postMessage({ type: 'stop' } satisfies ToSoakThread);
+          }),
+      ),
     );
     for (const t of threads) await t.terminate();
     console.log('soak: tabs stopped; stopping the server');
     const clientErrors = replies.flatMap((r) => (r.type === 'stopped' ? r.errors : r.type === 'failed' ? [r.message] : []));
     const accepted = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.accepted : 0), 0);
+    const retried = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.retried : 0), 0);
     const status = (await fetch(`${server.url}/api/runs`).then((r) => r.json() as Promise<{ runId: string; status: string; fault: string | null }[]>)).find(
       (r) => r.runId === runId,
     );
@@ -294,9 +323,13 @@ export async function benchSoak(): Promise<void> {
     const finalCheckpoints = checkCheckpoints(dataDir);
 
     const versions = finalHistory.map((m) => m.version);
+    const distinct = new Set(versions).size;
+    const missing = rounds - new Set(versions.filter((v) => Number.isInteger(v) && v >= 0 && v < rounds)).size;
+    const repeated = versions.length - distinct;
     const lost = versions.length !== rounds || versions.some((v, i) => v !== i);
     const gaps = finalHistory.slice(1).map((m, i) => ({ version: m.version, ms: m.closedAt - finalHistory[i]!.closedAt }));
-    const restartVersion = restartAt;
+    // The first version the restarted process closes; its gap is the restart's, not a stall.
+    const restartVersion = restart?.restoredVersion ?? -1;
     const longestGap = Math.max(...gaps.filter((g) => g.version !== restartVersion).map((g) => g.ms));
     const restartGap = gaps.find((g) => g.version === restartVersion)?.ms ?? Number.NaN;
     const warm = Math.ceil(rounds / 12);
@@ -306,7 +339,7 @@ export async function benchSoak(): Promise<void> {
     );
     const second = rssSpread(
       rss.filter((s) => s.process === 1),
-      restartAt + warm,
+      restartVersion + warm,
     );
     const lastEval = [...finalHistory].reverse().find((m) => m.testAccuracy !== null);
     const contributors = finalHistory.map((m) => m.contributors);
@@ -322,23 +355,30 @@ export async function benchSoak(): Promise<void> {
       seconds,
       roundsPerSecond: finalHistory.length / seconds,
       lost,
+      missing,
+      repeated,
       stalled,
       longestGapMs: longestGap,
       restartGapMs: restartGap,
       restart,
       rss: { first, second },
       finalCheckpoints,
+      checkpointReads,
+      checkpointsBad,
       exitCode,
       status,
       accuracy: lastEval?.testAccuracy ?? null,
       contributors: { min: Math.min(...contributors), max: Math.max(...contributors) },
       churned: totals,
       accepted,
+      retried,
       clientErrors: clientErrors.length,
       serverErrorLines: server.errorLines.length,
       load: { before: loadBefore, after: loadAfter },
     };
     console.log(JSON.stringify(figures, null, 1));
+    const thin = finalHistory.filter((m) => m.contributors < workers / 10).map((m) => `${m.version}: ${m.contributors}`);
+    console.log(`rounds with fewer than ${workers / 10} contributors (version: contributors): ${thin.join(', ') || 'none'}`);
     for (const line of [...clientErrors.slice(0, 10), ...server.errorLines.slice(0, 10)]) console.log(`  ${line}`);
 
     const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
@@ -346,25 +386,33 @@ export async function benchSoak(): Promise<void> {
       lost: !lost,
       stalled: !stalled && longestGap < DEADLINE_MS,
       rss: first.ratio <= 1.2 && second.ratio <= 1.2,
-      checkpoints: finalCheckpoints.bad.length === 0 && (restart?.checkpoints.bad.length ?? 1) === 0,
+      checkpoints: finalCheckpoints.bad.length === 0 && checkpointsBad.length === 0 && (restart?.checkpoints.bad.length ?? 1) === 0,
     };
+    // The two modes keep a section each: a full-size run needs --reuse on a small machine, an honest one is smaller.
     writeSection(
-      'soak',
-      `## Soak: a long class with churn, an attacker and a restart (\`npm run bench -- soak\`)
+      reuse ? 'soak' : 'soak-honest',
+      `## Soak${reuse ? ', gradients resent' : ', every gradient computed'}: a long class with churn, an attacker and a restart (\`npm run bench -- soak\`)
 
-${new Date().toISOString().slice(0, 10)}; \`npm run bench -- soak --workers ${workers} --rounds ${rounds} --churn ${churn}\`. The server is a real process
-(\`node --import tsx server/index.ts\`, as \`npm start\` runs it) on loopback; ${workers} simulated tabs (SimulatedWorker: the real protocol, each computing
-its honest gradient every round, MLP, spectral ATOMO, batch 8) run in ${THREADS} worker threads of the bench process. Every round ${churn * 100}% of the
+${new Date().toISOString().slice(0, 10)}; \`npm run bench -- soak --workers ${workers} --rounds ${rounds} --churn ${churn}${reuse ? ' --reuse' : ''}\`. The server is a real process
+(\`node --import tsx server/index.ts\`, as \`npm start\` runs it) on loopback; ${workers} simulated tabs (SimulatedWorker: the real protocol, ${
+        reuse
+          ? 'each computing its honest gradient once, at its first round, and resending it with every later version (--reuse)'
+          : 'each computing its honest gradient every round'
+      }, MLP, spectral ATOMO, batch 8) run in ${THREADS} worker threads of the bench process. Every round ${churn * 100}% of the
 connected tabs leave for good; of those that left the round before, half come back with their key and half are replaced by new tabs (new identities;
 unused identities expire after a minute). One tab is marked sign-flipped ×10 by the teacher's socket (the default norm-bound rule holds it). After
-round ${restartAt} the server gets SIGTERM and is started again on the same port and data folder; the tabs reconnect and rejoin by themselves, and
+${restartVersion} rounds (the checkpoint's version) the server gets SIGTERM and is started again on the same port and data folder; the tabs reconnect and rejoin by themselves, and
 the teacher marks the attacker again (attacks are not checkpointed). Load average ${loadBefore.map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min) before,
 ${loadAfter.map((l) => l.toFixed(1)).join(' / ')} after: the machine was shared with other engineers' jobs, so times are inflated and noisy.
 
 ${markdownTable(
   ['check', 'result', 'passes'],
   [
-    ['every version trained exactly once (0..' + (rounds - 1) + ')', `${finalHistory.length} rounds recorded`, yes(passes.lost)],
+    [
+      `every version trained exactly once (0..${rounds - 1}): rounds recorded, versions missing, versions repeated`,
+      `${finalHistory.length}; ${missing}; ${repeated}`,
+      yes(passes.lost),
+    ],
     [
       'restart: exit code, version restored vs last seen',
       restart === null ? 'no restart' : `${restart.exitCode}; checkpoint at ${restart.restoredVersion}, ${restartAt} seen before the stop`,
@@ -378,18 +426,22 @@ ${markdownTable(
       yes(passes.rss),
     ],
     [
-      'checkpoints valid and finite (at the restart / at the end)',
-      `${restart?.checkpoints.files ?? 0} / ${finalCheckpoints.files} files, ${(restart?.checkpoints.bad.length ?? 0) + finalCheckpoints.bad.length} bad`,
+      'checkpoint files read back and valid and finite (every 10 rounds while running / at the restart / at the end)',
+      `${checkpointReads} / ${restart?.checkpoints.files ?? 0} / ${finalCheckpoints.files} files, ${checkpointsBad.length + (restart?.checkpoints.bad.length ?? 0) + finalCheckpoints.bad.length} bad`,
       yes(passes.checkpoints),
     ],
     ['run at the end', `${status?.status ?? '?'}${status?.fault ? ` (fault: ${status.fault})` : ''}`, yes(status?.status === 'finished')],
     ['rounds/s (wall, restart included)', fmt(finalHistory.length / seconds), '–'],
     ['contributors per round, min–max', `${Math.min(...contributors)}–${Math.max(...contributors)}`, '–'],
     ['tabs that left / came back with their key / new', `${totals.left} / ${totals.rejoined} / ${totals.fresh}`, '–'],
-    ['test accuracy at the last evaluation (attacker held)', figures.accuracy === null ? '–' : `${fmt(100 * figures.accuracy)}%`, '–'],
     [
-      'gradients accepted; refusals other than join/leave races; server error lines',
-      `${accepted}; ${clientErrors.length}; ${server.errorLines.length}`,
+      `test accuracy at the last evaluation (attacker held${reuse ? '; reused gradients do not train a model, so low' : ''})`,
+      figures.accuracy === null ? '–' : `${fmt(100 * figures.accuracy)}%`,
+      '–',
+    ],
+    [
+      'gradients accepted; joins retried (cut off by the restart); refusals other than join/leave races; server error lines',
+      `${accepted}; ${retried}; ${clientErrors.length}; ${server.errorLines.length}`,
       yes(clientErrors.length === 0 && server.errorLines.length === 0),
     ],
   ],

@@ -21,6 +21,8 @@ export interface SoakThreadData {
   readonly count: number;
   readonly thread: number;
   readonly seed: number;
+  /** Each tab resends its first gradient (SimulatedWorker's reuseGradient). */
+  readonly reuse: boolean;
 }
 
 /** Main → thread. */
@@ -30,7 +32,7 @@ export type ToSoakThread = { readonly type: 'churn'; readonly fraction: number }
 export type FromSoakThread =
   | { readonly type: 'joined'; readonly workerIds: readonly number[] }
   | { readonly type: 'churned'; readonly left: number; readonly rejoined: number; readonly fresh: number; readonly connected: number }
-  | { readonly type: 'stopped'; readonly accepted: number; readonly errors: readonly string[] }
+  | { readonly type: 'stopped'; readonly accepted: number; readonly retried: number; readonly errors: readonly string[] }
   | { readonly type: 'failed'; readonly message: string };
 
 /** Refusals that are races of joining or leaving mid-round, not faults (docs/protocol.md, "round:open"). */
@@ -46,7 +48,14 @@ try {
   const rng = seededRng(data.seed + data.thread);
   let made = 0;
   const spawn = (workerKey?: WorkerKey) =>
-    new SimulatedWorker({ url: data.url, train, runId: data.runId, name: `soak-${data.thread}-${made++}`, ...(workerKey === undefined ? {} : { workerKey }) });
+    new SimulatedWorker({
+      url: data.url,
+      train,
+      runId: data.runId,
+      name: `soak-${data.thread}-${made++}`,
+      reuseGradient: data.reuse,
+      ...(workerKey === undefined ? {} : { workerKey }),
+    });
   let active = Array.from({ length: data.count }, () => spawn());
   const attacker = data.thread === 0 ? active[0] : undefined;
   const joined = await Promise.all(active.map((w) => w.start()));
@@ -60,13 +69,27 @@ try {
   };
 
   let stopping = false;
+  /** Joins; a join cut off by the server's restart (its socket closed mid-ack) is tried again, as a tab reloading would. */
+  const startRetrying = async (w: SimulatedWorker): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await w.start();
+        return;
+      } catch (error) {
+        if (stopping || attempt >= 5) throw error;
+        retried++;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  };
+  let retried = 0;
   port.on('message', (message: ToSoakThread) => {
     if (stopping) return;
     if (message.type === 'stop') {
       stopping = true;
       for (const w of active) w.stop();
       for (const w of [...active, ...departed]) collect(w);
-      post({ type: 'stopped', accepted: retiredAccepted + [...active, ...departed].reduce((sum, w) => sum + w.accepted.length, 0), errors });
+      post({ type: 'stopped', retried, accepted: retiredAccepted + [...active, ...departed].reduce((sum, w) => sum + w.accepted.length, 0), errors });
       port.close();
       return;
     }
@@ -87,7 +110,7 @@ try {
       for (const w of leaving) w.stop();
       departed = leaving;
       active = active.filter((w) => !leaving.includes(w));
-      const started = await Promise.allSettled(back.map((w) => w.start()));
+      const started = await Promise.allSettled(back.map((w) => startRetrying(w)));
       started.forEach((result, i) => {
         // A tab that finished joining after the soak stopped leaves at once.
         if (stopping) back[i]!.stop();
