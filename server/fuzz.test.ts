@@ -102,7 +102,15 @@ describe('socket fuzz', () => {
         computeMs: pick([1, -5]),
       });
 
+      // A teacher action taken without the token would show here: a reset sets the version back, a removal or a
+      // move takes the honest worker out (the fuzz's own sockets may join and leave by themselves), a simulate
+      // adds a simulated member, an attack marks one.
+      const honestId = honest.assignment!.workerId;
+      let highestVersionSeen: number = run.version;
+      let versionWentBack = false;
       for (let i = 0; i < MESSAGES; i++) {
+        if (run.version < highestVersionSeen) versionWentBack = true;
+        highestVersionSeen = Math.max(highestVersionSeen, run.version);
         const socket = pick(sockets);
         const event = pick(EVENTS);
         const own = joined.find((j) => j.socket === socket)?.accepted.workerId ?? 1;
@@ -116,6 +124,7 @@ describe('socket fuzz', () => {
 
       // Still up, and the run still trains: three more honest rounds after the fuzz.
       const after = run.version;
+      if (after < highestVersionSeen) versionWentBack = true;
       const health = await fetch(`${server.url}/api/health`);
       expect(health.status).toBe(200);
       if (run.status === 'paused') throw new Error(`the fuzz paused the run: ${run.fault}`);
@@ -124,6 +133,11 @@ describe('socket fuzz', () => {
       expect(server.app.runs.size).toBe(1);
       expect(JSON.stringify(run.config)).toBe(configBefore);
       expect(run.status).toBe('running');
+      expect(versionWentBack).toBe(false);
+      const workersAfter = run.summary().workers;
+      expect(workersAfter.find((w) => w.workerId === honestId)?.connected).toBe(true);
+      expect(workersAfter.filter((w) => w.attack !== null || w.simulated)).toEqual([]);
+      expect([...server.app.workers.all()].filter((w) => w.simulated)).toEqual([]);
       expect(run.params.every(Number.isFinite)).toBe(true);
       // No server bug on the way (a refusal is not one).
       expect(server.errors.filter((e) => !/checkpoint/.test(String(e)))).toEqual([]);
@@ -143,8 +157,8 @@ describe('socket fuzz', () => {
   }, 180_000);
 });
 
-// Type-level check that the list covers every client→server event.
-const _covered: readonly (keyof ClientToServerEvents)[] = EVENTS.filter(
-  (e): e is keyof ClientToServerEvents => e !== 'no:such-event' && e !== '__proto__' && e !== 'constructor',
-);
+// Type-level check that the list covers every client→server event: an event added to ClientToServerEvents and
+// missing here makes `Uncovered` a non-empty union, and this line a compile error.
+type Uncovered = Exclude<keyof ClientToServerEvents, (typeof EVENTS)[number]>;
+const _covered: [Uncovered] extends [never] ? true : Uncovered = true;
 void _covered;
