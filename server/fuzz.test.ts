@@ -3,9 +3,9 @@
  * client→server event (garbage types, wrong shapes, random bytes, huge
  * strings, stale and future versions, finite-but-huge estimates, teacher
  * actions without the token) from joined and unjoined sockets, while an
- * honest worker trains. The server must stay up, the run must progress,
- * every checkpoint on disk must parse finite, and no teacher action may
- * take effect. Seeded, so a failure replays.
+ * honest worker trains in each of two runs. The server must stay up, every
+ * run must progress, every checkpoint on disk must parse finite, and no
+ * teacher action may take effect. Seeded, so a failure replays.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,16 +37,20 @@ describe('socket fuzz', () => {
     // A generous rate limit, so the messages reach the handlers instead of the limiter.
     const server = await startServer({ defaultRun: false, rateLimit: { perSecond: 1e6, burst: 1e6 } });
     try {
-      const run = server.app.runs.create(
-        { scheme: 'atomo-svd', budget: 2, batchSize: 8, maxRounds: 100_000, evalEvery: 100_000, roundDeadlineMs: 2_000 },
-        'running',
+      // Two runs, each with an honest worker: the fuzz aims at both, and both must keep training.
+      const runs = [0, 1].map((i) =>
+        server.app.runs.create(
+          { name: `fuzz ${i}`, scheme: 'atomo-svd', budget: 2, batchSize: 8, maxRounds: 100_000, evalEvery: 100_000, roundDeadlineMs: 2_000 },
+          'running',
+        ),
       );
-      const configBefore = JSON.stringify(run.config);
-      const honest = new SimulatedWorker({ url: server.url, train, runId: run.id });
-      await honest.start();
-      await waitFor(() => run.version >= 1, 30_000, 'a first honest round');
+      const [run, other] = runs as [(typeof runs)[0], (typeof runs)[0]];
+      const configsBefore = runs.map((r) => JSON.stringify(r.config));
+      const honest = runs.map((r) => new SimulatedWorker({ url: server.url, train, runId: r.id }));
+      await Promise.all(honest.map((h) => h.start()));
+      await waitFor(() => runs.every((r) => r.version >= 1), 30_000, 'a first honest round in each run');
 
-      const joined = [await joinRaw(server.url, run.id), await joinRaw(server.url, run.id)];
+      const joined = [await joinRaw(server.url, run.id), await joinRaw(server.url, run.id), await joinRaw(server.url, other.id)];
       const stranger = await connectClient(server.url);
       const sockets = [...joined.map((j) => j.socket), stranger];
       const rng = seededRng(20261201);
@@ -78,20 +82,20 @@ describe('socket fuzz', () => {
           () => [1, 2, [3, [4]]],
           () => ({ __proto__: { admin: true }, constructor: { prototype: { admin: true } } }),
           () => new Uint8Array(Math.floor(rng() * 2000)).map(() => Math.floor(rng() * 256)),
-          () => ({ runId: run.id, workerId: pick([-1, 0, 2 ** 53, 1.5]), version: pick([-1, 1e300, run.version]) }),
+          () => ({ runId: pick([run.id, other.id]), workerId: pick([-1, 0, 1, 2, 2 ** 53, 1.5]), version: pick([-1, 1e300, run.version]) }),
           () => ({
             protocol: pick([1, 0, 'one', 1e9]),
-            runId: pick([run.id, '../etc', 'x'.repeat(200)]),
+            runId: pick([run.id, other.id, '../etc', 'x'.repeat(200)]),
             name: '\u202e\u0000evil\n'.repeat(40),
             backend: { kind: pick(['webgpu', 'tpu']), detail: 'x'.repeat(300) },
           }),
-          () => ({ runId: run.id, config: { learningRate: pick([1e9, -1, Number.NaN, 0.1]), nope: 1 } }),
+          () => ({ runId: pick([run.id, other.id]), config: { learningRate: pick([1e9, -1, Number.NaN, 0.1]), nope: 1 } }),
           () => ({ workerId: 1, attack: { kind: 'sign-flip', factor: 1e300 } }),
         ])();
-      const submission = (workerId: number) => ({
-        runId: run.id,
+      const submission = (target: (typeof runs)[0], workerId: number) => ({
+        runId: target.id,
         workerId,
-        version: pick([run.version, run.version - 1, run.version + 1, 0]),
+        version: pick([target.version, target.version - 1, target.version + 1, 0]),
         layers: pick([
           huge,
           () => [new Uint8Array(12)],
@@ -102,19 +106,23 @@ describe('socket fuzz', () => {
         computeMs: pick([1, -5]),
       });
 
-      // A teacher action taken without the token would show here: a reset sets the version back, a removal or a
-      // move takes the honest worker out (the fuzz's own sockets may join and leave by themselves), a simulate
+      // A teacher action taken without the token would show below: a reset sets a version back, a removal or a
+      // move takes an honest worker out (the fuzz's own sockets may join and leave by themselves), a simulate
       // adds a simulated member, an attack marks one.
-      const honestId = honest.assignment!.workerId;
-      let highestVersionSeen: number = run.version;
+      const highestVersionSeen = runs.map((r): number => r.version);
       let versionWentBack = false;
+      const watchVersions = () =>
+        runs.forEach((r, i) => {
+          if (r.version < highestVersionSeen[i]!) versionWentBack = true;
+          highestVersionSeen[i] = Math.max(highestVersionSeen[i]!, r.version);
+        });
       for (let i = 0; i < MESSAGES; i++) {
-        if (run.version < highestVersionSeen) versionWentBack = true;
-        highestVersionSeen = Math.max(highestVersionSeen, run.version);
+        watchVersions();
         const socket = pick(sockets);
         const event = pick(EVENTS);
-        const own = joined.find((j) => j.socket === socket)?.accepted.workerId ?? 1;
-        const payload = event === 'gradient:submit' && rng() < 0.7 ? submission(own) : garbage();
+        const own = joined.find((j) => j.socket === socket)?.accepted;
+        const target = runs.find((r) => r.id === own?.runId) ?? pick(runs);
+        const payload = event === 'gradient:submit' && rng() < 0.7 ? submission(target, own?.workerId ?? 1) : garbage();
         const emit = socket.emit.bind(socket) as unknown as (event: string, ...args: unknown[]) => void;
         if (rng() < 0.5) emit(event, payload, () => undefined);
         else emit(event, payload);
@@ -122,27 +130,30 @@ describe('socket fuzz', () => {
         if (i % 200 === 199) await new Promise((resolve) => setTimeout(resolve, 5));
       }
 
-      // Still up, and the run still trains: three more honest rounds after the fuzz.
-      const after = run.version;
-      if (after < highestVersionSeen) versionWentBack = true;
+      // Still up, and every run still trains: three more honest rounds in each after the fuzz.
+      watchVersions();
+      const after = runs.map((r) => r.version);
       const health = await fetch(`${server.url}/api/health`);
       expect(health.status).toBe(200);
-      if (run.status === 'paused') throw new Error(`the fuzz paused the run: ${run.fault}`);
-      await waitFor(() => run.version >= after + 3, 60_000, 'three more rounds after the fuzz');
-      // No teacher action without the token: one run, same configuration, still running.
-      expect(server.app.runs.size).toBe(1);
-      expect(JSON.stringify(run.config)).toBe(configBefore);
-      expect(run.status).toBe('running');
+      for (const r of runs) if (r.status === 'paused') throw new Error(`the fuzz paused run ${r.id}: ${r.fault}`);
+      await waitFor(() => runs.every((r, i) => r.version >= after[i]! + 3), 60_000, 'three more rounds in each run after the fuzz');
+      // No teacher action without the token: the same runs with the same configuration, still running, never reset,
+      // the honest workers still in, nobody marked as an attacker, no simulated worker added.
+      expect(server.app.runs.size).toBe(2);
+      expect(runs.map((r) => JSON.stringify(r.config))).toEqual(configsBefore);
+      expect(runs.map((r) => r.status)).toEqual(['running', 'running']);
       expect(versionWentBack).toBe(false);
-      const workersAfter = run.summary().workers;
-      expect(workersAfter.find((w) => w.workerId === honestId)?.connected).toBe(true);
-      expect(workersAfter.filter((w) => w.attack !== null || w.simulated)).toEqual([]);
+      runs.forEach((r, i) => {
+        const workers = r.summary().workers;
+        expect(workers.find((w) => w.workerId === honest[i]!.assignment!.workerId)?.connected).toBe(true);
+        expect(workers.filter((w) => w.attack !== null || w.simulated)).toEqual([]);
+        expect(r.params.every(Number.isFinite)).toBe(true);
+      });
       expect([...server.app.workers.all()].filter((w) => w.simulated)).toEqual([]);
-      expect(run.params.every(Number.isFinite)).toBe(true);
       // No server bug on the way (a refusal is not one).
       expect(server.errors.filter((e) => !/checkpoint/.test(String(e)))).toEqual([]);
 
-      honest.stop();
+      for (const h of honest) h.stop();
       for (const socket of sockets) socket.disconnect();
       await server.app.close();
       // Every checkpoint on disk parses and validates (finite weights and momentum).
