@@ -14,21 +14,19 @@ import {
   asRunId,
   asWorkerId,
   asWorkerKey,
+  type GradientSubmission,
   type AttackWorkerRequest,
   type ConfigureRequest,
   type JoinRequest,
   type LayerSentAs,
   type LayerStats,
   type ModelRequest,
-  type ModelVersion,
   type MoveWorkerRequest,
   type RemoveWorkerRequest,
   type RunConfig,
-  type RunId,
   type RunRequest,
   type SubscribeRequest,
   type WorkerBackend,
-  type WorkerId,
 } from '../core/protocol';
 import { parseAttackWorkerRequest } from '../core/schema';
 import { decodeContribution, EstimateOverflow, LayerCodecError } from '../core/training/modelUpdate';
@@ -39,15 +37,7 @@ const MAX_LAYERS = 64;
 const MAX_ID_LENGTH = 64;
 
 /** A gradient submission whose fields have the right types (binary layers as Uint8Array). */
-export interface SubmissionEnvelope {
-  readonly runId: RunId;
-  readonly workerId: WorkerId;
-  readonly version: ModelVersion;
-  readonly layers: readonly Uint8Array[];
-  readonly loss: number;
-  readonly layerStats: readonly LayerStats[];
-  readonly computeMs: number;
-}
+export type SubmissionEnvelope = Omit<GradientSubmission, 'layers'> & { readonly layers: readonly Uint8Array[] };
 
 /** A decoded gradient: each layer's unbiased estimate (dense), the bytes received, and per layer its bytes and how it was sent. */
 export interface DecodedGradient {

@@ -9,10 +9,9 @@
  * from the start of the message.
  */
 import type { SpectralSample } from '../atomo/types';
-import { checkFiniteArray, checkLength } from './checks';
+import { checkLength } from './checks';
 import type { ByteReader, ByteWriter } from './cursor';
-import { CodecError } from './errors';
-import { readFloat32Block, writeFloat32Block } from './floats';
+import { checkFactorCount, readFactorCount, readFiniteBlocks, writeFactors } from './factors';
 import { shapeText, where, type Header } from './header';
 import type { SchemeCodec } from './scheme';
 import { spectralBodyBytes } from './sizes';
@@ -23,10 +22,7 @@ export const spectralCodec: SchemeCodec<SpectralSample> = {
     const ctx = context(sample);
     const [rows, cols] = sample.shape;
     const k = sample.count;
-    const maxAtoms = Math.min(rows, cols);
-    if (!Number.isInteger(k) || k < 0 || k > maxAtoms) {
-      throw new CodecError('count-out-of-range', `${ctx}: ${k} atoms, expected an integer in 0..${maxAtoms} = min(rows, cols)`);
-    }
+    checkFactorCount(ctx, k, rows, cols, atoms);
     checkLength(ctx, 'u', sample.u.length, k * rows, 'count·rows');
     checkLength(ctx, 'v', sample.v.length, k * cols, 'count·cols');
     checkLength(ctx, 'scales', sample.scales.length, k, 'one per atom');
@@ -34,35 +30,20 @@ export const spectralCodec: SchemeCodec<SpectralSample> = {
   },
 
   encodeBody(sample: SpectralSample, writer: ByteWriter): void {
-    const ctx = context(sample);
-    checkFiniteArray(ctx, 'u', sample.u);
-    checkFiniteArray(ctx, 'v', sample.v);
-    checkFiniteArray(ctx, 'scales', sample.scales);
-    writer.u32(sample.count);
-    writeFloat32Block(writer, sample.u);
-    writeFloat32Block(writer, sample.v);
-    writeFloat32Block(writer, sample.scales);
+    writeFactors(writer, context(sample), sample.count, { u: sample.u, v: sample.v, scales: sample.scales });
   },
 
   decodeBody(reader: ByteReader, header: Header): SpectralSample {
     const ctx = where(header);
     const { rows, cols } = header;
-    reader.need(4, 'atom count');
-    const count = reader.u32();
-    const maxAtoms = Math.min(rows, cols);
-    if (count > maxAtoms) {
-      throw new CodecError('count-out-of-range', `${ctx}: ${count} atoms, more than min(rows, cols) = ${maxAtoms}`);
-    }
+    const count = readFactorCount(reader, ctx, rows, cols, 'atom count', atoms);
     reader.need(4 * count * (rows + cols + 1), `${count} atoms of ${rows + cols + 1} float32 each`);
-    const u = readFloat32Block(reader, count * rows);
-    const v = readFloat32Block(reader, count * cols);
-    const scales = readFloat32Block(reader, count);
-    checkFiniteArray(ctx, 'u', u);
-    checkFiniteArray(ctx, 'v', v);
-    checkFiniteArray(ctx, 'scales', scales);
+    const { u, v, scales } = readFiniteBlocks(reader, ctx, { u: count * rows, v: count * cols, scales: count });
     return { scheme: 'atomo-svd', shape: [rows, cols], count, u, v, scales };
   },
 };
+
+const atoms = (count: number): string => `${count} atoms`;
 
 function context(sample: SpectralSample): string {
   return `atomo-svd (${shapeText(sample.shape[0], sample.shape[1])})`;

@@ -33,23 +33,24 @@ export function dctMatrix(n: number): Float64Array {
 
 /** C = D_m G D_nᵀ for a row-major rows×cols G: a fast DCT along each row, then along each column. */
 export function dct2(g: ArrayLike<number>, rows: number, cols: number): Float64Array {
-  checkSize('dct2', g.length, rows, cols);
-  const c = Float64Array.from(g);
-  alongRows(c, rows, cols, dctInPlace);
-  alongColumns(c, rows, cols, dctInPlace);
-  return c;
+  return separable('dct2', g, rows, cols, dctInPlace);
 }
 
 /** G = D_mᵀ C D_n for a row-major rows×cols coefficient matrix C (the inverse of dct2). */
 export function idct2(c: ArrayLike<number>, rows: number, cols: number): Float64Array {
-  checkSize('idct2', c.length, rows, cols);
-  const g = Float64Array.from(c);
-  alongRows(g, rows, cols, idctInPlace);
-  alongColumns(g, rows, cols, idctInPlace);
-  return g;
+  return separable('idct2', c, rows, cols, idctInPlace);
 }
 
 type Transform1d = (x: Float64Array, work: FftWork) => void;
+
+/** A 1-D transform applied along every row and then every column of a copy of `a`. */
+function separable(name: string, a: ArrayLike<number>, rows: number, cols: number, transform: Transform1d): Float64Array {
+  checkSize(name, a.length, rows, cols);
+  const out = Float64Array.from(a);
+  alongRows(out, rows, cols, transform);
+  alongColumns(out, rows, cols, transform);
+  return out;
+}
 
 function alongRows(a: Float64Array, rows: number, cols: number, transform: Transform1d): void {
   const work = fftWork(cols);
