@@ -10,7 +10,7 @@
  * syncs are the ones joins and rejoins cause, and the model downlink must be
  * a fraction of the float32 model's. Batch 8 keeps the rounds quick.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { memoryIdentity, type IdentityStore } from '../../client/net/workerIdentity';
 import { quietSink, runWorkerSession, type WorkerSession } from '../../client/session/workerSession';
@@ -21,19 +21,14 @@ import { denseBytes } from '../../core/codec';
 import { createModelLayout } from '../../core/model';
 import { modelHash } from '../../core/training/modelUpdate';
 import { createFileReader } from '../../server/data/fileReader';
-import { removeDataDir, waitFor } from '../../server/local';
+import { waitFor } from '../../server/local';
 import type { Run } from '../../server/run';
-import { startInProcessServer } from './aggregator';
+import { inProcessServerPerFile } from './testing';
 
-let server: Awaited<ReturnType<typeof startInProcessServer>>;
+const server = inProcessServerPerFile();
 let data: MnistData;
 beforeAll(async () => {
-  server = await startInProcessServer();
   data = await loadMnist(createFileReader());
-});
-afterAll(async () => {
-  await server.close();
-  removeDataDir(server.dataDir);
 });
 
 /** One headless worker and every (version, replica hash) its session reported. */
@@ -50,7 +45,7 @@ async function startWorker(run: Run, name: string, identity: IdentityStore = mem
     backend: async () => ({ kind: 'cpu', reason: 'test' }),
     loadData: async () => data,
     identity: async () => identity,
-    openChannel: socketChannelFactory({ url: server.url }),
+    openChannel: socketChannelFactory({ url: server().url }),
     name,
     runId: run.id,
     showDigits: false,
@@ -65,7 +60,7 @@ async function train(
   rounds: number,
   churn: Record<number, (run: Run, workers: Map<string, Worker>) => Promise<void> | void>,
 ): Promise<{ run: Run; workers: Map<string, Worker>; joins: number }> {
-  const run = server.app.runs.create({
+  const run = server().app.runs.create({
     name: `downlink ${downlink}`,
     batchSize: 8,
     shards: 4,

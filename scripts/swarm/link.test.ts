@@ -8,31 +8,24 @@
  * load, is taken out of both runs' round times first. Round 0 is left out of both means: it also pays the
  * trainer's first-call warm-up.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deliveryMs, type LinkModel } from '../../core/traffic/linkModel';
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { memoryIdentity } from '../../client/net/workerIdentity';
 import { quietSink, runWorkerSession } from '../../client/session/workerSession';
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
-import { removeDataDir, waitFor } from '../../server/local';
-import { startInProcessServer } from './aggregator';
+import { waitFor } from '../../server/local';
+import { inProcessServerPerFile } from './testing';
 
 const sink = quietSink();
 
-let server: Awaited<ReturnType<typeof startInProcessServer>>;
-beforeAll(async () => {
-  server = await startInProcessServer();
-});
-afterAll(async () => {
-  await server.close();
-  removeDataDir(server.dataDir);
-});
+const server = inProcessServerPerFile();
 
 const ROUNDS = 4;
 
 async function meanRoundMs(link: LinkModel | null): Promise<{ meanOverheadMs: number; modelBytes: number; gradientBytes: number }> {
-  const run = server.app.runs.create({
+  const run = server().app.runs.create({
     name: `link ${link?.name ?? 'none'}`,
     scheme: 'atomo-svd',
     budget: 2,
@@ -48,7 +41,7 @@ async function meanRoundMs(link: LinkModel | null): Promise<{ meanOverheadMs: nu
     backend: async () => ({ kind: 'cpu', reason: 'test' }),
     loadData: async () => data,
     identity: async () => memoryIdentity(),
-    openChannel: socketChannelFactory({ url: server.url }),
+    openChannel: socketChannelFactory({ url: server().url }),
     name: 'link',
     runId: run.id,
     showDigits: false,

@@ -8,15 +8,15 @@
  * only frames not metered; a round's model alone is ~400 kB).
  */
 import { createConnection, createServer, type AddressInfo, type Server } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NO_TRAFFIC, addTraffic, totalBytes, type WireTraffic } from '../../core/traffic/frames';
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { memoryIdentity } from '../../client/net/workerIdentity';
 import { quietSink, runWorkerSession, type WorkerSession, type WorkerSessionSink } from '../../client/session/workerSession';
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
-import { removeDataDir, waitFor } from '../../server/local';
-import { startInProcessServer } from './aggregator';
+import { waitFor } from '../../server/local';
+import { inProcessServerPerFile } from './testing';
 
 /** A TCP proxy in front of `port` that counts the bytes of every connection, both ways. */
 async function countingProxy(port: number): Promise<{ server: Server; url: string; bytes: () => number }> {
@@ -53,19 +53,12 @@ function countingSink(): { sink: WorkerSessionSink; traffic: () => WireTraffic }
   };
 }
 
-let server: Awaited<ReturnType<typeof startInProcessServer>>;
-beforeAll(async () => {
-  server = await startInProcessServer();
-});
-afterAll(async () => {
-  await server.close();
-  removeDataDir(server.dataDir);
-});
+const server = inProcessServerPerFile();
 
 describe('traffic both ways', () => {
   it("a run's total on the server equals the bytes its workers' connections carried, within 2%, and so does each worker's own count", async () => {
-    const proxy = await countingProxy(server.port);
-    const run = server.app.runs.create({ name: 'traffic', scheme: 'atomo-svd', budget: 2, shards: 2, maxRounds: 4, evalEvery: 4, roundDeadlineMs: 60_000 });
+    const proxy = await countingProxy(server().port);
+    const run = server().app.runs.create({ name: 'traffic', scheme: 'atomo-svd', budget: 2, shards: 2, maxRounds: 4, evalEvery: 4, roundDeadlineMs: 60_000 });
     const data = await loadMnist(createFileReader());
     const workers = await Promise.all(
       [0, 1].map(async (i) => {
