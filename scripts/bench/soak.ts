@@ -30,7 +30,8 @@ import { asRunId, asWorkerId, type RoundMetrics, type RunId } from '../../core/p
 import { decodeCheckpoint } from '../../server/checkpoint';
 import { makeDataDir, removeDataDir } from '../../server/local';
 import { connectAdmin, type AdminClient } from '../swarm/admin';
-import { nextMessage, startTsWorker } from '../swarm/threads';
+import { startTsWorker } from '../../server/tsWorker';
+import { nextMessage } from '../swarm/threads';
 import { fmt, markdownTable, writeSection } from './report';
 import type { FromSoakThread, SoakThreadData, ToSoakThread } from './soakThread';
 
