@@ -43,6 +43,8 @@ export const KEPT_AS_IS: ReadonlySet<string> = new Set([
   'MB',
   'GB',
   'QR',
+  'Mbit',
+  'Gbit',
 ]);
 
 /** One piece of text with its English words. */

@@ -124,6 +124,18 @@ export function describeAggregation(rule: AggregationRule): string {
   }
 }
 
+/** How a run's model reaches its workers (docs/protocol.md, "Downlink"), in words. */
+export function describeDownlink(config: Pick<RunConfig, 'downlink' | 'downlinkBudget'>): string {
+  switch (config.downlink) {
+    case 'relay':
+      return t('downlink.relay');
+    case 'atomo':
+      return t('downlink.atomo', { budget: formatNumber(config.downlinkBudget) });
+    default:
+      return t('downlink.full');
+  }
+}
+
 /** Milliseconds, rounded: "42 ms", "1.3 s". */
 export function formatMs(ms: number): string {
   return ms >= 1000

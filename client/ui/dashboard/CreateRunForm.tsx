@@ -1,9 +1,14 @@
-/** The form that creates a run: scheme and its knob, model, learning rate, batch, data split, seed, quorum and deadline. */
+/**
+ * The form that creates a run: scheme and its knob, model, learning rate,
+ * batch, data split, seed, quorum, deadline, aggregation, how the model goes
+ * down to the workers, and a simulated link.
+ */
 import { useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../../../core/atomo/types';
-import type { RunConfigPatch } from '../../../core/protocol';
+import type { DownlinkMode, RunConfigPatch } from '../../../core/protocol';
+import { LINK_PRESETS } from '../../../core/traffic/linkModel';
 import { DEFAULT_BUDGETS, DEFAULT_RUN_CONFIG, RUN_CONFIG_BOUNDS, RunConfigError, parseRunConfigPatch, type AggregationRule } from '../../../core/schema';
 import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
@@ -27,8 +32,15 @@ interface FormValues {
   aggregation: AggregationRule['kind'];
   normBoundK: string;
   trim: string;
+  downlink: DownlinkMode;
+  downlinkBudget: string;
+  link: 'none' | LinkPreset;
   start: boolean;
 }
+
+/** A link preset of core/traffic/linkModel.ts, by its key. */
+type LinkPreset = keyof typeof LINK_PRESETS;
+const LINK_KEYS = Object.keys(LINK_PRESETS) as LinkPreset[];
 
 const D = DEFAULT_RUN_CONFIG;
 const B = RUN_CONFIG_BOUNDS;
@@ -51,6 +63,9 @@ const INITIAL: FormValues = {
   aggregation: D.aggregation.kind,
   normBoundK: String(D.aggregation.kind === 'norm-bound' ? D.aggregation.k : 3),
   trim: '0.1',
+  downlink: D.downlink,
+  downlinkBudget: String(D.downlinkBudget),
+  link: 'none',
   start: true,
 };
 
@@ -82,6 +97,9 @@ function toPatch(v: FormValues): RunConfigPatch {
     roundDeadlineMs: Math.round(Number(v.deadlineS) * 1000),
     evalEvery: Number(v.evalEvery),
     aggregation: toAggregation(v),
+    downlink: v.downlink,
+    ...(v.downlink === 'atomo' ? { downlinkBudget: Number(v.downlinkBudget) } : {}),
+    link: v.link === 'none' ? null : LINK_PRESETS[v.link],
   };
 }
 
@@ -261,6 +279,38 @@ export function CreateRunForm() {
               <input type="number" min={B.trim.min} max={B.trim.max} step="0.05" value={values.trim} onChange={(e) => set('trim')(e.target.value)} />
             </label>
           )}
+          <label>
+            {t('dashboard.form.downlink')}
+            <select value={values.downlink} onChange={(e) => set('downlink')(e.target.value as DownlinkMode)} data-testid="downlink-mode">
+              <option value="full">{t('dashboard.form.downlinkFull')}</option>
+              <option value="relay">{t('dashboard.form.downlinkRelay')}</option>
+              <option value="atomo">{t('dashboard.form.downlinkAtomo')}</option>
+            </select>
+          </label>
+          {values.downlink === 'atomo' && (
+            <label>
+              {t('dashboard.form.downlinkBudget')}
+              <input
+                type="number"
+                min="0.1"
+                max={B.downlinkBudget.max}
+                step="any"
+                value={values.downlinkBudget}
+                onChange={(e) => set('downlinkBudget')(e.target.value)}
+              />
+            </label>
+          )}
+          <label>
+            {t('dashboard.form.link')}
+            <select value={values.link} onChange={(e) => set('link')(e.target.value as FormValues['link'])} data-testid="link-preset">
+              <option value="none">{t('dashboard.form.linkNone')}</option>
+              {LINK_KEYS.map((key) => (
+                <option key={key} value={key}>
+                  {t(`dashboard.form.links.${key}`)}
+                </option>
+              ))}
+            </select>
+          </label>
           <label className="checkbox">
             <input type="checkbox" checked={values.start} onChange={(e) => set('start')(e.target.checked)} />
             {t('dashboard.form.startNow')}

@@ -1,8 +1,8 @@
 /**
  * The class lesson in five charts, every run overlaid in its own colour:
  * the trade-off (accuracy against cumulative upstream MB, log-x), accuracy
- * and loss by round, the estimator's normalised variance, and bytes per
- * round per scheme. Redrawn a few times a second at most.
+ * and loss by round, the estimator's normalised variance (and the
+ * compressed downlink's, dashed), and bytes per worker-round both ways. Redrawn a few times a second at most.
  */
 import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -106,6 +106,8 @@ function RoundChart({
   caption,
   testId,
   pick,
+  pickDashed,
+  dashedName,
   yTick,
   log,
 }: {
@@ -114,10 +116,13 @@ function RoundChart({
   readonly caption: string;
   readonly testId: string;
   readonly pick: (run: RunView) => readonly { round: number; value: number }[];
+  /** A second series per run, drawn dashed in the run's colour (skipped when empty). */
+  readonly pickDashed?: (run: RunView) => readonly { round: number; value: number }[];
+  readonly dashedName?: (label: string) => string;
   readonly yTick: (v: number) => string;
   readonly log?: boolean;
 }) {
-  const series = runs.map((r) => ({ ...r, data: pick(r.run) }));
+  const series = runs.map((r) => ({ ...r, data: pick(r.run), dashed: pickDashed?.(r.run) ?? [] }));
   const points = series.reduce((n, s) => n + s.data.length, 0);
   return (
     <ChartCard title={title} caption={caption} testId={testId} points={points}>
@@ -136,6 +141,21 @@ function RoundChart({
           {series.map(({ run, color, label, data }) => (
             <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} strokeWidth={2} dot={false} isAnimationActive={false} />
           ))}
+          {series
+            .filter(({ dashed }) => dashed.length > 0)
+            .map(({ run, color, label, dashed }) => (
+              <Line
+                key={`${run.summary.runId}-dashed`}
+                data={dashed}
+                dataKey="value"
+                name={dashedName?.(label) ?? label}
+                stroke={color}
+                strokeWidth={2}
+                strokeDasharray="5 4"
+                dot={false}
+                isAnimationActive={false}
+              />
+            ))}
         </LineChart>
       </ResponsiveContainer>
     </ChartCard>
@@ -150,6 +170,7 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
       name: `${run.summary.config.name}`,
       scheme: schemeLabel(run.summary.config.scheme),
       bytes: run.bytesUpTotal / run.contributions,
+      down: run.participations === 0 ? 0 : run.bytesDownTotal / run.participations,
       color,
     }));
   const dense = runs.find(({ run }) => run.summary.config.scheme === 'none' && run.contributions > 0);
@@ -168,9 +189,14 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
           />
           <Tooltip formatter={(v) => formatBytes(Number(v))} labelFormatter={(_, payload) => String(payload?.[0]?.payload?.name ?? '')} />
           {dense !== undefined && <ReferenceLine y={dense.run.bytesUpTotal / dense.run.contributions} stroke={COLORS.baseline} strokeDasharray="5 4" />}
-          <Bar dataKey="bytes" isAnimationActive={false}>
+          <Bar dataKey="bytes" name={t('dashboard.charts.bytesUp')} isAnimationActive={false}>
             {bars.map((bar) => (
               <Cell key={bar.name} fill={bar.color} />
+            ))}
+          </Bar>
+          <Bar dataKey="down" name={t('dashboard.charts.bytesDown')} isAnimationActive={false}>
+            {bars.map((bar) => (
+              <Cell key={bar.name} fill={bar.color} fillOpacity={0.45} />
             ))}
           </Bar>
         </BarChart>
@@ -182,6 +208,8 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
 const accuracyOf = (run: RunView) => run.evals.points.map((p) => ({ round: p.round, value: p.accuracy }));
 const lossOf = (run: RunView) => run.rounds.points.map((p) => ({ round: p.round, value: p.trainLoss }));
 const varianceOf = (run: RunView) => run.rounds.points.filter((p) => p.varianceRel > 0).map((p) => ({ round: p.round, value: p.varianceRel }));
+const downlinkVarianceOf = (run: RunView) =>
+  run.rounds.points.filter((p) => p.downlinkVarianceRel > 0).map((p) => ({ round: p.round, value: p.downlinkVarianceRel }));
 
 /** The dashboard's chart section (a shared legend, then the charts); `projector` shows the trade-off alone, large. */
 export function OverlayCharts({ projector = false }: { readonly projector?: boolean }) {
@@ -234,6 +262,8 @@ export function OverlayCharts({ projector = false }: { readonly projector?: bool
           caption={t('dashboard.charts.varianceCaption')}
           testId="chart-variance"
           pick={varianceOf}
+          pickDashed={downlinkVarianceOf}
+          dashedName={(name) => t('dashboard.charts.downlinkVariance', { name })}
           yTick={formatNumber}
           log
         />

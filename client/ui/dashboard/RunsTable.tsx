@@ -2,7 +2,7 @@
 import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import type { RunId } from '../../../core/protocol';
-import { describeAggregation, describeCompression, formatBytes, formatPercent } from '../common/format';
+import { describeAggregation, describeCompression, describeDownlink, formatBytes, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
 import { dashboardStore, type RunView } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
@@ -54,6 +54,7 @@ export function RunsTable() {
               <th className="num">{t('dashboard.runs.workers')}</th>
               <th className="num">{t('dashboard.runs.accuracy')}</th>
               <th className="num">{t('dashboard.runs.upstream')}</th>
+              <th className="num">{t('dashboard.runs.downstream')}</th>
               <th>{t('dashboard.runs.export')}</th>
               <th>{t('dashboard.runs.actions')}</th>
             </tr>
@@ -76,6 +77,9 @@ export function RunsTable() {
                     <div className="muted" data-testid="aggregation">
                       {describeAggregation(summary.config.aggregation)}
                     </div>
+                    <div className="muted" data-testid="downlink">
+                      {describeDownlink(summary.config)}
+                    </div>
                   </td>
                   <td>
                     <span className={`pill pill--${summary.status}`}>{t(`dashboard.runs.statuses.${summary.status}`)}</span>
@@ -96,6 +100,9 @@ export function RunsTable() {
                     {formatPercent(latestAccuracy(run))}
                   </td>
                   <td className="num">{formatBytes(summary.bytesUp)}</td>
+                  <td className="num" data-cell="downstream" data-value={summary.bytesDown}>
+                    {formatBytes(summary.bytesDown)}
+                  </td>
                   <td className="export-links">
                     <a href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.csv`} download>
                       CSV

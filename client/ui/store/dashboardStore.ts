@@ -7,6 +7,7 @@
 import type { LocalMessage } from '../../i18n';
 import { createStore } from 'zustand/vanilla';
 import { modelVariance } from '../../../core/atomo';
+import { updateVariance } from '../../../core/atomo/variance';
 import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
@@ -21,6 +22,8 @@ export interface RunRoundPoint {
   /** Σ closed-form variance / Σ ‖g‖² over layers (0 for uncompressed). */
   readonly varianceRel: number;
   readonly realisedRel: number;
+  /** The `atomo` downlink's closed-form variance ÷ ‖u‖² of the compressed update (0 for the other downlinks). */
+  readonly downlinkVarianceRel: number;
 }
 
 /** One evaluation of a run on the held-out digits. */
@@ -47,6 +50,9 @@ export interface RunView {
   readonly bytesUpTotal: number;
   /** Gradients received over those rounds: bytesUpTotal / contributions is the bytes of one worker's round. */
   readonly contributions: number;
+  /** Model bytes sent over those rounds and to how many participants: bytesDownTotal / participations is one worker's download. */
+  readonly bytesDownTotal: number;
+  readonly participations: number;
 }
 
 /** The last round each worker contributed to, for the workers table. */
@@ -81,6 +87,7 @@ function roundPoint(m: RoundMetrics): RunRoundPoint {
     cumulativeMB: m.cumulativeBytesUp / 1e6,
     varianceRel: variance.closedRel,
     realisedRel: variance.realisedRel,
+    downlinkVarianceRel: m.downlink === undefined ? 0 : updateVariance(m.downlink.layers).closedRel,
   };
 }
 
@@ -107,6 +114,8 @@ function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView 
     roundsClosed: history.length,
     bytesUpTotal: history.reduce((sum, m) => sum + m.bytesUp, 0),
     contributions: history.reduce((sum, m) => sum + m.contributors, 0),
+    bytesDownTotal: history.reduce((sum, m) => sum + m.bytesDown, 0),
+    participations: history.reduce((sum, m) => sum + m.participants, 0),
   };
 }
 
@@ -172,6 +181,8 @@ export function createDashboardStore() {
               roundsClosed: view.roundsClosed + 1,
               bytesUpTotal: view.bytesUpTotal + m.bytesUp,
               contributions: view.contributions + m.contributors,
+              bytesDownTotal: view.bytesDownTotal + m.bytesDown,
+              participations: view.participations + m.participants,
             },
           },
         };

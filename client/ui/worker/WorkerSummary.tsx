@@ -4,7 +4,7 @@ import { useStore } from 'zustand';
 import { translate } from '../../i18n';
 import type { WorkerControls } from '../../session/workerSession';
 import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
-import { describeCompression, formatBytes, formatPercent } from '../common/format';
+import { describeCompression, describeDownlink, formatBytes, formatNumber, formatPercent } from '../common/format';
 import { workerStore } from '../store/workerStore';
 import { BackendBadge } from './BackendBadge';
 import { PhaseIndicator } from './PhaseIndicator';
@@ -29,6 +29,8 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
   const down = downlinkBytes(traffic);
   const roundsSent = useStore(workerStore, (s) => s.roundsSent);
   const notice = useStore(workerStore, (s) => s.notice);
+  const downlink = useStore(workerStore, (s) => s.downlink);
+  const uplinkVariance = useStore(workerStore, (s) => s.history.points.at(-1)?.closedRel ?? null);
   const stopped = phase === 'paused' || phase === 'removed';
 
   return (
@@ -50,6 +52,27 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
           <div>
             <dt>{t('worker.compression')}</dt>
             <dd data-testid="scheme">{config === null ? '…' : describeCompression(config)}</dd>
+          </div>
+          <div>
+            <dt>{t('worker.downlink')}</dt>
+            <dd data-testid="downlink" data-delivery={downlink?.delivery ?? ''} data-verified={downlink?.verified ?? 0} data-resyncs={downlink?.resyncs ?? 0}>
+              {config === null ? '…' : describeDownlink(config)}
+              {downlink === null ? null : (
+                <div className="muted">
+                  {t(`worker.delivery.${downlink.delivery}`, { bytes: formatBytes(downlink.bytes) })}
+                  {downlink.verified > 0 ? ` · ${t('worker.verified', { count: downlink.verified })}` : ''}
+                  {downlink.resyncs > 0 ? ` · ${t('worker.resyncs', { count: downlink.resyncs })}` : ''}
+                </div>
+              )}
+              {downlink === null || downlink.closedRel === null ? null : (
+                <div className="muted" data-testid="downlink-variance" data-value={downlink.closedRel}>
+                  {t('worker.downlinkVariance', {
+                    down: formatNumber(downlink.closedRel),
+                    up: uplinkVariance === null ? '–' : formatNumber(uplinkVariance),
+                  })}
+                </div>
+              )}
+            </dd>
           </div>
           <div>
             <dt>{t('worker.data')}</dt>
