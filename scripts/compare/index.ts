@@ -1,17 +1,21 @@
 /**
- * `npm run compare -- [--workers 4] [--rounds 60] [--seeds 1,2,3] [--eval-every 2] [--only svd-matched,qsgd-1]
+ * `npm run compare -- [--model mlp|cnn] [--workers 4] [--rounds 60] [--seeds 1,2,3] [--eval-every 2] [--only svd-matched,qsgd-1]
  *   [--quick] [--report-only] [--out-dir results/compare] [--report docs/results.md]`
  *
  * Trains every setting of scripts/compare/schemes.ts once per seed, then
  * writes the report (tables and plots) into --report. --quick is a short
  * version (2 settings, 3 seeds, 6 rounds of 2 workers) that writes to
- * results/compare-quick/ unless told otherwise. Prints its own run time.
+ * results/compare-quick/ unless told otherwise. --model cnn runs the same
+ * protocol on the CNN, into results/compare-cnn/ and its own section of the
+ * report. Prints its own run time.
  */
 import { parseArgs } from 'node:util';
+import { MODEL_KINDS, type ModelKind } from '../../core/model';
 import { QUICK, runCompare } from './runCompare';
 
 const { values } = parseArgs({
   options: {
+    model: { type: 'string' },
     workers: { type: 'string' },
     rounds: { type: 'string' },
     seeds: { type: 'string' },
@@ -25,6 +29,12 @@ const { values } = parseArgs({
   strict: true,
 });
 const quick = values.quick;
+const model = values.model ?? 'mlp';
+if (!MODEL_KINDS.includes(model as ModelKind)) {
+  console.error(`--model must be one of ${MODEL_KINDS.join(', ')}`);
+  process.exit(2);
+}
+const suffix = model === 'mlp' ? '' : `-${model}`;
 const int = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isInteger(n) || n < 1) {
@@ -35,13 +45,14 @@ const int = (name: string, text: string | undefined, fallback: number) => {
 };
 const seeds = values.seeds === undefined ? (quick ? [...QUICK.seeds] : [1, 2, 3]) : values.seeds.split(',').map((s) => int('seeds', s, 1));
 const { winners, wallSeconds } = await runCompare({
+  model: model as ModelKind,
   workers: int('workers', values.workers, quick ? QUICK.workers : 4),
   rounds: int('rounds', values.rounds, quick ? QUICK.rounds : 60),
   evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),
   seeds,
   ...(values.only !== undefined ? { only: values.only.split(',') } : quick ? { only: [...QUICK.only] } : {}),
-  outDir: values['out-dir'] ?? (quick ? 'results/compare-quick' : 'results/compare'),
-  reportPath: values.report ?? (quick ? 'results/compare-quick/results.md' : 'docs/results.md'),
+  outDir: values['out-dir'] ?? (quick ? `results/compare-quick${suffix}` : `results/compare${suffix}`),
+  reportPath: values.report ?? (quick ? `results/compare-quick${suffix}/results.md` : 'docs/results.md'),
   reportOnly: values['report-only'],
   pngs: !quick,
   progress: true,

@@ -7,6 +7,7 @@
  */
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
+import type { ModelKind } from '../../core/model';
 import type { LinkModel } from '../../core/traffic/linkModel';
 import type { CompareEntry } from './schemes';
 import type { EvalPoint } from './stats';
@@ -109,13 +110,18 @@ async function toSvg(topLevel: TopLevelSpec): Promise<string> {
 }
 
 /** SVG text of the two plots. */
-export async function renderPlots(settings: readonly SettingRuns[], links: readonly LinkModel[]): Promise<{ byBytes: string; byTime: string }> {
+export async function renderPlots(
+  settings: readonly SettingRuns[],
+  links: readonly LinkModel[],
+  model: ModelKind,
+): Promise<{ byBytes: string; byTime: string }> {
+  const name = model.toUpperCase();
   const order = settings.map((s) => s.entry.label);
   const byBytes = rows(settings, 'all', (p) => p.totalMB);
   const byTime = links.flatMap((link, i) => rows(settings, `${link.name}, ${link.latencyMs} ms latency`, (p) => p.seconds[i]!));
   const [bytesSvg, timeSvg] = await Promise.all([
-    toSvg(spec(byBytes, order, 'cumulative MB on the wire, both ways, all workers (log)', 'MNIST MLP: test accuracy per megabyte', false)),
-    toSvg(spec(byTime, order, 'simulated seconds (log)', 'MNIST MLP: test accuracy per simulated second, by link speed', true)),
+    toSvg(spec(byBytes, order, 'cumulative MB on the wire, both ways, all workers (log)', `MNIST ${name}: test accuracy per megabyte`, false)),
+    toSvg(spec(byTime, order, 'simulated seconds (log)', `MNIST ${name}: test accuracy per simulated second, by link speed`, true)),
   ]);
   return { byBytes: bytesSvg, byTime: timeSvg };
 }

@@ -5,18 +5,30 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import type { ModelKind } from '../../core/model';
 import type { LinkModel } from '../../core/traffic/linkModel';
 import { fmt, markdownTable } from '../bench/report';
 import { renderPlots, type SettingRuns } from './plots';
 import { svgsToPngs } from './png';
 import { TARGETS, accuracyAtMB, reach, spread, type Spread } from './stats';
 
-const START = '<!-- compare:start -->';
-const END = '<!-- compare:end -->';
+/** The markers of the generated section: one pair per model, so the MLP's and the CNN's live in one file. */
+function markers(model: ModelKind): { start: string; end: string } {
+  const tag = model === 'mlp' ? 'compare' : `compare-${model}`;
+  return { start: `<!-- ${tag}:start -->`, end: `<!-- ${tag}:end -->` };
+}
+
+const MODEL_TEXT: Readonly<Record<ModelKind, string>> = {
+  mlp: 'MLP 784-128-10',
+  cnn: 'LeNet-style CNN (conv 5×5 8 channels, pool, conv 5×5 16 channels, pool, dense 256→10)',
+};
 
 /** What the run was, for the report's first lines. */
 export interface CompareSetup {
   readonly command: string;
+  readonly model: ModelKind;
+  /** Training runs whose time is summed in wallSeconds. */
+  readonly runs: number;
   readonly workers: number;
   readonly rounds: number;
   readonly evalEvery: number;
@@ -26,7 +38,8 @@ export interface CompareSetup {
   readonly momentum: number;
   readonly wallSeconds: number;
   readonly cores: number;
-  readonly loadAverage: number;
+  /** The 1-minute load average at the starts and ends of those runs: lowest and highest. */
+  readonly loadAverage: { readonly min: number; readonly max: number };
 }
 
 const pm = (s: Spread, digits = 3, scale = 1) => (s.mean === null ? '—' : `${fmt(s.mean * scale, digits)} ± ${fmt((s.sd ?? 0) * scale, 2)}`);
@@ -118,8 +131,11 @@ export async function writeReport(
 ): Promise<string> {
   const dir = dirname(reportPath);
   mkdirSync(dir, { recursive: true });
-  const { byBytes, byTime } = await renderPlots(settings, links);
-  const names = { bytes: 'results-accuracy-by-mb', time: 'results-accuracy-by-time' };
+  const { byBytes, byTime } = await renderPlots(settings, links, setup.model);
+  const prefix = setup.model === 'mlp' ? 'results' : `results-${setup.model}`;
+  const names = { bytes: `${prefix}-accuracy-by-mb`, time: `${prefix}-accuracy-by-time` };
+  const { start: START, end: END } = markers(setup.model);
+  const heading = setup.model === 'mlp' ? '' : `${setup.model.toUpperCase()}: `;
   writeFileSync(join(dir, `${names.bytes}.svg`), byBytes);
   writeFileSync(join(dir, `${names.time}.svg`), byTime);
   const png = pngs ? await svgsToPngs([byBytes, byTime]) : null;
@@ -130,27 +146,27 @@ export async function writeReport(
   const winners = winnersTable(settings, links);
   const generated = [
     START,
-    `Generated ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${setup.command}\`; the comparison took ${fmt(setup.wallSeconds / 60)} min of wall-clock time on ${setup.cores} CPU cores shared with other work (load average ${fmt(setup.loadAverage)} when it started).`,
+    `Generated ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${setup.command}\`; the comparison took ${fmt(setup.wallSeconds / 60)} min of wall-clock time (${setup.runs} training runs, one after the other) on ${setup.cores} CPU cores shared with other work (1-minute load average ${fmt(setup.loadAverage.min)}–${fmt(setup.loadAverage.max)} at the runs' starts and ends).`,
     '',
-    `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one in-process aggregator; MLP 784-128-10 on the 10,000 MNIST digits of the \`mnist\` package (held-out test split); IID shards; batch ${setup.batchSize} per worker; SGD learning rate ${setup.learningRate}, momentum ${setup.momentum}; ${setup.rounds} rounds; test accuracy every ${setup.evalEvery} rounds (the resolution of every "to x%" figure); seeds ${setup.seeds.join(', ')} (each seed changes the initial weights, the shards, the minibatches and every random draw). Figures are mean ± sample standard deviation over the seeds that reached the target; (k/${setup.seeds.length}) says how many did when not all. Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and framing; the full float32 model goes down every round). Simulated seconds add, per round, the slowest worker's measured compute and compression time, its download and upload at the link's bandwidth plus latency, and the server's decode and update time (core/traffic/linkModel.ts); compute times were measured on this loaded machine, so they are slower than on an idle one.`,
+    `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one in-process aggregator; ${MODEL_TEXT[setup.model]} on the 10,000 MNIST digits of the \`mnist\` package (held-out test split); IID shards; batch ${setup.batchSize} per worker; SGD learning rate ${setup.learningRate}, momentum ${setup.momentum}; ${setup.rounds} rounds; test accuracy every ${setup.evalEvery} rounds (the resolution of every "to x%" figure); seeds ${setup.seeds.join(', ')} (each seed changes the initial weights, the shards, the minibatches and every random draw). Figures are mean ± sample standard deviation over the seeds that reached the target; (k/${setup.seeds.length}) says how many did when not all. Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and framing; the float32 model goes down every round unless the setting names a compressed downlink). Simulated seconds add, per round, the slowest worker's measured compute and compression time, its download and upload at the link's bandwidth plus latency, and the server's decode and update time (core/traffic/linkModel.ts); compute times were measured on this loaded machine, so they are slower than on an idle one.`,
     '',
-    '### Which setting reaches 90% first, per link speed',
+    `### ${heading}Which setting reaches 90% first, per link speed`,
     '',
     winners,
     '',
-    '### Which setting reaches 85% first, per link speed',
+    `### ${heading}Which setting reaches 85% first, per link speed`,
     '',
     winnersTable(settings, links, 0.85),
     '',
-    '### Every setting',
+    `### ${heading}Every setting`,
     '',
     settingsTable(settings),
     '',
-    '### Simulated time to each target, per link speed',
+    `### ${heading}Simulated time to each target, per link speed`,
     '',
     timeTable(settings, links),
     '',
-    '### Accuracy at matched traffic',
+    `### ${heading}Accuracy at matched traffic`,
     '',
     matchedBytes(settings),
     '',

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import type { ModelKind } from '../../core/model';
 import { DEFAULT_RUN_CONFIG } from '../../core/schema';
 import { startLocalAggregator } from '../swarm/aggregator';
 import type { SwarmHistory } from '../swarm/history';
@@ -17,6 +18,8 @@ import { COMPARE_LINKS, evalPoints } from './stats';
 
 /** What to compare. */
 export interface CompareOptions {
+  /** The model every setting trains (the MLP by default). */
+  readonly model?: ModelKind;
   readonly workers: number;
   readonly rounds: number;
   readonly seeds: readonly number[];
@@ -33,14 +36,26 @@ export interface CompareOptions {
   readonly command: string;
 }
 
+/** One training run's cost: its wall time, and the 1-minute load average when it started and ended. */
+interface RunTiming {
+  readonly wallSeconds: number;
+  readonly loadStart: number;
+  readonly loadEnd: number;
+}
+
 /** The --quick comparison: two byte-matched settings, three seeds, a few rounds (a few minutes on 2 cores). */
 export const QUICK = { workers: 2, rounds: 6, seeds: [1, 2, 3], evalEvery: 2, only: ['svd-matched', 'qsgd-1'] } as const;
 
 /** Trains what is asked and writes the report; returns the headline table (who reaches 90% first per link). */
 export async function runCompare(options: CompareOptions): Promise<{ winners: string; wallSeconds: number; settings: SettingRuns[] }> {
   const started = performance.now();
-  const loadAverage = loadavg()[0] ?? 0;
-  const entries = compareEntries(DEFAULT_RUN_CONFIG.batchSize);
+  const model = options.model ?? 'mlp';
+  const entries = compareEntries(model, DEFAULT_RUN_CONFIG.batchSize);
+  // Each run's own wall time and the load average around it, kept beside the histories and merged, so a
+  // comparison trained in several invocations (one setting at a time) still reports what it cost.
+  const timingPath = join(options.outDir, 'timings.json');
+  const readTimings = (): Record<string, RunTiming> =>
+    existsSync(timingPath) ? (JSON.parse(readFileSync(timingPath, 'utf8')) as Record<string, RunTiming>) : {};
   const path = (id: string, seed: number) => join(options.outDir, `${id}-seed${seed}.json`);
   mkdirSync(options.outDir, { recursive: true });
   const chosen = options.only === undefined ? entries : entries.filter((e) => options.only!.includes(e.id));
@@ -49,6 +64,8 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
     try {
       for (const seed of options.seeds) {
         for (const entry of chosen) {
+          const loadStart = loadavg()[0] ?? 0;
+          const runStarted = performance.now();
           const history = await runSwarm(
             {
               workers: options.workers,
@@ -56,6 +73,9 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
               budget: entry.budget,
               levels: entry.levels,
               bucketSize: entry.bucketSize,
+              model,
+              downlink: entry.downlink,
+              downlinkBudget: entry.downlinkBudget,
               rounds: options.rounds,
               seed,
               evalEvery: options.evalEvery,
@@ -66,6 +86,9 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
             },
             aggregator,
           );
+          const timings = readTimings();
+          timings[`${entry.id}-seed${seed}`] = { wallSeconds: (performance.now() - runStarted) / 1000, loadStart, loadEnd: loadavg()[0] ?? 0 };
+          writeFileSync(timingPath, JSON.stringify(timings, null, 1));
           if (options.progress) console.log(`${entry.label}, seed ${seed}: ${history.rounds.length} rounds in ${history.wallSeconds.toFixed(0)} s`);
         }
       }
@@ -82,11 +105,12 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
     }))
     .filter((s) => s.seeds.length > 0);
   if (settings.length === 0) throw new Error(`no histories in ${options.outDir}: run the comparison first`);
-  // A redrawn report states the time the training took, kept beside the histories.
-  const timing = join(options.outDir, 'timing.json');
-  if (!options.reportOnly) writeFileSync(timing, JSON.stringify({ wallSeconds: (performance.now() - started) / 1000, loadAverage }));
-  const recorded = existsSync(timing) ? (JSON.parse(readFileSync(timing, 'utf8')) as { wallSeconds: number; loadAverage: number }) : null;
-  const wallSeconds = recorded?.wallSeconds ?? (performance.now() - started) / 1000;
+  // The report states what the training of the histories it shows took, and the load around it.
+  const timings = readTimings();
+  const shown = settings.flatMap(({ entry }) => options.seeds.map((seed) => timings[`${entry.id}-seed${seed}`])).filter((t): t is RunTiming => t !== undefined);
+  const wallSeconds = shown.length > 0 ? shown.reduce((sum, t) => sum + t.wallSeconds, 0) : (performance.now() - started) / 1000;
+  const loads = shown.flatMap((t) => [t.loadStart, t.loadEnd]);
+  const loadAverage = loads.length > 0 ? { min: Math.min(...loads), max: Math.max(...loads) } : { min: loadavg()[0] ?? 0, max: loadavg()[0] ?? 0 };
   const winners = await writeReport(
     options.reportPath,
     settings,
@@ -100,9 +124,11 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
       batchSize: DEFAULT_RUN_CONFIG.batchSize,
       learningRate: DEFAULT_RUN_CONFIG.learningRate,
       momentum: DEFAULT_RUN_CONFIG.momentum,
+      model,
       wallSeconds,
+      runs: shown.length,
       cores: cpus().length,
-      loadAverage: recorded?.loadAverage ?? loadAverage,
+      loadAverage,
     },
     options.pngs,
   );

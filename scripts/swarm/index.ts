@@ -1,6 +1,7 @@
 /**
  * `npm run swarm -- --workers 8 --scheme atomo-svd --budget 2 --rounds 300 --out results/run.json
- *   [--url http://host:port --token T] [--backend cpu|webgpu] [--levels 4] [--seed 1] [--eval-every 5] [--quiet]`
+ *   [--url http://host:port --token T] [--backend cpu|webgpu] [--levels 4] [--seed 1] [--eval-every 5]
+ *   [--model mlp|cnn] [--downlink full|relay|atomo] [--downlink-budget 8] [--quiet]`
  *
  * N headless workers, each in its own worker thread, train one run on an
  * in-process aggregator (or the one at --url) through the tab's protocol;

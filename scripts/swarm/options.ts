@@ -5,7 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
-import { DEFAULT_BUDGETS, DEFAULT_QSGD_BUCKET, DEFAULT_QSGD_LEVELS } from '../../core/schema';
+import { MODEL_KINDS, type ModelKind } from '../../core/model/layout';
+import { DEFAULT_BUDGETS, DEFAULT_DOWNLINK_BUDGET, DEFAULT_QSGD_BUCKET, DEFAULT_QSGD_LEVELS, DOWNLINK_MODES, type DownlinkMode } from '../../core/schema';
 
 /** Where a worker thread computes its gradients. */
 export type SwarmBackend = 'cpu' | 'webgpu';
@@ -26,6 +27,12 @@ export interface SwarmOptions {
   readonly errorFeedback?: boolean;
   readonly rounds: number;
   readonly seed: number;
+  /** The model to train (mlp by default). */
+  readonly model?: ModelKind;
+  /** How the model reaches the workers (docs/protocol.md, "Downlink"); full by default. */
+  readonly downlink?: DownlinkMode;
+  /** The `atomo` downlink's budget per layer. */
+  readonly downlinkBudget?: number;
   /** Evaluate on the held-out digits every this many rounds. */
   readonly evalEvery: number;
   readonly backend: SwarmBackend;
@@ -62,6 +69,9 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
       bucket: { type: 'string' },
       bytes: { type: 'string' },
       'error-feedback': { type: 'boolean', default: false },
+      model: { type: 'string' },
+      downlink: { type: 'string' },
+      'downlink-budget': { type: 'string' },
       rounds: { type: 'string' },
       seed: { type: 'string' },
       'eval-every': { type: 'string' },
@@ -79,6 +89,12 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
   const backend = values.backend ?? SWARM_DEFAULTS.backend;
   if (backend !== 'cpu' && backend !== 'webgpu') throw new Error('--backend must be cpu or webgpu');
   if (values.url !== undefined && values.token === undefined) throw new Error('--url needs --token (the aggregator prints its admin token at start)');
+  const model = (values.model ?? 'mlp') as ModelKind;
+  if (!MODEL_KINDS.includes(model)) throw new Error(`--model must be one of ${MODEL_KINDS.join(', ')}`);
+  const downlink = (values.downlink ?? 'full') as DownlinkMode;
+  if (!DOWNLINK_MODES.includes(downlink)) throw new Error(`--downlink must be one of ${DOWNLINK_MODES.join(', ')}`);
+  const downlinkBudget = values['downlink-budget'] === undefined ? DEFAULT_DOWNLINK_BUDGET : Number(values['downlink-budget']);
+  if (!(downlinkBudget > 0) || !Number.isFinite(downlinkBudget)) throw new Error('--downlink-budget must be a positive number');
   const budget = values.budget === undefined ? DEFAULT_BUDGETS[scheme] : Number(values.budget);
   if (!Number.isFinite(budget) || budget < 0) throw new Error('--budget must be a non-negative number');
   return {
@@ -89,6 +105,9 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     bucketSize: values.bucket === '0' ? 0 : positiveInteger('bucket', values.bucket, DEFAULT_QSGD_BUCKET),
     rounds: positiveInteger('rounds', values.rounds, SWARM_DEFAULTS.rounds),
     seed: positiveInteger('seed', values.seed, SWARM_DEFAULTS.seed),
+    model,
+    downlink,
+    downlinkBudget,
     evalEvery: positiveInteger('eval-every', values['eval-every'], SWARM_DEFAULTS.evalEvery),
     backend,
     progress: !values.quiet,

@@ -83,5 +83,17 @@ describe('parseSwarmArgs', () => {
     expect(() => parseSwarmArgs(['--backend', 'tpu'])).toThrow(/--backend/);
     expect(() => parseSwarmArgs(['--url', 'http://x'])).toThrow(/--token/);
     expect(() => parseSwarmArgs(['--workers', '2.5'])).toThrow(/--workers/);
+    expect(() => parseSwarmArgs(['--model', 'resnet'])).toThrow(/--model/);
+    expect(() => parseSwarmArgs(['--downlink', 'carrier-pigeon'])).toThrow(/--downlink/);
+    expect(() => parseSwarmArgs(['--downlink-budget', '0'])).toThrow(/--downlink-budget/);
+  });
+
+  it('takes the model and the downlink, full float32 by default', () => {
+    expect(parseSwarmArgs([])).toMatchObject({ model: 'mlp', downlink: 'full' });
+    expect(parseSwarmArgs(['--model', 'cnn', '--downlink', 'atomo', '--downlink-budget', '4'])).toMatchObject({
+      model: 'cnn',
+      downlink: 'atomo',
+      downlinkBudget: 4,
+    });
   });
 });
