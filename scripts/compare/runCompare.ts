@@ -73,6 +73,7 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
               budget: entry.budget,
               levels: entry.levels,
               bucketSize: entry.bucketSize,
+              ...(entry.byteBudget === undefined ? {} : { byteBudget: entry.byteBudget }),
               model,
               downlink: entry.downlink,
               downlinkBudget: entry.downlinkBudget,
