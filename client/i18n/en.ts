@@ -225,7 +225,7 @@ export const en = {
       lossCaption: 'Mean minibatch loss of the workers.',
       varianceTitle: 'Estimator variance ÷ ‖g‖²',
       varianceCaption:
-        'The noise each scheme adds to the gradient, closed form (log scale): Σλ²(1/p−1) for ATOMO, TernGrad and 1-level QSGD; Σₖ(‖gₖ‖/s)²Σf(1−f) over buckets for QSGD with more levels. Dashed: what an ATOMO-compressed downlink adds to the update, Σσ²(1/p−1) ÷ ‖u‖².',
+        'The noise each scheme adds to the gradient, closed form (log scale): Σλ²(1/p−1) for ATOMO, TernGrad and 1-level QSGD; Σₖ(‖gₖ‖/s)²Σf(1−f) over buckets for QSGD with more levels; for PowerSGD (biased) its reconstruction error ‖ĝ−g‖². Dashed: what an ATOMO-compressed downlink adds to the update, Σσ²(1/p−1) ÷ ‖u‖².',
       bytesTitle: 'Bytes per worker per round (log scale)',
       bytesCaption: 'What one worker sends (up) and receives (down) per round, by run (mean so far, payload only); the dashed line is the float32 model.',
       bytesUp: 'up: gradient',

@@ -216,7 +216,7 @@ export const zh: Messages = {
       lossCaption: '各工作节点小批量损失的平均值。',
       varianceTitle: '估计量方差 ÷ ‖g‖²',
       varianceCaption:
-        '每种方案给梯度添加的噪声，闭式解（对数刻度）：ATOMO、TernGrad 和 1 级 QSGD 为 Σλ²(1/p−1)；多级 QSGD 按桶求和 Σₖ(‖gₖ‖/s)²Σf(1−f)。虚线：ATOMO 压缩的下行给更新添加的噪声，Σσ²(1/p−1) ÷ ‖u‖²。',
+        '每种方案给梯度添加的噪声，闭式解（对数刻度）：ATOMO、TernGrad 和 1 级 QSGD 为 Σλ²(1/p−1)；多级 QSGD 按桶求和 Σₖ(‖gₖ‖/s)²Σf(1−f)；PowerSGD（有偏）为其重构误差 ‖ĝ−g‖²。虚线：ATOMO 压缩的下行给更新添加的噪声，Σσ²(1/p−1) ÷ ‖u‖²。',
       bytesTitle: '每个工作节点每轮的字节数（对数刻度）',
       bytesCaption: '每个工作节点每轮发送（上行）和接收（下行）的字节，按实验（迄今平均，仅载荷）；虚线是 float32 模型。',
       bytesUp: '上行：梯度',

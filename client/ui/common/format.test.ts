@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeCompression } from './format';
+import { describeCompression, varianceFormula } from './format';
 
 describe('describeCompression', () => {
   it('names the new schemes with their knob, and marks error feedback as biased', () => {
@@ -11,5 +11,20 @@ describe('describeCompression', () => {
     // PowerSGD always has error feedback (said once); float32 has nothing to feed back.
     expect(describeCompression({ scheme: 'powersgd', budget: 2, levels: 1, errorFeedback: true })).toBe('PowerSGD (biased, error feedback), rank 2');
     expect(describeCompression({ scheme: 'none', budget: 0, levels: 1, errorFeedback: true })).toBe('float32 (uncompressed)');
+  });
+});
+
+describe('varianceFormula', () => {
+  it('labels each scheme with the closed form it reports', () => {
+    for (const scheme of ['atomo-svd', 'atomo-entry', 'atomo-dct', 'atomo-auto', 'terngrad'] as const)
+      expect(varianceFormula({ scheme, levels: 1 })).toBe('Σλ²(1/p−1)');
+    expect(varianceFormula({ scheme: 'qsgd', levels: 1 })).toBe('Σλ²(1/p−1)');
+    expect(varianceFormula({ scheme: 'qsgd', levels: 1, bucketSize: 512 })).toBe('Σ per bucket λ²(1/p−1)');
+    // More levels: each entry rounds between two adjacent levels, not to 0 or a single λ.
+    expect(varianceFormula({ scheme: 'qsgd', levels: 3 })).toBe('Σ(‖g‖/s)²f(1−f)');
+    expect(varianceFormula({ scheme: 'qsgd', levels: 3, bucketSize: 512 })).toBe('Σₖ(‖gₖ‖/s)²Σf(1−f)');
+    // PowerSGD reports its reconstruction error; float32 adds nothing.
+    expect(varianceFormula({ scheme: 'powersgd', levels: 1 })).toBe('‖ĝ−g‖²');
+    expect(varianceFormula({ scheme: 'none', levels: 1 })).toBe('0');
   });
 });

@@ -67,9 +67,12 @@ export function schemeLabel(scheme: SchemeName): string {
  * TernGrad and 1-level QSGD (ATOMO on entries); for QSGD with more levels,
  * each entry rounds between two adjacent levels of its bucket, hence
  * Σ_k (‖g_k‖/s)² Σ f(1 − f), f the fractional part of s|gᵢ|/‖g_k‖.
+ * PowerSGD is deterministic and biased: what it reports is its
+ * reconstruction error ‖ĝ − g‖², not a variance.
  */
 export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & { readonly bucketSize?: number }): string {
   if (config.scheme === 'none') return '0';
+  if (config.scheme === 'powersgd') return '‖ĝ−g‖²';
   if (config.scheme !== 'qsgd') return 'Σλ²(1/p−1)';
   const buckets = (config.bucketSize ?? 0) > 0;
   if (config.levels === 1) return buckets ? 'Σ per bucket λ²(1/p−1)' : 'Σλ²(1/p−1)';
