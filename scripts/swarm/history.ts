@@ -5,7 +5,7 @@
  * not what the workers believe they sent.
  */
 import { modelVariance } from '../../core/atomo';
-import type { RoundMetrics, RunConfig } from '../../core/protocol';
+import type { LayerSentAs, RoundMetrics, RunConfig } from '../../core/protocol';
 import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
 import { roundTimeMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
@@ -36,6 +36,19 @@ export interface HistoryRound extends Pick<
   /** The server's decoding and update time (ms). */
   readonly serverMs: number;
   readonly participants: number;
+  /**
+   * Per layer: the indicator ‖G‖_*·√(m+n)/‖g‖₁ (null in rounds nobody measured
+   * it), the mean encoded bytes per worker, and how the workers sent it (atomo-auto's
+   * choice). Absent in histories written before it was recorded.
+   */
+  readonly layers?: readonly HistoryLayer[];
+}
+
+/** One layer of one round in a history (from RoundMetrics.layers). */
+export interface HistoryLayer {
+  readonly indicator: number | null;
+  readonly bytes: number | null;
+  readonly sentAs: Partial<Record<LayerSentAs, number>>;
 }
 
 /** What `--out` receives. */
@@ -74,6 +87,7 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     workerComputeMs: metrics.workers.map((w) => w.computeMs),
     serverMs: metrics.durations.decodeMs + metrics.durations.updateMs,
     participants: metrics.participants,
+    layers: metrics.layers.map((l) => ({ indicator: l.indicator ?? null, bytes: l.bytes ?? null, sentAs: l.sentAs ?? {} })),
   };
 }
 

@@ -48,6 +48,13 @@ describe('npm run swarm', () => {
       expect(r.durationMs).toBeLessThanOrEqual(history.wallSeconds * 1000);
     }
     expect(history.rounds.reduce((sum, r) => sum + r.durationMs, 0)).toBeLessThanOrEqual(history.wallSeconds * 1000);
+    // Per layer, every round: spectral ATOMO measures the indicator and sends every weight layer spectrally.
+    for (const r of history.rounds) {
+      expect(r.layers).toHaveLength(4);
+      expect(r.layers![0]!.indicator).toBeGreaterThan(0);
+      expect(r.layers![0]!.sentAs).toEqual({ spectral: 2 });
+      expect(r.layers![0]!.bytes).toBeGreaterThan(0);
+    }
     // Evaluated after rounds 2 and 4 (evalEvery 2) only.
     expect(history.rounds.map((r) => r.testAccuracy !== null)).toEqual([false, true, false, true]);
   });
