@@ -1,25 +1,27 @@
 /**
  * The GPU compressor of the worker round (core/training/compression.ts's
- * DeviceCompressor): spectral ATOMO (spectral.ts), entry-wise ATOMO
- * (entry.ts), QSGD and TernGrad (quantize.ts) on a gradient that never left
- * the device. Other schemes (none), QSGD above 127 levels and layers of 2²⁴
- * entries or more (atomo-entry) fall back to the CPU path.
+ * DeviceCompressor): spectral ATOMO (spectralCompressor.ts), entry-wise
+ * ATOMO (entryCompressor.ts), QSGD and TernGrad (quantizer.ts) on a
+ * gradient that never left the device. Other schemes (none, atomo-dct,
+ * powersgd), QSGD above 127 levels or in buckets and layers of 2²⁴ entries
+ * or more (atomo-entry) fall back to the CPU path.
  *
- * Spectral ATOMO takes the CPU path by default too: the backend then reads
- * back the gradient with each dense layer's factors X, Δ (B·(rows + cols)
- * floats), and the factored SVD (core/linalg/factoredSvd.ts: two thin QRs
- * and a B×B core) costs a few ms, where the batched Jacobi SVD on the device
- * runs one workgroup per matrix: on SwiftShader in Node (MLP, batch 32) the
- * device route compressed in 555–615 ms, the host route in 3.6–30 ms, with
- * the same bytes (docs/benchmarks.md). `spectral: 'device'` keeps the
- * device route, for adapters where it measures faster.
+ * Spectral ATOMO has two routes. 'device' (spectralCompressor.ts): the
+ * factored SVD on the device, thin QRs of X and Δ in WGSL, the B×B core's
+ * SVD on the side measured faster for the adapter, U and V by one product
+ * each. 'host': the backend reads back the gradient with each dense layer's
+ * factors X, Δ (B·(rows + cols) floats) and the CPU scheme takes the
+ * factored SVD (core/linalg/factoredSvd.ts). The host route is the
+ * default: on SwiftShader (the adapter we can measure) it is the faster,
+ * since one workgroup per QR or Jacobi runs on one core there; figures for
+ * both in docs/benchmarks.md ("Training round").
  */
 import type { Compression } from '../../../core/atomo';
 import type { CompressedLayerStats, DeviceCompressor } from '../../../core/training/compression';
 import type { GpuGradient, GpuTrainingBackend } from '../training/gpuBackend';
 import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entryCompressor';
 import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantizer';
-import { GpuSpectralCompressor } from './spectralCompressor';
+import { GpuSpectralCompressor, type SpectralCore } from './spectralCompressor';
 import type { GradientTensor } from './tensors';
 import type { StreamId } from '../../../core/rng';
 
@@ -28,13 +30,15 @@ export interface GpuCompressor extends DeviceCompressor<GpuGradient> {
   destroy(): void;
 }
 
-/** Where spectral ATOMO runs: on the device (batched Jacobi SVD), or on the host from the read-back factors. */
+/** Where spectral ATOMO runs: on the device (the factored route in WGSL), or on the host from the read-back factors. */
 export type SpectralRoute = 'device' | 'host';
 
 /** Options of the GPU compressor. */
 export interface GpuCompressorOptions {
   /** Spectral ATOMO's route ('host' by default: see the module comment). */
   readonly spectral?: SpectralRoute;
+  /** On the device route, where the core SVD runs ('auto': measured per adapter). */
+  readonly core?: SpectralCore | 'auto';
 }
 
 /** The GPU compressor for a GPU backend's model (tensors as in its layout). */
@@ -76,7 +80,7 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
     compress(gradient: GpuGradient, compression: Compression, stream: (layer: number) => StreamId): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
       switch (compression.scheme) {
         case 'atomo-svd':
-          spectral ??= new GpuSpectralCompressor(device);
+          spectral ??= new GpuSpectralCompressor(device, options.core === undefined ? {} : { core: options.core });
           return spectral.compress({ tensors, gradient, stream }, compression.budget);
         case 'atomo-entry':
           entry ??= new GpuEntryCompressor(device);

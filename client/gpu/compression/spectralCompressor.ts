@@ -1,191 +1,98 @@
 /**
- * Spectral ATOMO on the GPU (docs/design.md): the SVD of every layer gradient,
- * batched, water-filling on the CPU from the σ read back (a few dozen numbers
- * per layer), Bernoulli(p) with the Philox kernel, and a read-back of only
- * the kept atoms' u, v.
+ * Spectral ATOMO on the GPU (docs/design.md, "GPU routes"). Which layers take
+ * the factored route and how: spectralPlan.ts. Two round trips per round:
+ *   1. the factors' QRs, the cores and the batched SVD; back come σ (a few
+ *      dozen numbers per layer), the factors' scale exponents, the losses
+ *      and, when the core SVD runs on the host, the cores themselves (at
+ *      most batch × batch each), whose SVD the host takes with the CPU
+ *      reference (core/linalg/svd.ts) and writes back;
+ *   2. the lift of the factored layers' vectors (one product per side),
+ *      water-filling on the CPU from σ, Bernoulli(p) with the Philox kernel,
+ *      and a read-back of only the kept atoms' u, v.
+ * No layer's full-gradient SVD runs for a factored layer.
  *
- * Low-rank route. A dense layer's weight gradient is G = aᵀ·d (a: B × rows,
- * the layer input; d: B × cols), so rank G ≤ B. When B is below both sides
- * (784×128 at B = 32), the SVD comes from two small ones instead of G's:
- *   1. a = U_a Σ_a V_aᵀ (B × rows: short side B, cheap Jacobi);
- *   2. S = V_aᵀ G (B × cols), exact because G's column space lies in V_a's;
- *   3. S = U_s Σ V_sᵀ;  then G = (V_a U_s) Σ V_sᵀ.
- * Step 1 runs for every low-rank layer in one SvdBatch, step 3 together with
- * the direct SVDs of the other layers (biases, small or convolution kernels)
- * in a second one, all in one command buffer with the products between them.
- *
- * Two read-backs per round: σ (and the losses), then the kept atoms.
+ * Where the core SVD runs ('auto', the default) is measured once per
+ * adapter: the first compress times a few rounds on each side (after a
+ * warm-up that compiles the pipelines) and keeps the faster for every
+ * compressor on that adapter (spectralCoreChoice, shown by the training
+ * benchmark).
  */
 import { atomicVariance, samplingProbabilities } from '../../../core/atomo';
 import type { SpectralSample } from '../../../core/atomo/types';
+import { svdJacobi } from '../../../core/linalg/svd';
 import type { StreamId } from '../../../core/rng';
-import { BernoulliKernel, expectedKept, type BernoulliJob } from '../kernels/bernoulli';
+import type { CompressedLayerStats } from '../../../core/training/compression';
+import { BernoulliKernel, expectedKept } from '../kernels/bernoulli';
 import { CompactKernel } from '../kernels/compact';
-import { MatmulKernel, type MatmulPlan } from '../kernels/matmul';
-import { SvdKernel, type SvdBatch } from '../kernels/svd';
-import { F32_EPSILON } from '../kernels/svdPlan';
-import { dispatches, type BufferSlice, type Recordable } from '../runtime/dispatch';
+import { FactoredKernels, MATRIX_STATE_BYTES, SCALE_EXP_WORD } from '../kernels/factored';
+import { MatmulKernel } from '../kernels/matmul';
+import { SvdKernel } from '../kernels/svd';
+import { adapterKey } from '../runtime/adapter';
 import { StagingPool, type PendingRead } from '../runtime/pools';
 import type { GpuGradient } from '../training/gpuBackend';
-import type { CompressedLayerStats } from '../../../core/training/compression';
+import { SpectralPlan, cutoffRatio, type SpectralCore, type SpectralKernels } from './spectralPlan';
 import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
 
-interface LayerPlan {
-  readonly rows: number;
-  readonly cols: number;
-  /** Atoms (triplets) the SVD returns. */
-  readonly k: number;
-  /** σ of this layer at batch2.singularValues[sOffset …]. */
-  readonly sOffset: number;
-  readonly probabilities: GPUBuffer;
-  readonly job: BernoulliJob;
-  readonly packedU: GPUBuffer;
-  readonly packedV: GPUBuffer;
-  readonly gather: Recordable;
-  /** Where the full left and right vectors are (atom-major). */
-  readonly u: BufferSlice;
-  readonly v: BufferSlice;
-}
+export type { SpectralCore } from './spectralPlan';
 
-/** The SVDs of one gradient, on the GPU, with σ on the CPU. Opaque outside this file. */
+/** The SVDs of one gradient, with σ on the CPU and the vectors on the GPU. Opaque outside this file. */
 export interface GpuSpectralDecomposition {
-  readonly sigmas: Float32Array;
   /** Mean minibatch loss, read with σ. */
   readonly loss: number;
 }
 
 interface Decomposed extends GpuSpectralDecomposition {
   readonly plan: SpectralPlan;
+  /** Each layer's k singular values (true scale, descending). */
+  readonly sigmas: readonly Float64Array[];
+  /** Whether the lift of this decomposition has been recorded. */
+  lifted: boolean;
 }
 
-/** Options of the SVD batches. */
-const SVD_OPTIONS = { maxSweeps: 30 } as const;
-
-/** Buffers and recorded work for one set of tensors and one batch size. */
-class SpectralPlan {
-  readonly first: SvdBatch | null;
-  readonly second: SvdBatch;
-  readonly layers: LayerPlan[] = [];
-  readonly #owned: GPUBuffer[] = [];
-  readonly #copies: { from: BufferSlice; to: number; floats: number; first: boolean }[] = [];
-  readonly #products: MatmulPlan[] = [];
-  readonly #lifts: MatmulPlan[] = [];
-
-  constructor(
-    device: GPUDevice,
-    matmul: MatmulKernel,
-    bernoulli: BernoulliKernel,
-    tensors: readonly GradientTensor[],
-    gradient: GPUBuffer,
-    factors: ReadonlyMap<number, { a: BufferSlice; batch: number }>,
-  ) {
-    const svd = new SvdKernel(device);
-    const owned = this.#owned;
-    const storage = (label: string, floats: number): GPUBuffer => {
-      const buffer = device.createBuffer({
-        label: `Spectral.${label}`,
-        size: Math.max(16, floats * 4),
-        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC,
-      });
-      owned.push(buffer);
-      return buffer;
-    };
-    // Which tensors take the low-rank route: a known factorisation with B below both sides.
-    const lowRank = tensors.map((tensor, index) => {
-      const factor = factors.get(index);
-      return factor !== undefined && factor.batch < Math.min(...tensor.shape) ? factor : null;
-    });
-    const firstShapes = tensors.flatMap((tensor, index) => (lowRank[index] === null ? [] : [{ rows: lowRank[index]!.batch, cols: tensor.shape[0] }]));
-    this.first = firstShapes.length > 0 ? svd.createBatch(firstShapes, SVD_OPTIONS) : null;
-    let firstIndex = 0;
-    const firstOf = tensors.map((_, index) => (lowRank[index] === null ? -1 : firstIndex++));
-    const secondShapes = tensors.map((tensor, index) => {
-      const j = firstOf[index]!;
-      return j < 0 ? { rows: tensor.shape[0], cols: tensor.shape[1] } : { rows: this.first!.plan.matrices[j]!.k, cols: tensor.shape[1] };
-    });
-    this.second = svd.createBatch(secondShapes, SVD_OPTIONS);
-    const compact = new CompactKernel(device);
-
-    tensors.forEach((tensor, index) => {
-      const [rows, cols] = tensor.shape;
-      const p2 = this.second.plan.matrices[index]!;
-      const j = firstOf[index]!;
-      let u: BufferSlice;
-      if (j < 0) {
-        this.#copies.push({ from: { buffer: gradient, offset: tensor.offset }, to: p2.inputOffset, floats: rows * cols, first: false });
-        u = { buffer: this.second.u, offset: p2.uOffset };
-      } else {
-        const p1 = this.first!.plan.matrices[j]!;
-        const factor = lowRank[index]!;
-        this.#copies.push({ from: factor.a, to: p1.inputOffset, floats: factor.batch * rows, first: true });
-        // S = V_aᵀ G: V_a's atom-major rows are V_aᵀ, k1 × rows.
-        this.#products.push(
-          matmul.plan(
-            { m: p1.k, n: cols, k: rows },
-            { a: this.first!.v, b: gradient, c: this.second.input, offsetA: p1.vOffset, offsetB: tensor.offset, offsetC: p2.inputOffset },
-          ),
-        );
-        // U = V_a U_s, atom-major: (k2 × k1 rows of U_sᵀ) · (k1 × rows of V_aᵀ).
-        const lifted = storage(`lifted[${index}]`, p2.k * rows);
-        this.#lifts.push(
-          matmul.plan({ m: p2.k, n: rows, k: p1.k }, { a: this.second.u, b: this.first!.v, c: lifted, offsetA: p2.uOffset, offsetB: p1.vOffset }),
-        );
-        u = { buffer: lifted, offset: 0 };
-      }
-      const k = p2.k;
-      const job = bernoulli.createJob(k);
-      const packedU = storage(`packedU[${index}]`, k * rows);
-      const packedV = storage(`packedV[${index}]`, k * cols);
-      const v: BufferSlice = { buffer: this.second.v, offset: p2.vOffset };
-      const gather = dispatches(
-        compact.planGatherRows(owned, job.compaction, u, packedU, rows, k),
-        compact.planGatherRows(owned, job.compaction, v, packedV, cols, k),
-      );
-      this.layers.push({ rows, cols, k, sOffset: p2.sOffset, probabilities: storage(`probabilities[${index}]`, k), job, packedU, packedV, gather, u, v });
-    });
-  }
-
-  /** Records the SVDs of every layer (copies, batch 1, S = V_aᵀG, batch 2, lifts). */
-  encodeSvd(encoder: GPUCommandEncoder): void {
-    for (const copy of this.#copies) {
-      const target = copy.first ? this.first!.input : this.second.input;
-      encoder.copyBufferToBuffer(copy.from.buffer, copy.from.offset * 4, target, copy.to * 4, copy.floats * 4);
-    }
-    this.first?.encode(encoder);
-    if (this.#products.length > 0) {
-      const pass = encoder.beginComputePass({ label: 'Spectral.core.pass' });
-      for (const product of this.#products) product.record(pass);
-      pass.end();
-    }
-    this.second.encode(encoder);
-    if (this.#lifts.length > 0) {
-      const pass = encoder.beginComputePass({ label: 'Spectral.lift.pass' });
-      for (const lift of this.#lifts) lift.record(pass);
-      pass.end();
-    }
-  }
-
-  destroy(): void {
-    this.first?.destroy();
-    this.second.destroy();
-    for (const layer of this.layers) layer.job.destroy();
-    for (const buffer of this.#owned) buffer.destroy();
-  }
+/** Options of the GPU spectral compressor. */
+export interface SpectralCompressorOptions {
+  /** Where the factored layers' core SVD runs; 'auto' (default) measures once per adapter. */
+  readonly core?: SpectralCore | 'auto';
+  /** The matmul kernel to share (one per device is enough); a new one by default. */
+  readonly matmul?: MatmulKernel;
 }
 
-/** Spectral ATOMO of a gradient on the GPU, for one set of tensors. */
+/** The core SVD's side chosen for an adapter, with the median compress times that chose it. */
+export interface SpectralCoreChoice {
+  readonly core: SpectralCore;
+  readonly deviceMs: number;
+  readonly hostMs: number;
+}
+
+/** Timed compress rounds per side when choosing (after one warm-up each). */
+const CALIBRATION_ROUNDS = 3;
+/** Choices by adapter (runtime/adapter.ts adapterKey): measured once per adapter in this page or process. */
+const coreChoices = new Map<string, SpectralCoreChoice>();
+
+/** The core side chosen for `device`'s adapter, once a compressor with core 'auto' has measured it. */
+export function spectralCoreChoice(device: GPUDevice): SpectralCoreChoice | undefined {
+  return coreChoices.get(adapterKey(device));
+}
+
+/** Spectral ATOMO of a gradient on the GPU, for any set of tensors. */
 export class GpuSpectralCompressor {
   readonly #device: GPUDevice;
-  readonly #matmul: MatmulKernel;
-  readonly #bernoulli: BernoulliKernel;
+  readonly #kernels: SpectralKernels;
+  readonly #core: SpectralCore | 'auto';
   readonly #staging: StagingPool;
   readonly #plans = new Map<string, SpectralPlan>();
 
-  /** Compiles nothing new beyond the shared kernels; plans are made on first use per batch size. */
-  constructor(device: GPUDevice, matmul?: MatmulKernel) {
+  /** Takes its kernels from the device's pipeline cache; plans are made on first use per batch size and core side. */
+  constructor(device: GPUDevice, options: SpectralCompressorOptions = {}) {
     this.#device = device;
-    this.#matmul = matmul ?? new MatmulKernel(device);
-    this.#bernoulli = new BernoulliKernel(device);
+    this.#core = options.core ?? 'auto';
+    this.#kernels = {
+      matmul: options.matmul ?? new MatmulKernel(device),
+      svd: new SvdKernel(device),
+      factored: new FactoredKernels(device),
+      bernoulli: new BernoulliKernel(device),
+      compact: new CompactKernel(device),
+    };
     this.#staging = new StagingPool(device, 'Spectral.staging');
   }
 
@@ -193,40 +100,124 @@ export class GpuSpectralCompressor {
    * Compresses every tensor of `gradient` with budget s; layer l draws from
    * stream(l). Returns the samples, statistics and the mean loss (read with σ).
    */
-  async compress({ tensors, gradient, stream }: DeviceGradient, budget: number): Promise<CompressedGradient> {
-    const decomposition = await this.decompose(tensors, gradient);
-    return { loss: decomposition.loss, layers: await this.sample(decomposition, budget, stream) };
+  async compress(input: DeviceGradient, budget: number): Promise<CompressedGradient> {
+    const core = this.#core === 'auto' ? await this.#chooseCore(input, budget) : this.#core;
+    const decomposition = await this.decompose(input.tensors, input.gradient, core);
+    return { loss: decomposition.loss, layers: await this.sample(decomposition, budget, input.stream) };
   }
 
-  /** Round trip 1: every layer's SVD on the GPU; σ and the mean loss come back, the vectors stay. */
-  async decompose(tensors: readonly GradientTensor[], gradient: GpuGradient): Promise<GpuSpectralDecomposition> {
-    const key = `${gradient.buffer.label}|${gradient.batch}|${tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',')}`;
+  /** The adapter's core side: measured on this gradient the first time (every round it runs is a valid compression). */
+  async #chooseCore(input: DeviceGradient, budget: number): Promise<SpectralCore> {
+    const known = spectralCoreChoice(this.#device);
+    if (known !== undefined) return known.core;
+    const median = async (core: SpectralCore): Promise<number> => {
+      const once = async () => {
+        const decomposition = await this.decompose(input.tensors, input.gradient, core);
+        await this.sample(decomposition, budget, input.stream);
+      };
+      await once(); // compiles the pipelines, makes the plan
+      const times: number[] = [];
+      for (let i = 0; i < CALIBRATION_ROUNDS; i++) {
+        const start = performance.now();
+        await once();
+        times.push(performance.now() - start);
+      }
+      return times.sort((a, b) => a - b)[CALIBRATION_ROUNDS >> 1]!;
+    };
+    const deviceMs = await median('device');
+    const hostMs = await median('host');
+    const choice: SpectralCoreChoice = { core: deviceMs <= hostMs ? 'device' : 'host', deviceMs, hostMs };
+    coreChoices.set(adapterKey(this.#device), choice);
+    return choice.core;
+  }
+
+  /** Round trip 1: every layer's σ (and, for the host core, its core SVD); the vectors stay on the GPU. */
+  async decompose(tensors: readonly GradientTensor[], gradient: GpuGradient, core: SpectralCore = this.#defaultCore()): Promise<GpuSpectralDecomposition> {
+    const key = `${gradient.buffer.label}|${gradient.batch}|${core}|${tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',')}`;
     let plan = this.#plans.get(key);
     if (plan === undefined) {
-      plan = new SpectralPlan(this.#device, this.#matmul, this.#bernoulli, tensors, gradient.buffer, gradient.factors);
+      plan = new SpectralPlan(this.#device, this.#kernels, tensors, gradient, core);
       this.#plans.set(key, plan);
     }
-    const device = this.#device;
-    const encoder = device.createCommandEncoder({ label: 'Spectral.svd' });
-    plan.encodeSvd(encoder);
-    const sigmaRead = this.#staging.encodeRead(encoder, plan.second.singularValues, 0, plan.second.singularValues.size);
+    const encoder = this.#device.createCommandEncoder({ label: 'Spectral.decompose' });
+    plan.encodeDecompose(encoder);
+    const svd = plan.svd;
+    const sigmaRead = svd === null ? null : this.#staging.encodeRead(encoder, svd.singularValues, 0, svd.singularValues.size);
+    const stateRead = this.#staging.encodeRead(encoder, plan.states, 0, plan.factored.length * 2 * MATRIX_STATE_BYTES);
+    const coreRead = core === 'host' ? this.#staging.encodeRead(encoder, plan.cores, 0, plan.coreFloats * 4) : null;
     const lossRead = encodeLossRead(this.#staging, encoder, gradient);
-    device.queue.submit([encoder.finish()]);
-    const [sigmaBytes, lossBytes] = await Promise.all([sigmaRead.map(), lossRead.map()]);
-    const decomposed: Decomposed = { plan, sigmas: new Float32Array(sigmaBytes), loss: meanLossOf(lossBytes, gradient) };
+    this.#device.queue.submit([encoder.finish()]);
+    const [sigmaBytes, stateBytes, coreBytes, lossBytes] = await Promise.all([sigmaRead?.map(), stateRead.map(), coreRead?.map(), lossRead.map()]);
+    const svdSigma = sigmaBytes === undefined ? new Float32Array(0) : new Float32Array(sigmaBytes);
+    const scaleExp = new Int32Array(stateBytes);
+    const exponent = (state: number) => scaleExp[(state * MATRIX_STATE_BYTES) / 4 + SCALE_EXP_WORD]!;
+    const hostCores = coreBytes === undefined ? null : this.#hostCoreSvds(plan, new Float32Array(coreBytes));
+    const sigmas = plan.layers.map((layer) => {
+      const f = layer.factored;
+      if (f === null) return Float64Array.from(svdSigma.subarray(layer.sOffset, layer.sOffset + layer.k));
+      // The core was C′ = C·2^−(eₓ+e_Δ): σ = σ′·2^(eₓ+e_Δ), exactly.
+      const scale = 2 ** (exponent(f.xState) + exponent(f.dState));
+      const scaled = hostCores === null ? svdSigma.subarray(layer.sOffset, layer.sOffset + layer.k) : hostCores.get(f.index)!;
+      return Float64Array.from(scaled, (s) => s * scale);
+    });
+    const decomposed: Decomposed = { plan, sigmas, loss: meanLossOf(lossBytes, gradient), lifted: false };
     return decomposed;
   }
 
+  /** The core 'auto' falls back to before anything is measured, and for callers that decompose directly. */
+  #defaultCore(): SpectralCore {
+    if (this.#core !== 'auto') return this.#core;
+    return spectralCoreChoice(this.#device)?.core ?? 'device';
+  }
+
+  /**
+   * The host half of the host core route: the SVD of every core C′ (read
+   * back, kx × kd) with the CPU reference, written to the plan's host core
+   * buffers in the device SVD's layout (u atom-major, σ′ descending, v
+   * atom-major) for the lift. Returns σ′ per factored layer.
+   */
+  #hostCoreSvds(plan: SpectralPlan, cores: Float32Array): Map<number, Float64Array> {
+    const out = new Map<number, Float64Array>();
+    const queue = this.#device.queue;
+    for (const f of plan.factored) {
+      const result = svdJacobi(cores.subarray(f.coreOffset, f.coreOffset + f.kx * f.kd), f.kx, f.kd);
+      const k = result.r;
+      const u = new Float32Array(k * f.kx);
+      const v = new Float32Array(k * f.kd);
+      for (let t = 0; t < k; t++) {
+        for (let i = 0; i < f.kx; i++) u[t * f.kx + i] = result.u[i * k + t]!;
+        for (let j = 0; j < f.kd; j++) v[t * f.kd + j] = result.v[j * k + t]!;
+      }
+      queue.writeBuffer(plan.hostU, f.hostU * 4, u);
+      queue.writeBuffer(plan.hostS, f.hostS * 4, Float32Array.from(result.singularValues));
+      queue.writeBuffer(plan.hostV, f.hostV * 4, v);
+      out.set(f.index, result.singularValues);
+    }
+    return out;
+  }
+
+  /** Records the lift of a decomposition into `encoder` the first time it is sampled or read. */
+  #liftOnce(decomposition: Decomposed, encoder: GPUCommandEncoder): void {
+    if (decomposition.lifted) return;
+    decomposition.plan.encodeLift(encoder);
+    decomposition.lifted = true;
+  }
+
   /** Every layer's full decomposition (u atom-major k × rows, σ, v k × cols), for tests. */
-  async readDecomposition(decomposition: GpuSpectralDecomposition): Promise<{ k: number; u: Float32Array; sigma: Float32Array; v: Float32Array }[]> {
-    const { plan, sigmas } = decomposition as Decomposed;
+  async readDecomposition(decomposition: GpuSpectralDecomposition): Promise<{ k: number; u: Float32Array; sigma: Float64Array; v: Float32Array }[]> {
+    const decomposed = decomposition as Decomposed;
+    const encoder = this.#device.createCommandEncoder({ label: 'Spectral.readDecomposition' });
+    this.#liftOnce(decomposed, encoder);
+    const reads = decomposed.plan.layers.map((layer) => [
+      this.#staging.encodeRead(encoder, layer.u.buffer, layer.u.offset * 4, layer.k * layer.rows * 4),
+      this.#staging.encodeRead(encoder, layer.v.buffer, layer.v.offset * 4, layer.k * layer.cols * 4),
+    ]);
+    this.#device.queue.submit([encoder.finish()]);
     return Promise.all(
-      plan.layers.map(async (layer) => ({
-        k: layer.k,
-        u: new Float32Array(await this.#staging.read(layer.u.buffer, layer.u.offset * 4, layer.k * layer.rows * 4)),
-        sigma: sigmas.slice(layer.sOffset, layer.sOffset + layer.k),
-        v: new Float32Array(await this.#staging.read(layer.v.buffer, layer.v.offset * 4, layer.k * layer.cols * 4)),
-      })),
+      decomposed.plan.layers.map(async (layer, index) => {
+        const [u, v] = await Promise.all(reads[index]!.map((read) => read.map()));
+        return { k: layer.k, u: new Float32Array(u!), sigma: decomposed.sigmas[index]!, v: new Float32Array(v!) };
+      }),
     );
   }
 
@@ -236,13 +227,14 @@ export class GpuSpectralCompressor {
    * on one decomposition (until the next decompose).
    */
   async sample(decomposition: GpuSpectralDecomposition, budget: number, stream: (layer: number) => StreamId): Promise<CompressedLayerStats[]> {
-    const { plan, sigmas } = decomposition as Decomposed;
+    const decomposed = decomposition as Decomposed;
+    const { plan, sigmas } = decomposed;
     const device = this.#device;
-    // Water-filling on the CPU (few numbers), then round trip 2: Bernoulli and the kept atoms.
+    // Water-filling on the CPU (few numbers), then round trip 2: the lift, Bernoulli and the kept atoms.
     const sampling = plan.layers.map((layer, index) => {
-      const sigma = sigmas.subarray(layer.sOffset, layer.sOffset + layer.k);
+      const sigma = sigmas[index]!;
       // σ below max(rows, cols)·ε·σ₀ is rounding noise, not an atom (the CPU reference's rule at f32).
-      const cutoff = Math.max(layer.rows, layer.cols) * F32_EPSILON * (sigma[0] ?? 0);
+      const cutoff = cutoffRatio(layer.rows, layer.cols) * (sigma[0] ?? 0);
       let rank = 0;
       while (rank < layer.k && sigma[rank]! > cutoff) rank++;
       const lambda = Float64Array.from(sigma.subarray(0, rank));
@@ -252,11 +244,12 @@ export class GpuSpectralCompressor {
       return { index, sigma, rank, lambda, p32 };
     });
     const readEncoder = device.createCommandEncoder({ label: 'Spectral.sample' });
+    this.#liftOnce(decomposed, readEncoder);
     const reads: { summary: PendingRead; indices: PendingRead; u: PendingRead; v: PendingRead; first: number }[] = [];
     for (const { index, p32 } of sampling) {
       const layer = plan.layers[index]!;
       device.queue.writeBuffer(layer.probabilities, 0, p32);
-      this.#bernoulli.encode(readEncoder, layer.job, stream(index), layer.probabilities, layer.k);
+      this.#kernels.bernoulli.encode(readEncoder, layer.job, stream(index), layer.probabilities, layer.k);
       const pass = readEncoder.beginComputePass({ label: 'Spectral.gather.pass' });
       layer.gather.record(pass);
       pass.end();
@@ -329,7 +322,7 @@ export class GpuSpectralCompressor {
   destroy(): void {
     for (const plan of this.#plans.values()) plan.destroy();
     this.#plans.clear();
-    this.#bernoulli.destroy();
+    this.#kernels.bernoulli.destroy();
     this.#staging.destroy();
   }
 }

@@ -23,7 +23,7 @@ import orthonormalizeWgsl from '../../../shaders/svd/orthonormalize.wgsl?raw';
 import jacobiWgsl from '../../../shaders/svd/jacobi.wgsl?raw';
 import sortWgsl from '../../../shaders/svd/sort.wgsl?raw';
 import { gaussians } from '../../../core/linalg/random-matrix';
-import { dispatchOf, dispatches, type Dispatch } from '../runtime/dispatch';
+import { dispatchOf, dispatches, jobTable, type Dispatch } from '../runtime/dispatch';
 import { PipelineCache, wgslConstant, type Kernel } from '../runtime/pipelines';
 import { StagingPool } from '../runtime/pools';
 import { withStructs } from './common';
@@ -423,23 +423,7 @@ export class SvdBatch {
   #add(name: string, kernel: Kernel, buffers: GPUBuffer[], jobs: number[][], groups: [number, number, number], lastWordIsFloat = false): void {
     if (jobs.length === 0) return;
     const device = this.#kernel.device;
-    const width = jobs[0]!.length;
-    const table = new ArrayBuffer(jobs.length * width * 4);
-    const words = new Uint32Array(table);
-    const floats = new Float32Array(table);
-    jobs.forEach((job, j) =>
-      job.forEach((value, w) => {
-        if (lastWordIsFloat && w === width - 1) floats[j * width + w] = value;
-        else words[j * width + w] = value;
-      }),
-    );
-    const jobBuffer = device.createBuffer({
-      label: `Svd.${name}.jobs`,
-      size: table.byteLength,
-      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
-    });
-    device.queue.writeBuffer(jobBuffer, 0, table);
-    this.#owned.push(jobBuffer);
+    const jobBuffer = jobTable(device, `Svd.${name}.jobs`, jobs, lastWordIsFloat, this.#owned);
     this.#passes.push(dispatchOf(device, kernel, `Svd.${name}`, [jobBuffer, ...buffers], groups));
   }
 }

@@ -9,3 +9,9 @@ export function isSoftwareAdapter(device: GPUDevice): boolean {
   const info = device.adapterInfo as GPUAdapterInfo | undefined; // absent in older browsers
   return info !== undefined && (info.architecture === 'swiftshader' || /swiftshader/i.test(info.description));
 }
+
+/** A name for the adapter behind `device` (vendor, architecture, device, description): choices measured on one adapter are kept under it. */
+export function adapterKey(device: GPUDevice): string {
+  const info = device.adapterInfo as GPUAdapterInfo | undefined; // absent in older browsers
+  return info === undefined ? 'unknown adapter' : [info.vendor, info.architecture, info.device, info.description].join('|');
+}

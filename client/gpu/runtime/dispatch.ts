@@ -148,6 +148,26 @@ export function bufferWith(
   return buffer;
 }
 
+/**
+ * A storage buffer holding a job table: one record of u32 words per job (all
+ * records as long as the first), the last word stored as f32 bits when
+ * `lastWordIsFloat` (a tolerance, a ratio). Kernels that take several
+ * matrices of different shapes in one dispatch read their job from it.
+ */
+export function jobTable(device: GPUDevice, label: string, jobs: readonly (readonly number[])[], lastWordIsFloat: boolean, owned?: GPUBuffer[]): GPUBuffer {
+  const width = jobs[0]?.length ?? 0;
+  const table = new ArrayBuffer(Math.max(4, jobs.length * width * 4));
+  const words = new Uint32Array(table);
+  const floats = new Float32Array(table);
+  jobs.forEach((job, j) =>
+    job.forEach((value, w) => {
+      if (lastWordIsFloat && w === width - 1) floats[j * width + w] = value;
+      else words[j * width + w] = value;
+    }),
+  );
+  return bufferWith(device, label, GPUBufferUsage.STORAGE, table, owned);
+}
+
 /** A uniform buffer holding `data` (u32 words, or raw bytes): bufferWith(…, UNIFORM, …). */
 export function uniformBuffer(device: GPUDevice, label: string, data: readonly number[] | ArrayBuffer, owned?: GPUBuffer[]): GPUBuffer {
   return bufferWith(device, label, GPUBufferUsage.UNIFORM, data, owned);
