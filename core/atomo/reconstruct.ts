@@ -86,23 +86,58 @@ export function realisedStats(sample: LayerSample, grad: Float32Array): Realised
   if (products === null) return { realised: realisedError(reconstruct(sample), grad), gradientNormSq: squaredNorm(grad) };
   const [rows, cols] = sample.shape;
   if (grad.length !== rows * cols) throw new RangeError(`realisedError: estimate has ${rows * cols} entries, gradient ${grad.length}`);
-  const left = new Float64Array(products.count);
+  const { count, u, v, scales } = products;
+  const atoms = Array.from({ length: count }, (_, a) => v.subarray(a * cols, (a + 1) * cols));
+  const none = new Float32Array(cols);
+  // Per row, the atoms whose left entry is non-zero: their coefficient and their v.
+  const left = new Float64Array(count);
+  const right: Float32Array[] = [];
   const sum = new Float64Array(cols);
   let realised = 0;
   let gradientNormSq = 0;
   for (let i = 0; i < rows; i++) {
     const row = i * cols;
-    if (rowOfOuterProducts(products, i, left, sum)) {
+    let used = 0;
+    for (let a = 0; a < count; a++) {
+      const l = (scales === null ? 1 : scales[a]!) * u[a * rows + i]!;
+      if (l === 0) continue;
+      left[used] = l;
+      right[used++] = atoms[a]!;
+    }
+    if (used === 0) {
       for (let j = 0; j < cols; j++) {
         const g = grad[row + j]!;
-        const d = Math.fround(sum[j]!) - g;
+        realised += g * g;
+        gradientNormSq += g * g;
+      }
+    } else if (used <= 4) {
+      // Up to four atoms summed without the row buffer, in atom order as rowOfOuterProducts sums them;
+      // a missing atom adds 0·0, which changes no sum (at most −0 becomes +0: the same squared error).
+      const l0 = left[0]!;
+      const l1 = used > 1 ? left[1]! : 0;
+      const l2 = used > 2 ? left[2]! : 0;
+      const l3 = used > 3 ? left[3]! : 0;
+      const v0 = right[0]!;
+      const v1 = used > 1 ? right[1]! : none;
+      const v2 = used > 2 ? right[2]! : none;
+      const v3 = used > 3 ? right[3]! : none;
+      for (let j = 0; j < cols; j++) {
+        const g = grad[row + j]!;
+        const d = Math.fround(l0 * v0[j]! + l1 * v1[j]! + l2 * v2[j]! + l3 * v3[j]!) - g;
         realised += d * d;
         gradientNormSq += g * g;
       }
     } else {
+      sum.fill(0);
+      for (let a = 0; a < used; a++) {
+        const l = left[a]!;
+        const atom = right[a]!;
+        for (let j = 0; j < cols; j++) sum[j] = sum[j]! + l * atom[j]!;
+      }
       for (let j = 0; j < cols; j++) {
         const g = grad[row + j]!;
-        realised += g * g;
+        const d = Math.fround(sum[j]!) - g;
+        realised += d * d;
         gradientNormSq += g * g;
       }
     }
