@@ -245,12 +245,21 @@ function gramSide(factor: Float32Array, size: number, examples: Uint32Array): Si
     r: qr.r,
     vector: (y, out) => qr.combine(qr.solve(y, z), out),
     bound: (y, width, count) => {
+      // One bound for all the vectors first (a triangular inverse); a solve per vector only where it is too loose.
+      let yNorm = 0;
+      for (let k = 0; k < count; k++) {
+        let sum = 0;
+        for (let i = 0; i < inner; i++) sum += y[i * width + k]! ** 2;
+        yNorm = Math.max(yNorm, Math.sqrt(sum));
+      }
+      const uniform = qr.uniformNormBound(yNorm);
+      if (uniform <= GRAM_ROUTE_TOLERANCE) return uniform;
       let worst = 0;
       for (let k = 0; k < count; k++) {
         for (let i = 0; i < inner; i++) column[i] = y[i * width + k]!;
         worst = Math.max(worst, qr.normBound(column, qr.solve(column, z)));
       }
-      return worst;
+      return Math.min(uniform, worst);
     },
   };
 }

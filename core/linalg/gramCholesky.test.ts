@@ -76,6 +76,30 @@ describe('gramCholesky', () => {
     });
   }
 
+  for (const { name, batch, size, f } of cases) {
+    it(`uniformNormBound is at least normBound for every vector it covers: ${name}`, () => {
+      const qr = gramCholesky(f, size, all(batch))!;
+      const ys = [...Array.from({ length: batch }, (_, k) => Float64Array.from({ length: batch }, (_, i) => (i === k ? 1 : 0)))];
+      for (let seed = 0; seed < 8; seed++) ys.push(Float64Array.from(randomMatrix(1, batch, 100 + seed)));
+      for (const y of ys) {
+        const norm = Math.hypot(...y);
+        const uniform = qr.uniformNormBound(norm);
+        expect(uniform).toBeGreaterThanOrEqual(qr.normBound(y, qr.solve(y, new Float64Array(batch))));
+        // Scaling y scales every term of normBound by the same power, and so the uniform bound.
+        expect(qr.uniformNormBound(2 * norm) / uniform).toBeCloseTo(4, 12);
+      }
+      // These factors are well conditioned: one bound for all vectors is enough for the Gram route (factoredSvd.ts).
+      expect(qr.uniformNormBound(1)).toBeLessThan(1e-9);
+    });
+  }
+
+  it('uniformNormBound is far above any tolerance, or Infinity, for a repeated example', () => {
+    const repeated = factor(5, 30, 8);
+    repeated.copyWithin(3 * 30, 0, 30);
+    const qr = gramCholesky(repeated, 30, all(5));
+    expect(qr === null || qr.uniformNormBound(1) > 1e-3).toBe(true);
+  });
+
   it('uses only the rows it is given', () => {
     const f = factor(10, 40, 6);
     const picked = Uint32Array.of(1, 4, 7);

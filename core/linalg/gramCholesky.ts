@@ -44,6 +44,12 @@ export interface GramCholesky {
   readonly r: Float64Array;
   /** The bound of the module comment on |‖Fᵀz‖² − ‖y‖²| for z = solve(y). */
   normBound(y: ArrayLike<number>, z: ArrayLike<number>): number;
+  /**
+   * A bound at least normBound(y, solve(y)) for every y with ‖y‖ ≤ yNorm,
+   * from R⁻¹ formed once (see uniformBound); Infinity when R is too
+   * ill-conditioned for it to hold.
+   */
+  uniformNormBound(yNorm: number): number;
   /** z = R⁻¹y for y of length B. */
   solve(y: ArrayLike<number>, out: Float64Array): Float64Array;
   /** out (length d) = Fᵀ·z: with z = R⁻¹y, this is Q·y. */
@@ -105,7 +111,53 @@ export function gramCholesky(factor: Float32Array, size: number, examples: Uint3
     const wNorm = Math.sqrt(ww);
     return gammaGram * weighted * weighted + gammaCholesky * ww + 2 * gammaSolve * Math.sqrt(yy) * wNorm + gammaSolve * gammaSolve * ww;
   };
-  return { size, batch, r, normBound, solve, combine };
+  let uniform: ((yNorm: number) => number) | undefined;
+  const uniformNormBound = (yNorm: number): number => (uniform ??= uniformBound(r, rowNorms, batch, longest))(yNorm);
+  return { size, batch, r, normBound, uniformNormBound, solve, combine };
+}
+
+/**
+ * normBound over all y with ‖y‖ ≤ η at once, at the cost of one triangular
+ * inverse instead of a solve per vector. With D = diag(‖f_b‖) (so R·D⁻¹ has
+ * unit columns and the bound keeps normBound's invariance under row
+ * scaling) and ζ ≥ ‖D·z‖ for every computed z = solve(y): Σ_b |z_b|‖f_b‖ =
+ * ‖Dz‖₁ ≤ √B·ζ and ‖|R||z|‖ = ‖|RD⁻¹||Dz|‖ ≤ ‖RD⁻¹‖_F·ζ, so
+ *
+ *   normBound ≤ (γ_L·B + (γ_{B+1} + γ_B²)·‖RD⁻¹‖_F²)·ζ² + 2γ_B·η·‖RD⁻¹‖_F·ζ.
+ *
+ * ζ: the computed z solves (R + ΔR)z = y with |ΔR| ≤ γ_B|R| (Higham,
+ * Thm 8.5), and so does each computed column of W ≈ R⁻¹ (the same back
+ * substitution on eₖ); with θ = γ_B·‖RD⁻¹‖_F·‖DW‖_F < 1/2 that gives
+ * ‖D·R⁻¹‖_F ≤ ‖DW‖_F/(1 − θ) and ‖Dz‖ ≤ ζ = η·‖DW‖_F/(1 − 2θ).
+ */
+function uniformBound(r: Float64Array, rowNorms: Float64Array, batch: number, longest: number): (yNorm: number) => number {
+  // W = R⁻¹, upper triangular, column by column: R·w = e_c has w_i = 0 for i > c.
+  const w = new Float64Array(batch * batch);
+  for (let c = 0; c < batch; c++) {
+    for (let i = c; i >= 0; i--) {
+      let sum = i === c ? 1 : 0;
+      const row = i * batch;
+      for (let j = i + 1; j <= c; j++) sum -= r[row + j]! * w[j * batch + c]!;
+      w[row + c] = sum / r[row + i]!;
+    }
+  }
+  let scaledInverse = 0; // ‖D·W‖_F²
+  let scaledR = 0; // ‖R·D⁻¹‖_F²
+  for (let i = 0; i < batch; i++) {
+    for (let j = i; j < batch; j++) {
+      scaledInverse += (rowNorms[i]! * w[i * batch + j]!) ** 2;
+      scaledR += (r[i * batch + j]! / rowNorms[j]!) ** 2;
+    }
+  }
+  const dw = Math.sqrt(scaledInverse);
+  const rd = Math.sqrt(scaledR);
+  const theta = gamma(batch) * rd * dw;
+  if (!(theta < 0.5)) return () => Number.POSITIVE_INFINITY;
+  const quadratic = gamma(longest) * batch + (gamma(batch + 1) + gamma(batch) ** 2) * scaledR;
+  return (yNorm) => {
+    const zeta = (yNorm * dw) / (1 - 2 * theta);
+    return quadratic * zeta * zeta + 2 * gamma(batch) * yNorm * rd * zeta;
+  };
 }
 
 /** A factor's kept rows in compressed sparse row form. */
