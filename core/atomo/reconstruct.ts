@@ -110,6 +110,15 @@ export function realisedStats(sample: LayerSample, grad: Float32Array): Realised
         realised += g * g;
         gradientNormSq += g * g;
       }
+    } else if (used === 1) {
+      const l0 = left[0]!;
+      const v0 = right[0]!;
+      for (let j = 0; j < cols; j++) {
+        const g = grad[row + j]!;
+        const d = Math.fround(l0 * v0[j]!) - g;
+        realised += d * d;
+        gradientNormSq += g * g;
+      }
     } else if (used <= 4) {
       // Up to four atoms summed without the row buffer, in atom order as rowOfOuterProducts sums them;
       // a missing atom adds 0·0, which changes no sum (at most −0 becomes +0: the same squared error).
