@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { randomMatrix } from '../linalg/random-matrix';
-import { realisedStats, reconstruct } from './reconstruct';
+import { layerStatistics, realisedStats, reconstruct } from './reconstruct';
+import { l1Norm } from './indicator';
 import { realisedError, squaredNorm } from './variance';
-import type { LayerSample } from './types';
+import type { LayerSample, SpectralSample } from './types';
 
 // Hand-built samples with small exact values: every result below is exact in
 // float32, so the comparisons are exact.
@@ -100,6 +101,14 @@ describe('realisedStats', () => {
       q: Float32Array.from(randomMatrix(2, cols, 31)),
     };
     expect(realisedStats(powersgd, grad)).toEqual({ realised: realisedError(reconstruct(powersgd), grad), gradientNormSq: squaredNorm(grad) });
+  });
+
+  it('layerStatistics adds ‖g‖₁ exactly as l1Norm sums it, for every kind of sample', () => {
+    const entry: LayerSample = { scheme: 'atomo-entry', shape: [rows, cols], indices: Uint32Array.of(0, 5, 400), values: Float32Array.of(1, -2, 3) };
+    const auto: LayerSample = { scheme: 'atomo-auto', shape: [rows, cols], atoms: spectral(3) as SpectralSample };
+    for (const sample of [...[0, 1, 2, 4, 5].map(spectral), entry, auto]) {
+      expect(layerStatistics(sample, grad)).toEqual({ ...realisedStats(sample, grad), gradientL1: l1Norm(grad) });
+    }
   });
 
   it('is the same for the other schemes too, and checks the length', () => {

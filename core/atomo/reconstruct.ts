@@ -3,7 +3,7 @@
  * is on the wire (float32 values), as the aggregator computes it.
  */
 import { idct2 } from '../linalg/dct';
-import { realisedError, squaredNorm } from './variance';
+import { realisedError } from './variance';
 import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, Shape, SpectralSample, TernGradSample } from './types';
 
 /** ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad rules). */
@@ -81,9 +81,20 @@ export interface RealisedStats {
  * per round otherwise).
  */
 export function realisedStats(sample: LayerSample, grad: Float32Array): RealisedStats {
-  if (sample.scheme === 'atomo-auto') return realisedStats(sample.atoms, grad);
+  const { realised, gradientNormSq } = layerStatistics(sample, grad);
+  return { realised, gradientNormSq };
+}
+
+/** realisedStats and ‖g‖₁ (summed as l1Norm sums it, core/atomo/indicator.ts), all three from the same pass over g. */
+export interface LayerStatistics extends RealisedStats {
+  readonly gradientL1: number;
+}
+
+/** realisedStats(sample, grad) plus ‖g‖₁, exactly, in one pass over g: the statistics a worker reports (core/training/compression.ts). */
+export function layerStatistics(sample: LayerSample, grad: Float32Array): LayerStatistics {
+  if (sample.scheme === 'atomo-auto') return layerStatistics(sample.atoms, grad);
   const products = outerProducts(sample);
-  if (products === null) return { realised: realisedError(reconstruct(sample), grad), gradientNormSq: squaredNorm(grad) };
+  if (products === null) return { realised: realisedError(reconstruct(sample), grad), ...norms(grad) };
   const [rows, cols] = sample.shape;
   if (grad.length !== rows * cols) throw new RangeError(`realisedError: estimate has ${rows * cols} entries, gradient ${grad.length}`);
   const { count, u, v, scales } = products;
@@ -95,6 +106,7 @@ export function realisedStats(sample: LayerSample, grad: Float32Array): Realised
   const sum = new Float64Array(cols);
   let realised = 0;
   let gradientNormSq = 0;
+  let gradientL1 = 0;
   for (let i = 0; i < rows; i++) {
     const row = i * cols;
     let used = 0;
@@ -109,6 +121,7 @@ export function realisedStats(sample: LayerSample, grad: Float32Array): Realised
         const g = grad[row + j]!;
         realised += g * g;
         gradientNormSq += g * g;
+        gradientL1 += Math.abs(g);
       }
     } else if (used === 1) {
       const l0 = left[0]!;
@@ -118,6 +131,7 @@ export function realisedStats(sample: LayerSample, grad: Float32Array): Realised
         const d = Math.fround(l0 * v0[j]!) - g;
         realised += d * d;
         gradientNormSq += g * g;
+        gradientL1 += Math.abs(g);
       }
     } else if (used <= 4) {
       // Up to four atoms summed without the row buffer, in atom order as rowOfOuterProducts sums them;
@@ -135,6 +149,7 @@ export function realisedStats(sample: LayerSample, grad: Float32Array): Realised
         const d = Math.fround(l0 * v0[j]! + l1 * v1[j]! + l2 * v2[j]! + l3 * v3[j]!) - g;
         realised += d * d;
         gradientNormSq += g * g;
+        gradientL1 += Math.abs(g);
       }
     } else {
       sum.fill(0);
@@ -148,10 +163,23 @@ export function realisedStats(sample: LayerSample, grad: Float32Array): Realised
         const d = Math.fround(sum[j]!) - g;
         realised += d * d;
         gradientNormSq += g * g;
+        gradientL1 += Math.abs(g);
       }
     }
   }
-  return { realised, gradientNormSq };
+  return { realised, gradientNormSq, gradientL1 };
+}
+
+/** squaredNorm(grad) and ‖g‖₁, each summed in index order, in one pass. */
+function norms(grad: Float32Array): { readonly gradientNormSq: number; readonly gradientL1: number } {
+  let gradientNormSq = 0;
+  let gradientL1 = 0;
+  for (let i = 0; i < grad.length; i++) {
+    const g = grad[i]!;
+    gradientNormSq += g * g;
+    gradientL1 += Math.abs(g);
+  }
+  return { gradientNormSq, gradientL1 };
 }
 
 /**

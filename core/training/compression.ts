@@ -6,10 +6,11 @@
  * reads back only what is sent. Both give, per layer, the sample core/codec
  * encodes and the statistics the dashboard shows.
  */
-import { compressLayer, realisedStats, squaredNorm, type LayerMemory } from '../atomo';
+import { compressLayer, squaredNorm, type LayerMemory } from '../atomo';
 import { compressByBytes, type ByteBudgetScheme } from '../atomo/compressByBytes';
 import { correctedGradient, rememberError } from '../atomo/errorFeedback';
-import { nuclearNorm, spectralIndicator } from '../atomo/indicator';
+import { indicatorFromNorms, l1Norm, nuclearNorm } from '../atomo/indicator';
+import { layerStatistics } from '../atomo/reconstruct';
 import { isBiased, takesByteBudget, type Compression, type LayerSample, type Shape } from '../atomo/types';
 import type { GradientFactors, LossAndGradient } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
@@ -104,10 +105,11 @@ export function compressOnCpu(
       : compressEach(layers, compression, stream, memories);
   return layers.map(({ shape, values, factors }, l) => {
     const { sample, variance, nuclearNorm: nuclear, realised } = compressed[l]!;
-    const measured = realised === undefined ? realisedStats(sample, values) : { realised, gradientNormSq: squaredNorm(values) };
-    const stats = { sample, closedForm: variance, ...measured };
+    // ‖g‖₁ (the indicator's denominator) comes from the statistics' own pass over g where they take one.
+    const measured = realised === undefined ? layerStatistics(sample, values) : { realised, gradientNormSq: squaredNorm(values), gradientL1: undefined };
+    const stats = { sample, closedForm: variance, realised: measured.realised, gradientNormSq: measured.gradientNormSq };
     const known = nuclear ?? (options.measureIndicator === true ? nuclearNorm(values, shape, factors) : undefined);
-    const indicator = known === undefined ? null : spectralIndicator(known, values, shape);
+    const indicator = known === undefined ? null : indicatorFromNorms(known, measured.gradientL1 ?? l1Norm(values), shape);
     return indicator === null ? stats : { ...stats, indicator };
   });
 }
