@@ -208,7 +208,8 @@ async function benchBernoulli(device: GPUDevice): Promise<KernelBenchResult['ber
   return { n, gpuDrawsPerSecond: (n / gpuMs) * 1e3, cpuDrawsPerSecond: (n / cpuMs) * 1e3 };
 }
 
-async function main(): Promise<KernelBenchResult> {
+/** Runs the benchmark in this page and returns its tables. */
+export async function main(): Promise<KernelBenchResult> {
   const ctx = await requestBrowserGpu({ label: 'bench' });
   await tf.setBackend('webgpu');
   await tf.ready();
@@ -231,13 +232,3 @@ async function main(): Promise<KernelBenchResult> {
   const draws = want('bernoulli') ? await benchBernoulli(ctx.device) : { n: 0, gpuDrawsPerSecond: Number.NaN, cpuDrawsPerSecond: Number.NaN };
   return { adapter, limits, userAgent: navigator.userAgent, matmul, svd, bernoulli: draws };
 }
-
-const target = window as unknown as { benchResult?: KernelBenchResult; benchError?: string };
-main().then(
-  (result) => {
-    target.benchResult = result;
-  },
-  (error: unknown) => {
-    target.benchError = error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error);
-  },
-);

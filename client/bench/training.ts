@@ -133,7 +133,8 @@ function numberParam(params: URLSearchParams, name: string, fallback: number): n
 const format = (t: RoundTiming) =>
   `${t.totalMs.toFixed(1)} ms (compute ${t.computeMs.toFixed(1)}, compress ${t.compressMs.toFixed(1)} on ${t.compressedOn}, encode ${t.encodeMs.toFixed(2)}; ${t.rounds} rounds, loss ${t.firstLoss.toFixed(3)} → ${t.lastLoss.toFixed(3)})`;
 
-async function main(): Promise<TrainingBenchResult> {
+/** Runs the benchmark in this page and returns its tables. */
+export async function main(): Promise<TrainingBenchResult> {
   const query = new URLSearchParams(location.search);
   const cycles = Math.max(1, Math.round(numberParam(query, 'cycles', 3)));
   const rounds = numberParam(query, 'rounds', 30);
@@ -230,13 +231,3 @@ async function main(): Promise<TrainingBenchResult> {
   const tfjs: TfjsStepTiming[] = [...tfjsRuns.values()].map(poolTimings);
   return { adapter, userAgent: navigator.userAgent, batchSize: BATCH_SIZE, warmup, cycles: cycleTimings, schemes, tfjs };
 }
-
-const target = window as unknown as { benchResult?: TrainingBenchResult; benchError?: string };
-main().then(
-  (result) => {
-    target.benchResult = result;
-  },
-  (error: unknown) => {
-    target.benchError = error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error);
-  },
-);

@@ -5,11 +5,12 @@
  */
 import { chromium } from '@playwright/test';
 import { createServer } from 'vite';
+import type { BrowserBenchName } from '../../client/bench/page';
 import { chromiumLaunchOptions } from '../chromium';
 
 export interface BrowserBenchOptions {
-  /** Path of the page under client/, e.g. '/bench/kernels.html'. */
-  readonly page: string;
+  /** Which benchmark client/bench/index.html runs. */
+  readonly bench: BrowserBenchName;
   /** Query string passed to the page (without '?'). */
   readonly query?: string;
   readonly timeoutMs?: number;
@@ -17,7 +18,7 @@ export interface BrowserBenchOptions {
   readonly gpu?: 'swiftshader' | 'native';
 }
 
-/** Serves client/ with Vite, opens `page` in Chromium and resolves with its `benchResult`. */
+/** Serves client/ with Vite, opens the benchmark page in Chromium and resolves with its `benchResult`. */
 export async function runBrowserBench<T>(options: BrowserBenchOptions): Promise<T> {
   const vite = await createServer({
     configFile: 'vite.config.ts',
@@ -25,7 +26,7 @@ export async function runBrowserBench<T>(options: BrowserBenchOptions): Promise<
     server: { port: 0, host: '127.0.0.1' },
     // Scan the benchmark pages up front: otherwise Vite discovers TF.js on
     // first load, re-optimises and reloads the page mid-benchmark.
-    optimizeDeps: { entries: ['bench/*.html', 'index.html'] },
+    optimizeDeps: { entries: ['bench/index.html', 'bench/*.ts', 'index.html'] },
   });
   await vite.listen();
   const address = vite.httpServer?.address();
@@ -37,7 +38,7 @@ export async function runBrowserBench<T>(options: BrowserBenchOptions): Promise<
       if (message.type() === 'error' || message.text().startsWith('[bench]')) console.log(`  page: ${message.text()}`);
     });
     page.on('pageerror', (error) => console.log(`  page error: ${error.message}`));
-    const url = `http://127.0.0.1:${address.port}${options.page}${options.query ? `?${options.query}` : ''}`;
+    const url = `http://127.0.0.1:${address.port}/bench/?bench=${options.bench}${options.query ? `&${options.query}` : ''}`;
     await page.goto(url);
     await page.waitForFunction(() => 'benchResult' in window || 'benchError' in window, undefined, { timeout: options.timeoutMs ?? 600_000, polling: 500 });
     const outcome = await page.evaluate(() => {

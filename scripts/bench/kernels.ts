@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- kernels`: runs client/bench/kernels.html in headless
+ * `npm run bench -- kernels`: runs client/bench/kernels.ts (client/bench/index.html?bench=kernels) in headless
  * Chromium (WebGPU on SwiftShader here; `--gpu native` for a real GPU) and
  * writes the tables into docs/benchmarks.md.
  */
@@ -16,7 +16,7 @@ export async function benchKernels(): Promise<void> {
   const onlyIndex = args.indexOf('--only');
   const only = onlyIndex >= 0 ? args[onlyIndex + 1] : undefined;
   const result = await runBrowserBench<KernelBenchResult>({
-    page: '/bench/kernels.html',
+    bench: 'kernels',
     gpu: native ? 'native' : 'swiftshader',
     // TF.js reads its flags from the page address; setting this one after load has no effect in 4.22.
     query: `tfjsflags=WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD:0${only === undefined ? '' : `&only=${only}`}`,

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- training`: runs client/bench/training.html in headless
+ * `npm run bench -- training`: runs client/bench/training.ts (client/bench/index.html?bench=training) in headless
  * Chromium (WebGPU on SwiftShader here; `--gpu native` for a real GPU) and
  * writes the time of one worker round of the default MLP, ours on GPU and
  * CPU against TF.js's WebGPU and CPU steps, into docs/benchmarks.md.
@@ -39,7 +39,7 @@ export async function benchTraining(): Promise<void> {
   const loadBefore = load();
   const started = Date.now();
   const result = await runBrowserBench<TrainingBenchResult>({
-    page: '/bench/training.html',
+    bench: 'training',
     gpu: native ? 'native' : 'swiftshader',
     // TF.js reads its flags from the page address; setting this one after load has no effect in 4.22.
     query: query.toString().replaceAll('%3A', ':'),
