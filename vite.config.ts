@@ -10,6 +10,8 @@ export default defineConfig({
   root: 'client',
   publicDir: '../public',
   plugins: [react()],
+  // The session's Web Worker (client/session/sessionWorker.ts) is a module worker: it shares chunks with the page.
+  worker: { format: 'es' },
   build: {
     outDir: '../dist/client',
     emptyOutDir: true,

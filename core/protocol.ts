@@ -63,6 +63,14 @@ export interface WorkerBackend {
   readonly kind: 'webgpu' | 'cpu';
   /** The GPU adapter's description, or why the worker fell back to the CPU (at most 80 characters). */
   readonly detail?: string;
+  /** A tab with WebGPU times a few rounds on each backend and trains on the faster: the median round of each, ms. */
+  readonly calibration?: BackendTimes;
+}
+
+/** Median wall time of one round (compute, compression, encoding) on each backend of a worker, ms. */
+export interface BackendTimes {
+  readonly webgpuMs: number;
+  readonly cpuMs: number;
 }
 
 /** A worker as dashboards see it. */

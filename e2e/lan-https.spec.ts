@@ -55,7 +55,8 @@ test('a student device opens the teacher’s --https server by host name and tra
   try {
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
-    await page.goto(`https://classroom.test:${PORT}/?run=${runId}`);
+    // `?webgpu`: on SwiftShader a timed tab would pick the CPU; here the point is that WebGPU exists at all.
+    await page.goto(`https://classroom.test:${PORT}/?run=${runId}&webgpu`);
     expect(await page.evaluate(() => [location.hostname, window.isSecureContext])).toEqual(['classroom.test', true]);
     const backend = page.getByTestId('backend');
     await expect(backend).toHaveAttribute('data-backend', 'webgpu', { timeout: 60_000 });

@@ -26,11 +26,13 @@ async function screenshots(page: Page, name: string): Promise<void> {
 }
 
 /**
- * One tab trains on WebGPU, two are sent to the CPU backend with `?cpu`: on
- * this 2-core machine every tab of a browser shares one SwiftShader GPU
- * process, and three tabs compiling and running kernels in it take minutes.
+ * One tab trains on WebGPU (`?webgpu`, else it would time both backends and
+ * pick the CPU, faster than SwiftShader), two are sent to the CPU backend
+ * with `?cpu`: on this 2-core machine every tab of a browser shares one
+ * SwiftShader GPU process, and three tabs compiling and running kernels in
+ * it take minutes.
  */
-const TAB_QUERIES = ['', '&cpu', '&cpu'];
+const TAB_QUERIES = ['&webgpu', '&cpu', '&cpu'];
 
 test('three worker tabs and the dashboard: the class trains and the teacher steers it', async ({ browser, baseURL }) => {
   test.setTimeout(300_000);

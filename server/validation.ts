@@ -16,6 +16,7 @@ import {
   asWorkerKey,
   type GradientSubmission,
   type AttackWorkerRequest,
+  type BackendTimes,
   type ConfigureRequest,
   type JoinRequest,
   type LayerSentAs,
@@ -119,15 +120,31 @@ export function sanitiseText(raw: string, max: number): string {
   return [...clean].slice(0, max).join('').trim();
 }
 
+/** Longest calibration time accepted, ms: an hour per round is already no training. */
+const MAX_CALIBRATION_MS = 3_600_000;
+
+function parseCalibration(raw: unknown): BackendTimes {
+  const o = object(raw, 'backend.calibration');
+  const time = (name: 'webgpuMs' | 'cpuMs'): number => {
+    const value = o[name];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_CALIBRATION_MS) {
+      bad(`backend.calibration.${name} must be a number of ms in [0, ${MAX_CALIBRATION_MS}]`);
+    }
+    return value;
+  };
+  return { webgpuMs: time('webgpuMs'), cpuMs: time('cpuMs') };
+}
+
 function parseBackend(raw: unknown): WorkerBackend {
   const o = object(raw, 'backend');
   const kind = o['kind'];
   if (kind !== 'webgpu' && kind !== 'cpu') bad("backend.kind must be 'webgpu' or 'cpu'");
+  const calibration = o['calibration'] === undefined ? {} : { calibration: parseCalibration(o['calibration']) };
   const detailRaw = o['detail'];
-  if (detailRaw === undefined) return { kind };
+  if (detailRaw === undefined) return { kind, ...calibration };
   if (typeof detailRaw !== 'string' || detailRaw.length > MAX_RAW_TEXT) bad(`backend.detail must be a string of at most ${MAX_RAW_TEXT} characters`);
   const detail = sanitiseText(detailRaw, MAX_BACKEND_DETAIL_LENGTH);
-  return detail.length > 0 ? { kind, detail } : { kind };
+  return detail.length > 0 ? { kind, detail, ...calibration } : { kind, ...calibration };
 }
 
 /** gradient:submit, its types only; counts and contents are checked against the run by decodeGradient. */

@@ -86,6 +86,7 @@ export const en = {
       probing: 'Looking for WebGPU…',
       webgpu: 'WebGPU:',
       cpu: 'CPU fallback:',
+      cpuChosen: 'CPU:',
       software: 'software adapter, no GPU',
       httpsHint: 'Ask the teacher to restart the server with npm start -- --https: then this page gets WebGPU too.',
       reasons: {
@@ -100,14 +101,15 @@ export const en = {
         'forced-url': 'CPU backend forced by ?cpu in the page address.',
         lost: 'The WebGPU device was lost ({{detail}}); training on the CPU.',
         failed: 'WebGPU training failed ({{detail}}); training on the CPU.',
-        calibrated: 'the CPU was faster on this device.',
+        calibrated: 'faster than WebGPU on this device.',
         unknown: '{{detail}}',
       },
     },
     calibration: {
-      measuring: 'Timing a few rounds on WebGPU and on the CPU to pick the faster…',
+      measuring:
+        'Timing a few rounds on WebGPU and on the CPU to train on the faster ({{done}} of {{total}}; the first WebGPU round also compiles the kernels)…',
       result: 'WebGPU {{gpu}} / CPU {{cpu}} per round → {{choice}}',
-      forced: '{{choice}}, forced by ?{{flag}} in the page address',
+      forced: 'WebGPU forced by ?webgpu in the page address (not timed against the CPU)',
     },
     phase: {
       starting: 'Preparing: loading the digits and the GPU…',
@@ -116,6 +118,7 @@ export const en = {
       downloading: 'Downloading the model…',
       computing: 'Computing the gradient and compressing it…',
       uploading: 'Sending the compressed gradient…',
+      calibrating: 'Timing WebGPU and the CPU…',
       paused: 'Paused: this tab is not taking part',
       removed: 'Removed by the teacher',
       failed: 'Stopped',
@@ -129,6 +132,7 @@ export const en = {
       removed: 'The teacher removed this worker: {{detail}}',
       tooManyWorkers:
         'The server takes no more new workers from this device or network (its limit on workers). Ask the teacher to raise it (MAX_WORKERS_PER_ADDRESS).',
+      sessionFailed: 'The training worker stopped: {{detail}}',
     },
     digits: {
       title: 'What the model sees in your digits',

@@ -81,6 +81,7 @@ export const zh: Messages = {
       probing: '正在查找 WebGPU…',
       webgpu: 'WebGPU：',
       cpu: '改用 CPU：',
+      cpuChosen: 'CPU：',
       software: '软件适配器，无 GPU',
       httpsHint: '请老师用 npm start -- --https 重启服务器，本页面即可使用 WebGPU。',
       reasons: {
@@ -92,14 +93,14 @@ export const zh: Messages = {
         'forced-url': '页面地址中的 ?cpu 强制使用 CPU 后端。',
         lost: 'WebGPU 设备丢失（{{detail}}）；改在 CPU 上训练。',
         failed: 'WebGPU 训练失败（{{detail}}）；改在 CPU 上训练。',
-        calibrated: '在本设备上 CPU 更快。',
+        calibrated: '在本设备上比 WebGPU 更快。',
         unknown: '{{detail}}',
       },
     },
     calibration: {
-      measuring: '正在分别用 WebGPU 和 CPU 计时几轮，选择更快的一个…',
+      measuring: '正在分别用 WebGPU 和 CPU 计时几轮，在更快的一个上训练（{{done}}/{{total}}；WebGPU 的第一轮还要编译内核）…',
       result: '每轮 WebGPU {{gpu}} / CPU {{cpu}} → {{choice}}',
-      forced: '{{choice}}，由页面地址中的 ?{{flag}} 指定',
+      forced: '页面地址中的 ?webgpu 强制使用 WebGPU（未与 CPU 比较计时）',
     },
     phase: {
       starting: '准备中：加载数字图像和 GPU…',
@@ -108,6 +109,7 @@ export const zh: Messages = {
       downloading: '正在下载模型…',
       computing: '正在计算梯度并压缩…',
       uploading: '正在发送压缩后的梯度…',
+      calibrating: '正在为 WebGPU 和 CPU 计时…',
       paused: '已暂停：本标签页不参与训练',
       removed: '已被老师移除',
       failed: '已停止',
@@ -120,6 +122,7 @@ export const zh: Messages = {
       roundFailed: '第 {{round}} 轮失败：{{detail}}',
       removed: '老师移除了这个工作节点：{{detail}}',
       tooManyWorkers: '服务器不再接受来自这台设备或这个网络的新工作节点（已达到工作节点数量上限）。请老师调高上限（MAX_WORKERS_PER_ADDRESS）。',
+      sessionFailed: '训练线程已停止：{{detail}}',
     },
     digits: {
       title: '模型如何看你的数字',

@@ -32,6 +32,12 @@ export interface Trainer {
   round(weights: Float32Array, version: number): Promise<TrainerRound>;
   /** Predicted digit of each of `count` images (count·784 floats in [0,1]). */
   predict(weights: Float32Array, images: Float32Array, count: number): Promise<Uint8Array>;
+  /**
+   * A trainer on the same device resources (compiled kernels, buffers) with
+   * no memory of this one's rounds (error feedback, warm starts): after
+   * timing rounds, the real ones start clean. This one must not be used after.
+   */
+  restart(): Trainer;
   /** Frees GPU buffers. */
   dispose(): void;
 }
@@ -101,6 +107,7 @@ function loopTrainer(
       };
     },
     predict: predictor(backend, layout),
+    restart: () => loopTrainer(kind, options, layout, backend, deviceCompressor, dispose),
     dispose,
   };
 }

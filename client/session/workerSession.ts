@@ -10,7 +10,16 @@
 import { modelVariance } from '../../core/atomo';
 import { denseBytes } from '../../core/codec';
 import type { MnistData } from '../../core/data';
-import { roundOpenBytes, type ProtocolErrorCode, type RoundOpen, type RunId, type WorkerAssignment, type WorkerBackend } from '../../core/protocol';
+import { createModelLayout, heInitialize } from '../../core/model';
+import {
+  roundOpenBytes,
+  type ProtocolErrorCode,
+  type RoundOpen,
+  type RunConfig,
+  type RunId,
+  type WorkerAssignment,
+  type WorkerBackend,
+} from '../../core/protocol';
 import { updateVariance } from '../../core/atomo/variance';
 import { ModelReplica } from '../../core/training/replica';
 import { shardIndices } from '../../core/training/shard';
@@ -21,7 +30,8 @@ import type { ChannelFactory } from '../net/workerChannel';
 import type { IdentityStore } from '../net/workerIdentity';
 import type { DownlinkView, WorkerActions, WorkerPhase } from '../ui/store/workerStore';
 import { sampleDigits, type DigitSample } from './digits';
-import { createTrainer, type ComputeDevice, type Trainer } from './trainer';
+import { calibrateBackends, type Calibration } from './calibration';
+import { createTrainer, type ComputeDevice, type Trainer, type TrainerOptions } from './trainer';
 
 /** What the page can ask of the session. */
 export interface WorkerControls {
@@ -46,6 +56,7 @@ export function quietSink(): WorkerSessionSink {
   return {
     setLink: nothing,
     setBackend: nothing,
+    setCalibration: nothing,
     setPhase: nothing,
     assigned: nothing,
     roundOpened: nothing,
@@ -62,6 +73,13 @@ export interface WorkerSessionDeps {
   readonly sink: WorkerSessionSink;
   /** Picks the compute backend (chooseBackend in a tab, a Dawn device or the CPU in Node). */
   readonly backend: () => Promise<Backend>;
+  /**
+   * With a WebGPU backend, time a few rounds on it and on the CPU for each
+   * new model and compression setting, and train on the faster
+   * (calibration.ts); off by default. A tab calibrates unless `?webgpu`
+   * forces WebGPU.
+   */
+  readonly calibrate?: boolean;
   /** Loads the training digits (fetch in a tab, the file system in Node). */
   readonly loadData: () => Promise<MnistData>;
   /** The worker's identity store (claimWorkerIdentity in a tab, memoryIdentity headless). */
@@ -106,6 +124,12 @@ function adapterName(info: GPUAdapterInfo): string {
   return info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
 }
 
+/** The settings a round's time depends on: a calibration holds for every run that shares them. */
+function calibrationKey(config: RunConfig): string {
+  const { model, batchSize, scheme, budget, levels, bucketSize, errorFeedback } = config;
+  return JSON.stringify([model, batchSize, scheme, budget, levels, bucketSize, errorFeedback === true]);
+}
+
 /** The per-assignment state: its trainer and digits, rebuilt when the run, config or shard changes. */
 interface Assigned {
   readonly key: string;
@@ -130,13 +154,13 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   setPhase('starting');
   const chosen = await deps.backend();
   let device: ComputeDevice = chosen.kind === 'webgpu' ? { kind: 'webgpu', ctx: chosen.ctx } : { kind: 'cpu' };
+  // The WebGPU device while it works, whichever backend trains: a later setting may be calibrated again.
+  let gpu: GpuContext | null = chosen.kind === 'webgpu' ? chosen.ctx : null;
   let backendView: WorkerBackend =
     chosen.kind === 'webgpu' ? { kind: 'webgpu', detail: adapterName(chosen.ctx.adapterInfo) } : { kind: 'cpu', detail: chosen.reason };
-  sink.setBackend(
-    chosen.kind === 'webgpu'
-      ? { kind: 'webgpu', adapterName: adapterName(chosen.ctx.adapterInfo), software: isSoftware(chosen.ctx) }
-      : { ...chosen, code: chosen.code ?? 'unknown', detail: chosen.reason },
-  );
+  const showWebgpu = (ctx: GpuContext) => sink.setBackend({ kind: 'webgpu', adapterName: adapterName(ctx.adapterInfo), software: isSoftware(ctx) });
+  if (chosen.kind === 'webgpu') showWebgpu(chosen.ctx);
+  else sink.setBackend({ ...chosen, code: chosen.code ?? 'unknown', detail: chosen.reason });
 
   let data: MnistData;
   try {
@@ -153,6 +177,9 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   let busy = false;
 
   const fallBackToCpu = (code: 'lost' | 'failed', detail: string) => {
+    gpu = null;
+    // Already on the CPU by calibration: nothing to move, only no more GPU to time.
+    if (device.kind === 'cpu') return;
     device = { kind: 'cpu' };
     const reason =
       code === 'lost' ? `The WebGPU device was lost (${detail}); training on the CPU.` : `WebGPU training failed (${detail}); training on the CPU.`;
@@ -169,7 +196,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     });
   }
 
-  const trainerInputs = (assignment: WorkerAssignment) => ({
+  const trainerInputs = (assignment: WorkerAssignment): Omit<TrainerOptions, 'device'> => ({
     config: assignment.config,
     slot: assignment.slot,
     train: data.train,
@@ -180,17 +207,75 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     ),
   });
 
-  const assign = (assignment: WorkerAssignment) => {
+  // Calibrations made, per calibrationKey: a worker moved back and forth between runs times each setting once.
+  const calibrations = new Map<string, Calibration>();
+  const trainOn = (choice: Calibration['choice'], ctx: GpuContext, times: Calibration) => {
+    const calibration = { webgpuMs: times.webgpuMs, cpuMs: times.cpuMs };
+    let next: WorkerBackend;
+    if (choice === 'webgpu') {
+      device = { kind: 'webgpu', ctx };
+      next = { kind: 'webgpu', detail: adapterName(ctx.adapterInfo), calibration };
+      showWebgpu(ctx);
+    } else {
+      device = { kind: 'cpu' };
+      const detail = adapterName(ctx.adapterInfo);
+      const reason = `The CPU was faster than WebGPU (${detail}) on this device.`;
+      next = { kind: 'cpu', detail: reason, calibration };
+      sink.setBackend({ kind: 'cpu', code: 'calibrated', detail, reason });
+    }
+    // A new object only for a new report: assign rejoins when the report changed.
+    if (JSON.stringify(next) !== JSON.stringify(backendView)) backendView = next;
+    sink.setCalibration({ state: 'done', ...times });
+  };
+
+  /** Times both backends on this setting's rounds (the first time it is seen) and returns a fresh trainer on the faster. */
+  const calibratedTrainer = async (inputs: Omit<TrainerOptions, 'device'>, ctx: GpuContext): Promise<Trainer> => {
+    const key = calibrationKey(inputs.config);
+    const known = calibrations.get(key);
+    if (known !== undefined) {
+      trainOn(known.choice, ctx, known);
+      return createTrainer({ ...inputs, device });
+    }
+    setPhase('calibrating');
+    const onGpu = createTrainer({ ...inputs, device: { kind: 'webgpu', ctx } });
+    const onCpu = createTrainer({ ...inputs, device: { kind: 'cpu' } });
+    const weights = heInitialize(createModelLayout(inputs.config.model), inputs.config.seed);
+    let result: Calibration;
+    try {
+      result = await calibrateBackends(onGpu, onCpu, weights, {
+        now: () => performance.now(),
+        onProgress: (done, total) => sink.setCalibration({ state: 'measuring', done, total }),
+      });
+    } catch (error) {
+      onGpu.dispose();
+      fallBackToCpu('failed', errorText(error));
+      return onCpu.restart();
+    }
+    calibrations.set(key, result);
+    trainOn(result.choice, ctx, result);
+    const [winner, loser] = result.choice === 'webgpu' ? [onGpu, onCpu] : [onCpu, onGpu];
+    loser.dispose();
+    return winner.restart();
+  };
+
+  /** Builds the trainer of an assignment (after a calibration, when one is due). */
+  const assign = async (assignment: WorkerAssignment) => {
     const key = `${assignment.runId}|${assignment.slot}|${assignment.shard}|${JSON.stringify(assignment.config)}`;
-    state().assigned(assignment);
     if (current?.key === key) return;
     current?.trainer.dispose();
+    current = null;
     const inputs = trainerInputs(assignment);
-    const trainer = createTrainer({ ...inputs, device });
+    const reported = backendView;
+    const trainer = deps.calibrate === true && gpu !== null ? await calibratedTrainer(inputs, gpu) : createTrainer({ ...inputs, device });
     const digits = sampleDigits(data.train, inputs.shard);
     current = { key, assignment, trainer, digits, denseBytes: denseBytes(trainer.layout), replica: new ModelReplica(trainer.layout) };
     if (showDigits) state().setDigits(digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: null })));
+    // The join said where this worker computes before it had timed it: a rejoin tells the teacher's table the times and the choice.
+    if (backendView !== reported && participating) void channel.join();
   };
+  // One assignment at a time (a calibration takes seconds); one overtaken by a newer is skipped.
+  let assigning: Promise<void> = Promise.resolve();
+  let latestAssignment = 0;
 
   const train = async (round: RoundOpen, trainer: Trainer, weights: Float32Array) => {
     try {
@@ -293,7 +378,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       }
     } finally {
       busy = false;
-      if (participating && phase !== 'removed' && phase !== 'failed') setPhase('waiting');
+      if (participating && phase !== 'removed' && phase !== 'failed' && phase !== 'calibrating') setPhase('waiting');
     }
   };
 
@@ -309,10 +394,19 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     listener: {
       onLink: (link) => state().setLink(link),
       onAssigned: (assignment) => {
-        assign(assignment);
+        state().assigned(assignment);
         if (pending !== null && pending.runId !== assignment.runId) pending = null;
-        if (participating && !busy) setPhase('waiting');
-        void pump();
+        const ticket = ++latestAssignment;
+        assigning = assigning.then(async () => {
+          if (ticket !== latestAssignment) return;
+          try {
+            await assign(assignment);
+          } catch (error) {
+            state().setNotice({ key: 'common.raw', params: { detail: errorText(error) } });
+          }
+          if (participating && !busy && phase !== 'removed') setPhase('waiting');
+          void pump();
+        });
       },
       onRoundOpen: (round) => {
         if (!participating) return;

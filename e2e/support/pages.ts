@@ -15,7 +15,8 @@ export async function valueAbove(page: Page, testId: string, floor: number, time
 /**
  * Asserts that a chart card draws data, not just axes: recharts draws a
  * series as a `.recharts-curve` path with a non-empty `d` (lines), or as
- * `.recharts-rectangle` paths (bars); axes and grid are lines, never these.
+ * `.recharts-rectangle` paths (bars), the tab's LiveChart as a
+ * `.live-chart__series` path; axes and grid are lines, never these.
  */
 export async function expectChartData(chart: Locator): Promise<void> {
   await expect(chart).toBeVisible();
@@ -25,7 +26,7 @@ export async function expectChartData(chart: Locator): Promise<void> {
       () =>
         chart.evaluate(
           (element) =>
-            [...element.querySelectorAll('path.recharts-curve, path.recharts-rectangle, .recharts-dot')].filter(
+            [...element.querySelectorAll('path.recharts-curve, path.recharts-rectangle, .recharts-dot, path.live-chart__series')].filter(
               (shape) => shape.tagName !== 'path' || (shape.getAttribute('d') ?? '').length > 4,
             ).length,
         ),

@@ -19,7 +19,7 @@ import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from './threa
 
 // The session's trainer imports WGSL as ?raw strings: the loader must be in place before it is imported.
 registerRawLoader();
-const { runWorkerSession } = await import('../../client/session/workerSession');
+const { quietSink, runWorkerSession } = await import('../../client/session/workerSession');
 
 const data = workerData as WorkerThreadData;
 const port = parentPort;
@@ -52,19 +52,14 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
   const notices: string[] = [];
   const worker: Partial<Headless> & { accepted: number; notices: string[] } = { accepted: 0, notices };
   const sink: WorkerSessionSink = {
-    setLink: () => {},
-    setBackend: () => {},
+    ...quietSink(),
     setPhase: (phase) => {
       if (phase === 'failed' || phase === 'removed') onFailed(`${name} is ${phase}: ${notices.at(-1) ?? 'no reason given'}`);
     },
     assigned: ({ workerId }) => onJoined(workerId),
-    roundOpened: () => {},
-    runEvaluated: () => {},
     roundSent: () => {
       worker.accepted += 1;
     },
-    setDigits: () => {},
-    setTraffic: () => {},
     setNotice: (notice) => {
       if (notice !== null) notices.push(translate(notice));
     },

@@ -172,10 +172,19 @@ export interface ChooseBackendOptions extends BrowserGpuOptions {
   readonly url?: string;
 }
 
+function flagInUrl(url: string, name: string): boolean {
+  const value = new URL(url, 'http://localhost/').searchParams.get(name);
+  return value !== null && value !== '0' && value !== 'false';
+}
+
 /** True when the query string asks for the CPU backend: `?cpu`, `?cpu=1`, `?cpu=true` (not `?cpu=0` / `?cpu=false`). */
 export function cpuRequestedByUrl(url: string): boolean {
-  const value = new URL(url, 'http://localhost/').searchParams.get('cpu');
-  return value !== null && value !== '0' && value !== 'false';
+  return flagInUrl(url, 'cpu');
+}
+
+/** True when the query string forces WebGPU, untimed against the CPU: `?webgpu` (spelt like `?cpu`). */
+export function webgpuRequestedByUrl(url: string): boolean {
+  return flagInUrl(url, 'webgpu');
 }
 
 /**

@@ -2,6 +2,12 @@
 import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 
+/** One series in a chart's legend. */
+export interface LegendEntry {
+  readonly name: string;
+  readonly color: string;
+}
+
 /** Props of ChartCard. */
 export interface ChartCardProps {
   readonly title: string;
@@ -11,11 +17,13 @@ export interface ChartCardProps {
   /** Number of data points the chart draws; 0 shows the empty state instead. */
   readonly points: number;
   readonly emptyText?: string | undefined;
+  /** A legend in HTML under the chart: unlike recharts' own, it is not measured again at every redraw. */
+  readonly legend?: readonly LegendEntry[];
   readonly children: ReactNode;
 }
 
 /** Card with a fixed-height chart area, so the page does not jump as data arrives. */
-export function ChartCard({ title, caption, testId, points, emptyText, children }: ChartCardProps) {
+export function ChartCard({ title, caption, testId, points, emptyText, legend, children }: ChartCardProps) {
   const { t } = useTranslation();
   return (
     <section className="card chart-card" data-testid={testId} data-points={points}>
@@ -24,6 +32,16 @@ export function ChartCard({ title, caption, testId, points, emptyText, children 
         {caption !== undefined && <p className="chart-card__caption">{caption}</p>}
       </header>
       <div className="chart-card__body">{points > 0 ? children : <p className="chart-card__empty">{emptyText ?? t('common.waitingFirstRounds')}</p>}</div>
+      {points > 0 && legend !== undefined && (
+        <ul className="chart-legend">
+          {legend.map((entry) => (
+            <li key={entry.name}>
+              <span className="chart-legend__swatch" style={{ background: entry.color }} aria-hidden="true" />
+              {entry.name}
+            </li>
+          ))}
+        </ul>
+      )}
     </section>
   );
 }

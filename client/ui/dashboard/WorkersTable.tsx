@@ -1,4 +1,4 @@
-/** The swarm: every worker, its backend, run (a menu to move it), last round, bytes, server-measured latency, last seen, status, and remove. */
+/** The swarm: every worker, its backend (and the round times that chose it), run (a menu to move it), last round, bytes, server-measured latency, last seen, status, and remove. */
 import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { asRunId, type WorkerAttack, type WorkerBackend } from '../../../core/protocol';
@@ -60,6 +60,7 @@ export function WorkersTable() {
               <th className="num">{t('dashboard.workers.id')}</th>
               <th>{t('dashboard.workers.device')}</th>
               <th>{t('dashboard.workers.backend')}</th>
+              <th className="num">{t('dashboard.workers.calibration')}</th>
               <th>{t('dashboard.workers.run')}</th>
               <th className="num">{t('dashboard.workers.lastRound')}</th>
               <th className="num">{t('dashboard.workers.sent')}</th>
@@ -75,7 +76,7 @@ export function WorkersTable() {
           <tbody>
             {workers.length === 0 && (
               <tr>
-                <td colSpan={11} className="muted">
+                <td colSpan={12} className="muted">
                   {t('dashboard.workers.none')}
                 </td>
               </tr>
@@ -98,6 +99,14 @@ export function WorkersTable() {
                   {/* The tooltip is the worker's own report (adapter name, or why it has no GPU), in the worker's language. */}
                   <td data-cell="backend" data-backend={worker.backend?.kind ?? 'unknown'} title={worker.backend?.detail} translate="no">
                     {backendLabel(worker.backend)}
+                  </td>
+                  <td className="num" data-cell="calibration">
+                    {worker.backend?.calibration === undefined
+                      ? '–'
+                      : t('dashboard.workers.calibrationValue', {
+                          gpu: formatMs(worker.backend.calibration.webgpuMs),
+                          cpu: formatMs(worker.backend.calibration.cpuMs),
+                        })}
                   </td>
                   <td>
                     {actions === null ? (

@@ -12,6 +12,13 @@ import type { LocalMessage } from '../../i18n';
 import type { LinkState } from '../../net/workerChannel';
 import { emptySeries, pushPoint, type Series } from './series';
 
+/**
+ * Points kept in the tab's own history: half the dashboard's, since the tab
+ * redraws four charts while it trains and recharts' work grows with the
+ * points (docs/design.md, "The tab's threads").
+ */
+const HISTORY_POINTS = 120;
+
 /** The backend as the badge shows it. */
 export type BackendView =
   | { readonly kind: 'probing' }
@@ -30,10 +37,18 @@ export type BackendView =
       readonly detail?: string;
     };
 
+/** Timing both backends at join to train on the faster (client/session/calibration.ts), as the badge shows it. */
+export type CalibrationView =
+  | { readonly state: 'measuring'; readonly done: number; readonly total: number }
+  | { readonly state: 'done'; readonly webgpuMs: number; readonly cpuMs: number; readonly choice: 'webgpu' | 'cpu' }
+  /** `?webgpu` in the page address: WebGPU without timing the CPU. */
+  | { readonly state: 'forced' };
+
 /** What the tab is doing now; drives the progress indicator. */
 export type WorkerPhase =
   | 'starting' // choosing the backend, loading the digits
   | 'joining'
+  | 'calibrating' // timing rounds on WebGPU and on the CPU
   | 'waiting' // joined, waiting for the next round to open
   | 'downloading' // round opened: decoding the model
   | 'computing' // forward/backward and compression
@@ -86,6 +101,8 @@ export interface DigitView {
 export interface WorkerState {
   readonly link: LinkState;
   readonly backend: BackendView;
+  /** Null until (and unless) the tab times its backends. */
+  readonly calibration: CalibrationView | null;
   readonly phase: WorkerPhase;
   readonly workerId: WorkerId | null;
   readonly runId: RunId | null;
@@ -114,6 +131,7 @@ export interface WorkerState {
 export interface WorkerActions {
   setLink(link: LinkState): void;
   setBackend(backend: BackendView): void;
+  setCalibration(calibration: CalibrationView): void;
   setPhase(phase: WorkerPhase): void;
   assigned(assignment: { workerId: WorkerId; runId: RunId; config: RunConfig; shard: number }): void;
   roundOpened(version: number): void;
@@ -139,6 +157,7 @@ export interface GlobalModel {
 const initialState: WorkerState = {
   link: 'connecting',
   backend: { kind: 'probing' },
+  calibration: null,
   phase: 'starting',
   workerId: null,
   runId: null,
@@ -162,6 +181,7 @@ export function createWorkerStore() {
     ...initialState,
     setLink: (link) => set({ link }),
     setBackend: (backend) => set({ backend }),
+    setCalibration: (calibration) => set({ calibration }),
     setPhase: (phase) => set({ phase }),
     assigned: ({ workerId, runId, config, shard }) =>
       set((state) => ({
@@ -178,7 +198,7 @@ export function createWorkerStore() {
       set((state) => ({
         bytesUp: state.bytesUp + point.bytes,
         roundsSent: state.roundsSent + 1,
-        history: pushPoint(state.history, point),
+        history: pushPoint(state.history, point, HISTORY_POINTS),
       })),
     setDigits: (digits) => set({ digits }),
     setNotice: (notice) => set({ notice }),

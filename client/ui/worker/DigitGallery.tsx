@@ -5,11 +5,17 @@ import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { workerStore, type DigitView } from '../store/workerStore';
 
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((v, i) => v === b[i]);
+
 function DigitCanvas({ pixels }: { readonly pixels: Uint8Array }) {
   const ref = useRef<HTMLCanvasElement>(null);
+  const drawn = useRef<Uint8Array | null>(null);
   useEffect(() => {
     const context = ref.current?.getContext('2d');
     if (context === null || context === undefined) return;
+    // Every round brings the same digits (as fresh copies, from the session's worker): redraw only a new one.
+    if (drawn.current !== null && sameBytes(drawn.current, pixels)) return;
+    drawn.current = pixels;
     const image = context.createImageData(IMAGE_COLS, IMAGE_ROWS);
     for (let i = 0; i < pixels.length; i++) {
       // Ink dark on paper, as people write digits.

@@ -1,0 +1,144 @@
+/**
+ * The session's store writes across the page ⇄ Web Worker boundary
+ * (docs/design.md, "The tab's threads"). In the worker, `postingSink` turns
+ * every write into data and sends the writes of one task in one message;
+ * the global model, the only large write, goes at most once a second with
+ * its buffer transferred, not copied. On the page, `frameBatcher` holds the
+ * writes for an animation frame at most four times a second and applies them
+ * together, so the page renders a few times a second however many arrive.
+ * The sink implements every action, optional ones included (the replica's
+ * downlink status, the model): a write the page does not receive is a bug.
+ */
+import type { WorkerActions } from '../ui/store/workerStore';
+import type { FromSessionWorker, SinkCall } from './sessionMessages';
+import type { WorkerSessionSink } from './workerSession';
+
+/** The global model reaches the page (for "draw a digit") at most this often. */
+export const MODEL_POST_MS = 1_000;
+
+/** The timers a bridge uses (the global ones; tests pass fakes). */
+export interface BridgeClock {
+  setTimeout(callback: () => void, ms: number): unknown;
+  now(): number;
+}
+
+const globalClock: BridgeClock = { setTimeout: (callback, ms) => setTimeout(callback, ms), now: () => performance.now() };
+
+/** A sink that posts the session's writes to the page: batched per task, the model throttled and transferred. */
+export function postingSink(
+  post: (message: FromSessionWorker, transfer: Transferable[]) => void,
+  clock: BridgeClock = globalClock,
+): Required<WorkerSessionSink> {
+  let calls: SinkCall[] = [];
+  const flush = () => {
+    const batch = calls;
+    calls = [];
+    if (batch.length > 0) post({ type: 'sink', calls: batch }, []);
+  };
+  const push = (call: SinkCall) => {
+    if (calls.length === 0) clock.setTimeout(flush, 0);
+    calls.push(call);
+  };
+
+  let model: Parameters<NonNullable<WorkerActions['setModel']>>[0] | null = null;
+  let modelTimer = false;
+  let modelSentAt = -Infinity;
+  const sendModel = () => {
+    modelTimer = false;
+    if (model === null) return;
+    const sent = model;
+    model = null;
+    modelSentAt = clock.now();
+    // The writes before it go first, so the page sees them in the order the session made them.
+    flush();
+    post({ type: 'sink', calls: [{ action: 'setModel', arg: sent }] }, [sent.weights.buffer as ArrayBuffer]);
+  };
+
+  return {
+    setLink: (arg) => push({ action: 'setLink', arg }),
+    setBackend: (arg) => push({ action: 'setBackend', arg }),
+    setPhase: (arg) => push({ action: 'setPhase', arg }),
+    setCalibration: (arg) => push({ action: 'setCalibration', arg }),
+    assigned: (arg) => push({ action: 'assigned', arg }),
+    roundOpened: (arg) => push({ action: 'roundOpened', arg }),
+    runEvaluated: (arg) => push({ action: 'runEvaluated', arg }),
+    roundSent: (arg) => push({ action: 'roundSent', arg }),
+    setDigits: (arg) => push({ action: 'setDigits', arg }),
+    setNotice: (arg) => push({ action: 'setNotice', arg }),
+    setTraffic: (arg) => push({ action: 'setTraffic', arg }),
+    setDownlink: (arg) => push({ action: 'setDownlink', arg }),
+    setModel: (arg) => {
+      // Only the newest model matters: one that arrives while another waits replaces it.
+      model = arg;
+      if (modelTimer) return;
+      modelTimer = true;
+      clock.setTimeout(sendModel, Math.max(0, modelSentAt + MODEL_POST_MS - clock.now()));
+    },
+  };
+}
+
+/** Makes one write on the page's store. */
+export function applySinkCall(actions: WorkerActions, call: SinkCall): void {
+  const action = actions[call.action] as ((arg: SinkCall['arg']) => void) | undefined;
+  action?.(call.arg);
+}
+
+/** What `frameBatcher` needs of the page (the window's; tests pass fakes). */
+export interface FrameScheduler {
+  requestAnimationFrame(callback: () => void): unknown;
+  setTimeout(callback: () => void, ms: number): unknown;
+  now(): number;
+}
+
+/**
+ * Writes are applied at most this often. Four times a second keeps the
+ * counters and the phase line live, while each application re-lays out and
+ * repaints the page (composited in software where there is no GPU).
+ */
+export const FLUSH_MS = 250;
+/** A hidden tab draws no frames: its writes are applied by a timer this long after the frame was asked for. */
+const HIDDEN_FLUSH_MS = 100;
+
+const windowScheduler: FrameScheduler = {
+  requestAnimationFrame: (callback) => requestAnimationFrame(callback),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  now: () => performance.now(),
+};
+
+/**
+ * Queues writes and applies them all together at an animation frame, at most
+ * every FLUSH_MS (or by a timer when no frame comes, as in a hidden tab): the
+ * page renders a few times a second, however many messages arrive.
+ */
+export function frameBatcher(
+  apply: (calls: readonly SinkCall[]) => void,
+  scheduler: FrameScheduler = windowScheduler,
+): { push(calls: readonly SinkCall[]): void; flush(): void } {
+  let queue: SinkCall[] = [];
+  let scheduled = false;
+  let flushedAt = -Infinity;
+  const flush = () => {
+    scheduled = false;
+    const calls = queue;
+    queue = [];
+    if (calls.length === 0) return;
+    flushedAt = scheduler.now();
+    apply(calls);
+  };
+  const askForFrame = () => {
+    // Whichever comes first; the other finds the queue empty (or a later batch, which it applies early: harmless).
+    scheduler.requestAnimationFrame(flush);
+    scheduler.setTimeout(flush, HIDDEN_FLUSH_MS);
+  };
+  return {
+    push(calls) {
+      queue.push(...calls);
+      if (scheduled) return;
+      scheduled = true;
+      const wait = flushedAt + FLUSH_MS - scheduler.now();
+      if (wait > 0) scheduler.setTimeout(askForFrame, wait);
+      else askForFrame();
+    },
+    flush,
+  };
+}
