@@ -19,14 +19,17 @@ export interface ChartCardProps {
   readonly emptyText?: string | undefined;
   /** A legend in HTML under the chart: unlike recharts' own, it is not measured again at every redraw. */
   readonly legend?: readonly LegendEntry[];
+  /** Figures the chart shows, as data-* attributes of the card (name → value), for a reader that cannot see the drawing. */
+  readonly data?: Readonly<Record<string, number>>;
   readonly children: ReactNode;
 }
 
 /** Card with a fixed-height chart area, so the page does not jump as data arrives. */
-export function ChartCard({ title, caption, testId, points, emptyText, legend, children }: ChartCardProps) {
+export function ChartCard({ title, caption, testId, points, emptyText, legend, data, children }: ChartCardProps) {
   const { t } = useTranslation();
+  const attributes = Object.fromEntries(Object.entries(data ?? {}).map(([name, value]) => [`data-${name}`, value]));
   return (
-    <section className="card chart-card" data-testid={testId} data-points={points}>
+    <section className="card chart-card" data-testid={testId} data-points={points} {...attributes}>
       <header className="chart-card__header">
         <h3>{title}</h3>
         {caption !== undefined && <p className="chart-card__caption">{caption}</p>}

@@ -135,6 +135,13 @@ const TIME_SERIES = [
   ['uploadMs', 'worker.charts.upload', COLORS.upload],
 ] as const;
 
+/** The mean of each band over the rounds drawn (its height on average): which band the chart shows taller. */
+function meanBands(points: readonly WorkerRoundPoint[]): Record<string, number> {
+  if (points.length === 0) return {};
+  const mean = (key: (typeof TIME_SERIES)[number][0]) => points.reduce((sum, p) => sum + p[key], 0) / points.length;
+  return { 'compute-ms': mean('computeMs'), 'compress-ms': mean('compressMs'), 'upload-ms': mean('uploadMs') };
+}
+
 function TimeChart() {
   const { t } = useTranslation();
   const points = useHistory();
@@ -151,6 +158,7 @@ function TimeChart() {
       testId="chart-time"
       points={points.length}
       legend={series}
+      data={meanBands(points)}
     >
       <LiveChart points={points} x={round} series={series} kind="stacked" step yFormat={msTick} xLabel={roundLabel} height={HEIGHT} />
     </ChartCard>
