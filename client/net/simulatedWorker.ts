@@ -89,6 +89,9 @@ export class SimulatedWorker {
   readonly errors: ProtocolError[] = [];
   /** Versions whose gradient the server accepted. */
   readonly accepted: number[] = [];
+  /** Connections lost while joined, and how many of the reconnections the server recovered. */
+  disconnects = 0;
+  recoveries = 0;
   assignment: WorkerAssignment | null = null;
   workerKey: WorkerKey | undefined;
   #step: { assignment: WorkerAssignment; layout: ModelLayout; step: SubmissionStep; replica: ModelReplica } | null = null;
@@ -107,7 +110,11 @@ export class SimulatedWorker {
     this.socket.on('worker:assigned', (assignment) => {
       this.assignment = assignment;
     });
+    this.socket.on('disconnect', () => {
+      if (this.#joined) this.disconnects += 1;
+    });
     this.socket.on('connect', () => {
+      if (this.#joined && this.socket.recovered) this.recoveries += 1;
       // A connection the server could not recover: join again as the same worker, until it is accepted
       // (a cluster electing a new leader answers only once it has one).
       if (this.#joined && !this.socket.recovered) this.#rejoin();

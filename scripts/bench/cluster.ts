@@ -9,7 +9,7 @@
  * spent per gradient (from /proc), and, in this process, the CPU cost of each
  * stage a gradient goes through, for the model in docs/scaling.md.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -45,9 +45,82 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** What the processes' logs and the tabs said about churn (server/cluster/health.ts's lines), over the whole configuration. */
+interface Churn {
+  /** Leaders elected (the first one included). */
+  readonly elections: number;
+  readonly leasesLost: number;
+  /** Processes the leader wrote off, and heartbeats found lapsed. */
+  readonly writtenOff: number;
+  readonly lapsed: number;
+  /** Sockets the servers saw close, by reason. */
+  readonly closed: Record<string, number>;
+  readonly rejoins: number;
+  readonly callTimeouts: number;
+  /** Longest event-loop delay any aggregator process logged (ms). */
+  readonly maxLoopDelayMs: number;
+  /** Connections the tabs lost, and reconnections recovered. */
+  readonly tabDisconnects: number;
+  readonly tabRecoveries: number;
+}
+
+/** Redis's own counters over the measured rounds (INFO stats). */
+interface RedisTraffic {
+  readonly inMB: number;
+  readonly outMB: number;
+  readonly commands: number;
+  readonly peakMemoryMB: number;
+}
+
+/** Counts the event and count lines of one configuration's output. */
+function countChurn(output: string, tabs: { disconnects: number; recoveries: number }): Churn {
+  const closed: Record<string, number> = {};
+  let rejoins = 0;
+  let callTimeouts = 0;
+  let maxLoopDelayMs = 0;
+  for (const match of output.matchAll(/stats \d+ s: sockets \+\d+ \(recovered \d+\) -\d+ \[([^\]]*)\]; joins \d+ \(rejoins (\d+)\); calls \d+ \(timed out (\d+)\).*event loop delay max (\d+) ms/g)) {
+    for (const part of match[1]!.split(', ').filter(Boolean)) {
+      const at = part.lastIndexOf(' ');
+      closed[part.slice(0, at)] = (closed[part.slice(0, at)] ?? 0) + Number(part.slice(at + 1));
+    }
+    rejoins += Number(match[2]);
+    callTimeouts += Number(match[3]);
+    maxLoopDelayMs = Math.max(maxLoopDelayMs, Number(match[4]));
+  }
+  const count = (pattern: RegExp) => output.match(pattern)?.length ?? 0;
+  return {
+    elections: count(/ leads \(term /g),
+    leasesLost: count(/lost the leader lease/g),
+    writtenOff: count(/stopped beating/g),
+    lapsed: count(/heartbeat had lapsed/g),
+    closed,
+    rejoins,
+    callTimeouts,
+    maxLoopDelayMs,
+    tabDisconnects: tabs.disconnects,
+    tabRecoveries: tabs.recoveries,
+  };
+}
+
+async function redisInfo(redis: Redis): Promise<Record<string, number>> {
+  const text = await redis.info();
+  return Object.fromEntries(
+    text
+      .split('\r\n')
+      .map((line) => line.split(':'))
+      .filter((parts) => parts.length === 2 && /^[\d.]+$/.test(parts[1]!))
+      .map(([key, value]) => [key!, Number(value)]),
+  );
+}
+
 interface EndToEnd {
   readonly processes: number;
   readonly workers: number;
+  /** Why it did not finish, when it did not. */
+  readonly failed?: string;
+  readonly log: string;
+  readonly churn: Churn;
+  readonly redis: RedisTraffic | null;
   readonly roundsPerSecond: number;
   readonly ingestMBps: number;
   /** Aggregator CPU (all processes) per accepted gradient, ms; and the leader's part. */
@@ -61,17 +134,37 @@ function splitCounts(total: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0)).filter((n) => n > 0);
 }
 
-/** One configuration, started and stopped for real. */
-async function measureEndToEnd(processes: number, workers: number, rounds: number): Promise<EndToEnd> {
+/** Where each configuration's whole output goes (results/ is not committed). */
+const LOG_DIR = 'results/bench-cluster';
+/** A configuration that makes no round in this long has failed (ms). */
+const STALL_MS = 180_000;
+
+/** One configuration, started and stopped for real; its output (every process's log) is kept in LOG_DIR. */
+async function measureEndToEnd(processes: number, workers: number, rounds: number, cpuProf: string | undefined): Promise<EndToEnd> {
   const dataDir = mkdtempSync(join(tmpdir(), 'atomo-bench-cluster-'));
   const namespace = `bench-${processes}-${workers}`;
   const url = `http://127.0.0.1:${PORT}`;
-  const server = launchAggregator({ processes, port: PORT, redisPort: REDIS_PORT, dataDir, adminToken: TOKEN, namespace, maxWorkersPerAddress: 10 * workers });
-  server.stdout!.resume();
-  server.stderr!.resume();
+  const server = launchAggregator({
+    processes,
+    port: PORT,
+    redisPort: REDIS_PORT,
+    dataDir,
+    adminToken: TOKEN,
+    namespace,
+    maxWorkersPerAddress: 10 * workers,
+    ...(cpuProf === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${join(cpuProf, `${processes}x${workers}`)}`] }),
+  });
+  let output = '';
+  server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  mkdirSync(LOG_DIR, { recursive: true });
+  const log = join(LOG_DIR, `${processes}x${workers}.log`);
+  let tabs = { disconnects: 0, recoveries: 0 };
   const redis = processes > 1 ? new Redis(`redis://127.0.0.1:${REDIS_PORT}`, { lazyConnect: true }) : null;
   redis?.on('error', () => undefined);
   let threads: Awaited<ReturnType<typeof startWorkerThreads>> | null = null;
+  let failed: string | undefined;
+  let result: Omit<EndToEnd, 'churn' | 'log'> = { processes, workers, roundsPerSecond: NaN, ingestMBps: NaN, cpuMsPerGradient: NaN, leaderCpuMsPerGradient: NaN, fullRounds: 0, rounds: 0, redis: null };
   try {
     await getJson(`${url}/api/health`);
     await redis?.connect();
@@ -98,19 +191,31 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
     const pids = redis === null ? [server.pid!] : (await redis.keys(`${namespace}:proc:*`)).map((key) => Number(key.split(':proc:')[1]!.split('.')[0]));
     const leaderPid = redis === null ? server.pid! : Number((await redis.get(`${namespace}:leader`))!.split('.')[0]);
     const cpuBefore = pids.map(cpuSeconds);
+    const infoBefore = redis === null ? null : await redisInfo(redis);
     const started = performance.now();
+    let lastVersion = -1;
+    let lastProgress = performance.now();
     for (;;) {
       const runs = await getJson<RunSummary[]>(`${url}/api/runs`);
-      if (runs.find((r) => r.runId === runId)?.status === 'finished') break;
+      const run = runs.find((r) => r.runId === runId);
+      if (run?.status === 'finished') break;
+      if ((run?.version ?? -1) > lastVersion) {
+        lastVersion = run!.version;
+        lastProgress = performance.now();
+      } else if (performance.now() - lastProgress > STALL_MS) {
+        throw new Error(`no round closed in ${STALL_MS / 1000} s (stuck at version ${lastVersion})`);
+      }
       await sleep(100);
     }
     const seconds = (performance.now() - started) / 1000;
     const cpuAfter = pids.map(cpuSeconds);
+    const infoAfter = redis === null ? null : await redisInfo(redis);
+    const delta = (key: string) => (infoAfter?.[key] ?? 0) - (infoBefore?.[key] ?? 0);
     const measured = (await history()).slice(1);
     const gradients = measured.reduce((sum, m) => sum + m.contributors, 0);
     const cpu = cpuAfter.reduce((sum, c, i) => sum + c - cpuBefore[i]!, 0);
     const leaderIndex = pids.indexOf(leaderPid);
-    return {
+    result = {
       processes,
       workers,
       roundsPerSecond: measured.length / seconds,
@@ -119,13 +224,26 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
       leaderCpuMsPerGradient: (1000 * (cpuAfter[leaderIndex]! - cpuBefore[leaderIndex]!)) / gradients,
       fullRounds: measured.filter((m) => m.contributors === workers).length,
       rounds: measured.length,
+      redis:
+        infoAfter === null
+          ? null
+          : {
+              inMB: delta('total_net_input_bytes') / 1e6,
+              outMB: delta('total_net_output_bytes') / 1e6,
+              commands: delta('total_commands_processed'),
+              peakMemoryMB: (infoAfter['used_memory_peak'] ?? 0) / 1e6,
+            },
     };
+  } catch (error) {
+    failed = (error as Error).message;
   } finally {
-    await threads?.stop().catch(() => undefined);
+    tabs = (await threads?.stop().catch(() => null)) ?? tabs;
     redis?.disconnect();
     await stopAggregator(server);
     rmSync(dataDir, { recursive: true, force: true });
+    writeFileSync(log, output);
   }
+  return { ...result, ...(failed === undefined ? {} : { failed }), log, churn: countChurn(output, tabs) };
 }
 
 /** Median time (ms) of `fn` over `reps` runs after one warm-up. */
@@ -245,7 +363,15 @@ export async function benchCluster(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
     allowPositionals: true,
-    options: { rounds: { type: 'string', default: '5' }, workers: { type: 'string', default: '200,600' }, processes: { type: 'string', default: '1,2,3' } },
+    options: {
+      rounds: { type: 'string', default: '5' },
+      workers: { type: 'string', default: '200,600' },
+      processes: { type: 'string', default: '1,2,3' },
+      /** A directory for every aggregator process's CPU profile (node --cpu-prof), one folder per configuration. */
+      'cpu-prof': { type: 'string' },
+      /** Measure and print, but leave docs/benchmarks.md alone (a diagnostic run). */
+      'no-report': { type: 'boolean', default: false },
+    },
     strict: false,
   });
   const rounds = Number(values.rounds);
@@ -254,17 +380,18 @@ export async function benchCluster(): Promise<void> {
       .map((x) => x.toFixed(1))
       .join(' / ');
   const loadBefore = load();
-  const stages = await measureStages();
+  const stages = values['no-report'] === true ? [] : await measureStages();
   console.log(JSON.stringify(stages));
   const rows: EndToEnd[] = [];
   for (const workers of String(values.workers).split(',').map(Number)) {
     for (const processes of String(values.processes).split(',').map(Number)) {
-      const figures = await measureEndToEnd(processes, workers, rounds);
-      console.log(JSON.stringify(figures));
+      const figures = await measureEndToEnd(processes, workers, rounds, values['cpu-prof'] as string | undefined);
+      console.log(JSON.stringify({ ...figures, load: load() }));
       rows.push(figures);
     }
   }
   const loadAfter = load();
+  if (values['no-report'] === true) return;
   writeSection(
     'cluster',
     `## Several aggregator processes (\`npm run bench -- cluster\`)

@@ -28,7 +28,13 @@ try {
     if (message.type !== 'stop') return;
     for (const w of workers) w.stop();
     const errors = workers.flatMap((w) => w.errors.map((e) => `${e.code}: ${e.message}`));
-    post({ type: 'stopped', accepted: workers.reduce((sum, w) => sum + w.accepted.length, 0), errors });
+    post({
+      type: 'stopped',
+      accepted: workers.reduce((sum, w) => sum + w.accepted.length, 0),
+      errors,
+      disconnects: workers.reduce((sum, w) => sum + w.disconnects, 0),
+      recoveries: workers.reduce((sum, w) => sum + w.recoveries, 0),
+    });
     port.close();
   });
 } catch (error) {

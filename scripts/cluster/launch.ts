@@ -21,23 +21,29 @@ export interface LaunchOptions {
   readonly namespace: string;
   /** Keyless joins allowed from this machine's one address. */
   readonly maxWorkersPerAddress: number;
+  /** Extra node flags (the cluster's processes inherit them), e.g. --cpu-prof. */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** Spawns `server/index.ts` under tsx as a loader of this node (not its CLI, so signals reach the primary itself). */
 export function launchAggregator(options: LaunchOptions): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'server/index.ts', ...(options.processes > 1 ? ['--processes', String(options.processes)] : [])], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(options.port),
-      REDIS_PORT: String(options.redisPort),
-      DATA_DIR: options.dataDir,
-      ADMIN_TOKEN: options.adminToken,
-      CLUSTER_NAMESPACE: options.namespace,
-      MAX_WORKERS_PER_ADDRESS: String(options.maxWorkersPerAddress),
+  return spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), '--import', 'tsx', 'server/index.ts', ...(options.processes > 1 ? ['--processes', String(options.processes)] : [])],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(options.port),
+        REDIS_PORT: String(options.redisPort),
+        DATA_DIR: options.dataDir,
+        ADMIN_TOKEN: options.adminToken,
+        CLUSTER_NAMESPACE: options.namespace,
+        MAX_WORKERS_PER_ADDRESS: String(options.maxWorkersPerAddress),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
 }
 
 /** SIGTERM, and SIGKILL if it has not exited within 20 s. */

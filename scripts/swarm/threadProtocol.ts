@@ -16,7 +16,14 @@ export interface WorkerThreadData {
 /** Thread → main. */
 export type FromWorkerThread =
   | { readonly type: 'joined'; readonly workerIds: readonly number[] }
-  | { readonly type: 'stopped'; readonly accepted: number; readonly errors: readonly string[] }
+  | {
+      readonly type: 'stopped';
+      readonly accepted: number;
+      readonly errors: readonly string[];
+      /** Connections its tabs lost while joined, and the reconnections the server recovered (the load threads count them). */
+      readonly disconnects?: number;
+      readonly recoveries?: number;
+    }
   | { readonly type: 'failed'; readonly message: string };
 
 /** Main → thread. */

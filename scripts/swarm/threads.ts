@@ -10,8 +10,8 @@ import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from './threa
 export interface WorkerThreads {
   /** Worker ids the server gave the tabs, in thread order. */
   readonly workerIds: readonly number[];
-  /** Disconnects every tab, releases the devices and ends the threads; returns accepted gradients and refusals seen. */
-  stop(): Promise<{ accepted: number; errors: string[] }>;
+  /** Disconnects every tab, releases the devices and ends the threads; returns accepted gradients, refusals seen, connections lost and recovered. */
+  stop(): Promise<{ accepted: number; errors: string[]; disconnects: number; recoveries: number }>;
   /** Rejects when a thread dies before stop() (a crash would otherwise leave its run waiting for deadlines). */
   readonly crashed: Promise<never>;
 }
@@ -75,14 +75,18 @@ export async function startWorkerThreads(threads: readonly WorkerThreadData[], e
         }),
       );
       let accepted = 0;
+      let disconnects = 0;
+      let recoveries = 0;
       const errors: string[] = [];
       for (const reply of replies) {
         if (reply.type === 'stopped') {
           accepted += reply.accepted;
+          disconnects += reply.disconnects ?? 0;
+          recoveries += reply.recoveries ?? 0;
           errors.push(...reply.errors);
         } else if (reply.type === 'failed') errors.push(reply.message);
       }
-      return { accepted, errors };
+      return { accepted, errors, disconnects, recoveries };
     },
   };
 }

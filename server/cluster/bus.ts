@@ -39,6 +39,7 @@ export class Bus {
   readonly #names: ReturnType<typeof streamNames>;
   readonly #self: string;
   readonly #onError: (error: unknown) => void;
+  readonly #count: (direction: 'in' | 'out', bytes: number) => void;
   #handler: BusHandler = () => {};
   #running = false;
   readonly #local: BusMessage[] = [];
@@ -46,12 +47,21 @@ export class Bus {
   #clockOffset = 0;
   #localScheduled = false;
 
-  constructor(options: { commands: Redis; reader: Redis; namespace: string; processId: string; onError: (error: unknown) => void }) {
+  constructor(options: {
+    commands: Redis;
+    reader: Redis;
+    namespace: string;
+    processId: string;
+    onError: (error: unknown) => void;
+    /** Told of every message through Redis, with its size (server/cluster/health.ts). */
+    count?: (direction: 'in' | 'out', bytes: number) => void;
+  }) {
     this.#commands = options.commands;
     this.#reader = options.reader;
     this.#names = streamNames(options.namespace);
     this.#self = options.processId;
     this.#onError = options.onError;
+    this.#count = options.count ?? (() => undefined);
   }
 
   /** This process's id. */
@@ -88,6 +98,10 @@ export class Bus {
             for (const [id, fields] of entries) {
               if (isInbox) inboxOffset = id.toString();
               else broadcastOffset = id.toString();
+              this.#count(
+                'in',
+                fields.reduce((sum, field) => sum + field.byteLength, 0),
+              );
               const message = decode(fields);
               // Our own broadcasts were delivered here already.
               if (message === null || (!isInbox && message.header.from === this.#self)) continue;
@@ -127,8 +141,10 @@ export class Bus {
   }
 
   async #add(key: string, message: BusMessage): Promise<void> {
-    const fields: (string | Buffer)[] = ['h', JSON.stringify(message.header)];
+    const header = JSON.stringify(message.header);
+    const fields: (string | Buffer)[] = ['h', header];
     message.blobs.forEach((blob, i) => fields.push(`b${i}`, blob));
+    this.#count('out', header.length + message.blobs.reduce((sum, blob) => sum + blob.byteLength, 0));
     await this.#commands.xadd(key, 'MINID', '~', String(Math.floor(Date.now() + this.#clockOffset - KEEP_MS)), '*', ...fields);
   }
 

@@ -27,6 +27,7 @@ import { RunRegistry, type WorkerNotifier } from '../runs';
 import { registryBackend, type SocketBackend } from '../sockets';
 import { WorkerRegistry, type WorkersSnapshot } from '../workers';
 import type { Bus, BusMessage } from './bus';
+import type { ProcessCounters } from './health';
 import type { ContribHeader, OpenHeader, PartialHeader, PlanHeader } from './ingest';
 import { LeaseLost, type ClusterState } from './state';
 
@@ -46,6 +47,10 @@ export interface LeadershipDeps {
   readonly identityLimits?: Partial<IdentityLimits>;
   readonly defaultRun?: RunConfigPatch | false;
   readonly logError: (error: unknown) => void;
+  /** Events an operator should see (a process written off). */
+  readonly logInfo: (line: string) => void;
+  /** This process's counts (server/cluster/health.ts). */
+  readonly counters: () => ProcessCounters;
   /** A fenced write found the lease gone: this process must stop leading. */
   readonly onLeaseLost: () => void;
 }
@@ -364,6 +369,9 @@ export class Leadership {
         // its new process never saw that round open, so it waits for the next, as a late joiner does.
         const key = (args['request'] as { workerKey?: string }).workerKey;
         const identity = key === undefined ? undefined : this.workers.findByKey(key);
+        const counters = this.#deps.counters();
+        counters.joins += 1;
+        if (identity !== undefined) counters.rejoins += 1;
         if (identity !== undefined && identity.socketId !== null && identity.socketId !== socketId) {
           backend.disconnect(identity.workerId, identity.socketId);
           this.#sockets.delete(identity.socketId);
@@ -443,7 +451,7 @@ export class Leadership {
 
   /** A process is gone: its gradients no longer count, its workers are disconnected (they rejoin elsewhere). */
   processGone(process: string): void {
-    this.#deps.logError(new Error(`cluster: process ${process} stopped beating; its workers and gradients are written off`));
+    this.#deps.logInfo(`process ${process} stopped beating; the leader writes its workers and gradients off`);
     for (const closing of this.#closing.values()) closing.processGone(process);
     for (const [runId, held] of this.#held) {
       const lost = [...held.byWorker].filter(([, h]) => h.process === process).map(([w]) => w);

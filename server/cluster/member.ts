@@ -23,6 +23,7 @@ import type { ModelRuntime } from '../model';
 import { attachSockets, createWorkerNotifier, type SocketBackend } from '../sockets';
 import type { WorkerIdentity } from '../workers';
 import { Bus, type BusMessage } from './bus';
+import { startHealth } from './health';
 import { Ingest, type OpenHeader, type PlanHeader } from './ingest';
 import { Keepalive } from './keepalive';
 import { Leadership, type CallMethod } from './leadership';
@@ -42,7 +43,7 @@ export interface MemberOptions {
   readonly apiRateLimit?: RateLimit;
   readonly maxMessageBytes?: number;
   readonly logError?: (error: unknown) => void;
-  /** Where the process's events go (a leader elected, a lease lost); the console by default. */
+  /** Where the process's events and counts go (server/cluster/health.ts); the console by default. */
   readonly logInfo?: (line: string) => void;
   readonly tls?: { readonly key: string; readonly cert: string };
   readonly join?: () => JoinInfo;
@@ -89,6 +90,7 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   const maxMessageBytes = options.maxMessageBytes ?? computeMaxMessageBytes();
   const logInfo = options.logInfo ?? ((line: string) => console.log(`[cluster] ${line}`));
   const processId = `${process.pid}.${randomBytes(3).toString('hex')}`;
+  const health = startHealth(processId, logInfo);
   // null: commands wait through a brief Redis outage instead of failing (ioredis reconnects by itself).
   const commands = new Redis(options.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   commands.on('error', () => undefined);
@@ -109,7 +111,23 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   });
   const { io } = front;
   const state = new ClusterState(commands, options.namespace);
-  const bus = new Bus({ commands, reader, namespace: options.namespace, processId, onError: logError });
+  const bus = new Bus({
+    commands,
+    reader,
+    namespace: options.namespace,
+    processId,
+    onError: logError,
+    count: (direction, bytes) => {
+      const counters = health.counters();
+      if (direction === 'out') {
+        counters.busSent += 1;
+        counters.busSentBytes += bytes;
+      } else {
+        counters.busReceived += 1;
+        counters.busReceivedBytes += bytes;
+      }
+    },
+  });
   const localNotifier = createWorkerNotifier(io);
 
   let leader: { processId: string; term: number } | null = null;
@@ -147,9 +165,11 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   const call = (method: CallMethod, args: Record<string, unknown>): unknown => {
     if (leadership !== null) return leadership.call(processId, method, args);
     const id = `${processId}:${++callCounter}`;
+    health.counters().calls += 1;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         pending.delete(id);
+        health.counters().callTimeouts += 1;
         reject(new ProtocolFault('internal', 'the cluster has no leader that answers right now; try again'));
       }, CALL_TIMEOUT_MS);
       const entry: PendingCall = { method, args, resolve, reject, timer, sentTo: -1 };
@@ -317,6 +337,12 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     summaries: () => call('api', { kind: 'summaries' }) as never,
     history: (runId) => call('api', { kind: 'history', runId }) as never,
   };
+  io.on('connection', (socket) => {
+    const counters = health.counters();
+    counters.connected += 1;
+    if (socket.recovered) counters.recovered += 1;
+    socket.on('disconnect', (reason) => health.counters().close(reason));
+  });
   attachSockets(io, { backend, adminToken: options.adminToken, rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT, logError });
   front.setApiHandler(createApiHandler(api, options.join ?? (() => joinInfo(front.scheme, front.boundPort()))));
 
@@ -346,6 +372,8 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       ...(options.identityLimits === undefined ? {} : { identityLimits: options.identityLimits }),
       ...(options.defaultRun === undefined ? {} : { defaultRun: options.defaultRun }),
       logError,
+      logInfo,
+      counters: () => health.counters(),
       onLeaseLost: stepDown,
     });
     let started: Leadership;
@@ -424,6 +452,7 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       closing = true;
       clearInterval(tickTimer);
       clearInterval(trafficTimer);
+      health.stop();
       const leading = leadership;
       if (leading !== null) {
         await leading.flush();

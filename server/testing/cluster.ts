@@ -17,6 +17,8 @@ export interface TestCluster {
   readonly redis: RedisServer;
   /** Server-side failures of every member. */
   readonly errors: unknown[];
+  /** Every member's event and count lines (server/cluster/health.ts). */
+  readonly info: string[];
   /** The leader's state, once a member leads. */
   leader(): Promise<Leadership>;
   close(): Promise<void>;
@@ -28,6 +30,7 @@ export async function startTestCluster(processes: number, redisPort: number, nam
   const redis = await startRedisServer(dataDir, redisPort);
   const { test } = await loadTestData();
   const errors: unknown[] = [];
+  const info: string[] = [];
   const members: { member: ClusterMember; url: string }[] = [];
   for (let i = 0; i < processes; i++) {
     const member = await createClusterMember({
@@ -38,6 +41,7 @@ export async function startTestCluster(processes: number, redisPort: number, nam
       model: createCpuModelRuntime(test),
       defaultRun: false,
       logError: (error) => errors.push(error),
+      logInfo: (line) => info.push(line),
     });
     await new Promise<void>((resolve) => member.httpServer.listen(0, '127.0.0.1', resolve));
     members.push({ member, url: `http://127.0.0.1:${(member.httpServer.address() as AddressInfo).port}` });
@@ -46,6 +50,7 @@ export async function startTestCluster(processes: number, redisPort: number, nam
     members,
     redis,
     errors,
+    info,
     leader: async () => {
       await waitFor(() => members.some((m) => m.member.leadership() !== null), 10_000, 'a leader');
       return members.find((m) => m.member.leadership() !== null)!.member.leadership()!;
