@@ -78,8 +78,8 @@ export interface IngestDeps {
   readonly now: () => number;
   /** Sends to the current leader (directly when this process leads). */
   readonly toLeader: <H extends { readonly t: string }>(header: H, blobs?: readonly Buffer[]) => void;
-  /** Emits round:open to a local socket. */
-  readonly emitOpen: (socketId: string, round: RoundOpen) => void;
+  /** Emits round:open to sockets of this process. */
+  readonly emitOpen: (socketIds: readonly string[], round: RoundOpen) => void;
 }
 
 interface Held {
@@ -124,7 +124,11 @@ export class Ingest {
     });
     this.#latest.set(header.runId, Math.max(this.#latest.get(header.runId) ?? -1, header.version));
     const round: RoundOpen = { ...header.round, layers };
-    for (const [, socketId] of own) this.#deps.emitOpen(socketId, round);
+    if (own.length > 0)
+      this.#deps.emitOpen(
+        own.map(([, socketId]) => socketId),
+        round,
+      );
   }
 
   /** A worker's gradient, from the socket that speaks for it; throws ProtocolFault as one process would. */

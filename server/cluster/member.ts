@@ -152,7 +152,9 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     layout: (config) => options.model.layout(config.model),
     now: () => nodeScheduler.now(),
     toLeader,
-    emitOpen: (socketId, round) => io.sockets.sockets.get(socketId)?.emit('round:open', round),
+    // One packet for all of this process's participants, encoded once and sent from here: through the adapter
+    // (which stores every emit in Redis for connection state recovery) the model went to every process once per tab.
+    emitOpen: (socketIds, round) => io.local.to([...socketIds]).emit('round:open', round),
   });
 
   const sendCall = (id: string, call: PendingCall) => {
