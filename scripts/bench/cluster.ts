@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- cluster [--rounds 5] [--workers 200,600] [--processes 1,2,3]`:
+ * `npm run bench -- cluster [--rounds 3] [--workers 200,600] [--processes 1,2,3]`:
  * the aggregator as one process and as a cluster of 2 and 3 (docs/scaling.md),
  * each started for real as `npm start` starts it (`server/index.ts
  * [--processes N]`, the cluster with its own Redis), with simulated workers
@@ -78,7 +78,9 @@ function countChurn(output: string, tabs: { disconnects: number; recoveries: num
   let rejoins = 0;
   let callTimeouts = 0;
   let maxLoopDelayMs = 0;
-  for (const match of output.matchAll(/stats \d+ s: sockets \+\d+ \(recovered \d+\) -\d+ \[([^\]]*)\]; joins \d+ \(rejoins (\d+)\); calls \d+ \(timed out (\d+)\).*event loop delay max (\d+) ms/g)) {
+  for (const match of output.matchAll(
+    /stats \d+ s: sockets \+\d+ \(recovered \d+\) -\d+ \[([^\]]*)\]; joins \d+ \(rejoins (\d+)\); calls \d+ \(timed out (\d+)\).*event loop delay max (\d+) ms/g,
+  )) {
     for (const part of match[1]!.split(', ').filter(Boolean)) {
       const at = part.lastIndexOf(' ');
       closed[part.slice(0, at)] = (closed[part.slice(0, at)] ?? 0) + Number(part.slice(at + 1));
@@ -164,7 +166,17 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
   redis?.on('error', () => undefined);
   let threads: Awaited<ReturnType<typeof startWorkerThreads>> | null = null;
   let failed: string | undefined;
-  let result: Omit<EndToEnd, 'churn' | 'log'> = { processes, workers, roundsPerSecond: NaN, ingestMBps: NaN, cpuMsPerGradient: NaN, leaderCpuMsPerGradient: NaN, fullRounds: 0, rounds: 0, redis: null };
+  let result: Omit<EndToEnd, 'churn' | 'log'> = {
+    processes,
+    workers,
+    roundsPerSecond: NaN,
+    ingestMBps: NaN,
+    cpuMsPerGradient: NaN,
+    leaderCpuMsPerGradient: NaN,
+    fullRounds: 0,
+    rounds: 0,
+    redis: null,
+  };
   try {
     await getJson(`${url}/api/health`);
     await redis?.connect();
@@ -246,14 +258,20 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
   return { ...result, ...(failed === undefined ? {} : { failed }), log, churn: countChurn(output, tabs) };
 }
 
-/** Median time (ms) of `fn` over `reps` runs after one warm-up. */
-function timeMs(fn: () => void, reps = 9): number {
+/**
+ * Median CPU time (user + system of this process, ms) of `fn` over `reps`
+ * runs after one warm-up: on a machine shared with other work the wall clock
+ * counts the others' time too, CPU time only ours. `fn` is synchronous and
+ * this process runs no other thread while it runs.
+ */
+function cpuMs(fn: () => void, reps = 9): number {
   fn();
   const times: number[] = [];
   for (let r = 0; r < reps; r++) {
-    const t = performance.now();
+    const t = process.cpuUsage();
     fn();
-    times.push(performance.now() - t);
+    const used = process.cpuUsage(t);
+    times.push((used.user + used.system) / 1000);
   }
   return times.sort((a, b) => a - b)[reps >> 1]!;
 }
@@ -280,7 +298,7 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
   }));
   const offsets = layout.tensors.map((t) => t.offset);
   const flats: Float32Array[] = [];
-  const ingestMs = timeMs(() => {
+  const ingestMs = cpuMs(() => {
     flats.length = 0;
     for (const raw of submissions) {
       const decoded = decodeGradient(parseSubmission(raw), layout, config);
@@ -295,8 +313,8 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
     flats.map((f) => estimateStats(f, offsets)),
   );
   const sum = new Float64Array(layout.parameterCount);
-  const accumulateMs = timeMs(() => flats.forEach((f, i) => accumulate(sum, f, plan.weights[i]!, plan, offsets)), 5);
-  const combineMs = timeMs(() => addPartial(sum, sum.slice()));
+  const accumulateMs = cpuMs(() => flats.forEach((f, i) => accumulate(sum, f, plan.weights[i]!, plan, offsets)), 5);
+  const combineMs = cpuMs(() => addPartial(sum, sum.slice()));
 
   // Redis: one process's reports (about 600 bytes of JSON each) and one partial sum (8 bytes per parameter).
   const dataDir = mkdtempSync(join(tmpdir(), 'atomo-bench-bus-'));
@@ -364,7 +382,7 @@ export async function benchCluster(): Promise<void> {
     args: process.argv.slice(2),
     allowPositionals: true,
     options: {
-      rounds: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
       workers: { type: 'string', default: '200,600' },
       processes: { type: 'string', default: '1,2,3' },
       /** A directory for every aggregator process's CPU profile (node --cpu-prof), one folder per configuration. */
@@ -406,18 +424,55 @@ share the same two cores, so more processes compete with them for the CPU.
 
 ${markdownTable(
   ['processes', 'workers', 'rounds/s', 'ingest MB/s', 'aggregator CPU per gradient (ms)', 'of which the leader (ms)', 'full rounds'],
-  rows.map((r) => [
-    String(r.processes),
-    String(r.workers),
-    fmt(r.roundsPerSecond),
-    fmt(r.ingestMBps),
-    fmt(r.cpuMsPerGradient),
-    r.processes === 1 ? '(one process)' : fmt(r.leaderCpuMsPerGradient),
-    `${r.fullRounds}/${r.rounds}`,
-  ]),
+  rows.map((r) =>
+    r.failed === undefined
+      ? [
+          String(r.processes),
+          String(r.workers),
+          fmt(r.roundsPerSecond),
+          fmt(r.ingestMBps),
+          fmt(r.cpuMsPerGradient),
+          r.processes === 1 ? '(one process)' : fmt(r.leaderCpuMsPerGradient),
+          `${r.fullRounds}/${r.rounds}`,
+        ]
+      : [String(r.processes), String(r.workers), '—', '—', '—', '—', `failed: ${r.failed}`],
+  ),
 )}
 
-What each stage costs per gradient, measured in the benchmark's own process in the same run (medians; MLP, atomo-svd at budget 2):
+What changed who does what during each configuration (from the processes' own event and count lines, server/cluster/health.ts, and
+the simulated tabs; a healthy run has one election and nothing else), and what went through Redis over the measured rounds
+(Redis's INFO counters):
+
+${markdownTable(
+  [
+    'processes',
+    'workers',
+    'elections',
+    'leases lost',
+    'processes written off',
+    'tab disconnects (recovered)',
+    'longest event-loop delay (ms)',
+    'Redis in / out per round (MB)',
+    'Redis commands per round',
+  ],
+  rows
+    .filter((r) => r.processes > 1)
+    .map((r) => [
+      String(r.processes),
+      String(r.workers),
+      String(r.churn.elections),
+      String(r.churn.leasesLost),
+      String(r.churn.writtenOff),
+      `${r.churn.tabDisconnects} (${r.churn.tabRecoveries})`,
+      String(r.churn.maxLoopDelayMs),
+      r.redis === null || r.rounds === 0 ? '—' : `${fmt(r.redis.inMB / r.rounds)} / ${fmt(r.redis.outMB / r.rounds)}`,
+      r.redis === null || r.rounds === 0 ? '—' : fmt(r.redis.commands / r.rounds),
+    ]),
+)}
+
+What each stage costs, measured in the benchmark's own process before the configurations (medians; MLP, atomo-svd at budget 2):
+CPU time of this process for the stages that compute, wall time from sender to receiver for the two through Redis (which also
+count Redis's own time and wait for the CPU when the machine is busy):
 
 ${markdownTable(
   ['stage', 'ms', 'what'],
