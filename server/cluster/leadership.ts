@@ -286,9 +286,11 @@ export class Leadership {
     let registry: RunRegistry | null = null;
     const base = createBroadcastHooks(deps.io, this.workers, () => registry!, {
       persistOnClose: false,
-      // Dashboards may sit on any process: always publish, at most four times a second per run.
+      // Dashboards may sit on any process: always publish, at most once a second per run. Each summary lists every
+      // worker and crosses Redis to every process (about 0.15 MB at 600 tabs): at four a second it was most of what
+      // a cluster put through Redis (docs/scaling.md, "A 10,000-tab event").
       anyDashboards: () => true,
-      stateEveryMs: 250,
+      stateEveryMs: 1000,
     });
     const hooks: RunHooks = {
       // Runs here always send the full model (compressedDownlink: false below): one delivery per round.

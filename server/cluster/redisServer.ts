@@ -1,5 +1,5 @@
 /**
- * The cluster's own Redis (docs/scaling.md, "Redis"): Debian's redis-server
+ * The cluster's own Redis (docs/scaling.md, "Running it"): Debian's redis-server
  * (the bootstrap installs it, as it installs Chromium), on a free loopback
  * port, its data (an append-only file, fsynced every second) in
  * <dataDir>/redis/ so a restarted cluster finds its runs, stopped with the
