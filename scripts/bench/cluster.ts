@@ -130,6 +130,8 @@ interface EndToEnd {
   readonly leaderCpuMsPerGradient: number;
   readonly fullRounds: number;
   readonly rounds: number;
+  /** The run's summary (what run:state carries) as JSON, kB. */
+  readonly summaryKB: number;
 }
 
 function splitCounts(total: number, parts: number): number[] {
@@ -175,17 +177,20 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
     leaderCpuMsPerGradient: NaN,
     fullRounds: 0,
     rounds: 0,
+    summaryKB: NaN,
     redis: null,
   };
   try {
     await getJson(`${url}/api/health`);
     await redis?.connect();
     const admin = await connectSocket(url, { adminToken: TOKEN });
+    // A warm-up round, then the measured ones.
+    const maxRounds = rounds + 1;
     const created = await admin.timeout(30_000).emitWithAck('run:create', {
       name: `bench ${processes}×${workers}`,
       scheme: 'atomo-svd',
       batchSize: 8,
-      maxRounds: rounds + 1,
+      maxRounds,
       evalEvery: rounds + 1,
       roundDeadlineMs: 300_000,
       quorum: { fraction: 1, minimum: workers },
@@ -204,26 +209,29 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
     const leaderPid = redis === null ? server.pid! : Number((await redis.get(`${namespace}:leader`))!.split('.')[0]);
     const cpuBefore = pids.map(cpuSeconds);
     const infoBefore = redis === null ? null : await redisInfo(redis);
-    const started = performance.now();
-    let lastVersion = -1;
+    // Polled on the small history route, twice a second: /api/runs lists every worker, and in a cluster a follower
+    // fetches it from the leader through Redis, so polling it often would add to what is measured.
+    let lastRounds = 1;
     let lastProgress = performance.now();
     for (;;) {
-      const runs = await getJson<RunSummary[]>(`${url}/api/runs`);
-      const run = runs.find((r) => r.runId === runId);
-      if (run?.status === 'finished') break;
-      if ((run?.version ?? -1) > lastVersion) {
-        lastVersion = run!.version;
+      const closed = (await history()).length;
+      if (closed >= maxRounds) break;
+      if (closed > lastRounds) {
+        lastRounds = closed;
         lastProgress = performance.now();
       } else if (performance.now() - lastProgress > STALL_MS) {
-        throw new Error(`no round closed in ${STALL_MS / 1000} s (stuck at version ${lastVersion})`);
+        throw new Error(`no round closed in ${STALL_MS / 1000} s (stuck after ${lastRounds} rounds)`);
       }
-      await sleep(100);
+      await sleep(500);
     }
-    const seconds = (performance.now() - started) / 1000;
     const cpuAfter = pids.map(cpuSeconds);
     const infoAfter = redis === null ? null : await redisInfo(redis);
     const delta = (key: string) => (infoAfter?.[key] ?? 0) - (infoBefore?.[key] ?? 0);
-    const measured = (await history()).slice(1);
+    const all = await history();
+    const measured = all.slice(1);
+    // From the warm-up round's close to the last one's, on the server's clock.
+    const seconds = (all[all.length - 1]!.closedAt - all[0]!.closedAt) / 1000;
+    const summary = (await getJson<RunSummary[]>(`${url}/api/runs`)).find((r) => r.runId === runId);
     const gradients = measured.reduce((sum, m) => sum + m.contributors, 0);
     const cpu = cpuAfter.reduce((sum, c, i) => sum + c - cpuBefore[i]!, 0);
     const leaderIndex = pids.indexOf(leaderPid);
@@ -236,6 +244,7 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
       leaderCpuMsPerGradient: (1000 * (cpuAfter[leaderIndex]! - cpuBefore[leaderIndex]!)) / gradients,
       fullRounds: measured.filter((m) => m.contributors === workers).length,
       rounds: measured.length,
+      summaryKB: JSON.stringify(summary ?? null).length / 1000,
       redis:
         infoAfter === null
           ? null
@@ -418,7 +427,8 @@ ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average ${l
 (others were working: compare within the table, not with a quiet machine). Each configuration is started as \`npm start\` starts it
 (\`server/index.ts\`, and \`--processes N\` with its own Redis for N > 1); the simulated workers (the real protocol, SimulatedWorker) run
 in ${THREADS} worker threads of the benchmark's own process, each resending one precomputed atomo-svd (budget 2) gradient of the MLP every round,
-quorum of all workers, ${rounds} measured rounds after a warm-up round. "CPU per gradient" is the user + system time of every aggregator
+quorum of all workers, ${rounds} measured rounds after a warm-up round, timed on the server's clock from the warm-up round's close to the
+last round's. "CPU per gradient" is the user + system time of every aggregator
 process (from /proc; the primary and Redis left out) over the measured rounds divided by the gradients accepted; the workers' threads
 share the same two cores, so more processes compete with them for the CPU.
 
@@ -454,6 +464,7 @@ ${markdownTable(
     'longest event-loop delay (ms)',
     'Redis in / out per round (MB)',
     'Redis commands per round',
+    'one run:state (kB)',
   ],
   rows
     .filter((r) => r.processes > 1)
@@ -467,6 +478,7 @@ ${markdownTable(
       String(r.churn.maxLoopDelayMs),
       r.redis === null || r.rounds === 0 ? '—' : `${fmt(r.redis.inMB / r.rounds)} / ${fmt(r.redis.outMB / r.rounds)}`,
       r.redis === null || r.rounds === 0 ? '—' : fmt(r.redis.commands / r.rounds),
+      fmt(r.summaryKB),
     ]),
 )}
 
