@@ -18,6 +18,8 @@ export const en = {
     waitingFirstRounds: 'Waiting for the first rounds…',
     ms: '{{value}} ms',
     seconds: '{{value}} s',
+    up: 'up',
+    down: 'down',
   },
   aggregation: {
     normBound: 'norm bound, k = {{k}} × median',
@@ -78,8 +80,6 @@ export const en = {
     kpiRound: 'Round',
     kpiAccuracy: 'Test accuracy',
     kpiWire: 'This tab on the wire',
-    up: 'up',
-    down: 'down',
     gradients_one: '{{count}} gradient',
     gradients_other: '{{count}} gradients',
     backend: {
@@ -197,8 +197,6 @@ export const en = {
       overRuns_other: 'over {{count}} runs',
       best: 'Best test accuracy',
       wire: 'On the wire, both ways',
-      up: 'up',
-      down: 'down',
       online: 'Workers online',
     },
     race: {

@@ -13,6 +13,8 @@ export const zh: Messages = {
     waitingFirstRounds: '等待最初几轮…',
     ms: '{{value}} 毫秒',
     seconds: '{{value}} 秒',
+    up: '上行',
+    down: '下行',
   },
   aggregation: {
     normBound: '范数上限，k = {{k}} × 中位数',
@@ -73,8 +75,6 @@ export const zh: Messages = {
     kpiRound: '轮次',
     kpiAccuracy: '测试准确率',
     kpiWire: '本标签页的网络流量',
-    up: '上行',
-    down: '下行',
     gradients_one: '{{count}} 个梯度',
     gradients_other: '{{count}} 个梯度',
     backend: {
@@ -187,8 +187,6 @@ export const zh: Messages = {
       overRuns_other: '共 {{count}} 个实验',
       best: '最佳测试准确率',
       wire: '网络流量（双向）',
-      up: '上行',
-      down: '下行',
       online: '在线工作节点',
     },
     race: {

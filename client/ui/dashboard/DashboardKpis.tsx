@@ -2,7 +2,8 @@
 import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
-import { formatBytes, formatPercent } from '../common/format';
+import { formatPercent } from '../common/format';
+import { Kpi, TrafficKpi } from '../common/Kpi';
 import { dashboardStore } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
 import type { DashboardState } from '../store/dashboardStore';
@@ -24,41 +25,16 @@ export function DashboardKpis() {
   const online = allWorkers(runs).filter((w) => w.connected).length;
   return (
     <section className="card kpis kpis--dashboard">
-      <div className="kpi">
-        <span className="kpi__label">{t('dashboard.kpis.rounds')}</span>
-        <span className="kpi__value" data-testid="round" data-value={rounds}>
-          {rounds}
-        </span>
-        <span className="kpi__hint">{t('dashboard.kpis.overRuns', { count: runs.length })}</span>
-      </div>
-      <div className="kpi">
-        <span className="kpi__label">{t('dashboard.kpis.best')}</span>
-        <span className="kpi__value" data-testid="test-accuracy" data-value={best ?? 0}>
-          {formatPercent(best)}
-        </span>
-      </div>
-      <div className="kpi">
-        <span className="kpi__label">{t('dashboard.kpis.wire')}</span>
-        <span className="kpi__value" data-testid="bytes-total" data-value={up + down}>
-          {formatBytes(up + down)}
-        </span>
-        <span className="kpi__hint">
-          {t('dashboard.kpis.up')}{' '}
-          <span data-testid="bytes-up" data-value={up}>
-            {formatBytes(up)}
-          </span>
-          , {t('dashboard.kpis.down')}{' '}
-          <span data-testid="bytes-down" data-value={down}>
-            {formatBytes(down)}
-          </span>
-        </span>
-      </div>
-      <div className="kpi">
-        <span className="kpi__label">{t('dashboard.kpis.online')}</span>
-        <span className="kpi__value" data-testid="workers-online" data-value={online}>
-          {online}
-        </span>
-      </div>
+      <Kpi label={t('dashboard.kpis.rounds')} testId="round" value={rounds} hint={t('dashboard.kpis.overRuns', { count: runs.length })}>
+        {rounds}
+      </Kpi>
+      <Kpi label={t('dashboard.kpis.best')} testId="test-accuracy" value={best ?? 0}>
+        {formatPercent(best)}
+      </Kpi>
+      <TrafficKpi label={t('dashboard.kpis.wire')} up={up} down={down} />
+      <Kpi label={t('dashboard.kpis.online')} testId="workers-online" value={online}>
+        {online}
+      </Kpi>
     </section>
   );
 }

@@ -7,6 +7,7 @@ import { runColor } from '../common/palette';
 import { dashboardStore, type RunView } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
 import { latestAccuracy, orderedRuns } from './selectors';
+import { TableCard } from './TableCard';
 
 function RunActions({ run }: { readonly run: RunView }) {
   const { t } = useTranslation();
@@ -38,88 +39,88 @@ export function RunsTable() {
   const runsById = useStore(dashboardStore, (s) => s.runs);
   const runs = orderedRuns({ runIds, runs: runsById });
   return (
-    <section className="card table-card">
-      <header className="table-card__header">
-        <h2>{t('dashboard.runs.title')}</h2>
-        <p className="muted">{t('dashboard.runs.hint')}</p>
-      </header>
-      <div className="table-scroll">
-        <table className="table" data-testid="runs-table">
-          <thead>
-            <tr>
-              <th>{t('dashboard.runs.run')}</th>
-              <th>{t('dashboard.runs.compression')}</th>
-              <th>{t('dashboard.runs.status')}</th>
-              <th className="num">{t('dashboard.runs.round')}</th>
-              <th className="num">{t('dashboard.runs.workers')}</th>
-              <th className="num">{t('dashboard.runs.accuracy')}</th>
-              <th className="num">{t('dashboard.runs.upstream')}</th>
-              <th className="num">{t('dashboard.runs.downstream')}</th>
-              <th>{t('dashboard.runs.export')}</th>
-              <th>{t('dashboard.runs.actions')}</th>
+    <TableCard
+      testId="runs-table"
+      header={
+        <>
+          <h2>{t('dashboard.runs.title')}</h2>
+          <p className="muted">{t('dashboard.runs.hint')}</p>
+        </>
+      }
+    >
+      <thead>
+        <tr>
+          <th>{t('dashboard.runs.run')}</th>
+          <th>{t('dashboard.runs.compression')}</th>
+          <th>{t('dashboard.runs.status')}</th>
+          <th className="num">{t('dashboard.runs.round')}</th>
+          <th className="num">{t('dashboard.runs.workers')}</th>
+          <th className="num">{t('dashboard.runs.accuracy')}</th>
+          <th className="num">{t('dashboard.runs.upstream')}</th>
+          <th className="num">{t('dashboard.runs.downstream')}</th>
+          <th>{t('dashboard.runs.export')}</th>
+          <th>{t('dashboard.runs.actions')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map((run, i) => {
+          const { summary } = run;
+          const online = summary.workers.filter((w) => w.connected).length;
+          return (
+            <tr key={summary.runId} data-run-id={summary.runId} data-status={summary.status} data-scheme={summary.config.scheme}>
+              <td>
+                <span className="legend__swatch" style={{ background: runColor(i) }} />
+                <strong translate="no">{summary.config.name}</strong>{' '}
+                <span className="muted mono" translate="no">
+                  {summary.runId}
+                </span>
+              </td>
+              <td>
+                {describeCompression(summary.config)}
+                <div className="muted" data-testid="aggregation">
+                  {describeAggregation(summary.config.aggregation)}
+                </div>
+                <div className="muted" data-testid="downlink">
+                  {describeDownlink(summary.config)}
+                </div>
+              </td>
+              <td>
+                <span className={`pill pill--${summary.status}`}>{t(`dashboard.runs.statuses.${summary.status}`)}</span>
+                {summary.fault === null ? null : (
+                  <div className="run-fault" role="alert" data-testid="run-fault">
+                    {t('dashboard.runs.fault', { detail: summary.fault })}
+                  </div>
+                )}
+              </td>
+              <td className="num" data-cell="round">
+                {summary.version}
+              </td>
+              <td className="num">
+                {online}
+                {summary.workers.length > online ? <span className="muted"> / {summary.workers.length}</span> : null}
+              </td>
+              <td className="num" data-cell="accuracy">
+                {formatPercent(latestAccuracy(run))}
+              </td>
+              <td className="num">{formatBytes(summary.bytesUp)}</td>
+              <td className="num" data-cell="downstream" data-value={summary.bytesDown}>
+                {formatBytes(summary.bytesDown)}
+              </td>
+              <td className="export-links">
+                <a href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.csv`} download>
+                  CSV
+                </a>
+                <a href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.json`} target="_blank" rel="noreferrer">
+                  JSON
+                </a>
+              </td>
+              <td>
+                <RunActions run={run} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {runs.map((run, i) => {
-              const { summary } = run;
-              const online = summary.workers.filter((w) => w.connected).length;
-              return (
-                <tr key={summary.runId} data-run-id={summary.runId} data-status={summary.status} data-scheme={summary.config.scheme}>
-                  <td>
-                    <span className="legend__swatch" style={{ background: runColor(i) }} />
-                    <strong translate="no">{summary.config.name}</strong>{' '}
-                    <span className="muted mono" translate="no">
-                      {summary.runId}
-                    </span>
-                  </td>
-                  <td>
-                    {describeCompression(summary.config)}
-                    <div className="muted" data-testid="aggregation">
-                      {describeAggregation(summary.config.aggregation)}
-                    </div>
-                    <div className="muted" data-testid="downlink">
-                      {describeDownlink(summary.config)}
-                    </div>
-                  </td>
-                  <td>
-                    <span className={`pill pill--${summary.status}`}>{t(`dashboard.runs.statuses.${summary.status}`)}</span>
-                    {summary.fault === null ? null : (
-                      <div className="run-fault" role="alert" data-testid="run-fault">
-                        {t('dashboard.runs.fault', { detail: summary.fault })}
-                      </div>
-                    )}
-                  </td>
-                  <td className="num" data-cell="round">
-                    {summary.version}
-                  </td>
-                  <td className="num">
-                    {online}
-                    {summary.workers.length > online ? <span className="muted"> / {summary.workers.length}</span> : null}
-                  </td>
-                  <td className="num" data-cell="accuracy">
-                    {formatPercent(latestAccuracy(run))}
-                  </td>
-                  <td className="num">{formatBytes(summary.bytesUp)}</td>
-                  <td className="num" data-cell="downstream" data-value={summary.bytesDown}>
-                    {formatBytes(summary.bytesDown)}
-                  </td>
-                  <td className="export-links">
-                    <a href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.csv`} download>
-                      CSV
-                    </a>
-                    <a href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.json`} target="_blank" rel="noreferrer">
-                      JSON
-                    </a>
-                  </td>
-                  <td>
-                    <RunActions run={run} />
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
-    </section>
+          );
+        })}
+      </tbody>
+    </TableCard>
   );
 }

@@ -7,6 +7,7 @@ import { runColor } from '../common/palette';
 import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
 import { orderedRuns } from './selectors';
+import { TableCard } from './TableCard';
 
 const TARGETS = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
 const selectRuns = (s: DashboardState) => s.runs;
@@ -28,48 +29,48 @@ export function SummaryTable() {
   const rows = runs.map((run, i) => ({ run, color: runColor(i), hit: reached(run, target) }));
   const fewest = Math.min(...rows.map((r) => r.hit?.mb ?? Infinity));
   return (
-    <section className="card table-card">
-      <header className="table-card__header">
-        <h2>{t('dashboard.summary.title')}</h2>
-        <label className="inline-field">
-          {t('dashboard.summary.target')}{' '}
-          <select
-            className="select select--small"
-            value={target}
-            onChange={(e) => setTarget(Number(e.target.value))}
-            aria-label={t('dashboard.summary.target')}
-          >
-            {TARGETS.map((value) => (
-              <option key={value} value={value}>
-                {formatPercent(value).replace(/[.,]0(?=\D*$)/, '')}
-              </option>
-            ))}
-          </select>
-        </label>
-      </header>
-      <div className="table-scroll">
-        <table className="table" data-testid="summary-table">
-          <thead>
-            <tr>
-              <th>{t('dashboard.summary.run')}</th>
-              <th className="num">{t('dashboard.summary.rounds')}</th>
-              <th className="num">{t('dashboard.summary.mb')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(({ run, color, hit }) => (
-              <tr key={run.summary.runId} className={hit !== null && hit.mb === fewest ? 'row--best' : ''}>
-                <td>
-                  <span className="legend__swatch" style={{ background: color }} />
-                  <span translate="no">{run.summary.config.name}</span>
-                </td>
-                <td className="num">{hit === null ? <span className="muted">{t('common.notYet')}</span> : hit.round}</td>
-                <td className="num">{hit === null ? <span className="muted">–</span> : formatNumber(hit.mb)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </section>
+    <TableCard
+      testId="summary-table"
+      header={
+        <>
+          <h2>{t('dashboard.summary.title')}</h2>
+          <label className="inline-field">
+            {t('dashboard.summary.target')}{' '}
+            <select
+              className="select select--small"
+              value={target}
+              onChange={(e) => setTarget(Number(e.target.value))}
+              aria-label={t('dashboard.summary.target')}
+            >
+              {TARGETS.map((value) => (
+                <option key={value} value={value}>
+                  {formatPercent(value).replace(/[.,]0(?=\D*$)/, '')}
+                </option>
+              ))}
+            </select>
+          </label>
+        </>
+      }
+    >
+      <thead>
+        <tr>
+          <th>{t('dashboard.summary.run')}</th>
+          <th className="num">{t('dashboard.summary.rounds')}</th>
+          <th className="num">{t('dashboard.summary.mb')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map(({ run, color, hit }) => (
+          <tr key={run.summary.runId} className={hit !== null && hit.mb === fewest ? 'row--best' : ''}>
+            <td>
+              <span className="legend__swatch" style={{ background: color }} />
+              <span translate="no">{run.summary.config.name}</span>
+            </td>
+            <td className="num">{hit === null ? <span className="muted">{t('common.notYet')}</span> : hit.round}</td>
+            <td className="num">{hit === null ? <span className="muted">–</span> : formatNumber(hit.mb)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </TableCard>
   );
 }

@@ -6,6 +6,7 @@ import { formatBytes, formatClock, formatMs } from '../common/format';
 import { dashboardStore } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
 import { allWorkers, balancingMoves, orderedRuns } from './selectors';
+import { TableCard } from './TableCard';
 
 /** The classroom attacks the dashboard offers: a sign flip ×10 and a scale ×100. */
 const ATTACKS = { none: null, flip: { kind: 'sign-flip', factor: 10 }, scale: { kind: 'scale', factor: 100 } } as const satisfies Record<
@@ -43,133 +44,133 @@ export function WorkersTable() {
     for (const move of balancingMoves(runs)) await actions.moveWorker(move.workerId, move.runId);
   };
   return (
-    <section className="card table-card">
-      <header className="table-card__header">
-        <h2>{t('dashboard.workers.title')}</h2>
-        <p className="muted">{t('dashboard.workers.hint')}</p>
-        {actions !== null && (
-          <button type="button" className="button button--small" onClick={() => void balance()}>
-            {t('dashboard.workers.balance')}
-          </button>
+    <TableCard
+      testId="workers-table"
+      header={
+        <>
+          <h2>{t('dashboard.workers.title')}</h2>
+          <p className="muted">{t('dashboard.workers.hint')}</p>
+          {actions !== null && (
+            <button type="button" className="button button--small" onClick={() => void balance()}>
+              {t('dashboard.workers.balance')}
+            </button>
+          )}
+        </>
+      }
+    >
+      <thead>
+        <tr>
+          <th className="num">{t('dashboard.workers.id')}</th>
+          <th>{t('dashboard.workers.device')}</th>
+          <th>{t('dashboard.workers.backend')}</th>
+          <th className="num">{t('dashboard.workers.calibration')}</th>
+          <th>{t('dashboard.workers.run')}</th>
+          <th className="num">{t('dashboard.workers.lastRound')}</th>
+          <th className="num">{t('dashboard.workers.sent')}</th>
+          <th className="num" title={t('dashboard.workers.latencyTitle')}>
+            {t('dashboard.workers.latency')}
+          </th>
+          <th className="num">{t('dashboard.workers.lastSeen')}</th>
+          <th>{t('dashboard.workers.status')}</th>
+          <th>{t('dashboard.workers.attack')}</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {workers.length === 0 && (
+          <tr>
+            <td colSpan={12} className="muted">
+              {t('dashboard.workers.none')}
+            </td>
+          </tr>
         )}
-      </header>
-      <div className="table-scroll">
-        <table className="table" data-testid="workers-table">
-          <thead>
-            <tr>
-              <th className="num">{t('dashboard.workers.id')}</th>
-              <th>{t('dashboard.workers.device')}</th>
-              <th>{t('dashboard.workers.backend')}</th>
-              <th className="num">{t('dashboard.workers.calibration')}</th>
-              <th>{t('dashboard.workers.run')}</th>
-              <th className="num">{t('dashboard.workers.lastRound')}</th>
-              <th className="num">{t('dashboard.workers.sent')}</th>
-              <th className="num" title={t('dashboard.workers.latencyTitle')}>
-                {t('dashboard.workers.latency')}
-              </th>
-              <th className="num">{t('dashboard.workers.lastSeen')}</th>
-              <th>{t('dashboard.workers.status')}</th>
-              <th>{t('dashboard.workers.attack')}</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {workers.length === 0 && (
-              <tr>
-                <td colSpan={12} className="muted">
-                  {t('dashboard.workers.none')}
+        {workers.map((worker) => {
+          const last = lastRounds[worker.workerId];
+          const status = !worker.connected ? 'offline' : worker.roundState === 'training' ? 'training' : worker.roundState === 'sent' ? 'sent' : 'online';
+          return (
+            <tr key={worker.workerId} data-worker-id={worker.workerId} data-run-id={worker.runId}>
+              <td className="num mono">#{worker.workerId}</td>
+              {worker.simulated ? (
+                <td data-cell="device" data-simulated="true" title={t('dashboard.workers.simulatedTitle')}>
+                  {t('dashboard.workers.simulated', { id: worker.workerId })}
                 </td>
-              </tr>
-            )}
-            {workers.map((worker) => {
-              const last = lastRounds[worker.workerId];
-              const status = !worker.connected ? 'offline' : worker.roundState === 'training' ? 'training' : worker.roundState === 'sent' ? 'sent' : 'online';
-              return (
-                <tr key={worker.workerId} data-worker-id={worker.workerId} data-run-id={worker.runId}>
-                  <td className="num mono">#{worker.workerId}</td>
-                  {worker.simulated ? (
-                    <td data-cell="device" data-simulated="true" title={t('dashboard.workers.simulatedTitle')}>
-                      {t('dashboard.workers.simulated', { id: worker.workerId })}
-                    </td>
+              ) : (
+                <td data-cell="device" translate="no">
+                  {worker.name || '–'}
+                </td>
+              )}
+              {/* The tooltip is the worker's own report (adapter name, or why it has no GPU), in the worker's language. */}
+              <td data-cell="backend" data-backend={worker.backend?.kind ?? 'unknown'} title={worker.backend?.detail} translate="no">
+                {backendLabel(worker.backend)}
+              </td>
+              <td className="num" data-cell="calibration">
+                {worker.backend?.calibration === undefined
+                  ? '–'
+                  : t('dashboard.workers.calibrationValue', {
+                      gpu: formatMs(worker.backend.calibration.webgpuMs),
+                      cpu: formatMs(worker.backend.calibration.cpuMs),
+                    })}
+              </td>
+              <td>
+                {actions === null ? (
+                  <span translate="no">{runsById[worker.runId]?.summary.config.name ?? worker.runId}</span>
+                ) : (
+                  <select
+                    className="select select--small"
+                    aria-label={t('dashboard.workers.runOf', { id: worker.workerId })}
+                    translate="no"
+                    value={worker.runId}
+                    onChange={(event) => void actions.moveWorker(worker.workerId, asRunId(event.target.value))}
+                  >
+                    {runs.map((run) => (
+                      <option key={run.summary.runId} value={run.summary.runId}>
+                        {run.summary.config.name}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </td>
+              <td className="num">{last === undefined ? '–' : last.round}</td>
+              <td className="num">{formatBytes(worker.bytesUp)}</td>
+              <td className="num" data-cell="latency">
+                {worker.latencyMs === null ? '–' : formatMs(worker.latencyMs)}
+              </td>
+              <td className="num" data-cell="last-seen">
+                {worker.lastSeenAt === null ? '–' : formatClock(worker.lastSeenAt)}
+              </td>
+              <td>
+                <span className={`pill pill--${status}`}>{t(`dashboard.workers.statuses.${status}`)}</span>
+              </td>
+              <td data-cell="attack">
+                {actions === null ? (
+                  worker.attack === null ? (
+                    '–'
                   ) : (
-                    <td data-cell="device" translate="no">
-                      {worker.name || '–'}
-                    </td>
-                  )}
-                  {/* The tooltip is the worker's own report (adapter name, or why it has no GPU), in the worker's language. */}
-                  <td data-cell="backend" data-backend={worker.backend?.kind ?? 'unknown'} title={worker.backend?.detail} translate="no">
-                    {backendLabel(worker.backend)}
-                  </td>
-                  <td className="num" data-cell="calibration">
-                    {worker.backend?.calibration === undefined
-                      ? '–'
-                      : t('dashboard.workers.calibrationValue', {
-                          gpu: formatMs(worker.backend.calibration.webgpuMs),
-                          cpu: formatMs(worker.backend.calibration.cpuMs),
-                        })}
-                  </td>
-                  <td>
-                    {actions === null ? (
-                      <span translate="no">{runsById[worker.runId]?.summary.config.name ?? worker.runId}</span>
-                    ) : (
-                      <select
-                        className="select select--small"
-                        aria-label={t('dashboard.workers.runOf', { id: worker.workerId })}
-                        translate="no"
-                        value={worker.runId}
-                        onChange={(event) => void actions.moveWorker(worker.workerId, asRunId(event.target.value))}
-                      >
-                        {runs.map((run) => (
-                          <option key={run.summary.runId} value={run.summary.runId}>
-                            {run.summary.config.name}
-                          </option>
-                        ))}
-                      </select>
-                    )}
-                  </td>
-                  <td className="num">{last === undefined ? '–' : last.round}</td>
-                  <td className="num">{formatBytes(worker.bytesUp)}</td>
-                  <td className="num" data-cell="latency">
-                    {worker.latencyMs === null ? '–' : formatMs(worker.latencyMs)}
-                  </td>
-                  <td className="num" data-cell="last-seen">
-                    {worker.lastSeenAt === null ? '–' : formatClock(worker.lastSeenAt)}
-                  </td>
-                  <td>
-                    <span className={`pill pill--${status}`}>{t(`dashboard.workers.statuses.${status}`)}</span>
-                  </td>
-                  <td data-cell="attack">
-                    {actions === null ? (
-                      worker.attack === null ? (
-                        '–'
-                      ) : (
-                        t(attackLabel(worker.attack))
-                      )
-                    ) : (
-                      <select
-                        aria-label={t('dashboard.workers.attackOf', { id: worker.workerId })}
-                        value={attackChoice(worker.attack)}
-                        onChange={(event) => void actions.setAttack(worker.workerId, ATTACKS[event.target.value as AttackChoice])}
-                      >
-                        <option value="none">{t('dashboard.workers.attackNone')}</option>
-                        <option value="flip">{t('dashboard.workers.attackFlip')}</option>
-                        <option value="scale">{t('dashboard.workers.attackScale')}</option>
-                      </select>
-                    )}
-                  </td>
-                  <td>
-                    {actions !== null && (
-                      <button type="button" className="button button--small button--danger" onClick={() => void actions.removeWorker(worker.workerId)}>
-                        {t('dashboard.workers.remove')}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
-    </section>
+                    t(attackLabel(worker.attack))
+                  )
+                ) : (
+                  <select
+                    aria-label={t('dashboard.workers.attackOf', { id: worker.workerId })}
+                    value={attackChoice(worker.attack)}
+                    onChange={(event) => void actions.setAttack(worker.workerId, ATTACKS[event.target.value as AttackChoice])}
+                  >
+                    <option value="none">{t('dashboard.workers.attackNone')}</option>
+                    <option value="flip">{t('dashboard.workers.attackFlip')}</option>
+                    <option value="scale">{t('dashboard.workers.attackScale')}</option>
+                  </select>
+                )}
+              </td>
+              <td>
+                {actions !== null && (
+                  <button type="button" className="button button--small button--danger" onClick={() => void actions.removeWorker(worker.workerId)}>
+                    {t('dashboard.workers.remove')}
+                  </button>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </TableCard>
   );
 }

@@ -5,6 +5,7 @@ import { translate } from '../../i18n';
 import type { WorkerControls } from '../../session/workerSession';
 import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { describeCompression, describeDownlink, formatBytes, formatNumber, formatPercent } from '../common/format';
+import { Kpi, TrafficKpi } from '../common/Kpi';
 import { workerStore } from '../store/workerStore';
 import { BackendBadge } from './BackendBadge';
 import { PhaseIndicator } from './PhaseIndicator';
@@ -95,35 +96,13 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
       <BackendBadge />
       <PhaseIndicator />
       <div className="kpis">
-        <div className="kpi">
-          <span className="kpi__label">{t('worker.kpiRound')}</span>
-          <span className="kpi__value" data-testid="round" data-value={round ?? 0}>
-            {round ?? '–'}
-          </span>
-        </div>
-        <div className="kpi">
-          <span className="kpi__label">{t('worker.kpiAccuracy')}</span>
-          <span className="kpi__value" data-testid="test-accuracy" data-value={accuracy ?? 0}>
-            {formatPercent(accuracy)}
-          </span>
-        </div>
-        <div className="kpi">
-          <span className="kpi__label">{t('worker.kpiWire')}</span>
-          <span className="kpi__value" data-testid="bytes-total" data-value={up + down}>
-            {formatBytes(up + down)}
-          </span>
-          <span className="kpi__hint">
-            {t('worker.up')}{' '}
-            <span data-testid="bytes-up" data-value={up}>
-              {formatBytes(up)}
-            </span>
-            , {t('worker.down')}{' '}
-            <span data-testid="bytes-down" data-value={down}>
-              {formatBytes(down)}
-            </span>
-            , {t('worker.gradients', { count: roundsSent })}
-          </span>
-        </div>
+        <Kpi label={t('worker.kpiRound')} testId="round" value={round ?? 0}>
+          {round ?? '–'}
+        </Kpi>
+        <Kpi label={t('worker.kpiAccuracy')} testId="test-accuracy" value={accuracy ?? 0}>
+          {formatPercent(accuracy)}
+        </Kpi>
+        <TrafficKpi label={t('worker.kpiWire')} up={up} down={down} extra={t('worker.gradients', { count: roundsSent })} />
       </div>
       {notice !== null && (
         <p className="notice" role="status">
