@@ -37,6 +37,12 @@ describe('the keepalive thread', () => {
     removeDataDir(dataDir);
   });
 
+  it('refuses to start a second Redis on a port another one holds', async () => {
+    // The first one's keys would otherwise pass for the second cluster's state.
+    await expect(startRedisServer(dataDir, REDIS_PORT)).rejects.toThrow(/already taken by another Redis/);
+    expect(await redis.ping()).toBe('PONG');
+  });
+
   it('keeps the lease through a busy spell longer than the lease, and gives it up when the main thread stays silent', async () => {
     const events: string[] = [];
     /** A process of its own cluster namespace, its keepalive, and the lease it holds. */

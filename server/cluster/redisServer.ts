@@ -74,11 +74,11 @@ export async function startRedisServer(dataDir: string, port?: number): Promise<
   for (;;) {
     const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => undefined);
+    let answering: string | undefined;
     try {
       await probe.connect();
-      await probe.ping();
+      answering = /process_id:(\d+)/.exec(await probe.info('server'))?.[1];
       probe.disconnect();
-      break;
     } catch (error) {
       probe.disconnect();
       if (child.exitCode !== null || Date.now() > deadline) {
@@ -86,7 +86,15 @@ export async function startRedisServer(dataDir: string, port?: number): Promise<
         throw new Error(`redis-server did not start on port ${chosen} (see ${join(dir, 'redis.log')})`, { cause: error });
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
+      continue;
     }
+    // The one answering must be ours: another Redis already on the port (a run that was never stopped) answers
+    // too, and its old keys would pass for this cluster's state.
+    if (Number(answering) !== child.pid) {
+      child.kill('SIGKILL');
+      throw new Error(`port ${chosen} is already taken by another Redis (process ${answering ?? '?'}); stop it or choose another port`);
+    }
+    break;
   }
   return {
     url,
