@@ -40,12 +40,13 @@ function near(a: number, b: number, relative: number, absolute = 0): void {
 describe('worker round (WebGPU backend, GPU compression)', () => {
   gpuTest('compresses on the device and agrees with the CPU round, for every scheme', async ({ gpu }) => {
     const backend = createGpuBackend(gpu.device, layout);
-    // The device route of spectral ATOMO is an option; its core side is fixed here (the per-adapter choice is measured and
-    // tested in client/gpu/compression/spectralCompressor.gpu.test.ts).
-    const deviceCompressor = createGpuCompressor(backend, { spectral: 'device', core: 'device' });
+    // The device routes of spectral and Fourier ATOMO are options; the spectral core side is fixed here (its per-adapter
+    // choice is measured and tested in client/gpu/compression/spectralCompressor.gpu.test.ts).
+    const deviceCompressor = createGpuCompressor(backend, { spectral: 'device', core: 'device', dct: 'device' });
     const byDefault = createGpuCompressor(backend);
     expect(byDefault.supports({ scheme: 'atomo-svd', budget: 2, levels: 1 })).toBe(false);
     expect(byDefault.supports({ scheme: 'atomo-entry', budget: 2, levels: 1 })).toBe(true);
+    expect(byDefault.supports({ scheme: 'atomo-dct', budget: 2, levels: 1 })).toBe(false);
     byDefault.destroy();
     const weights = randomParameters(layout, 3);
     try {
@@ -56,10 +57,9 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
         const onGpu = await createWorkerRound({ ...common, compression, backend, deviceCompressor })(weights, version);
         const cpuBackend = createCpuBackend(layout);
         const onCpu = await createWorkerRound({ ...common, compression, backend: cpuBackend })(weights, version);
-        // Dense needs no compression; Fourier ATOMO has no WGSL kernel yet, PowerSGD keeps its error
-        // feedback on the CPU, and atomo-auto's split needs every decomposition's coefficients on the host:
-        // these take the CPU path of the same round.
-        const onCpuOnly = scheme === 'none' || scheme === 'atomo-dct' || scheme === 'powersgd' || scheme === 'atomo-auto';
+        // Dense needs no compression, PowerSGD keeps its error feedback on the CPU, and atomo-auto's split needs
+        // every decomposition's coefficients on the host: these take the CPU path of the same round.
+        const onCpuOnly = scheme === 'none' || scheme === 'powersgd' || scheme === 'atomo-auto';
         expect(onGpu.compressedOn, scheme).toBe(onCpuOnly ? 'cpu' : 'webgpu');
         near(onGpu.loss, onCpu.loss, 1e-5);
         // The CPU gradient of round v's minibatch.

@@ -1,6 +1,6 @@
 /**
  * GPU compression against its specification (docs/design.md, core/atomo):
- *  - the GPU SVD (low-rank route for the 784×128 layer, direct for the rest)
+ *  - the GPU SVD (factored route for the 784×128 layer, direct for the rest)
  *    of real MLP layer gradients reconstructs them to 1e-4 relative;
  *  - over 1,000 seeds each scheme's decoded GPU estimate has mean within 5
  *    standard errors of the true gradient, entry by entry, and its realised
@@ -8,9 +8,11 @@
  *  - QSGD and TernGrad draw exactly what the CPU scheme draws on the same stream;
  *  - entry-wise ATOMO sends every non-zero entry exactly where s ≥ #non-zero,
  *    its closed form is Σ g²(1/p − 1) of the p it used, and its samples
- *    survive core/codec unchanged (its water-filling: entry.gpu.test.ts).
+ *    survive core/codec unchanged (its water-filling: entry.gpu.test.ts);
+ *  - Fourier ATOMO on the device reports the CPU scheme's closed form and
+ *    ‖g‖² (Parseval), sends small layers exactly, and is unbiased.
  * The Monte-Carlo runs on a small MLP (20-12-5, batch 3: the first layer still
- * takes the low-rank route) so 1,000 draws take seconds on SwiftShader.
+ * takes the factored route) so 1,000 draws take seconds on SwiftShader.
  */
 import { describe, expect } from 'vitest';
 import { SCHEMES, atomicVariance, reconstruct } from '../../../core/atomo';
@@ -106,9 +108,9 @@ class MonteCarlo {
     }
   }
 
-  /** Adds SEEDS draws, round 0, 1, …, then checks. */
-  async run(draw: (round: number) => Promise<readonly CompressedLayerStats[]>): Promise<void> {
-    for (let round = 0; round < SEEDS; round++) this.add(await draw(round));
+  /** Adds `draws` draws, round 0, 1, …, then checks. */
+  async run(draw: (round: number) => Promise<readonly CompressedLayerStats[]>, draws = SEEDS): Promise<void> {
+    for (let round = 0; round < draws; round++) this.add(await draw(round));
     this.check();
   }
 
@@ -250,6 +252,45 @@ describe('GPU atomo-entry', () => {
       await new MonteCarlo(small, g, p).run(async (round) => (await entry.compress(smallInput(gpuGradient)(round), budget)).layers);
     } finally {
       entry.destroy();
+      destroy();
+    }
+  });
+});
+
+/** Draws of the Fourier test: each reconstructs through the CPU's inverse DCT, so fewer than SEEDS (the 5σ bounds widen to match). */
+const DCT_DRAWS = 300;
+
+describe('GPU atomo-dct', () => {
+  gpuTest(`sends coefficients the CPU scheme would, is exact where s ≥ #coefficients, and unbiased over ${DCT_DRAWS} seeds`, async ({ gpu }) => {
+    const { g, gpuGradient, destroy } = await gradientOn(gpu.device, small, SMALL_BATCH);
+    const compressor = createTensorCompressor(gpu.device, small.tensors, { dct: 'device' });
+    // s = 20: the 20×12 and 12×5 weights' coefficients are sampled, the biases' (12, 5) sent whole.
+    const compression = { scheme: 'atomo-dct', budget: 20, levels: 1 } as const;
+    try {
+      expect(compressor.supports(compression)).toBe(true);
+      expect(createTensorCompressor(gpu.device, small.tensors).supports(compression)).toBe(false);
+      const first = await compressor.compress(gpuGradient, compression, streamOf(0));
+      small.tensors.forEach((tensor, index) => {
+        const layer = first.layers[index]!;
+        const g32 = g.subarray(tensor.offset, tensor.offset + tensor.size);
+        // The CPU scheme's closed form and ‖g‖² on the same gradient (Parseval: ‖C‖ = ‖G‖).
+        const want = SCHEMES['atomo-dct'].compress(g32, tensor.shape, { budget: compression.budget }, streamOf(0)(index));
+        expect(layer.sample.scheme, tensor.name).toBe('atomo-dct');
+        expect(decodeLayer(encodeLayer(layer.sample, index)).sample, tensor.name).toEqual(layer.sample);
+        expect(Math.abs(layer.closedForm - want.variance), tensor.name).toBeLessThanOrEqual(1e-4 * want.variance + 1e-12);
+        let normSq = 0;
+        for (const value of g32) normSq += value * value;
+        expect(layer.gradientNormSq / normSq, tensor.name).toBeCloseTo(1, 5);
+        if (tensor.size <= compression.budget) {
+          // Every coefficient sent as itself: the estimate is the gradient, to the DCT's f32 rounding.
+          expect(layer.realised, tensor.name).toBe(0);
+          const estimate = reconstruct(layer.sample);
+          for (let i = 0; i < tensor.size; i++) expect(Math.abs(estimate[i]! - g32[i]!), tensor.name).toBeLessThanOrEqual(1e-5 * Math.sqrt(normSq));
+        }
+      });
+      await new MonteCarlo(small, g).run(async (round) => (await compressor.compress(gpuGradient, compression, streamOf(round))).layers, DCT_DRAWS);
+    } finally {
+      compressor.destroy();
       destroy();
     }
   });

@@ -1,10 +1,11 @@
 /**
  * The GPU compressor of the worker round (core/training/compression.ts's
  * DeviceCompressor): spectral ATOMO (spectralCompressor.ts), entry-wise
- * ATOMO (entryCompressor.ts), QSGD and TernGrad (quantizer.ts) on a
- * gradient that never left the device. Other schemes (none, atomo-dct,
- * powersgd), QSGD above 127 levels or in buckets and layers of 2²⁴ entries
- * or more (atomo-entry) fall back to the CPU path.
+ * ATOMO (entryCompressor.ts), Fourier ATOMO (dctCompressor.ts, an option),
+ * QSGD and TernGrad (quantizer.ts) on a gradient that never left the
+ * device. Other schemes (none, powersgd), QSGD above 127 levels or in
+ * buckets, layers of 2²⁴ entries or more (atomo-entry, atomo-dct) and sides
+ * of DCT_MAX_SIZE or more (atomo-dct) fall back to the CPU path.
  *
  * Spectral ATOMO has two routes. 'device' (spectralCompressor.ts): the
  * factored SVD on the device, thin QRs of X and Δ in WGSL, the B×B core's
@@ -19,6 +20,9 @@
 import type { Compression } from '../../../core/atomo';
 import type { CompressedLayerStats, DeviceCompressor } from '../../../core/training/compression';
 import type { GpuGradient, GpuTrainingBackend } from '../training/gpuBackend';
+import { DCT_MAX_SIZE } from '../kernels/dct';
+import { MatmulKernel } from '../kernels/matmul';
+import { GpuDctCompressor } from './dctCompressor';
 import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entryCompressor';
 import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantizer';
 import { GpuSpectralCompressor, type SpectralCore } from './spectralCompressor';
@@ -39,6 +43,8 @@ export interface GpuCompressorOptions {
   readonly spectral?: SpectralRoute;
   /** On the device route, where the core SVD runs ('auto': measured per adapter). */
   readonly core?: SpectralCore | 'auto';
+  /** Fourier ATOMO on the device (dctCompressor.ts) or on the CPU path ('host' by default: slower on SwiftShader, docs/benchmarks.md). */
+  readonly dct?: 'device' | 'host';
 }
 
 /** The GPU compressor for a GPU backend's model (tensors as in its layout). */
@@ -49,8 +55,11 @@ export function createGpuCompressor(backend: Pick<GpuTrainingBackend, 'device' |
 /** The GPU compressor for any list of tensors of a flat gradient buffer (tests use small ones). */
 export function createTensorCompressor(device: GPUDevice, tensors: readonly GradientTensor[], options: GpuCompressorOptions = {}): GpuCompressor {
   const spectralRoute = options.spectral ?? 'host';
+  const dctRoute = options.dct ?? 'host';
   let spectral: GpuSpectralCompressor | null = null;
   let entry: GpuEntryCompressor | null = null;
+  let dct: GpuDctCompressor | null = null;
+  let matmul: MatmulKernel | null = null;
   const quantizers = new Map<'qsgd' | 'terngrad', GpuQuantizer>();
   const quantizer = (scheme: 'qsgd' | 'terngrad'): GpuQuantizer => {
     let q = quantizers.get(scheme);
@@ -69,6 +78,12 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
           return true;
         case 'atomo-entry':
           return compression.budget > 0 && tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER);
+        case 'atomo-dct':
+          return (
+            dctRoute === 'device' &&
+            compression.budget > 0 &&
+            tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER && Math.max(...t.shape) < DCT_MAX_SIZE)
+          );
         case 'qsgd':
           return (
             (compression.bucketSize ?? 0) === 0 && Number.isInteger(compression.levels) && compression.levels >= 1 && compression.levels <= GPU_MAX_QSGD_LEVELS
@@ -85,6 +100,10 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
         case 'atomo-entry':
           entry ??= new GpuEntryCompressor(device);
           return entry.compress({ tensors, gradient, stream }, compression.budget);
+        case 'atomo-dct':
+          matmul ??= new MatmulKernel(device);
+          dct ??= new GpuDctCompressor(device, matmul);
+          return dct.compress({ tensors, gradient, stream }, compression.budget);
         case 'qsgd':
         case 'terngrad':
           return quantizer(compression.scheme).compress({ tensors, gradient, stream }, compression.levels);
@@ -95,6 +114,8 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
     destroy() {
       spectral?.destroy();
       entry?.destroy();
+      dct?.destroy();
+      matmul?.destroy();
       for (const q of quantizers.values()) q.destroy();
     },
   };
