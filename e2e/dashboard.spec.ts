@@ -51,6 +51,19 @@ test('a wrong token is refused and the dashboard falls back to watching', async 
 test('with the token, "Start a race" creates one running run per scheme', async ({ page }) => {
   await page.goto(`${baseURL}/dashboard?token=${ADMIN_TOKEN}`);
   await expect(page.getByText('teacher controls on')).toBeVisible();
+  // The form: atomo-auto takes bytes per round for the whole model, and error feedback marks a run biased.
+  const form = page.getByRole('form', { name: 'Create a run' });
+  await form.getByLabel('Name').fill('auto with feedback');
+  await form.getByLabel('Scheme').selectOption('atomo-auto');
+  await expect(form.getByTestId('budget-by')).toHaveCount(0);
+  await form.getByTestId('byte-budget').fill('12000');
+  await form.getByTestId('error-feedback').check();
+  await expect(form.getByText(/^Biased:/)).toBeVisible();
+  await form.getByLabel('Start it right away').uncheck();
+  await form.getByRole('button', { name: 'Create run' }).click();
+  const autoRow = page.getByTestId('runs-table').locator('tbody tr[data-scheme="atomo-auto"]', { hasText: 'auto with feedback' });
+  await expect(autoRow).toContainText('12.0 kB per round split across layers, error feedback (biased)');
+  expect((await listRuns(baseURL)).find((run) => run.config.name === 'auto with feedback')?.config).toMatchObject({ byteBudget: 12_000, errorFeedback: true });
   const before = (await listRuns(baseURL)).length;
   await page.getByRole('button', { name: 'Start a race' }).click();
   const raceRows = page.getByTestId('runs-table').locator('tbody tr', { hasText: 'race' });

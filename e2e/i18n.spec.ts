@@ -27,12 +27,22 @@ test('the Chinese pages show no untranslated English, the English ones are scann
   await valueAbove(zhWorker, 'test-accuracy', 0);
   for (const chart of ['chart-loss', 'chart-bytes', 'chart-variance', 'chart-time']) await expectChartData(zhWorker.getByTestId(chart));
   await expect(zhWorker.getByTestId('digits').locator('.digit__guess').first()).not.toHaveText('?');
+  // The tab's own gradient, layer by layer: spectral ATOMO measures every layer's indicator every round.
+  const ownLayers = zhWorker.getByTestId('worker-layers');
+  await expect(ownLayers.getByTestId('layer-indicator')).toHaveCount(4);
+  await expect(ownLayers.getByTestId('layer-indicator').first()).toHaveText(/^\d/);
+  await expect(ownLayers.getByTestId('layer-sent-as').first()).toHaveText('谱原子');
   expect(await untranslatedText(zhWorker), 'English on the Chinese worker page').toEqual([]);
 
   const zhDashboard = await zhWorker.context().newPage();
   await zhDashboard.goto(`/dashboard?token=${ADMIN_TOKEN}`);
   await expect(zhDashboard.getByTestId('workers-table').locator('tbody tr[data-worker-id]').first()).toBeVisible();
   for (const chart of ['chart-tradeoff', 'chart-accuracy', 'chart-bytes']) await expectChartData(zhDashboard.getByTestId(chart));
+  // The per-layer card, for this run: the indicator over rounds, how each layer was sent, the split of its bytes.
+  await zhDashboard.getByTestId('layer-choices-run').selectOption(runId);
+  await expectChartData(zhDashboard.getByTestId('chart-indicator'));
+  await expect.poll(async () => Number(await zhDashboard.getByTestId('chart-sent-as').getAttribute('data-points'))).toBeGreaterThan(0);
+  await expect(zhDashboard.getByTestId('layers-table').getByTestId('layer-indicator').first()).toHaveText(/^\d/);
   const runNames = (await listRuns(baseURL!)).map((run) => run.config.name);
   expect(await untranslatedText(zhDashboard, runNames), 'English on the Chinese dashboard').toEqual([]);
   await zhDashboard.screenshot({ path: test.info().outputPath('dashboard-zh.png'), fullPage: true });

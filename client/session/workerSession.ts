@@ -8,7 +8,7 @@
  * in a Web Worker and in a Node worker thread (`npm run swarm`).
  */
 import { modelVariance } from '../../core/atomo';
-import { denseBytes } from '../../core/codec';
+import { denseBytes, messageDecomposition } from '../../core/codec';
 import type { MnistData } from '../../core/data';
 import { createModelLayout, heInitialize } from '../../core/model';
 import {
@@ -349,6 +349,18 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
         computeMs: result.computeMs,
         compressMs: result.compressMs,
         uploadMs,
+        layers: active.trainer.layout.tensors.map((tensor, l) => {
+          const indicator = result.layerStats[l]?.indicator ?? null;
+          const bytes = result.layers[l]!;
+          return {
+            name: tensor.name,
+            shape: tensor.shape,
+            bytes: bytes.length,
+            sentAs: messageDecomposition(bytes),
+            indicator,
+            indicatorRound: indicator === null ? null : round.version,
+          };
+        }),
       });
       state().setNotice(null);
     } else if (!ROUND_RACES.has(receipt.error.code)) {

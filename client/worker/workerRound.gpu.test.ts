@@ -80,6 +80,14 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
         }
         expect(onGpu.bytes).toBe(onGpu.layers.reduce((sum, l) => sum + l.length, 0));
       }
+      // A byte budget is split across layers on the host even for a scheme the device compresses.
+      const byBytes = await createWorkerRound({
+        ...common,
+        compression: { scheme: 'atomo-entry', budget: 3, levels: 1, byteBudget: 6000 },
+        backend,
+        deviceCompressor,
+      })(weights, 2);
+      expect(byBytes.compressedOn).toBe('cpu');
     } finally {
       deviceCompressor.destroy();
       backend.destroy();

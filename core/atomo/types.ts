@@ -159,9 +159,9 @@ export interface AutoSample {
 /** What a worker sends for one layer, before encoding. */
 export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample | PowerSgdSample | AutoSample;
 
-/** The decomposition a sample's atoms belong to; 'dense' for float32 values; null for the schemes that are not ATOMO (QSGD, TernGrad, PowerSGD). */
-export function sampleDecomposition(sample: LayerSample): Decomposition | 'dense' | null {
-  switch (sample.scheme) {
+/** The decomposition a scheme's atoms belong to; 'dense' for float32; null for atomo-auto (its message says) and for the schemes that are not ATOMO. */
+export function schemeDecomposition(scheme: SchemeName): Decomposition | 'dense' | null {
+  switch (scheme) {
     case 'none':
       return 'dense';
     case 'atomo-entry':
@@ -170,9 +170,12 @@ export function sampleDecomposition(sample: LayerSample): Decomposition | 'dense
       return 'spectral';
     case 'atomo-dct':
       return 'dct';
-    case 'atomo-auto':
-      return sampleDecomposition(sample.atoms);
     default:
       return null;
   }
+}
+
+/** The decomposition a sample's atoms belong to; 'dense' for float32 values; null for the schemes that are not ATOMO (QSGD, TernGrad, PowerSGD). */
+export function sampleDecomposition(sample: LayerSample): Decomposition | 'dense' | null {
+  return sample.scheme === 'atomo-auto' ? schemeDecomposition(sample.atoms.scheme) : schemeDecomposition(sample.scheme);
 }

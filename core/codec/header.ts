@@ -30,7 +30,8 @@ export const SCHEME_IDS: Readonly<Record<SchemeName, number>> = {
   'atomo-auto': 7,
 };
 
-const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd', 'atomo-auto'];
+/** Scheme of each wire id (the inverse of SCHEME_IDS). */
+export const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd', 'atomo-auto'];
 
 /** Default cap on rows·cols for decodeLayer: 16M entries (64 MiB as float32). */
 export const DEFAULT_MAX_ELEMENTS = 16 * 1024 * 1024;

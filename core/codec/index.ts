@@ -3,13 +3,13 @@
  * body, little-endian. Layouts and byte formulas: docs/wire-format.md.
  */
 import { reconstruct } from '../atomo/reconstruct';
-import type { LayerSample } from '../atomo/types';
+import { schemeDecomposition, type Decomposition, type LayerSample } from '../atomo/types';
 import { autoCodec } from './auto';
 import { ByteReader, ByteWriter } from './cursor';
 import { denseCodec } from './dense';
 import { dctCodec, entryCodec } from './entry';
 import { CodecError } from './errors';
-import { checkEncodeHeader, HEADER_BYTES, readHeader, writeHeader, type DecodeLimits } from './header';
+import { checkEncodeHeader, HEADER_BYTES, readHeader, SCHEME_BY_ID, writeHeader, type DecodeLimits } from './header';
 import { powerSgdCodec } from './powersgd';
 import { qsgdCodec } from './qsgd';
 import { denseLayerBytes } from './sizes';
@@ -154,6 +154,19 @@ function bodyByteLength(sample: LayerSample, elements: number): number {
     case 'atomo-auto':
       return autoCodec.bodyByteLength(sample, elements);
   }
+}
+
+/**
+ * How an encoded layer travelled, from its header alone (and atomo-auto's
+ * decomposition byte): sampleDecomposition of what it decodes to, without
+ * decoding. Null for a message too short to say, or of a scheme that is not ATOMO.
+ */
+export function messageDecomposition(bytes: Uint8Array): Decomposition | 'dense' | null {
+  const scheme = SCHEME_BY_ID[bytes[1] ?? -1];
+  if (scheme === undefined || bytes.length < HEADER_BYTES) return null;
+  if (scheme !== 'atomo-auto') return schemeDecomposition(scheme);
+  const inner = SCHEME_BY_ID[bytes[HEADER_BYTES] ?? -1];
+  return inner === undefined ? null : schemeDecomposition(inner);
 }
 
 function describe(value: unknown): string {

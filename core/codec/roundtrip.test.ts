@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SCHEME_NAMES, type LayerSample, type Shape } from '../atomo/types';
+import { SCHEME_NAMES, sampleDecomposition, type LayerSample, type Shape } from '../atomo/types';
 import { reconstruct } from '../atomo/reconstruct';
-import { decodeLayer, encodeForWire, encodeLayer } from './index';
+import { decodeLayer, encodeForWire, encodeLayer, messageDecomposition } from './index';
 import { seededRng } from '../testing/seeded';
 import { randomEntry, randomQsgd, randomSample, randomShape, randomSpectral, randomTernGrad, sampleBits, toHex } from './testing/random-samples';
 
@@ -189,3 +189,17 @@ describe('encodeForWire: never more than dense float32, always the same estimate
 function denseBytesOf([rows, cols]: readonly [number, number]): number {
   return 12 + 4 * rows * cols;
 }
+
+describe('messageDecomposition', () => {
+  it('reads from the header (and atomo-auto’s first body byte) what the message decodes to', () => {
+    const rng = seededRng(31);
+    for (const scheme of SCHEME_NAMES) {
+      for (let i = 0; i < 20; i++) {
+        const sample = randomSample(rng, scheme, randomShape(rng, 6));
+        const bytes = encodeLayer(sample, 0);
+        expect(messageDecomposition(bytes), scheme).toBe(sampleDecomposition(decodeLayer(bytes).sample));
+      }
+    }
+    expect(messageDecomposition(new Uint8Array(5))).toBeNull();
+  });
+});

@@ -92,12 +92,14 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
   const indices = new Uint32Array(batchSize);
   const batch: Batch = createBatch(batchSize);
   const compressor = options.deviceCompressor;
-  // Error feedback keeps its memory on the CPU, so a biased compression (isBiased) always compresses there.
+  // Error feedback keeps its memory on the CPU, so a biased compression (isBiased) always compresses there; so does a split by bytes.
   const onDevice =
     compressor !== undefined &&
     keepsGradientOnDevice(backend) &&
     compressor.supports(compression) &&
-    !isBiased(compression.scheme, compression.errorFeedback === true);
+    !isBiased(compression.scheme, compression.errorFeedback === true) &&
+    // A byte budget is split across the layers on the host (core/atomo/compressByBytes.ts).
+    compression.byteBudget === undefined;
   const device = onDevice ? { backend, compressor } : null;
 
   // Error feedback and PowerSGD's warm start, per tensor, for the life of this round function (one run, one model).

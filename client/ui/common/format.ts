@@ -1,5 +1,5 @@
 /** How numbers read on screen: bytes, ratios, accuracies, times and scheme names, in the language shown. */
-import type { AggregationRule, RunConfig } from '../../../core/protocol';
+import type { AggregationRule, LayerSentAs, RunConfig } from '../../../core/protocol';
 import type { SchemeName } from '../../../core/atomo/types';
 import { currentLanguage, t } from '../../i18n';
 
@@ -56,6 +56,11 @@ export function ratioInWords(bytes: number, denseBytes: number): string {
     : t('ratio.larger', { times: times.format(1 / ratio) });
 }
 
+/** How a layer travelled (a decomposition, or float32), in the language shown. */
+export function sentAsLabel(kind: LayerSentAs): string {
+  return t(`sentAs.${kind}`);
+}
+
 /** The scheme's name in the language shown. */
 export function schemeLabel(scheme: SchemeName): string {
   return t(`scheme.${scheme}`);
@@ -86,11 +91,17 @@ export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & {
 export function describeCompression(
   config: Pick<RunConfig, 'scheme' | 'budget' | 'levels' | 'errorFeedback'> & { readonly bucketSize?: number; readonly byteBudget?: number | undefined },
 ): string {
-  const described = describeScheme(config);
-  // PowerSGD's own label already says it is biased and uses error feedback.
-  return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd'
-    ? t('scheme.withErrorFeedback', { scheme: described })
-    : described;
+  return withBiasMark(config, describeScheme(config));
+}
+
+/** The scheme's name, marked biased when it runs with error feedback: what chart legends and bars print. */
+export function schemeTag(config: Pick<RunConfig, 'scheme' | 'errorFeedback'>): string {
+  return withBiasMark(config, schemeLabel(config.scheme));
+}
+
+/** `text` with "…, error feedback (biased)" for an unbiased scheme run with error feedback (PowerSGD's own label says it already). */
+function withBiasMark(config: Pick<RunConfig, 'scheme' | 'errorFeedback'>, text: string): string {
+  return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd' ? t('scheme.withErrorFeedback', { scheme: text }) : text;
 }
 
 function describeScheme(

@@ -6,10 +6,19 @@
 import { useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 
-import { SCHEME_NAMES, isAtomoScheme, type SchemeName } from '../../../core/atomo/types';
+import { SCHEME_NAMES, isAtomoScheme, isBiased, takesByteBudget, type SchemeName } from '../../../core/atomo/types';
 import type { DownlinkMode, RunConfigPatch } from '../../../core/protocol';
 import { LINK_PRESETS } from '../../../core/traffic/linkModel';
-import { DEFAULT_BUDGETS, DEFAULT_RUN_CONFIG, RUN_CONFIG_BOUNDS, RunConfigError, parseRunConfigPatch, type AggregationRule } from '../../../core/schema';
+import {
+  DEFAULT_BUDGETS,
+  DEFAULT_RUN_CONFIG,
+  RUN_CONFIG_BOUNDS,
+  RunConfigError,
+  byteBudgetRange,
+  defaultByteBudget,
+  parseRunConfigPatch,
+  type AggregationRule,
+} from '../../../core/schema';
 import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
 import { Explainers } from './Explainers';
@@ -19,6 +28,10 @@ interface FormValues {
   name: string;
   scheme: SchemeName;
   budget: string;
+  /** ATOMO: per layer (atoms, `budget`) or bytes per round for the whole model (`bytes`); atomo-auto always bytes. */
+  budgetBy: 'atoms' | 'bytes';
+  bytes: string;
+  errorFeedback: boolean;
   levels: string;
   model: 'mlp' | 'cnn';
   learningRate: string;
@@ -50,6 +63,9 @@ const INITIAL: FormValues = {
   name: '',
   scheme: D.scheme,
   budget: String(D.budget),
+  budgetBy: 'atoms',
+  bytes: String(defaultByteBudget(D.model, D.batchSize)),
+  errorFeedback: false,
   levels: String(D.levels),
   model: D.model,
   learningRate: String(D.learningRate),
@@ -80,13 +96,21 @@ function toAggregation(v: FormValues): AggregationRule {
   }
 }
 
+/** Whether the form sends a byte budget for the whole model (atomo-auto always; the other ATOMO schemes when asked to). */
+function byBytes(v: Pick<FormValues, 'scheme' | 'budgetBy'>): boolean {
+  return v.scheme === 'atomo-auto' || (takesByteBudget(v.scheme) && v.budgetBy === 'bytes');
+}
+
 /** The patch the form describes. */
 function toPatch(v: FormValues): RunConfigPatch {
-  const budgeted = isAtomoScheme(v.scheme) || v.scheme === 'powersgd';
+  const budgeted = (isAtomoScheme(v.scheme) && !byBytes(v)) || v.scheme === 'powersgd';
   return {
     name: v.name.trim() || schemeLabel(v.scheme),
     scheme: v.scheme,
     ...(budgeted ? { budget: Number(v.budget) } : {}),
+    ...(byBytes(v) ? { byteBudget: Number(v.bytes) } : {}),
+    // PowerSGD always has error feedback; `none` has nothing to feed back.
+    ...(v.errorFeedback && v.scheme !== 'none' && v.scheme !== 'powersgd' ? { errorFeedback: true } : {}),
     ...(v.scheme === 'qsgd' ? { levels: Number(v.levels) } : {}),
     model: v.model,
     learningRate: Number(v.learningRate),
@@ -136,6 +160,9 @@ export function CreateRunForm() {
     setBusy(false);
   };
   const atomo = isAtomoScheme(values.scheme);
+  const bytes = byBytes(values);
+  const bytesRange = byteBudgetRange(values.model);
+  const feedback = values.scheme !== 'none' && values.scheme !== 'powersgd';
   return (
     <section className="card create">
       <form className="create__form" onSubmit={(e) => void submit(e)} aria-label={t('dashboard.form.aria')}>
@@ -163,8 +190,31 @@ export function CreateRunForm() {
           </label>
           {atomo && (
             <label>
+              {t('dashboard.form.budgetBy')}
+              <select value={values.budgetBy} onChange={(e) => set('budgetBy')(e.target.value as FormValues['budgetBy'])} data-testid="budget-by">
+                <option value="atoms">{t('dashboard.form.budgetByAtoms')}</option>
+                <option value="bytes">{t('dashboard.form.budgetByBytes')}</option>
+              </select>
+            </label>
+          )}
+          {atomo && !bytes && (
+            <label>
               {t('dashboard.form.budget')}
               <input type="number" min="0.1" max={B.budget.max} step="any" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
+            </label>
+          )}
+          {bytes && (
+            <label>
+              {t('dashboard.form.bytes')}
+              <input
+                type="number"
+                min={bytesRange.min}
+                max={bytesRange.max}
+                step="1"
+                value={values.bytes}
+                onChange={(e) => set('bytes')(e.target.value)}
+                data-testid="byte-budget"
+              />
             </label>
           )}
           {values.scheme === 'powersgd' && (
@@ -173,6 +223,13 @@ export function CreateRunForm() {
               <input type="number" min="1" step="1" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
             </label>
           )}
+          {feedback && (
+            <label className="checkbox">
+              <input type="checkbox" checked={values.errorFeedback} onChange={(e) => set('errorFeedback')(e.target.checked)} data-testid="error-feedback" />
+              {t('dashboard.form.errorFeedback')}
+            </label>
+          )}
+          {isBiased(values.scheme, values.errorFeedback) && <p className="muted small">{t('dashboard.form.biasedNote')}</p>}
           {values.scheme === 'qsgd' && (
             <label>
               {t('dashboard.form.levels')}
@@ -181,7 +238,18 @@ export function CreateRunForm() {
           )}
           <label>
             {t('dashboard.form.model')}
-            <select value={values.model} onChange={(e) => set('model')(e.target.value as FormValues['model'])}>
+            <select
+              value={values.model}
+              onChange={(e) => {
+                const model = e.target.value as FormValues['model'];
+                // The byte budget's default and bounds depend on the model: follow it unless the teacher typed one.
+                setValues((v) => ({
+                  ...v,
+                  model,
+                  bytes: v.bytes === String(defaultByteBudget(v.model, D.batchSize)) ? String(defaultByteBudget(model, D.batchSize)) : v.bytes,
+                }));
+              }}
+            >
               <option value="mlp">{t('dashboard.form.mlp')}</option>
               <option value="cnn">{t('dashboard.form.cnn')}</option>
             </select>

@@ -12,6 +12,7 @@ import { takeAdminToken } from './adminToken';
 import { CreateRunForm } from './CreateRunForm';
 import { DashboardKpis } from './DashboardKpis';
 import { JoinCard } from './JoinCard';
+import { LayerChoices } from './LayerChoices';
 import { OverlayCharts } from './OverlayCharts';
 import { RaceCard } from './RaceCard';
 import { RunsTable } from './RunsTable';
@@ -108,6 +109,7 @@ export function DashboardPage() {
           <RaceCard />
         </div>
         <OverlayCharts />
+        <LayerChoices />
         <div className="dash-tables">
           <RunsTable />
           <SummaryTable />

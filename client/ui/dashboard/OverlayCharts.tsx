@@ -8,7 +8,7 @@ import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { Bar, BarChart, CartesianGrid, Cell, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
-import { formatBytes, formatNumber, formatPercent, roundLabel, schemeLabel } from '../common/format';
+import { formatBytes, formatNumber, formatPercent, roundLabel, schemeTag } from '../common/format';
 import { COLORS, runColor } from '../common/palette';
 import { dashboardStore, type DashboardState, type RunView, type TrafficAxis } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
@@ -168,7 +168,7 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
     .filter(({ run }) => run.contributions > 0)
     .map(({ run, color }) => ({
       name: `${run.summary.config.name}`,
-      scheme: schemeLabel(run.summary.config.scheme),
+      scheme: schemeTag(run.summary.config),
       bytes: run.bytesUpTotal / run.contributions,
       down: run.participations === 0 ? 0 : run.bytesDownTotal / run.participations,
       color,
@@ -221,7 +221,7 @@ export function OverlayCharts({ projector = false }: { readonly projector?: bool
       orderedRuns({ runIds, runs: runsById }).map((run, i) => ({
         run,
         color: runColor(i),
-        label: `${run.summary.config.name} (${schemeLabel(run.summary.config.scheme)})`,
+        label: `${run.summary.config.name} (${schemeTag(run.summary.config)})`,
       })),
     [runIds, runsById],
   );

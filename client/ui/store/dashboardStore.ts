@@ -8,7 +8,7 @@ import type { LocalMessage } from '../../i18n';
 import { createStore } from 'zustand/vanilla';
 import { modelVariance } from '../../../core/atomo';
 import { updateVariance } from '../../../core/atomo/variance';
-import type { RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
+import type { LayerSentAs, RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
 import type { DashboardAuth, DashboardLink, DashboardSink } from '../../net/dashboardChannel';
@@ -37,6 +37,25 @@ export interface RunEvalPoint {
   readonly totalMB: number;
 }
 
+/** One closed round of a run, layer by layer (docs/design.md, "Which atoms suit a layer"). */
+export interface RunLayersPoint {
+  readonly round: number;
+  /** Mean indicator ‖G‖_*·√(m+n)/‖g‖₁ per layer over the workers that measured it; null where none did. */
+  readonly indicator: readonly (number | null)[];
+  /** The decomposition most of the round's workers sent each layer in; null for a scheme that is not ATOMO. */
+  readonly sentAs: readonly (LayerSentAs | null)[];
+}
+
+/** A run's layers over every closed round (exact, not downsampled): the split of its bytes and how each layer travelled. */
+export interface RunLayerTotals {
+  /** Σ over rounds of the mean bytes per worker of each layer. */
+  readonly bytes: readonly number[];
+  /** Worker-rounds each layer was sent in each decomposition. */
+  readonly sentAs: readonly Partial<Record<LayerSentAs, number>>[];
+  /** The latest indicator measured per layer (null before any). */
+  readonly lastIndicator: readonly (number | null)[];
+}
+
 /** Which traffic the trade-off chart's x axis counts. */
 export type TrafficAxis = 'uplinkMB' | 'downlinkMB' | 'totalMB';
 
@@ -53,6 +72,8 @@ export interface RunView {
   /** Model bytes sent over those rounds and to how many participants: bytesDownTotal / participations is one worker's download. */
   readonly bytesDownTotal: number;
   readonly participations: number;
+  readonly layers: Series<RunLayersPoint>;
+  readonly layerTotals: RunLayerTotals;
 }
 
 /** The last round each worker contributed to, for the workers table. */
@@ -105,9 +126,42 @@ function evalPoint(m: RoundMetrics): RunEvalPoint | null {
   };
 }
 
+/** The majority decomposition of one layer's round (ties: the first in the record), or null. */
+function majority(counts: Partial<Record<LayerSentAs, number>> | undefined): LayerSentAs | null {
+  let best: LayerSentAs | null = null;
+  let most = 0;
+  for (const [kind, n] of Object.entries(counts ?? {}) as [LayerSentAs, number][]) {
+    if (n > most) {
+      best = kind;
+      most = n;
+    }
+  }
+  return best;
+}
+
+function layersPoint(m: RoundMetrics): RunLayersPoint {
+  return { round: m.version + 1, indicator: m.layers.map((l) => l.indicator ?? null), sentAs: m.layers.map((l) => majority(l.sentAs)) };
+}
+
+const NO_LAYERS: RunLayerTotals = { bytes: [], sentAs: [], lastIndicator: [] };
+
+function addLayers(totals: RunLayerTotals, m: RoundMetrics): RunLayerTotals {
+  return {
+    bytes: m.layers.map((l, i) => (totals.bytes[i] ?? 0) + (l.bytes ?? 0)),
+    sentAs: m.layers.map((l, i) => {
+      const sum: Partial<Record<LayerSentAs, number>> = { ...totals.sentAs[i] };
+      for (const [kind, n] of Object.entries(l.sentAs ?? {}) as [LayerSentAs, number][]) sum[kind] = (sum[kind] ?? 0) + n;
+      return sum;
+    }),
+    lastIndicator: m.layers.map((l, i) => l.indicator ?? totals.lastIndicator[i] ?? null),
+  };
+}
+
 function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView {
   const evals = history.map(evalPoint).filter((p): p is RunEvalPoint => p !== null);
   return {
+    layers: seriesOf(history.map(layersPoint)),
+    layerTotals: history.reduce(addLayers, NO_LAYERS),
     summary,
     rounds: seriesOf(history.map(roundPoint)),
     evals: seriesOf(evals),
@@ -183,6 +237,8 @@ export function createDashboardStore() {
               contributions: view.contributions + m.contributors,
               bytesDownTotal: view.bytesDownTotal + m.bytesDown,
               participations: view.participations + m.participants,
+              layers: pushPoint(view.layers, layersPoint(m)),
+              layerTotals: addLayers(view.layerTotals, m),
             },
           },
         };

@@ -5,7 +5,7 @@
  */
 import { createStore } from 'zustand/vanilla';
 import type { ModelKind } from '../../../core/model';
-import type { DownlinkMode, ModelDelivery, RunConfig, RunId, WorkerId } from '../../../core/protocol';
+import type { DownlinkMode, LayerSentAs, ModelDelivery, RunConfig, RunId, WorkerId } from '../../../core/protocol';
 import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
 import type { CpuReason } from '../../gpu/runtime/device';
 import type { LocalMessage } from '../../i18n';
@@ -57,6 +57,20 @@ export type WorkerPhase =
   | 'removed'
   | 'failed';
 
+/** One layer of this worker's latest gradient: how it was sent and what it measured (docs/design.md, "Which atoms suit a layer"). */
+export interface WorkerLayerView {
+  /** The tensor's name in the model layout, e.g. 'dense1.weight'. */
+  readonly name: string;
+  readonly shape: readonly [number, number];
+  /** Bytes of its encoded message this round. */
+  readonly bytes: number;
+  /** The decomposition it travelled in, 'dense' for float32; null for a scheme that is not ATOMO. */
+  readonly sentAs: LayerSentAs | null;
+  /** ‖G‖_*·√(m+n)/‖g‖₁ of its gradient, as last measured, and the round of that measurement (null before any). */
+  readonly indicator: number | null;
+  readonly indicatorRound: number | null;
+}
+
 /** One round of this worker, as the charts plot it. */
 export interface WorkerRoundPoint {
   readonly round: number;
@@ -70,6 +84,8 @@ export interface WorkerRoundPoint {
   readonly computeMs: number;
   readonly compressMs: number;
   readonly uploadMs: number;
+  /** Its layers this round (the split of its bytes, their indicators where measured). */
+  readonly layers?: readonly WorkerLayerView[];
 }
 
 /** How the model reaches this tab (docs/protocol.md, "Downlink"), as the session saw it. */
@@ -118,6 +134,8 @@ export interface WorkerState {
   readonly traffic: WireTraffic;
   readonly roundsSent: number;
   readonly history: Series<WorkerRoundPoint>;
+  /** The layers of the latest round sent, each with the latest indicator measured. */
+  readonly layers: readonly WorkerLayerView[];
   readonly digits: readonly DigitView[];
   /** The latest thing that went wrong, in words; null when all is well. */
   readonly notice: LocalMessage | null;
@@ -169,6 +187,7 @@ const initialState: WorkerState = {
   traffic: NO_TRAFFIC,
   roundsSent: 0,
   history: emptySeries(),
+  layers: [],
   digits: [],
   notice: null,
   model: null,
@@ -190,7 +209,7 @@ export function createWorkerStore() {
         config,
         shard,
         // Another run's curves would mislead: a move starts the charts afresh.
-        ...(state.runId === runId ? {} : { history: emptySeries<WorkerRoundPoint>(), testAccuracy: null, round: null }),
+        ...(state.runId === runId ? {} : { history: emptySeries<WorkerRoundPoint>(), layers: [], testAccuracy: null, round: null }),
       })),
     roundOpened: (round) => set({ round }),
     runEvaluated: (testAccuracy) => set({ testAccuracy }),
@@ -199,6 +218,13 @@ export function createWorkerStore() {
         bytesUp: state.bytesUp + point.bytes,
         roundsSent: state.roundsSent + 1,
         history: pushPoint(state.history, point, HISTORY_POINTS),
+        // A layer not measured this round keeps the indicator it had.
+        layers:
+          point.layers?.map((layer, l) =>
+            layer.indicator === null && state.layers[l]?.name === layer.name
+              ? { ...layer, indicator: state.layers[l]!.indicator, indicatorRound: state.layers[l]!.indicatorRound }
+              : layer,
+          ) ?? state.layers,
       })),
     setDigits: (digits) => set({ digits }),
     setNotice: (notice) => set({ notice }),

@@ -8,6 +8,7 @@ import { LanguageSwitcher } from '../common/LanguageSwitcher';
 import { workerStore } from '../store/workerStore';
 import { DigitGallery } from './DigitGallery';
 import { DrawDigit } from './DrawDigit';
+import { LayerCard } from './LayerCard';
 import { WorkerCharts } from './WorkerCharts';
 import { WorkerSummary } from './WorkerSummary';
 
@@ -37,6 +38,7 @@ export function WorkerPage() {
           <WorkerSummary controls={controls} />
           <DrawDigit />
           <DigitGallery />
+          <LayerCard />
         </div>
         <WorkerCharts />
       </div>

@@ -1,0 +1,200 @@
+/**
+ * "Which atoms suit each layer": for one run, the indicator ‖G‖_*·√(m+n)/‖g‖₁
+ * of every layer over rounds (the workers' mean), the decomposition each
+ * layer was sent in over rounds (atomo-auto's choice, or a split's dense
+ * layers), and a table of the split of the run's bytes across its layers
+ * (docs/design.md, "Which atoms suit a layer" and "Budgets by bytes").
+ */
+import { useMemo, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { CartesianGrid, Line, LineChart, ReferenceLine, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis } from 'recharts';
+import { createModelLayout } from '../../../core/model';
+import type { LayerSentAs } from '../../../core/protocol';
+import { ChartCard } from '../common/ChartCard';
+import { formatBytes, formatNumber, formatPercent, roundLabel, sentAsLabel } from '../common/format';
+import { COLORS, runColor } from '../common/palette';
+import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
+import { useThrottledStore } from '../store/useThrottled';
+import { orderedRuns } from './selectors';
+
+const selectRuns = (s: DashboardState) => s.runs;
+const selectIds = (s: DashboardState) => s.runIds;
+const HEIGHT = 220;
+const axisProps = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
+/** Where the paper puts the crossover (an entry counts as one number), and where this wire puts it (an entry ≈ 1.4 bytes against 4 per number). */
+const PAPER_CROSSOVER = 1;
+const WIRE_CROSSOVER = 0.6;
+const SENT_AS: readonly LayerSentAs[] = ['spectral', 'entry', 'dct', 'dense'];
+const SENT_AS_COLORS: Readonly<Record<LayerSentAs, string>> = { spectral: '#5b4bdb', entry: '#e8702a', dct: '#1f9e89', dense: '#9aa3b5' };
+
+/** The run the card shows by default: the latest atomo-auto run, else the latest that measured an indicator. */
+function defaultRun(runs: readonly RunView[]): RunView | undefined {
+  const measured = runs.filter((r) => r.layerTotals.lastIndicator.some((x) => x !== null));
+  return measured.findLast((r) => r.summary.config.scheme === 'atomo-auto') ?? measured.at(-1) ?? runs.at(-1);
+}
+
+/** translate="no" for an SVG element (React's SVG types do not list it; the DOM attribute works on any element). */
+const UNTRANSLATED = { translate: 'no' } as Record<string, string>;
+
+/** A y-axis tick with a layer's name: an identifier from the code, kept untranslated. */
+function LayerTick({ x, y, payload, names }: { x?: number; y?: number; payload?: { value: number }; names: readonly string[] }) {
+  return (
+    <text x={x} y={y} dy={4} textAnchor="end" fontSize={10} fill={COLORS.axis} {...UNTRANSLATED}>
+      {names[payload?.value ?? -1] ?? ''}
+    </text>
+  );
+}
+
+/** The card, for the teacher's dashboard. */
+export function LayerChoices() {
+  const { t } = useTranslation();
+  const runsById = useThrottledStore(dashboardStore, selectRuns);
+  const runIds = useThrottledStore(dashboardStore, selectIds);
+  const runs = useMemo(() => orderedRuns({ runIds, runs: runsById }), [runIds, runsById]);
+  const [picked, setPicked] = useState<string | null>(null);
+  const run = runs.find((r) => r.summary.runId === picked) ?? defaultRun(runs);
+  const names = useMemo(() => (run === undefined ? [] : createModelLayout(run.summary.config.model).tensors.map((tensor) => tensor.name)), [run]);
+  const shapes = useMemo(() => (run === undefined ? [] : createModelLayout(run.summary.config.model).tensors.map((tensor) => tensor.shape)), [run]);
+  const points = run?.layers.points ?? [];
+  // One line per layer: the rounds where some worker measured it.
+  const indicatorLines = names.map((_, l) =>
+    points.flatMap((p) => {
+      const value = p.indicator[l];
+      return value === null || value === undefined ? [] : [{ round: p.round, value }];
+    }),
+  );
+  const indicatorPoints = indicatorLines.reduce((n, line) => n + line.length, 0);
+  const sentAsPoints = SENT_AS.map((kind) => points.flatMap((p) => p.sentAs.flatMap((k, l) => (k === kind ? [{ round: p.round, layer: l }] : []))));
+  const choices = sentAsPoints.reduce((n, s) => n + s.length, 0);
+  const totals = run?.layerTotals;
+  const totalBytes = totals?.bytes.reduce((a, b) => a + b, 0) ?? 0;
+  return (
+    <section className="card layer-choices" data-testid="layer-choices" aria-label={t('dashboard.layers.title')}>
+      <header className="layer-choices__header">
+        <div>
+          <h2>{t('dashboard.layers.title')}</h2>
+          <p className="muted small">{t('dashboard.layers.hint', { paper: formatNumber(PAPER_CROSSOVER), wire: formatNumber(WIRE_CROSSOVER) })}</p>
+        </div>
+        <label>
+          {t('dashboard.layers.run')}
+          <select value={run?.summary.runId ?? ''} onChange={(e) => setPicked(e.target.value)} data-testid="layer-choices-run" translate="no">
+            {runs.map((r) => (
+              <option key={r.summary.runId} value={r.summary.runId}>
+                {r.summary.config.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </header>
+      <ul className="legend" aria-label={t('dashboard.layers.legend')} translate="no">
+        {names.map((name, l) => (
+          <li key={name}>
+            <span className="legend__swatch" style={{ background: runColor(l) }} />
+            {name}
+          </li>
+        ))}
+      </ul>
+      <div className="layer-choices__charts">
+        <ChartCard
+          testId="chart-indicator"
+          points={indicatorPoints}
+          title={t('dashboard.layers.indicatorTitle')}
+          caption={t('dashboard.layers.indicatorCaption')}
+          emptyText={t('dashboard.layers.indicatorEmpty')}
+        >
+          <ResponsiveContainer width="100%" height={HEIGHT}>
+            <LineChart margin={{ top: 8, right: 16, bottom: 0, left: -6 }}>
+              <CartesianGrid stroke={COLORS.grid} vertical={false} />
+              <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...axisProps} />
+              <YAxis type="number" dataKey="value" scale="log" domain={['auto', 'auto']} allowDataOverflow {...axisProps} tickFormatter={formatNumber} />
+              <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={roundLabel} />
+              <ReferenceLine y={PAPER_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="5 4" />
+              <ReferenceLine y={WIRE_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="2 3" />
+              {indicatorLines.map((data, l) => (
+                <Line key={l} data={data} dataKey="value" name={names[l] ?? ''} stroke={runColor(l)} strokeWidth={2} dot={false} isAnimationActive={false} />
+              ))}
+            </LineChart>
+          </ResponsiveContainer>
+        </ChartCard>
+        <ChartCard
+          title={t('dashboard.layers.sentAsTitle')}
+          caption={
+            <span className="layer-choices__kinds">
+              {SENT_AS.map((kind) => (
+                <span key={kind}>
+                  <span className="legend__swatch" style={{ background: SENT_AS_COLORS[kind] }} />
+                  {sentAsLabel(kind)}
+                </span>
+              ))}
+            </span>
+          }
+          testId="chart-sent-as"
+          points={choices}
+          emptyText={t('dashboard.layers.sentAsEmpty')}
+        >
+          <ResponsiveContainer width="100%" height={HEIGHT}>
+            <ScatterChart margin={{ top: 8, right: 16, bottom: 0, left: 40 }}>
+              <CartesianGrid stroke={COLORS.grid} />
+              <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...axisProps} />
+              <YAxis
+                type="number"
+                dataKey="layer"
+                domain={[-0.5, names.length - 0.5]}
+                ticks={names.map((_, l) => l)}
+                reversed
+                {...axisProps}
+                tick={<LayerTick names={names} />}
+              />
+              {sentAsPoints.map((data, k) => (
+                <Scatter
+                  key={SENT_AS[k]}
+                  data={data}
+                  name={sentAsLabel(SENT_AS[k]!)}
+                  fill={SENT_AS_COLORS[SENT_AS[k]!]}
+                  shape="square"
+                  isAnimationActive={false}
+                />
+              ))}
+            </ScatterChart>
+          </ResponsiveContainer>
+        </ChartCard>
+      </div>
+      <table className="table" data-testid="layers-table">
+        <thead>
+          <tr>
+            <th>{t('dashboard.layers.layer')}</th>
+            <th>{t('dashboard.layers.indicator')}</th>
+            <th>{t('dashboard.layers.sentAs')}</th>
+            <th>{t('dashboard.layers.bytes')}</th>
+            <th>{t('dashboard.layers.share')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {names.map((name, l) => {
+            const counts = totals?.sentAs[l] ?? {};
+            const sent = SENT_AS.reduce((n, kind) => n + (counts[kind] ?? 0), 0);
+            const bytes = run !== undefined && run.roundsClosed > 0 ? (totals?.bytes[l] ?? 0) / run.roundsClosed : null;
+            const indicator = totals?.lastIndicator[l] ?? null;
+            return (
+              <tr key={name} data-layer={l}>
+                <td>
+                  <span translate="no">{name}</span> <span className="muted small">{`${shapes[l]?.[0]}×${shapes[l]?.[1]}`}</span>
+                </td>
+                <td data-testid="layer-indicator">{indicator === null ? t('common.dash') : formatNumber(indicator)}</td>
+                <td data-testid="layer-sent-as">
+                  {sent === 0
+                    ? t('common.dash')
+                    : SENT_AS.filter((kind) => (counts[kind] ?? 0) > 0)
+                        .map((kind) => `${sentAsLabel(kind)} ${formatPercent((counts[kind] ?? 0) / sent)}`)
+                        .join(' · ')}
+                </td>
+                <td>{bytes === null ? t('common.dash') : formatBytes(bytes)}</td>
+                <td>{bytes === null || totalBytes === 0 ? t('common.dash') : formatPercent((totals?.bytes[l] ?? 0) / totalBytes)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
+  );
+}
