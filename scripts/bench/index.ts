@@ -4,6 +4,7 @@
  * Exported so a new suite is one entry here.
  */
 export const suites: Record<string, () => Promise<void>> = {
+  bytes: async () => (await import('./byteBudget')).benchByteBudget(),
   cluster: async () => (await import('./cluster')).benchCluster(),
   compress: async () => (await import('./compress')).benchCompress(),
   kernels: async () => (await import('./kernels')).benchKernels(),
