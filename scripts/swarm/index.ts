@@ -26,7 +26,7 @@ const summary = summarise(history.rounds, 0.9);
 const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(2)}%`);
 console.log(
   [
-    `run ${history.runId}: ${history.config.scheme} (budget ${history.config.budget}, levels ${history.config.levels}), ${history.workers} ${history.backend} workers`,
+    `run ${history.runId}: ${history.config.scheme} (${history.config.byteBudget === undefined ? `budget ${history.config.budget}` : `${history.config.byteBudget} B per round`}, levels ${history.config.levels}${history.config.errorFeedback === true ? ', error feedback (biased)' : ''}), ${history.workers} ${history.backend} workers`,
     `  rounds:            ${summary.rounds} in ${history.wallSeconds.toFixed(1)} s (${(summary.rounds / history.wallSeconds).toFixed(1)} rounds/s)`,
     `  final test acc:    ${pct(summary.finalAccuracy)}`,
     `  90% reached:       ${summary.roundsToTarget === null ? 'not reached' : `round ${summary.roundsToTarget}, ${((summary.wireToTarget ?? 0) / 1e6).toFixed(2)} MB on the wire both ways`}`,
