@@ -106,6 +106,8 @@ describe.each<{ model: ModelKind; cases: readonly { scheme: ByteBudgetScheme; bu
       { scheme: 'atomo-auto', budget: defaultByteBudget('cnn', 32) },
       { scheme: 'atomo-auto', budget: 1500 },
       { scheme: 'atomo-svd', budget: defaultByteBudget('cnn', 32) },
+      { scheme: 'atomo-entry', budget: defaultByteBudget('cnn', 32) },
+      { scheme: 'atomo-dct', budget: defaultByteBudget('cnn', 32) },
     ],
   },
 ])('a byte budget for the $model', ({ model, cases }) => {
