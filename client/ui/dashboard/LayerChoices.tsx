@@ -7,13 +7,13 @@
  */
 import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { CartesianGrid, Line, LineChart, ReferenceLine, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis } from 'recharts';
+import { CartesianGrid, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { createModelLayout } from '../../../core/model';
 import type { LayerSentAs } from '../../../core/protocol';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, sentAsLabel } from '../common/format';
 import { COLORS, runColor } from '../common/palette';
-import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
+import { dashboardStore, type DashboardState, type RunLayersPoint, type RunView } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
 import { orderedRuns } from './selectors';
 
@@ -26,6 +26,50 @@ const PAPER_CROSSOVER = 1;
 const WIRE_CROSSOVER = 0.6;
 const SENT_AS: readonly LayerSentAs[] = ['spectral', 'entry', 'dct', 'dense'];
 const SENT_AS_COLORS: Readonly<Record<LayerSentAs, string>> = { spectral: '#5b4bdb', entry: '#e8702a', dct: '#1f9e89', dense: '#9aa3b5' };
+
+/** A bar of the "how each layer was sent" chart: the rounds it spans, at a layer's row (null: a gap). */
+interface SentAsBar {
+  readonly round: number;
+  readonly layer: number | null;
+}
+
+/** The bars of one decomposition at one layer's row. */
+interface SentAsLine {
+  readonly kind: LayerSentAs;
+  readonly layer: number;
+  readonly data: SentAsBar[];
+}
+
+/**
+ * One line per decomposition and layer: a thick bar over each round the layer
+ * went that way, reaching halfway to the neighbouring points, null between, so
+ * that a stretch of the same choice is one SVG path, not a shape per round
+ * (up to 240 rounds × layers of them, redrawn a few times a second).
+ */
+function sentAsBars(points: readonly RunLayersPoint[], layers: number): SentAsLine[] {
+  const bars: SentAsLine[] = [];
+  for (const kind of SENT_AS) {
+    for (let layer = 0; layer < layers; layer++) {
+      const data: SentAsBar[] = [];
+      let previous = -2; // the index of the last point drawn
+      points.forEach((p, i) => {
+        if (p.sentAs[layer] !== kind) return;
+        const before = i === 0 ? p.round - 0.5 : (points[i - 1]!.round + p.round) / 2;
+        const after = i === points.length - 1 ? p.round + 0.5 : (p.round + points[i + 1]!.round) / 2;
+        if (previous === i - 1) {
+          // The bar before is this layer's too: lengthen it.
+          data[data.length - 1] = { round: after, layer };
+        } else {
+          if (data.length > 0) data.push({ round: before, layer: null });
+          data.push({ round: before, layer }, { round: after, layer });
+        }
+        previous = i;
+      });
+      if (data.length > 0) bars.push({ kind, layer, data });
+    }
+  }
+  return bars;
+}
 
 /** The run the card shows by default: the latest atomo-auto run, else the latest that measured an indicator. */
 function defaultRun(runs: readonly RunView[]): RunView | undefined {
@@ -64,8 +108,8 @@ export function LayerChoices() {
     }),
   );
   const indicatorPoints = indicatorLines.reduce((n, line) => n + line.length, 0);
-  const sentAsPoints = SENT_AS.map((kind) => points.flatMap((p) => p.sentAs.flatMap((k, l) => (k === kind ? [{ round: p.round, layer: l }] : []))));
-  const choices = sentAsPoints.reduce((n, s) => n + s.length, 0);
+  const bars = sentAsBars(points, names.length);
+  const choices = points.reduce((n, p) => n + p.sentAs.filter((k) => k !== null).length, 0);
   const totals = run?.layerTotals;
   const totalBytes = totals?.bytes.reduce((a, b) => a + b, 0) ?? 0;
   return (
@@ -133,7 +177,7 @@ export function LayerChoices() {
           emptyText={t('dashboard.layers.sentAsEmpty')}
         >
           <ResponsiveContainer width="100%" height={HEIGHT}>
-            <ScatterChart margin={{ top: 8, right: 16, bottom: 0, left: 40 }}>
+            <LineChart margin={{ top: 8, right: 16, bottom: 0, left: 40 }}>
               <CartesianGrid stroke={COLORS.grid} />
               <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...axisProps} />
               <YAxis
@@ -145,17 +189,20 @@ export function LayerChoices() {
                 {...axisProps}
                 tick={<LayerTick names={names} />}
               />
-              {sentAsPoints.map((data, k) => (
-                <Scatter
-                  key={SENT_AS[k]}
+              {bars.map(({ kind, layer, data }) => (
+                <Line
+                  key={`${kind}-${layer}`}
                   data={data}
-                  name={sentAsLabel(SENT_AS[k]!)}
-                  fill={SENT_AS_COLORS[SENT_AS[k]!]}
-                  shape="square"
+                  dataKey="layer"
+                  name={sentAsLabel(kind)}
+                  stroke={SENT_AS_COLORS[kind]}
+                  strokeWidth={10}
+                  strokeLinecap="butt"
+                  dot={false}
                   isAnimationActive={false}
                 />
               ))}
-            </ScatterChart>
+            </LineChart>
           </ResponsiveContainer>
         </ChartCard>
       </div>
