@@ -16,6 +16,7 @@ export const KEPT_AS_IS: ReadonlySet<string> = new Set([
   'ATOMO',
   'QSGD',
   'TernGrad',
+  'PowerSGD',
   'float',
   'WebGPU',
   'GPU',
