@@ -3,7 +3,10 @@
  * (≥ 85% on the held-out digits), then Playwright's mouse draws a clear
  * "1" and a clear "0" on the canvas, and the top guess, computed in the
  * page from the global model, names each, while the tab goes on training.
- * The run is float32, so the model gets there in the fewest rounds.
+ * The run is float32, so the model gets there in the fewest rounds, and
+ * relays its updates (docs/protocol.md, "Downlink"): the tab's replica,
+ * kept in its Web Worker, applies each round's relayed gradient, its hash
+ * checks reach the page, and the guesses come from the replica's weights.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { createFastRun, deleteRun } from './support/admin';
@@ -35,6 +38,7 @@ test('a digit drawn with the mouse gets the right top guess from the trained mod
     learningRate: 0.1,
     evalEvery: 10,
     quorum: { fraction: 0.5, minimum: 1 },
+    downlink: 'relay',
   });
   await page.goto(`/?run=${runId}&cpu`);
   await expect(page.getByTestId('draw')).toContainText('Draw a digit');
@@ -54,6 +58,11 @@ test('a digit drawn with the mouse gets the right top guess from the trained mod
   });
   await stroke(page, ring);
   expect(await topGuess(page)).toBe(0);
+  // The replica (in the tab's Web Worker) matched the server's hash on relayed rounds, and never had to resync.
+  const downlink = page.getByTestId('downlink');
+  await expect(downlink).toHaveAttribute('data-delivery', 'relay');
+  expect(Number(await downlink.getAttribute('data-verified'))).toBeGreaterThan(5);
+  await expect(downlink).toHaveAttribute('data-resyncs', '0');
   await page.getByTestId('draw').screenshot({ path: test.info().outputPath('draw-zero.png') });
   // The trained run would hold the dashboard's best accuracy for every later test on this server.
   await deleteRun(baseURL!, runId);
