@@ -14,7 +14,10 @@ import { valueAbove } from './support/pages';
 
 /** Draws a stroke through `points` given in the canvas's 0..1 coordinates. */
 async function stroke(page: Page, points: readonly [number, number][]): Promise<void> {
-  const box = (await page.getByTestId('draw-canvas').boundingBox())!;
+  // The mouse only reaches what is in the viewport: the card sits below the summary, whose height varies.
+  const canvas = page.getByTestId('draw-canvas');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = (await canvas.boundingBox())!;
   const at = ([x, y]: [number, number]) => [box.x + x * box.width, box.y + y * box.height] as const;
   await page.mouse.move(...at(points[0]!));
   await page.mouse.down();
