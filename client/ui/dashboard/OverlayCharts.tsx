@@ -211,6 +211,31 @@ const varianceOf = (run: RunView) => run.rounds.points.filter((p) => p.varianceR
 const downlinkVarianceOf = (run: RunView) =>
   run.rounds.points.filter((p) => p.downlinkVarianceRel > 0).map((p) => ({ round: p.round, value: p.downlinkVarianceRel }));
 
+type RoundSeries = (run: RunView) => readonly { round: number; value: number }[];
+
+/** The per-round charts of the grid, in order; a `pickDashed` chart also draws the downlink's series dashed. */
+const ROUND_CHARTS: readonly {
+  readonly title: 'dashboard.charts.accuracyTitle' | 'dashboard.charts.lossTitle' | 'dashboard.charts.varianceTitle';
+  readonly caption: 'dashboard.charts.accuracyCaption' | 'dashboard.charts.lossCaption' | 'dashboard.charts.varianceCaption';
+  readonly testId: string;
+  readonly pick: RoundSeries;
+  readonly pickDashed?: RoundSeries;
+  readonly yTick: (v: number) => string;
+  readonly log?: boolean;
+}[] = [
+  { title: 'dashboard.charts.accuracyTitle', caption: 'dashboard.charts.accuracyCaption', testId: 'chart-accuracy', pick: accuracyOf, yTick: percentTick },
+  { title: 'dashboard.charts.lossTitle', caption: 'dashboard.charts.lossCaption', testId: 'chart-loss', pick: lossOf, yTick: formatNumber },
+  {
+    title: 'dashboard.charts.varianceTitle',
+    caption: 'dashboard.charts.varianceCaption',
+    testId: 'chart-variance',
+    pick: varianceOf,
+    pickDashed: downlinkVarianceOf,
+    yTick: formatNumber,
+    log: true,
+  },
+];
+
 /** The dashboard's chart section (a shared legend, then the charts); `projector` shows the trade-off alone, large. */
 export function OverlayCharts({ projector = false }: { readonly projector?: boolean }) {
   const { t } = useTranslation();
@@ -240,33 +265,16 @@ export function OverlayCharts({ projector = false }: { readonly projector?: bool
         <div className="overlay__wide">
           <TradeoffChart runs={runs} />
         </div>
-        <RoundChart
-          runs={runs}
-          title={t('dashboard.charts.accuracyTitle')}
-          caption={t('dashboard.charts.accuracyCaption')}
-          testId="chart-accuracy"
-          pick={accuracyOf}
-          yTick={percentTick}
-        />
-        <RoundChart
-          runs={runs}
-          title={t('dashboard.charts.lossTitle')}
-          caption={t('dashboard.charts.lossCaption')}
-          testId="chart-loss"
-          pick={lossOf}
-          yTick={formatNumber}
-        />
-        <RoundChart
-          runs={runs}
-          title={t('dashboard.charts.varianceTitle')}
-          caption={t('dashboard.charts.varianceCaption')}
-          testId="chart-variance"
-          pick={varianceOf}
-          pickDashed={downlinkVarianceOf}
-          dashedName={(name) => t('dashboard.charts.downlinkVariance', { name })}
-          yTick={formatNumber}
-          log
-        />
+        {ROUND_CHARTS.map((chart) => (
+          <RoundChart
+            key={chart.testId}
+            runs={runs}
+            {...chart}
+            title={t(chart.title)}
+            caption={t(chart.caption)}
+            dashedName={(name) => t('dashboard.charts.downlinkVariance', { name })}
+          />
+        ))}
         <BytesPerRoundChart runs={runs} />
       </div>
     </section>
