@@ -19,7 +19,8 @@ import { MinibatchSampler, createBatch, loadMnist, type Batch } from '../../core
 import { createCpuBackend, heInitialize } from '../../core/model';
 import { createModelLayout, type ModelLayout } from '../../core/model/layout';
 import { createFetchReader } from '../data/fetchReader';
-import { createGpuCompressor } from '../gpu/compression/gpuCompressor';
+import { createGpuCompressor, type GpuCompressor, type GpuCompressorOptions } from '../gpu/compression/gpuCompressor';
+import { spectralCoreChoice, type SpectralCoreChoice } from '../gpu/compression/spectralCompressor';
 import { requestBrowserGpu } from '../gpu/runtime/device';
 import { createGpuBackend } from '../gpu/training/gpuBackend';
 import type { Compression } from '../../core/atomo';
@@ -66,18 +67,30 @@ export interface TrainingBenchResult {
   readonly schemes: readonly SchemeRow[];
   /** Medians over the steps of all cycles. */
   readonly tfjs: readonly TfjsStepTiming[];
+  /** Where the device route's core SVD runs on this adapter, as measured (absent when nothing measured it). */
+  readonly spectralCore?: SpectralCoreChoice;
 }
 
 const BATCH_SIZE = 32;
 const SEED = 1;
 const LEARNING_RATE = 0.05;
 
-const COMPRESSIONS: readonly (Compression & { label: string; deviceSpectral?: true })[] = [
+const COMPRESSIONS: readonly (Compression & { label: string; gpu?: GpuCompressorOptions })[] = [
   { label: 'none', scheme: 'none', budget: 0, levels: 0 },
   { label: 'atomo-svd (budget 2)', scheme: 'atomo-svd', budget: 2, levels: 0 },
-  // The device route (batched Jacobi on the GPU), the GPU default before the factored host route: the baseline of the same run.
-  { label: 'atomo-svd (budget 2), device SVD route', scheme: 'atomo-svd', budget: 2, levels: 0, deviceSpectral: true },
+  // Spectral and Fourier ATOMO's device routes beside the defaults (host route, CPU path) in the same run (docs/design.md).
+  {
+    label: 'atomo-svd (budget 2), device route, core SVD on the device',
+    scheme: 'atomo-svd',
+    budget: 2,
+    levels: 0,
+    gpu: { spectral: 'device', core: 'device' },
+  },
+  { label: 'atomo-svd (budget 2), device route, core SVD on the host', scheme: 'atomo-svd', budget: 2, levels: 0, gpu: { spectral: 'device', core: 'host' } },
+  { label: 'atomo-svd (budget 2), device route, core SVD side measured', scheme: 'atomo-svd', budget: 2, levels: 0, gpu: { spectral: 'device' } },
   { label: 'atomo-entry (budget 1024)', scheme: 'atomo-entry', budget: 1024, levels: 0 },
+  { label: 'atomo-dct (budget 1024)', scheme: 'atomo-dct', budget: 1024, levels: 0 },
+  { label: 'atomo-dct (budget 1024), on the device', scheme: 'atomo-dct', budget: 1024, levels: 0, gpu: { dct: 'device' } },
   { label: 'qsgd (4 levels)', scheme: 'qsgd', budget: 0, levels: 4 },
   { label: 'terngrad', scheme: 'terngrad', budget: 0, levels: 1 },
 ];
@@ -152,8 +165,17 @@ export async function main(): Promise<TrainingBenchResult> {
   const layout = createModelLayout('mlp');
   const initial = heInitialize(layout, SEED);
   const gpuBackend = createGpuBackend(ctx.device, layout);
-  const deviceCompressor = createGpuCompressor(gpuBackend);
-  const deviceSpectralCompressor = createGpuCompressor(gpuBackend, { spectral: 'device' });
+  // One GPU compressor per option set; the default one for the rows without options.
+  const compressors = new Map<string, GpuCompressor>();
+  const compressorFor = (options: GpuCompressorOptions = {}): GpuCompressor => {
+    const key = JSON.stringify(options);
+    let compressor = compressors.get(key);
+    if (compressor === undefined) {
+      compressor = createGpuCompressor(gpuBackend, options);
+      compressors.set(key, compressor);
+    }
+    return compressor;
+  };
   const cpuBackend = createCpuBackend(layout);
   const shard = Uint32Array.from({ length: train.count }, (_, i) => i);
   // performance.now: the default clock (Date.now) has a 1 ms step, which is the size of a CPU round's parts.
@@ -171,7 +193,7 @@ export async function main(): Promise<TrainingBenchResult> {
         ...common,
         backend: gpuBackend,
         compression,
-        deviceCompressor: compression.deviceSpectral ? deviceSpectralCompressor : deviceCompressor,
+        deviceCompressor: compressorFor(compression.gpu),
       }),
       layout,
       initial,
@@ -223,11 +245,25 @@ export async function main(): Promise<TrainingBenchResult> {
       cycleTimings.push({ gpuNoneMs, cpuNoneMs, tfjsWebgpuMs: stepMs.webgpu ?? Number.NaN, tfjsCpuMs: stepMs.cpu ?? Number.NaN });
     }
   } finally {
-    deviceCompressor.destroy();
-    deviceSpectralCompressor.destroy();
+    for (const compressor of compressors.values()) compressor.destroy();
     gpuBackend.destroy();
   }
   const schemes: SchemeRow[] = trainees.map(({ label, gpu, cpu }) => ({ scheme: label, gpu: gpu.timing(), cpu: cpu.timing() }));
   const tfjs: TfjsStepTiming[] = [...tfjsRuns.values()].map(poolTimings);
-  return { adapter, userAgent: navigator.userAgent, batchSize: BATCH_SIZE, warmup, cycles: cycleTimings, schemes, tfjs };
+  const spectralCore = spectralCoreChoice(ctx.device);
+  if (spectralCore !== undefined) {
+    log(
+      `spectral core SVD on this adapter: device ${spectralCore.deviceMs.toFixed(1)} ms, host ${spectralCore.hostMs.toFixed(1)} ms per compress → ${spectralCore.core}`,
+    );
+  }
+  return {
+    adapter,
+    userAgent: navigator.userAgent,
+    batchSize: BATCH_SIZE,
+    warmup,
+    cycles: cycleTimings,
+    schemes,
+    tfjs,
+    ...(spectralCore === undefined ? {} : { spectralCore }),
+  };
 }
