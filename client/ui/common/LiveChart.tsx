@@ -8,7 +8,7 @@
  * tens of milliseconds of selectors, measurements and effects.
  */
 import { useEffect, useRef, useState, type PointerEvent, type RefObject } from 'react';
-import { bandPath, linePath, linearDomain, logDomain, logTicks, niceTicks, scale, stack } from './chartGeometry';
+import { bandPath, linePath, linearDomain, logDomain, logTicks, niceTicks, scale, stack, tickLabelWidth } from './chartGeometry';
 import { COLORS } from './palette';
 
 /** One plotted quantity of the points. */
@@ -43,7 +43,9 @@ export interface LiveChartProps<P> {
   readonly height: number;
 }
 
+/** The plot's margins; the left one grows to the widest y label ("120 毫秒" needs more than "120 ms"). */
 const MARGIN = { top: 8, right: 12, bottom: 22, left: 46 } as const;
+const TICK_GAP = 6;
 
 /** The width of an element, kept up to date as the layout changes. */
 function useWidth(): [RefObject<HTMLDivElement | null>, number] {
@@ -78,9 +80,11 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
   const xDomain: [number, number] = xs.length === 0 ? [0, 1] : [xs[0]!, Math.max(xs[xs.length - 1]!, xs[0]! + 1)];
   const xTicks = niceTicks(xDomain[0], xDomain[1], Math.max(2, Math.floor(width / 90))).filter(Number.isInteger);
 
-  const plotRight = Math.max(MARGIN.left + 1, width - MARGIN.right);
+  const yLabels = yTicks.map(yFormat);
+  const left = Math.max(MARGIN.left, TICK_GAP + 2 + Math.max(0, ...yLabels.map(tickLabelWidth)));
+  const plotRight = Math.max(left + 1, width - MARGIN.right);
   const plotBottom = height - MARGIN.bottom;
-  const sx = scale(xDomain, [MARGIN.left, plotRight]);
+  const sx = scale(xDomain, [left, plotRight]);
   const sy = scale(yDomain, [plotBottom, MARGIN.top], log ? 'log' : 'linear');
   const px = xs.map(sx);
   const step = props.step === true;
@@ -99,11 +103,11 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
     <div className="live-chart" ref={ref} style={{ height }}>
       {width > 0 && (
         <svg width={width} height={height} onPointerMove={onMove} onPointerLeave={() => setHover(null)} aria-hidden="true">
-          {yTicks.map((tick) => (
+          {yTicks.map((tick, i) => (
             <g key={tick}>
-              <line x1={MARGIN.left} x2={plotRight} y1={sy(tick)} y2={sy(tick)} stroke={COLORS.grid} />
-              <text x={MARGIN.left - 6} y={sy(tick)} dy="0.32em" textAnchor="end" className="live-chart__tick">
-                {yFormat(tick)}
+              <line x1={left} x2={plotRight} y1={sy(tick)} y2={sy(tick)} stroke={COLORS.grid} />
+              <text x={left - TICK_GAP} y={sy(tick)} dy="0.32em" textAnchor="end" className="live-chart__tick">
+                {yLabels[i]}
               </text>
             </g>
           ))}
@@ -112,7 +116,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
               {tick}
             </text>
           ))}
-          <line x1={MARGIN.left} x2={plotRight} y1={plotBottom} y2={plotBottom} stroke={COLORS.axis} />
+          <line x1={left} x2={plotRight} y1={plotBottom} y2={plotBottom} stroke={COLORS.axis} />
           {series.map((s, i) =>
             bands === null ? (
               <path
@@ -143,7 +147,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
           {props.reference !== undefined && (
             <g>
               <line
-                x1={MARGIN.left}
+                x1={left}
                 x2={plotRight}
                 y1={sy(props.reference.y)}
                 y2={sy(props.reference.y)}

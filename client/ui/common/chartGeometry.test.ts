@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bandPath, linePath, linearDomain, logDomain, logTicks, niceTicks, scale, stack } from './chartGeometry';
+import { bandPath, linePath, linearDomain, logDomain, logTicks, niceTicks, scale, stack, tickLabelWidth } from './chartGeometry';
 
 describe('ticks and domains', () => {
   it('puts nice ticks at 1, 2 or 5 × 10ᵏ over the range', () => {
@@ -70,5 +70,14 @@ describe('paths', () => {
     expect(bandPath([0, 10], [1, 2], [5, 6])).toBe('M0,1L10,2L10,6L0,5Z');
     expect(bandPath([0, 10, 20], [1, 2, 3], [5, 6, 7], true)).toBe('M0,1H10V2H20V3V6H10V5H0Z');
     expect(bandPath([], [], [])).toBe('');
+  });
+});
+
+describe('tick labels', () => {
+  it('gives wide (CJK) characters more room than Latin ones, so "120 毫秒" gets a wider margin than "120 ms"', () => {
+    expect(tickLabelWidth('')).toBe(0);
+    expect(tickLabelWidth('120 ms')).toBe(40);
+    expect(tickLabelWidth('120 毫秒')).toBe(49);
+    expect(tickLabelWidth('120 毫秒')).toBeGreaterThan(tickLabelWidth('120 ms'));
   });
 });

@@ -116,3 +116,10 @@ export function stack(series: readonly (readonly number[])[]): { bottoms: number
     return { bottoms, tops: base.slice() };
   });
 }
+
+/** Pixels an 11-px tick label needs, estimated without a DOM: wide (CJK) characters 11 px, others 6.6 px. */
+export function tickLabelWidth(label: string): number {
+  let width = 0;
+  for (const ch of label) width += ch.codePointAt(0)! >= 0x2e80 ? 11 : 6.6;
+  return Math.ceil(width);
+}
