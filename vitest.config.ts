@@ -17,6 +17,8 @@ export default defineConfig({
           include: ['{core,client,server,scripts}/**/*.test.ts'],
           exclude: ['**/*.gpu.test.ts', '**/*.cluster.test.ts', '**/node_modules/**'],
           environment: 'node',
+          // Both cores: vitest's default (cores − 1) runs these files one at a time on CI's two.
+          maxWorkers: 2,
           testTimeout: 60_000,
         },
       },
