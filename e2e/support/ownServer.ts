@@ -10,6 +10,7 @@ import { get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_TOKEN } from './admin';
+import { serverArgs } from './serverCommand';
 
 /** A server process the test starts, stops and restarts. */
 export interface OwnServer {
@@ -55,7 +56,7 @@ export function ownServer(port: number, options: OwnServerOptions = {}): OwnServ
   let child: ChildProcess | null = null;
   let output = '';
 
-  /** Kills the whole process group: tsx runs the server in a child process of its own. */
+  /** Kills the whole process group: the server and anything it started. */
   const killGroup = (process_: ChildProcess) => {
     try {
       if (process_.pid !== undefined) process.kill(-process_.pid, 'SIGKILL');
@@ -75,7 +76,7 @@ export function ownServer(port: number, options: OwnServerOptions = {}): OwnServ
     child = null;
     if (running.exitCode !== null || running.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-    // SIGTERM to tsx alone: it relays the signal to the server, which checkpoints and exits.
+    // SIGTERM, as an operator would send it: the server checkpoints every run and exits.
     running.kill('SIGTERM');
     // A server that does not close within the grace time is killed, so no test leaves a process behind.
     const timer = setTimeout(() => killGroup(running), 15_000);
@@ -91,10 +92,10 @@ export function ownServer(port: number, options: OwnServerOptions = {}): OwnServ
       // A stale server left on the port would answer the health check and fool the test.
       if (await healthy(baseURL)) throw new Error(`ownServer: something already answers on ${baseURL}`);
       // The same command as the suite's webServer, so the test runs the server users run.
-      const started = spawn(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'server/index.ts', ...(options.https === true ? ['--https'] : [])], {
+      const started = spawn(process.execPath, serverArgs(options.https === true ? ['--https'] : []), {
         env: { ...process.env, PORT: String(port), ADMIN_TOKEN, DATA_DIR: dataDir },
         stdio: ['ignore', 'pipe', 'pipe'],
-        // Its own process group, so killGroup reaches tsx's child too.
+        // Its own process group, so killGroup reaches any thread or child it started.
         detached: true,
       });
       child = started;
