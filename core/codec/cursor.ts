@@ -5,11 +5,11 @@
  */
 import { CodecError } from './errors';
 
-/** Reads fields in order from an encoded layer. */
-export class ByteReader {
+/** A position in a byte array, moved forward by each field read or written. */
+abstract class Cursor {
   readonly bytes: Uint8Array;
-  private readonly view: DataView;
-  /** Offset of the next unread byte. */
+  protected readonly view: DataView;
+  /** Offset of the next byte to read or write. */
   pos = 0;
 
   constructor(bytes: Uint8Array) {
@@ -17,6 +17,16 @@ export class ByteReader {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
+  /** Moves past the next `size` bytes; returns the offset they start at. */
+  protected advance(size: number): number {
+    const at = this.pos;
+    this.pos += size;
+    return at;
+  }
+}
+
+/** Reads fields in order from an encoded layer. */
+export class ByteReader extends Cursor {
   /** Bytes not yet read. */
   get remaining(): number {
     return this.bytes.length - this.pos;
@@ -39,66 +49,48 @@ export class ByteReader {
 
   /** Reads a u8. */
   u8(): number {
-    const value = this.view.getUint8(this.pos);
-    this.pos += 1;
-    return value;
+    return this.view.getUint8(this.advance(1));
   }
 
   /** Reads a little-endian u16. */
   u16(): number {
-    const value = this.view.getUint16(this.pos, true);
-    this.pos += 2;
-    return value;
+    return this.view.getUint16(this.advance(2), true);
   }
 
   /** Reads a little-endian u32. */
   u32(): number {
-    const value = this.view.getUint32(this.pos, true);
-    this.pos += 4;
-    return value;
+    return this.view.getUint32(this.advance(4), true);
   }
 
   /** Reads a little-endian float32. */
   f32(): number {
-    const value = this.view.getFloat32(this.pos, true);
-    this.pos += 4;
-    return value;
+    return this.view.getFloat32(this.advance(4), true);
   }
 }
 
 /** Writes fields in order into a buffer sized exactly by encodedByteLength. */
-export class ByteWriter {
-  readonly bytes: Uint8Array;
-  private readonly view: DataView;
-  /** Offset of the next byte to write. */
-  pos = 0;
-
+export class ByteWriter extends Cursor {
   constructor(length: number) {
-    this.bytes = new Uint8Array(length);
-    this.view = new DataView(this.bytes.buffer);
+    super(new Uint8Array(length));
   }
 
   /** Writes a u8. */
   u8(value: number): void {
-    this.view.setUint8(this.pos, value);
-    this.pos += 1;
+    this.view.setUint8(this.advance(1), value);
   }
 
   /** Writes a little-endian u16. */
   u16(value: number): void {
-    this.view.setUint16(this.pos, value, true);
-    this.pos += 2;
+    this.view.setUint16(this.advance(2), value, true);
   }
 
   /** Writes a little-endian u32. */
   u32(value: number): void {
-    this.view.setUint32(this.pos, value, true);
-    this.pos += 4;
+    this.view.setUint32(this.advance(4), value, true);
   }
 
   /** Writes a little-endian float32 (value rounded to float32). */
   f32(value: number): void {
-    this.view.setFloat32(this.pos, value, true);
-    this.pos += 4;
+    this.view.setFloat32(this.advance(4), value, true);
   }
 }

@@ -11,6 +11,7 @@ import { dctCodec, entryCodec } from './entry';
 import { CodecError } from './errors';
 import { checkEncodeHeader, HEADER_BYTES, readHeader, SCHEME_BY_ID, writeHeader, type DecodeLimits } from './header';
 import { powerSgdCodec } from './powersgd';
+import type { SchemeCodec } from './scheme';
 import { qsgdCodec } from './qsgd';
 import { denseLayerBytes } from './sizes';
 import { spectralCodec } from './spectral';
@@ -42,32 +43,7 @@ export function encodeLayer(sample: LayerSample, layer: number): Uint8Array {
   const length = HEADER_BYTES + bodyByteLength(sample, elements);
   const writer = new ByteWriter(length);
   writeHeader(writer, sample.scheme, layer, sample.shape);
-  switch (sample.scheme) {
-    case 'none':
-      denseCodec.encodeBody(sample, writer, elements);
-      break;
-    case 'atomo-entry':
-      entryCodec.encodeBody(sample, writer, elements);
-      break;
-    case 'atomo-svd':
-      spectralCodec.encodeBody(sample, writer, elements);
-      break;
-    case 'qsgd':
-      qsgdCodec.encodeBody(sample, writer, elements);
-      break;
-    case 'terngrad':
-      terngradCodec.encodeBody(sample, writer, elements);
-      break;
-    case 'atomo-dct':
-      dctCodec.encodeBody(sample, writer, elements);
-      break;
-    case 'powersgd':
-      powerSgdCodec.encodeBody(sample, writer, elements);
-      break;
-    case 'atomo-auto':
-      autoCodec.encodeBody(sample, writer, elements);
-      break;
-  }
+  codecOf(sample.scheme).encodeBody(sample, writer, elements);
   if (writer.pos !== length) {
     // A broken byte formula would silently desynchronise sender and receiver.
     throw new Error(`codec bug: ${sample.scheme} wrote ${writer.pos} bytes, its formula says ${length}`);
@@ -102,33 +78,7 @@ export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): Decod
   }
   const reader = new ByteReader(bytes);
   const header = readHeader(reader, limits);
-  let sample: LayerSample;
-  switch (header.scheme) {
-    case 'none':
-      sample = denseCodec.decodeBody(reader, header);
-      break;
-    case 'atomo-entry':
-      sample = entryCodec.decodeBody(reader, header);
-      break;
-    case 'atomo-svd':
-      sample = spectralCodec.decodeBody(reader, header);
-      break;
-    case 'qsgd':
-      sample = qsgdCodec.decodeBody(reader, header);
-      break;
-    case 'terngrad':
-      sample = terngradCodec.decodeBody(reader, header);
-      break;
-    case 'atomo-dct':
-      sample = dctCodec.decodeBody(reader, header);
-      break;
-    case 'powersgd':
-      sample = powerSgdCodec.decodeBody(reader, header);
-      break;
-    case 'atomo-auto':
-      sample = autoCodec.decodeBody(reader, header);
-      break;
-  }
+  const sample = codecOf(header.scheme).decodeBody(reader, header);
   if (reader.remaining !== 0) {
     throw new CodecError('trailing-bytes', `trailing bytes: ${header.scheme} layer ${header.layer} ends at byte ${reader.pos}, input has ${bytes.length}`);
   }
@@ -136,24 +86,28 @@ export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): Decod
 }
 
 function bodyByteLength(sample: LayerSample, elements: number): number {
-  switch (sample.scheme) {
-    case 'none':
-      return denseCodec.bodyByteLength(sample, elements);
-    case 'atomo-entry':
-      return entryCodec.bodyByteLength(sample, elements);
-    case 'atomo-svd':
-      return spectralCodec.bodyByteLength(sample, elements);
-    case 'qsgd':
-      return qsgdCodec.bodyByteLength(sample, elements);
-    case 'terngrad':
-      return terngradCodec.bodyByteLength(sample, elements);
-    case 'atomo-dct':
-      return dctCodec.bodyByteLength(sample, elements);
-    case 'powersgd':
-      return powerSgdCodec.bodyByteLength(sample, elements);
-    case 'atomo-auto':
-      return autoCodec.bodyByteLength(sample, elements);
-  }
+  return codecOf(sample.scheme).bodyByteLength(sample, elements);
+}
+
+/** Each scheme's codec, by the scheme its samples and headers name. */
+const CODECS: { readonly [K in LayerSample['scheme']]: SchemeCodec<Extract<LayerSample, { readonly scheme: K }>> } = {
+  none: denseCodec,
+  'atomo-entry': entryCodec,
+  'atomo-svd': spectralCodec,
+  qsgd: qsgdCodec,
+  terngrad: terngradCodec,
+  'atomo-dct': dctCodec,
+  powersgd: powerSgdCodec,
+  'atomo-auto': autoCodec,
+};
+
+/**
+ * The codec of `scheme`, typed for any sample: the table above pairs each
+ * scheme with its own codec, and a sample's scheme field names its type, so
+ * the one cast here stands for the type checker's per-case narrowing.
+ */
+function codecOf(scheme: LayerSample['scheme']): SchemeCodec<LayerSample> {
+  return CODECS[scheme] as SchemeCodec<LayerSample>;
 }
 
 /**

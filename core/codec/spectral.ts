@@ -9,42 +9,17 @@
  * from the start of the message.
  */
 import type { SpectralSample } from '../atomo/types';
-import { checkLength } from './checks';
-import type { ByteReader, ByteWriter } from './cursor';
-import { checkFactorCount, readFactorCount, readFiniteBlocks, writeFactors } from './factors';
-import { shapeText, where, type Header } from './header';
-import type { SchemeCodec } from './scheme';
+import { factoredCodec } from './factors';
 import { spectralBodyBytes } from './sizes';
 
 /** Encoder and decoder of spectral (rank-one atom) samples. */
-export const spectralCodec: SchemeCodec<SpectralSample> = {
-  bodyByteLength(sample: SpectralSample): number {
-    const ctx = context(sample);
-    const [rows, cols] = sample.shape;
-    const k = sample.count;
-    checkFactorCount(ctx, k, rows, cols, atoms);
-    checkLength(ctx, 'u', sample.u.length, k * rows, 'count·rows');
-    checkLength(ctx, 'v', sample.v.length, k * cols, 'count·cols');
-    checkLength(ctx, 'scales', sample.scales.length, k, 'one per atom');
-    return spectralBodyBytes(k, sample.shape);
-  },
-
-  encodeBody(sample: SpectralSample, writer: ByteWriter): void {
-    writeFactors(writer, context(sample), sample.count, { u: sample.u, v: sample.v, scales: sample.scales });
-  },
-
-  decodeBody(reader: ByteReader, header: Header): SpectralSample {
-    const ctx = where(header);
-    const { rows, cols } = header;
-    const count = readFactorCount(reader, ctx, rows, cols, 'atom count', atoms);
-    reader.need(4 * count * (rows + cols + 1), `${count} atoms of ${rows + cols + 1} float32 each`);
-    const { u, v, scales } = readFiniteBlocks(reader, ctx, { u: count * rows, v: count * cols, scales: count });
-    return { scheme: 'atomo-svd', shape: [rows, cols], count, u, v, scales };
-  },
-};
-
-const atoms = (count: number): string => `${count} atoms`;
-
-function context(sample: SpectralSample): string {
-  return `atomo-svd (${shapeText(sample.shape[0], sample.shape[1])})`;
-}
+export const spectralCodec = factoredCodec<SpectralSample, 'u' | 'v' | 'scales'>({
+  scheme: 'atomo-svd',
+  countField: 'atom count',
+  countText: (count) => `${count} atoms`,
+  blocks: { u: ['rows', 'count·rows'], v: ['cols', 'count·cols'], scales: ['one', 'one per atom'] },
+  bodyBytes: spectralBodyBytes,
+  countOf: (sample) => sample.count,
+  blocksOf: ({ u, v, scales }) => ({ u, v, scales }),
+  sample: (shape, count, { u, v, scales }) => ({ scheme: 'atomo-svd', shape, count, u, v, scales }),
+});
