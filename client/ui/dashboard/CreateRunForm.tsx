@@ -19,6 +19,7 @@ import {
   parseRunConfigPatch,
   type AggregationRule,
 } from '../../../core/schema';
+import type { Messages } from '../../i18n/en';
 import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
 import { Explainers } from './Explainers';
@@ -163,6 +164,13 @@ export function CreateRunForm() {
   const bytes = byBytes(values);
   const bytesRange = byteBudgetRange(values.model);
   const feedback = values.scheme !== 'none' && values.scheme !== 'powersgd';
+  /** A number input bound to the form value `key`, labelled dashboard.form.`label`. */
+  const numberInput = (key: TextKey, label: FieldLabel, range: NumberRange, testId?: string) => (
+    <NumberField label={t(`dashboard.form.${label}`)} value={values[key]} onChange={set(key)} range={range} testId={testId} />
+  );
+  /** The options of a select: each value with its label dashboard.form.`label`. */
+  const options = <const V extends string>(...pairs: readonly (readonly [V, FieldLabel])[]): readonly Option<V>[] =>
+    pairs.map(([value, label]) => [value, t(`dashboard.form.${label}`)]);
   return (
     <section className="card create">
       <form className="create__form" onSubmit={(e) => void submit(e)} aria-label={t('dashboard.form.aria')}>
@@ -172,57 +180,24 @@ export function CreateRunForm() {
             {t('dashboard.form.name')}
             <input value={values.name} placeholder={schemeLabel(values.scheme)} maxLength={B.nameLength.max} onChange={(e) => set('name')(e.target.value)} />
           </label>
-          <label>
-            {t('dashboard.form.scheme')}
-            <select
-              value={values.scheme}
-              onChange={(e) => {
-                const scheme = e.target.value as SchemeName;
-                setValues((v) => ({ ...v, scheme, budget: DEFAULT_BUDGETS[scheme] > 0 ? String(DEFAULT_BUDGETS[scheme]) : v.budget }));
-              }}
-            >
-              {SCHEME_NAMES.map((s) => (
-                <option key={s} value={s}>
-                  {schemeLabel(s)}
-                </option>
-              ))}
-            </select>
-          </label>
+          <ChoiceField
+            label={t('dashboard.form.scheme')}
+            value={values.scheme}
+            options={SCHEME_NAMES.map((s) => [s, schemeLabel(s)] as const)}
+            onChange={(scheme) => setValues((v) => ({ ...v, scheme, budget: DEFAULT_BUDGETS[scheme] > 0 ? String(DEFAULT_BUDGETS[scheme]) : v.budget }))}
+          />
           {atomo && (
-            <label>
-              {t('dashboard.form.budgetBy')}
-              <select value={values.budgetBy} onChange={(e) => set('budgetBy')(e.target.value as FormValues['budgetBy'])} data-testid="budget-by">
-                <option value="atoms">{t('dashboard.form.budgetByAtoms')}</option>
-                <option value="bytes">{t('dashboard.form.budgetByBytes')}</option>
-              </select>
-            </label>
+            <ChoiceField
+              label={t('dashboard.form.budgetBy')}
+              value={values.budgetBy}
+              options={options(['atoms', 'budgetByAtoms'], ['bytes', 'budgetByBytes'])}
+              onChange={set('budgetBy')}
+              testId="budget-by"
+            />
           )}
-          {atomo && !bytes && (
-            <label>
-              {t('dashboard.form.budget')}
-              <input type="number" min="0.1" max={B.budget.max} step="any" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
-            </label>
-          )}
-          {bytes && (
-            <label>
-              {t('dashboard.form.bytes')}
-              <input
-                type="number"
-                min={bytesRange.min}
-                max={bytesRange.max}
-                step="1"
-                value={values.bytes}
-                onChange={(e) => set('bytes')(e.target.value)}
-                data-testid="byte-budget"
-              />
-            </label>
-          )}
-          {values.scheme === 'powersgd' && (
-            <label>
-              {t('dashboard.form.rank')}
-              <input type="number" min="1" step="1" value={values.budget} onChange={(e) => set('budget')(e.target.value)} />
-            </label>
-          )}
+          {atomo && !bytes && numberInput('budget', 'budget', { min: '0.1', max: B.budget.max, step: 'any' })}
+          {bytes && numberInput('bytes', 'bytes', { ...bytesRange, step: '1' }, 'byte-budget')}
+          {values.scheme === 'powersgd' && numberInput('budget', 'rank', { min: '1', step: '1' })}
           {feedback && (
             <label className="checkbox">
               <input type="checkbox" checked={values.errorFeedback} onChange={(e) => set('errorFeedback')(e.target.checked)} data-testid="error-feedback" />
@@ -230,155 +205,62 @@ export function CreateRunForm() {
             </label>
           )}
           {isBiased(values.scheme, values.errorFeedback) && <p className="muted small">{t('dashboard.form.biasedNote')}</p>}
-          {values.scheme === 'qsgd' && (
-            <label>
-              {t('dashboard.form.levels')}
-              <input type="number" min={B.levels.min} max={B.levels.max} step="1" value={values.levels} onChange={(e) => set('levels')(e.target.value)} />
-            </label>
-          )}
-          <label>
-            {t('dashboard.form.model')}
-            <select
-              value={values.model}
-              onChange={(e) => {
-                const model = e.target.value as FormValues['model'];
-                // The byte budget's default and bounds depend on the model: follow it unless the teacher typed one.
-                setValues((v) => ({
-                  ...v,
-                  model,
-                  bytes: v.bytes === String(defaultByteBudget(v.model, D.batchSize)) ? String(defaultByteBudget(model, D.batchSize)) : v.bytes,
-                }));
-              }}
-            >
-              <option value="mlp">{t('dashboard.form.mlp')}</option>
-              <option value="cnn">{t('dashboard.form.cnn')}</option>
-            </select>
-          </label>
-          <label>
-            {t('dashboard.form.learningRate')}
-            <input
-              type="number"
-              min="0.0001"
-              max={B.learningRate.max}
-              step="any"
-              value={values.learningRate}
-              onChange={(e) => set('learningRate')(e.target.value)}
-            />
-          </label>
-          <label>
-            {t('dashboard.form.batchSize')}
-            <input
-              type="number"
-              min={B.batchSize.min}
-              max={B.batchSize.max}
-              step="1"
-              value={values.batchSize}
-              onChange={(e) => set('batchSize')(e.target.value)}
-            />
-          </label>
-          <label>
-            {t('dashboard.form.split')}
-            <select value={values.split} onChange={(e) => set('split')(e.target.value as FormValues['split'])}>
-              <option value="iid">{t('dashboard.form.iid')}</option>
-              <option value="dirichlet">{t('dashboard.form.dirichlet')}</option>
-            </select>
-          </label>
-          {values.split === 'dirichlet' && (
-            <label>
-              {t('dashboard.form.alpha')}
-              <input type="number" min="0.01" max={B.alpha.max} step="any" value={values.alpha} onChange={(e) => set('alpha')(e.target.value)} />
-            </label>
-          )}
-          <label>
-            {t('dashboard.form.seed')}
-            <input type="number" min={B.seed.min} max={B.seed.max} step="1" value={values.seed} onChange={(e) => set('seed')(e.target.value)} />
-          </label>
-          <label>
-            {t('dashboard.form.quorum')}
-            <input type="number" min="0" max="100" step="1" value={values.quorum} onChange={(e) => set('quorum')(e.target.value)} />
-          </label>
-          <label>
-            {t('dashboard.form.deadline')}
-            <input
-              type="number"
-              min={B.roundDeadlineMs.min / 1000}
-              max={B.roundDeadlineMs.max / 1000}
-              step="any"
-              value={values.deadlineS}
-              onChange={(e) => set('deadlineS')(e.target.value)}
-            />
-          </label>
-          <label>
-            {t('dashboard.form.evalEvery')}
-            <input
-              type="number"
-              min={B.evalEvery.min}
-              max={B.evalEvery.max}
-              step="1"
-              value={values.evalEvery}
-              onChange={(e) => set('evalEvery')(e.target.value)}
-            />
-          </label>
-          <label>
-            {t('dashboard.form.aggregation')}
-            <select value={values.aggregation} onChange={(e) => set('aggregation')(e.target.value as FormValues['aggregation'])} data-testid="aggregation-rule">
-              <option value="norm-bound">{t('dashboard.form.aggregationNormBound')}</option>
-              <option value="median">{t('dashboard.form.aggregationMedian')}</option>
-              <option value="trimmed-mean">{t('dashboard.form.aggregationTrimmed')}</option>
-              <option value="mean">{t('dashboard.form.aggregationMean')}</option>
-            </select>
-          </label>
-          {values.aggregation === 'norm-bound' && (
-            <label>
-              {t('dashboard.form.normBoundK')}
-              <input
-                type="number"
-                min={B.normBoundK.min}
-                max={B.normBoundK.max}
-                step="any"
-                value={values.normBoundK}
-                onChange={(e) => set('normBoundK')(e.target.value)}
-              />
-            </label>
-          )}
-          {values.aggregation === 'trimmed-mean' && (
-            <label>
-              {t('dashboard.form.trim')}
-              <input type="number" min={B.trim.min} max={B.trim.max} step="0.05" value={values.trim} onChange={(e) => set('trim')(e.target.value)} />
-            </label>
-          )}
-          <label>
-            {t('dashboard.form.downlink')}
-            <select value={values.downlink} onChange={(e) => set('downlink')(e.target.value as DownlinkMode)} data-testid="downlink-mode">
-              <option value="full">{t('dashboard.form.downlinkFull')}</option>
-              <option value="relay">{t('dashboard.form.downlinkRelay')}</option>
-              <option value="atomo">{t('dashboard.form.downlinkAtomo')}</option>
-            </select>
-          </label>
-          {values.downlink === 'atomo' && (
-            <label>
-              {t('dashboard.form.downlinkBudget')}
-              <input
-                type="number"
-                min="0.1"
-                max={B.downlinkBudget.max}
-                step="any"
-                value={values.downlinkBudget}
-                onChange={(e) => set('downlinkBudget')(e.target.value)}
-              />
-            </label>
-          )}
-          <label>
-            {t('dashboard.form.link')}
-            <select value={values.link} onChange={(e) => set('link')(e.target.value as FormValues['link'])} data-testid="link-preset">
-              <option value="none">{t('dashboard.form.linkNone')}</option>
-              {LINK_KEYS.map((key) => (
-                <option key={key} value={key}>
-                  {t(`dashboard.form.links.${key}`)}
-                </option>
-              ))}
-            </select>
-          </label>
+          {values.scheme === 'qsgd' && numberInput('levels', 'levels', { ...B.levels, step: '1' })}
+          <ChoiceField
+            label={t('dashboard.form.model')}
+            value={values.model}
+            options={options(['mlp', 'mlp'], ['cnn', 'cnn'])}
+            // The byte budget's default and bounds depend on the model: follow it unless the teacher typed one.
+            onChange={(model) =>
+              setValues((v) => ({
+                ...v,
+                model,
+                bytes: v.bytes === String(defaultByteBudget(v.model, D.batchSize)) ? String(defaultByteBudget(model, D.batchSize)) : v.bytes,
+              }))
+            }
+          />
+          {numberInput('learningRate', 'learningRate', { min: '0.0001', max: B.learningRate.max, step: 'any' })}
+          {numberInput('batchSize', 'batchSize', { ...B.batchSize, step: '1' })}
+          <ChoiceField
+            label={t('dashboard.form.split')}
+            value={values.split}
+            options={options(['iid', 'iid'], ['dirichlet', 'dirichlet'])}
+            onChange={set('split')}
+          />
+          {values.split === 'dirichlet' && numberInput('alpha', 'alpha', { min: '0.01', max: B.alpha.max, step: 'any' })}
+          {numberInput('seed', 'seed', { ...B.seed, step: '1' })}
+          {numberInput('quorum', 'quorum', { min: '0', max: '100', step: '1' })}
+          {numberInput('deadlineS', 'deadline', { min: B.roundDeadlineMs.min / 1000, max: B.roundDeadlineMs.max / 1000, step: 'any' })}
+          {numberInput('evalEvery', 'evalEvery', { ...B.evalEvery, step: '1' })}
+          <ChoiceField
+            label={t('dashboard.form.aggregation')}
+            value={values.aggregation}
+            options={options(
+              ['norm-bound', 'aggregationNormBound'],
+              ['median', 'aggregationMedian'],
+              ['trimmed-mean', 'aggregationTrimmed'],
+              ['mean', 'aggregationMean'],
+            )}
+            onChange={set('aggregation')}
+            testId="aggregation-rule"
+          />
+          {values.aggregation === 'norm-bound' && numberInput('normBoundK', 'normBoundK', { ...B.normBoundK, step: 'any' })}
+          {values.aggregation === 'trimmed-mean' && numberInput('trim', 'trim', { ...B.trim, step: '0.05' })}
+          <ChoiceField
+            label={t('dashboard.form.downlink')}
+            value={values.downlink}
+            options={options<DownlinkMode>(['full', 'downlinkFull'], ['relay', 'downlinkRelay'], ['atomo', 'downlinkAtomo'])}
+            onChange={set('downlink')}
+            testId="downlink-mode"
+          />
+          {values.downlink === 'atomo' && numberInput('downlinkBudget', 'downlinkBudget', { min: '0.1', max: B.downlinkBudget.max, step: 'any' })}
+          <ChoiceField
+            label={t('dashboard.form.link')}
+            value={values.link}
+            options={[...options(['none', 'linkNone']), ...LINK_KEYS.map((key) => [key, t(`dashboard.form.links.${key}`)] as const)]}
+            onChange={set('link')}
+            testId="link-preset"
+          />
           <label className="checkbox">
             <input type="checkbox" checked={values.start} onChange={(e) => set('start')(e.target.checked)} />
             {t('dashboard.form.startNow')}
@@ -395,5 +277,48 @@ export function CreateRunForm() {
       </form>
       <Explainers />
     </section>
+  );
+}
+
+/** The form values an input holds as free text. */
+type TextKey = { [K in keyof FormValues]: string extends FormValues[K] ? K : never }[keyof FormValues];
+
+/** A label of the form's catalogue section (dashboard.form in client/i18n). */
+type FieldLabel = Exclude<keyof Messages['dashboard']['form'], 'links'>;
+
+/** The bounds and step of a number input, as the schema's bounds give them. */
+interface NumberRange {
+  readonly min: number | string;
+  readonly max?: number | string;
+  readonly step: string;
+}
+
+/** A number input under its label. */
+function NumberField(props: { label: string; value: string; onChange: (value: string) => void; range: NumberRange; testId?: string | undefined }) {
+  const { min, max, step } = props.range;
+  return (
+    <label>
+      {props.label}
+      <input type="number" min={min} max={max} step={step} value={props.value} onChange={(e) => props.onChange(e.target.value)} data-testid={props.testId} />
+    </label>
+  );
+}
+
+/** A select's option: its value and what it shows. */
+type Option<V extends string> = readonly [value: V, text: string];
+
+/** A select under its label. */
+function ChoiceField<V extends string>(props: { label: string; value: V; options: readonly Option<V>[]; onChange: (value: V) => void; testId?: string }) {
+  return (
+    <label>
+      {props.label}
+      <select value={props.value} onChange={(e) => props.onChange(e.target.value as V)} data-testid={props.testId}>
+        {props.options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }

@@ -1,6 +1,10 @@
 /** One or two sentences on each idea the controls expose, written for a class, not for a paper's reviewer. */
 
+import { Fragment } from 'react';
 import { useTranslation } from 'react-i18next';
+
+/** The terms explained, in order; each has its text under the key `<term>Text`. */
+const TERMS = ['atomo', 'budget', 'qsgd', 'terngrad', 'float32'] as const;
 
 /** What each scheme and knob means (data-testid="explainers"). */
 export function Explainers() {
@@ -8,16 +12,12 @@ export function Explainers() {
   return (
     <aside className="explainers" data-testid="explainers">
       <dl>
-        <dt>{t('dashboard.explain.atomo')}</dt>
-        <dd>{t('dashboard.explain.atomoText')}</dd>
-        <dt>{t('dashboard.explain.budget')}</dt>
-        <dd>{t('dashboard.explain.budgetText')}</dd>
-        <dt>{t('dashboard.explain.qsgd')}</dt>
-        <dd>{t('dashboard.explain.qsgdText')}</dd>
-        <dt>{t('dashboard.explain.terngrad')}</dt>
-        <dd>{t('dashboard.explain.terngradText')}</dd>
-        <dt>{t('dashboard.explain.float32')}</dt>
-        <dd>{t('dashboard.explain.float32Text')}</dd>
+        {TERMS.map((term) => (
+          <Fragment key={term}>
+            <dt>{t(`dashboard.explain.${term}`)}</dt>
+            <dd>{t(`dashboard.explain.${term}Text`)}</dd>
+          </Fragment>
+        ))}
       </dl>
     </aside>
   );

@@ -13,9 +13,11 @@ import type { LayerSentAs } from '../../../core/protocol';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, sentAsLabel } from '../common/format';
 import { COLORS, runColor } from '../common/palette';
+import { TableHead } from '../common/TableHead';
 import { dashboardStore, type DashboardState, type RunLayersPoint, type RunView } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
 import { orderedRuns } from './selectors';
+import { RunOptions } from './RunOptions';
 
 const selectRuns = (s: DashboardState) => s.runs;
 const selectIds = (s: DashboardState) => s.runIds;
@@ -89,6 +91,8 @@ function LayerTick({ x, y, payload, names }: { x?: number; y?: number; payload?:
   );
 }
 
+const COLUMNS = ['layer', 'indicator', 'sentAs', 'bytes', 'share'] as const;
+
 /** The card, for the teacher's dashboard. */
 export function LayerChoices() {
   const { t } = useTranslation();
@@ -122,11 +126,7 @@ export function LayerChoices() {
         <label>
           {t('dashboard.layers.run')}
           <select value={run?.summary.runId ?? ''} onChange={(e) => setPicked(e.target.value)} data-testid="layer-choices-run" translate="no">
-            {runs.map((r) => (
-              <option key={r.summary.runId} value={r.summary.runId}>
-                {r.summary.config.name}
-              </option>
-            ))}
+            <RunOptions runs={runs} />
           </select>
         </label>
       </header>
@@ -207,15 +207,7 @@ export function LayerChoices() {
         </ChartCard>
       </div>
       <table className="table" data-testid="layers-table">
-        <thead>
-          <tr>
-            <th>{t('dashboard.layers.layer')}</th>
-            <th>{t('dashboard.layers.indicator')}</th>
-            <th>{t('dashboard.layers.sentAs')}</th>
-            <th>{t('dashboard.layers.bytes')}</th>
-            <th>{t('dashboard.layers.share')}</th>
-          </tr>
-        </thead>
+        <TableHead columns={COLUMNS} label={(column) => t(`dashboard.layers.${column}`)} />
         <tbody>
           {names.map((name, l) => {
             const counts = totals?.sentAs[l] ?? {};

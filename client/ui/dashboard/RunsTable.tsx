@@ -4,6 +4,7 @@ import { useStore } from 'zustand';
 import type { RunId } from '../../../core/protocol';
 import { describeAggregation, describeCompression, describeDownlink, formatBytes, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
+import { TableHead } from '../common/TableHead';
 import { dashboardStore, type RunView } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
 import { latestAccuracy, orderedRuns } from './selectors';
@@ -32,6 +33,9 @@ function RunActions({ run }: { readonly run: RunView }) {
   );
 }
 
+const COLUMNS = ['run', 'compression', 'status', 'round', 'workers', 'accuracy', 'upstream', 'downstream', 'export', 'actions'] as const;
+const NUMERIC: readonly (typeof COLUMNS)[number][] = ['round', 'workers', 'accuracy', 'upstream', 'downstream'];
+
 /** The runs table (data-testid="runs-table"; one row per run, data-run-id). */
 export function RunsTable() {
   const { t } = useTranslation();
@@ -39,29 +43,8 @@ export function RunsTable() {
   const runsById = useStore(dashboardStore, (s) => s.runs);
   const runs = orderedRuns({ runIds, runs: runsById });
   return (
-    <TableCard
-      testId="runs-table"
-      header={
-        <>
-          <h2>{t('dashboard.runs.title')}</h2>
-          <p className="muted">{t('dashboard.runs.hint')}</p>
-        </>
-      }
-    >
-      <thead>
-        <tr>
-          <th>{t('dashboard.runs.run')}</th>
-          <th>{t('dashboard.runs.compression')}</th>
-          <th>{t('dashboard.runs.status')}</th>
-          <th className="num">{t('dashboard.runs.round')}</th>
-          <th className="num">{t('dashboard.runs.workers')}</th>
-          <th className="num">{t('dashboard.runs.accuracy')}</th>
-          <th className="num">{t('dashboard.runs.upstream')}</th>
-          <th className="num">{t('dashboard.runs.downstream')}</th>
-          <th>{t('dashboard.runs.export')}</th>
-          <th>{t('dashboard.runs.actions')}</th>
-        </tr>
-      </thead>
+    <TableCard testId="runs-table" title={t('dashboard.runs.title')} hint={t('dashboard.runs.hint')}>
+      <TableHead columns={COLUMNS} numeric={NUMERIC} label={(column) => t(`dashboard.runs.${column}`)} />
       <tbody>
         {runs.map((run, i) => {
           const { summary } = run;

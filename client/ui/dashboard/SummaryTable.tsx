@@ -4,6 +4,7 @@ import { useTranslation } from 'react-i18next';
 
 import { formatNumber, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
+import { TableHead } from '../common/TableHead';
 import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
 import { orderedRuns } from './selectors';
@@ -31,34 +32,26 @@ export function SummaryTable() {
   return (
     <TableCard
       testId="summary-table"
-      header={
-        <>
-          <h2>{t('dashboard.summary.title')}</h2>
-          <label className="inline-field">
-            {t('dashboard.summary.target')}{' '}
-            <select
-              className="select select--small"
-              value={target}
-              onChange={(e) => setTarget(Number(e.target.value))}
-              aria-label={t('dashboard.summary.target')}
-            >
-              {TARGETS.map((value) => (
-                <option key={value} value={value}>
-                  {formatPercent(value).replace(/[.,]0(?=\D*$)/, '')}
-                </option>
-              ))}
-            </select>
-          </label>
-        </>
+      title={t('dashboard.summary.title')}
+      controls={
+        <label className="inline-field">
+          {t('dashboard.summary.target')}{' '}
+          <select
+            className="select select--small"
+            value={target}
+            onChange={(e) => setTarget(Number(e.target.value))}
+            aria-label={t('dashboard.summary.target')}
+          >
+            {TARGETS.map((value) => (
+              <option key={value} value={value}>
+                {formatPercent(value).replace(/[.,]0(?=\D*$)/, '')}
+              </option>
+            ))}
+          </select>
+        </label>
       }
     >
-      <thead>
-        <tr>
-          <th>{t('dashboard.summary.run')}</th>
-          <th className="num">{t('dashboard.summary.rounds')}</th>
-          <th className="num">{t('dashboard.summary.mb')}</th>
-        </tr>
-      </thead>
+      <TableHead columns={['run', 'rounds', 'mb']} numeric={['rounds', 'mb']} label={(column) => t(`dashboard.summary.${column}`)} />
       <tbody>
         {rows.map(({ run, color, hit }) => (
           <tr key={run.summary.runId} className={hit !== null && hit.mb === fewest ? 'row--best' : ''}>

@@ -3,9 +3,11 @@ import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { asRunId, type WorkerAttack, type WorkerBackend } from '../../../core/protocol';
 import { formatBytes, formatClock, formatMs } from '../common/format';
+import { TableHead } from '../common/TableHead';
 import { dashboardStore } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
 import { allWorkers, balancingMoves, orderedRuns } from './selectors';
+import { RunOptions } from './RunOptions';
 import { TableCard } from './TableCard';
 
 /** The classroom attacks the dashboard offers: a sign flip ×10 and a scale ×100. */
@@ -30,6 +32,9 @@ function backendLabel(backend: WorkerBackend | null): string {
   return backend.kind === 'webgpu' ? 'WebGPU' : 'CPU';
 }
 
+const COLUMNS = ['id', 'device', 'backend', 'calibration', 'run', 'lastRound', 'sent', 'latency', 'lastSeen', 'status', 'attack', 'remove'] as const;
+const NUMERIC: readonly (typeof COLUMNS)[number][] = ['id', 'calibration', 'lastRound', 'sent', 'latency', 'lastSeen'];
+
 /** The workers table (data-testid="workers-table"; rows carry data-worker-id). */
 export function WorkersTable() {
   const { t } = useTranslation();
@@ -46,36 +51,23 @@ export function WorkersTable() {
   return (
     <TableCard
       testId="workers-table"
-      header={
-        <>
-          <h2>{t('dashboard.workers.title')}</h2>
-          <p className="muted">{t('dashboard.workers.hint')}</p>
-          {actions !== null && (
-            <button type="button" className="button button--small" onClick={() => void balance()}>
-              {t('dashboard.workers.balance')}
-            </button>
-          )}
-        </>
+      title={t('dashboard.workers.title')}
+      hint={t('dashboard.workers.hint')}
+      controls={
+        actions !== null && (
+          <button type="button" className="button button--small" onClick={() => void balance()}>
+            {t('dashboard.workers.balance')}
+          </button>
+        )
       }
     >
-      <thead>
-        <tr>
-          <th className="num">{t('dashboard.workers.id')}</th>
-          <th>{t('dashboard.workers.device')}</th>
-          <th>{t('dashboard.workers.backend')}</th>
-          <th className="num">{t('dashboard.workers.calibration')}</th>
-          <th>{t('dashboard.workers.run')}</th>
-          <th className="num">{t('dashboard.workers.lastRound')}</th>
-          <th className="num">{t('dashboard.workers.sent')}</th>
-          <th className="num" title={t('dashboard.workers.latencyTitle')}>
-            {t('dashboard.workers.latency')}
-          </th>
-          <th className="num">{t('dashboard.workers.lastSeen')}</th>
-          <th>{t('dashboard.workers.status')}</th>
-          <th>{t('dashboard.workers.attack')}</th>
-          <th />
-        </tr>
-      </thead>
+      <TableHead
+        columns={COLUMNS}
+        numeric={NUMERIC}
+        titles={{ latency: t('dashboard.workers.latencyTitle') }}
+        // The last column holds the remove button and has no heading.
+        label={(column) => (column === 'remove' ? '' : t(`dashboard.workers.${column}`))}
+      />
       <tbody>
         {workers.length === 0 && (
           <tr>
@@ -122,11 +114,7 @@ export function WorkersTable() {
                     value={worker.runId}
                     onChange={(event) => void actions.moveWorker(worker.workerId, asRunId(event.target.value))}
                   >
-                    {runs.map((run) => (
-                      <option key={run.summary.runId} value={run.summary.runId}>
-                        {run.summary.config.name}
-                      </option>
-                    ))}
+                    <RunOptions runs={runs} />
                   </select>
                 )}
               </td>

@@ -6,10 +6,13 @@
  */
 import { useTranslation } from 'react-i18next';
 import { formatBytes, formatNumber, formatPercent, sentAsLabel } from '../common/format';
+import { TableHead } from '../common/TableHead';
 import { workerStore, type WorkerState } from '../store/workerStore';
 import { useThrottledStore } from '../store/useThrottled';
 
 const selectLayers = (s: WorkerState) => s.layers;
+
+const COLUMNS = ['layer', 'sentAs', 'bytes', 'indicator'] as const;
 
 /** The layers card (data-testid="worker-layers"). */
 export function LayerCard() {
@@ -24,14 +27,7 @@ export function LayerCard() {
         <p className="muted">{t('common.waitingFirstRounds')}</p>
       ) : (
         <table className="table table--compact">
-          <thead>
-            <tr>
-              <th>{t('worker.layers.layer')}</th>
-              <th>{t('worker.layers.sentAs')}</th>
-              <th>{t('worker.layers.bytes')}</th>
-              <th>{t('worker.layers.indicator')}</th>
-            </tr>
-          </thead>
+          <TableHead columns={COLUMNS} label={(column) => t(`worker.layers.${column}`)} />
           <tbody>
             {layers.map((layer, l) => (
               <tr key={layer.name} data-layer={l}>
