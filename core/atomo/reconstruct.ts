@@ -8,25 +8,20 @@ import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, S
 
 /** ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad rules). */
 export function reconstruct(sample: LayerSample): Float32Array {
-  switch (sample.scheme) {
-    case 'none':
-      return sample.values.slice();
-    case 'atomo-entry':
-      return reconstructEntries(sample);
-    case 'atomo-svd':
-      return reconstructSpectral(sample);
-    case 'qsgd':
-      return reconstructQsgd(sample);
-    case 'terngrad':
-      return reconstructTernGrad(sample);
-    case 'atomo-dct':
-      return reconstructDct(sample);
-    case 'powersgd':
-      return reconstructPowerSgd(sample);
-    case 'atomo-auto':
-      return reconstruct(sample.atoms);
-  }
+  return (RECONSTRUCTORS[sample.scheme] as (sample: LayerSample) => Float32Array)(sample);
 }
+
+/** Each scheme's reconstruction, by the scheme its samples name (the cast above pairs a sample with its own). */
+const RECONSTRUCTORS: { readonly [K in LayerSample['scheme']]: (sample: Extract<LayerSample, { readonly scheme: K }>) => Float32Array } = {
+  none: (sample) => sample.values.slice(),
+  'atomo-entry': reconstructEntries,
+  'atomo-svd': reconstructSpectral,
+  qsgd: reconstructQsgd,
+  terngrad: reconstructTernGrad,
+  'atomo-dct': reconstructDct,
+  powersgd: reconstructPowerSgd,
+  'atomo-auto': (sample) => reconstruct(sample.atoms),
+};
 
 function elementsOf(sample: LayerSample): number {
   return sample.shape[0] * sample.shape[1];

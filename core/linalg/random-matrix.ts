@@ -47,26 +47,23 @@ export function matrixWithSingularValues(rows: number, cols: number, singularVal
   const k = singularValues.length;
   const u = randomOrthonormal(rows, k, seed);
   const v = randomOrthonormal(cols, k, seed + 1);
-  const a = new Float64Array(rows * cols);
-  for (let i = 0; i < rows; i++) {
-    for (let j = 0; j < cols; j++) {
-      let sum = 0;
-      for (let p = 0; p < k; p++) sum += u[i * k + p]! * singularValues[p]! * v[j * k + p]!;
-      a[i * cols + j] = sum;
-    }
-  }
-  return a;
+  return sumOverInner(rows, cols, k, (i, j, p) => u[i * k + p]! * singularValues[p]! * v[j * k + p]!);
 }
 
 /** A random rows×cols matrix of rank ≤ `rank`: the product of two Gaussian factors. */
 export function lowRankMatrix(rows: number, cols: number, rank: number, seed: number): Float64Array {
   const left = randomMatrix(rows, rank, seed);
   const right = randomMatrix(rank, cols, seed + 1);
+  return sumOverInner(rows, cols, rank, (i, j, p) => left[i * rank + p]! * right[p * cols + j]!);
+}
+
+/** The row-major rows×cols matrix whose (i, j) entry is Σ term(i, j, p) over p < inner, summed in float64 in order of p: a reference product for test matrices. */
+export function sumOverInner(rows: number, cols: number, inner: number, term: (i: number, j: number, p: number) => number): Float64Array {
   const a = new Float64Array(rows * cols);
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
       let sum = 0;
-      for (let p = 0; p < rank; p++) sum += left[i * rank + p]! * right[p * cols + j]!;
+      for (let p = 0; p < inner; p++) sum += term(i, j, p);
       a[i * cols + j] = sum;
     }
   }

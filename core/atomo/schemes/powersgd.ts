@@ -51,26 +51,28 @@ function warmStart(memory: LayerMemory | undefined, cols: number, k: number, str
 
 /** One power step on the row-major rows×cols M: the factors P̂ (rows×k) and Q (cols×k), row-major. */
 export function powerStep(m: ArrayLike<number>, rows: number, cols: number, q: Float64Array, k: number): { p: Float64Array; q: Float64Array } {
-  // P = M Q
-  const p = new Float64Array(rows * k);
-  for (let i = 0; i < rows; i++) {
-    for (let j = 0; j < cols; j++) {
-      const x = m[i * cols + j]!;
-      if (x === 0) continue;
-      for (let a = 0; a < k; a++) p[i * k + a] = p[i * k + a]! + x * q[j * k + a]!;
-    }
-  }
+  const p = timesM(m, rows, cols, q, k, false); // P = M Q
   orthonormaliseColumns(p, rows, k);
-  // Q = Mᵀ P̂
-  const next = new Float64Array(cols * k);
+  return { p, q: timesM(m, rows, cols, p, k, true) }; // Q = Mᵀ P̂
+}
+
+/**
+ * M·X for X cols×k (a rows×k result) or, `transposed`, Mᵀ·X for X rows×k
+ * (cols×k), all row-major, skipping M's zero entries. Each output entry sums
+ * over M's entries in storage order.
+ */
+function timesM(m: ArrayLike<number>, rows: number, cols: number, x: Float64Array, k: number, transposed: boolean): Float64Array {
+  const out = new Float64Array((transposed ? cols : rows) * k);
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {
-      const x = m[i * cols + j]!;
-      if (x === 0) continue;
-      for (let a = 0; a < k; a++) next[j * k + a] = next[j * k + a]! + x * p[i * k + a]!;
+      const entry = m[i * cols + j]!;
+      if (entry === 0) continue;
+      const to = (transposed ? j : i) * k;
+      const from = (transposed ? i : j) * k;
+      for (let a = 0; a < k; a++) out[to + a] = out[to + a]! + entry * x[from + a]!;
     }
   }
-  return { p, q: next };
+  return out;
 }
 
 /** Row-major n×k → column-major (column a at [a·n, (a+1)·n)), the wire's and the memory's factor layout. */

@@ -1,6 +1,6 @@
 /** The seeded test gradients the scheme tests share (64×32 float32 unless named otherwise). */
 import type { GradientFactors } from '../../linalg/factoredSvd';
-import { lowRankMatrix, randomMatrix } from '../../linalg/random-matrix';
+import { lowRankMatrix, randomMatrix, sumOverInner } from '../../linalg/random-matrix';
 import { createCpuComputations } from '../../model/cpu/backend';
 import { cnnLayout, findTensor, type CnnOptions } from '../../model/layout';
 import { randomImages, randomLabels, randomParameters } from '../../model/testing/fixtures';
@@ -52,14 +52,7 @@ export function factoredGradient(seed = 3): FactoredTestGradient {
   const left = Float32Array.from(randomMatrix(inner, rows, seed));
   const right = Float32Array.from(randomMatrix(inner, cols, seed + 1));
   for (let i = 0; i < rows; i++) left[i]! *= 4;
-  const grad = new Float32Array(rows * cols);
-  for (let i = 0; i < rows; i++) {
-    for (let j = 0; j < cols; j++) {
-      let s = 0;
-      for (let b = 0; b < inner; b++) s += left[b * rows + i]! * right[b * cols + j]!;
-      grad[i * cols + j] = s;
-    }
-  }
+  const grad = Float32Array.from(sumOverInner(rows, cols, inner, (i, j, b) => left[b * rows + i]! * right[b * cols + j]!));
   return { name: 'factored', grad, shape: TEST_SHAPE, factors: { batch: inner, input: left, delta: right } };
 }
 
