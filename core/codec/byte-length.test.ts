@@ -85,18 +85,16 @@ describe('byte counts', () => {
   });
 
   it('atomo-entry: varint widths 1..5 at their boundaries', () => {
-    // One index per sample, so the varint is the index itself.
-    for (const [index, bytes] of [
-      [127, 1],
-      [128, 2],
-      [16383, 2],
-      [16384, 3],
-      [2 ** 21, 4],
-      [2 ** 28, 5],
-    ] as const) {
-      const sample: LayerSample = { scheme: 'atomo-entry', shape: [2 ** 15, 2 ** 15], indices: Uint32Array.of(index), values: Float32Array.of(1) };
-      // + τ (4) + one byte of codes.
-      expect(encodedByteLength(sample)).toBe(16 + bytes + 4 + 1);
+    // One index per sample, so the varint is the index itself: w bytes hold the indices below 2^(7w).
+    for (let bytes = 1; bytes <= 5; bytes++) {
+      const first = bytes === 1 ? 0 : 2 ** (7 * (bytes - 1));
+      // The layer (2^30 entries) ends inside the 5-byte width.
+      const last = bytes === 5 ? 2 ** 30 - 1 : 2 ** (7 * bytes) - 1;
+      for (const index of [first, last]) {
+        const sample: LayerSample = { scheme: 'atomo-entry', shape: [2 ** 15, 2 ** 15], indices: Uint32Array.of(index), values: Float32Array.of(1) };
+        // + τ (4) + one byte of codes.
+        expect(encodedByteLength(sample)).toBe(16 + bytes + 4 + 1);
+      }
     }
   });
 

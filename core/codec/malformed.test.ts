@@ -21,6 +21,11 @@ function rejects(bytes: Uint8Array, code: CodecErrorCode, message?: RegExp, limi
   expectCodecError(() => decodeLayer(bytes, limits), code, message);
 }
 
+/** rejects() of patched(sample, patch): a valid encoding, patched, refused with `code`. */
+function rejectsPatched(sample: LayerSample, patch: (view: DataView, bytes: Uint8Array) => void, code: CodecErrorCode, message?: RegExp): void {
+  rejects(patched(sample, patch), code, message);
+}
+
 /** A valid encoding, then `patch` applied to a copy through a DataView. */
 function patched(sample: LayerSample, patch: (view: DataView, bytes: Uint8Array) => void, layer = 0): Uint8Array {
   const bytes = encodeLayer(sample, layer).slice();
@@ -126,44 +131,20 @@ describe('decodeLayer rejects', () => {
   });
 
   it('unknown-version: version 0 and 1 (the format before the 2-bit atomo-entry codes), even when the rest is short', () => {
-    rejects(
-      patched(dense(2, 2), (v) => v.setUint8(VERSION, 1)),
-      'unknown-version',
-      /version 1/,
-    );
-    rejects(
-      patched(dense(2, 2), (v) => v.setUint8(VERSION, 0)),
-      'unknown-version',
-      /version 0/,
-    );
+    rejectsPatched(dense(2, 2), (v) => v.setUint8(VERSION, 1), 'unknown-version', /version 1/);
+    rejectsPatched(dense(2, 2), (v) => v.setUint8(VERSION, 0), 'unknown-version', /version 0/);
     rejects(Uint8Array.of(7), 'unknown-version');
   });
 
   it('unknown-scheme: the first id past the known schemes, and 255', () => {
     const next = SCHEME_NAMES.length;
-    rejects(
-      patched(dense(2, 2), (v) => v.setUint8(SCHEME, next)),
-      'unknown-scheme',
-      new RegExp(`scheme id ${next}`),
-    );
-    rejects(
-      patched(dense(2, 2), (v) => v.setUint8(SCHEME, 255)),
-      'unknown-scheme',
-      /scheme id 255/,
-    );
+    rejectsPatched(dense(2, 2), (v) => v.setUint8(SCHEME, next), 'unknown-scheme', new RegExp(`scheme id ${next}`));
+    rejectsPatched(dense(2, 2), (v) => v.setUint8(SCHEME, 255), 'unknown-scheme', /scheme id 255/);
   });
 
   it('bad-shape: zero rows or zero cols', () => {
-    rejects(
-      patched(dense(2, 2), (v) => v.setUint32(ROWS, 0, true)),
-      'bad-shape',
-      /0×2/,
-    );
-    rejects(
-      patched(dense(2, 2), (v) => v.setUint32(COLS, 0, true)),
-      'bad-shape',
-      /2×0/,
-    );
+    rejectsPatched(dense(2, 2), (v) => v.setUint32(ROWS, 0, true), 'bad-shape', /0×2/);
+    rejectsPatched(dense(2, 2), (v) => v.setUint32(COLS, 0, true), 'bad-shape', /2×0/);
   });
 
   it('too-large: a shape above the default limit, before reading (or allocating) the body', () => {
@@ -173,10 +154,7 @@ describe('decodeLayer rejects', () => {
       v.setUint32(COLS, 5000, true);
     });
     rejects(huge, 'too-large', /5000×5000 has 25000000 entries, above the limit of 16777216/);
-    rejects(
-      patched(dense(2, 2), (v) => v.setUint32(ROWS, 0xffffffff, true)),
-      'too-large',
-    );
+    rejectsPatched(dense(2, 2), (v) => v.setUint32(ROWS, 0xffffffff, true), 'too-large');
   });
 
   it('too-large: a shape above a caller-set maxElements', () => {
@@ -213,32 +191,16 @@ describe('decodeLayer rejects', () => {
     // powersgd(3, 4, 2): rank, then P (2·3 floats), Q (2·4 floats).
     const p = BODY + 4;
     const q = p + 4 * 6;
-    rejects(
-      patched(powersgd(3, 4, 2), (d) => d.setFloat32(p + 4 * 5, NaN, true)),
-      'non-finite',
-      /p\[5\] is NaN/,
-    );
-    rejects(
-      patched(powersgd(3, 4, 2), (d) => d.setFloat32(q + 4 * 7, -Infinity, true)),
-      'non-finite',
-      /q\[7\] is -Infinity/,
-    );
+    rejectsPatched(powersgd(3, 4, 2), (d) => d.setFloat32(p + 4 * 5, NaN, true), 'non-finite', /p\[5\] is NaN/);
+    rejectsPatched(powersgd(3, 4, 2), (d) => d.setFloat32(q + 4 * 7, -Infinity, true), 'non-finite', /q\[7\] is -Infinity/);
   });
 
   it('count-out-of-range: more entries than rows·cols', () => {
-    rejects(
-      patched(entry([1]), (v) => v.setUint32(BODY, 21, true)),
-      'count-out-of-range',
-      /21 entries for a layer of 20/,
-    );
+    rejectsPatched(entry([1]), (v) => v.setUint32(BODY, 21, true), 'count-out-of-range', /21 entries for a layer of 20/);
   });
 
   it('atomo-dct: the sparse body rules, in messages that name atomo-dct', () => {
-    rejects(
-      patched(dct([0, 19]), (v) => v.setUint8(BODY + 5, 19)),
-      'index-out-of-range',
-      /atomo-dct layer 0 .*index 20/,
-    );
+    rejectsPatched(dct([0, 19]), (v) => v.setUint8(BODY + 5, 19), 'index-out-of-range', /atomo-dct layer 0 .*index 20/);
     expectCodecError(() => encodeLayer(dct([3, 3]), 0), 'indices-unsorted', /^atomo-dct \(4×5\)/);
     expectCodecError(() => encodeLayer(dct([20]), 0), 'index-out-of-range', /^atomo-dct/);
   });
@@ -254,33 +216,22 @@ describe('decodeLayer rejects', () => {
       );
     }
     // The spectral atoms' count after the tag.
-    rejects(
-      patched(auto(spectral(3, 4, 2) as AtomSample), (v) => v.setUint32(BODY + 1, 4, true)),
+    rejectsPatched(
+      auto(spectral(3, 4, 2) as AtomSample),
+      (v) => v.setUint32(BODY + 1, 4, true),
       'count-out-of-range',
       /atomo-svd layer 0 \(3×4\): 4 atoms, more than min\(rows, cols\) = 3/,
     );
-    rejects(
-      patched(auto(dct([0, 19]) as AtomSample), (v) => v.setUint8(BODY + 6, 19)),
-      'index-out-of-range',
-      /atomo-dct layer 0 .*index 20/,
-    );
+    rejectsPatched(auto(dct([0, 19]) as AtomSample), (v) => v.setUint8(BODY + 6, 19), 'index-out-of-range', /atomo-dct layer 0 .*index 20/);
     // Nothing after the tag.
     rejects(encodeLayer(auto(entry([0]) as AtomSample), 0).subarray(0, BODY + 1), 'truncated');
   });
 
   it('index-out-of-range: an entry index at rows·cols', () => {
     // 4×5 layer: index 19 is the last valid one; a first delta of 20 points past it.
-    rejects(
-      patched(entry([19]), (v) => v.setUint8(BODY + 4, 20)),
-      'index-out-of-range',
-      /index 20 .* out of range for 20 entries/,
-    );
+    rejectsPatched(entry([19]), (v) => v.setUint8(BODY + 4, 20), 'index-out-of-range', /index 20 .* out of range for 20 entries/);
     // The second index: 0, then delta 19 → 0 + 1 + 19 = 20.
-    rejects(
-      patched(entry([0, 1]), (v) => v.setUint8(BODY + 5, 19)),
-      'index-out-of-range',
-      /index 20 \(entry 1\)/,
-    );
+    rejectsPatched(entry([0, 1]), (v) => v.setUint8(BODY + 5, 19), 'index-out-of-range', /index 20 \(entry 1\)/);
   });
 
   it('bad-varint: an overlong (non-canonical) index', () => {
@@ -297,59 +248,28 @@ describe('decodeLayer rejects', () => {
   });
 
   it('non-finite: NaN or Infinity in dense values', () => {
-    rejects(
-      patched(dense(2, 2), (v) => v.setFloat32(BODY + 4, NaN, true)),
-      'non-finite',
-      /values\[1\] is NaN/,
-    );
-    rejects(
-      patched(dense(2, 2), (v) => v.setFloat32(BODY + 12, -Infinity, true)),
-      'non-finite',
-      /values\[3\] is -Infinity/,
-    );
+    rejectsPatched(dense(2, 2), (v) => v.setFloat32(BODY + 4, NaN, true), 'non-finite', /values\[1\] is NaN/);
+    rejectsPatched(dense(2, 2), (v) => v.setFloat32(BODY + 12, -Infinity, true), 'non-finite', /values\[3\] is -Infinity/);
   });
 
   it('non-finite: Infinity in an own entry value; bad-value: an infinite or negative τ', () => {
     // count (4) + three one-byte varints (3) + τ (4) + one code byte, then entry 2's own value.
     const mixed: LayerSample = { scheme: 'atomo-entry', shape: [4, 5], indices: Uint32Array.of(0, 7, 19), values: Float32Array.of(1, -1, 2) };
-    rejects(
-      patched(mixed, (v) => v.setFloat32(BODY + 12, Infinity, true)),
-      'non-finite',
-      /values\[2\] is Infinity/,
-    );
-    rejects(
-      patched(mixed, (v) => v.setFloat32(BODY + 7, Infinity, true)),
-      'bad-value',
-      /τ is Infinity/,
-    );
-    rejects(
-      patched(mixed, (v) => v.setFloat32(BODY + 7, -1, true)),
-      'bad-value',
-      /τ is -1/,
-    );
+    rejectsPatched(mixed, (v) => v.setFloat32(BODY + 12, Infinity, true), 'non-finite', /values\[2\] is Infinity/);
+    rejectsPatched(mixed, (v) => v.setFloat32(BODY + 7, Infinity, true), 'bad-value', /τ is Infinity/);
+    rejectsPatched(mixed, (v) => v.setFloat32(BODY + 7, -1, true), 'bad-value', /τ is -1/);
   });
 
   it('bad-value: entry code 11, and a τ that is not the shared magnitude (non-canonical)', () => {
     // entry([0, 7, 19]): every value 1, codes 00 00 00 in the byte at BODY + 11.
-    rejects(
-      patched(entry([0, 7, 19]), (v) => v.setUint8(BODY + 11, 0b11 << 2)),
-      'bad-value',
-      /entry 1 has the invalid code 11/,
-    );
+    rejectsPatched(entry([0, 7, 19]), (v) => v.setUint8(BODY + 11, 0b11 << 2), 'bad-value', /entry 1 has the invalid code 11/);
     // Entry 2's own value rewritten to −1: it now shares τ's magnitude, so the encoder would have coded it −τ.
     const mixed: LayerSample = { scheme: 'atomo-entry', shape: [4, 5], indices: Uint32Array.of(0, 7, 19), values: Float32Array.of(1, -1, 2) };
-    rejects(
-      patched(mixed, (v) => v.setFloat32(BODY + 12, -1, true)),
-      'bad-value',
-      /not the magnitude most entries share/,
-    );
+    rejectsPatched(mixed, (v) => v.setFloat32(BODY + 12, -1, true), 'bad-value', /not the magnitude most entries share/);
   });
 
   it('nonzero-padding: bits after the last entry code', () => {
-    rejects(
-      patched(entry([0, 7, 19]), (v) => v.setUint8(BODY + 11, 0b01 << 6)),
-      'nonzero-padding',
-    );
+    rejectsPatched(entry([0, 7, 19]), (v) => v.setUint8(BODY + 11, 0b01 << 6), 'nonzero-padding');
   });
 
   it('non-finite: NaN in svd u, v and scales', () => {
@@ -357,104 +277,47 @@ describe('decodeLayer rejects', () => {
     const u = BODY + 4;
     const v = u + 4 * 6;
     const s = v + 4 * 8;
-    rejects(
-      patched(spectral(3, 4, 2), (d) => d.setFloat32(u + 4 * 5, NaN, true)),
-      'non-finite',
-      /u\[5\] is NaN/,
-    );
-    rejects(
-      patched(spectral(3, 4, 2), (d) => d.setFloat32(v, NaN, true)),
-      'non-finite',
-      /v\[0\] is NaN/,
-    );
-    rejects(
-      patched(spectral(3, 4, 2), (d) => d.setFloat32(s + 4, Infinity, true)),
-      'non-finite',
-      /scales\[1\] is Infinity/,
-    );
+    rejectsPatched(spectral(3, 4, 2), (d) => d.setFloat32(u + 4 * 5, NaN, true), 'non-finite', /u\[5\] is NaN/);
+    rejectsPatched(spectral(3, 4, 2), (d) => d.setFloat32(v, NaN, true), 'non-finite', /v\[0\] is NaN/);
+    rejectsPatched(spectral(3, 4, 2), (d) => d.setFloat32(s + 4, Infinity, true), 'non-finite', /scales\[1\] is Infinity/);
   });
 
   it('non-finite: NaN qsgd norm and infinite terngrad scaler', () => {
-    rejects(
-      patched(qsgd(5), (v) => v.setFloat32(BODY + 6, NaN, true)),
-      'non-finite',
-      /norm is NaN/,
-    );
-    rejects(
-      patched(terngrad(5), (v) => v.setFloat32(BODY, Infinity, true)),
-      'non-finite',
-      /scaler is Infinity/,
-    );
+    rejectsPatched(qsgd(5), (v) => v.setFloat32(BODY + 6, NaN, true), 'non-finite', /norm is NaN/);
+    rejectsPatched(terngrad(5), (v) => v.setFloat32(BODY, Infinity, true), 'non-finite', /scaler is Infinity/);
   });
 
   it('negative-scale: negative qsgd norm and terngrad scaler', () => {
-    rejects(
-      patched(qsgd(5), (v) => v.setFloat32(BODY + 6, -1, true)),
-      'negative-scale',
-      /norm is -1/,
-    );
-    rejects(
-      patched(terngrad(5), (v) => v.setFloat32(BODY, -0.5, true)),
-      'negative-scale',
-      /scaler is -0.5/,
-    );
+    rejectsPatched(qsgd(5), (v) => v.setFloat32(BODY + 6, -1, true), 'negative-scale', /norm is -1/);
+    rejectsPatched(terngrad(5), (v) => v.setFloat32(BODY, -0.5, true), 'negative-scale', /scaler is -0.5/);
   });
 
   it('bad-levels: qsgd with s = 0', () => {
-    rejects(
-      patched(qsgd(5), (v) => v.setUint16(BODY, 0, true)),
-      'bad-levels',
-      /levels s = 0/,
-    );
+    rejectsPatched(qsgd(5), (v) => v.setUint16(BODY, 0, true), 'bad-levels', /levels s = 0/);
   });
 
   it('bad-bucket: a qsgd bucket size above 2³⁰', () => {
-    rejects(
-      patched(qsgd(5), (v) => v.setUint32(BODY + 2, 2 ** 31, true)),
-      'bad-bucket',
-      /bucket size d = 2147483648/,
-    );
+    rejectsPatched(qsgd(5), (v) => v.setUint32(BODY + 2, 2 ** 31, true), 'bad-bucket', /bucket size d = 2147483648/);
   });
 
   it('level-out-of-range: a qsgd level above s', () => {
     // s = 4: 4-bit codes; entry 1 (high nibble of the first packed byte) gets level 5.
-    rejects(
-      patched(qsgd(5), (v) => v.setUint8(BODY + 10, 5 << 5)),
-      'level-out-of-range',
-      /entry 1 has level 5, above s = 4/,
-    );
+    rejectsPatched(qsgd(5), (v) => v.setUint8(BODY + 10, 5 << 5), 'level-out-of-range', /entry 1 has level 5, above s = 4/);
     // s = 4 → 3 level bits; 7 is the largest they can hold.
-    rejects(
-      patched(qsgd(5), (v) => v.setUint8(BODY + 10, 7 << 1)),
-      'level-out-of-range',
-      /entry 0 has level 7/,
-    );
+    rejectsPatched(qsgd(5), (v) => v.setUint8(BODY + 10, 7 << 1), 'level-out-of-range', /entry 0 has level 7/);
   });
 
   it('bad-value: terngrad code 11', () => {
-    rejects(
-      patched(terngrad(5), (v) => v.setUint8(BODY + 4, 0b11 << 4)),
-      'bad-value',
-      /entry 2 has the invalid ternary code 11/,
-    );
+    rejectsPatched(terngrad(5), (v) => v.setUint8(BODY + 4, 0b11 << 4), 'bad-value', /entry 2 has the invalid ternary code 11/);
   });
 
   it('nonzero-padding: bits after the last qsgd or terngrad entry', () => {
     // qsgd(5) at 4 bits: 20 bits, so the top nibble of the third byte is padding.
-    rejects(
-      patched(qsgd(5), (v) => v.setUint8(BODY + 10 + 2, 0x10)),
-      'nonzero-padding',
-    );
+    rejectsPatched(qsgd(5), (v) => v.setUint8(BODY + 10 + 2, 0x10), 'nonzero-padding');
     // terngrad(5): 10 bits, so bits 2..7 of the second byte are padding.
-    rejects(
-      patched(terngrad(5), (v) => v.setUint8(BODY + 4 + 1, 0x80)),
-      'nonzero-padding',
-    );
+    rejectsPatched(terngrad(5), (v) => v.setUint8(BODY + 4 + 1, 0x80), 'nonzero-padding');
     // An 11 pattern in the padding is still padding, not an invalid entry 5.
-    rejects(
-      patched(terngrad(5), (v) => v.setUint8(BODY + 4 + 1, 0b1100)),
-      'nonzero-padding',
-    );
+    rejectsPatched(terngrad(5), (v) => v.setUint8(BODY + 4 + 1, 0b1100), 'nonzero-padding');
   });
 });
 
