@@ -157,20 +157,17 @@ describe('metrics export', () => {
       'layer1_bytes',
     ]);
     for (const row of rows) expect(row).toHaveLength(header!.length);
-    const cell = (row: number, column: string): string => rows[row]![header!.indexOf(column)]!;
-    expect(cell(0, 'version')).toBe('0');
-    expect(cell(1, 'version')).toBe('1');
-    expect(cell(1, 'trainLoss')).toBe('1.5');
-    expect(cell(0, 'testAccuracy')).toBe('');
-    expect(cell(1, 'testAccuracy')).toBe('0.875');
-    expect(cell(1, 'bytesUp')).toBe('200');
-    expect(cell(0, 'cumulativeWireTotal')).toBe('300');
-    expect(cell(0, 'layer1_closedForm')).toBe('');
-    expect(cell(1, 'layer1_realised')).toBe('2');
+    const [round0, round1] = rows.map((row) => Object.fromEntries(header!.map((column, i) => [column, row[i]])));
     // The indicator and bytes, where the round has them; older records without them leave the cells empty.
-    expect(cell(0, 'layer0_indicator')).toBe('0.75');
-    expect(cell(0, 'layer0_bytes')).toBe('120');
-    expect(cell(1, 'layer0_indicator')).toBe('');
+    expect(round0).toMatchObject({
+      version: '0',
+      testAccuracy: '',
+      cumulativeWireTotal: '300',
+      layer1_closedForm: '',
+      layer0_indicator: '0.75',
+      layer0_bytes: '120',
+    });
+    expect(round1).toMatchObject({ version: '1', trainLoss: '1.5', testAccuracy: '0.875', bytesUp: '200', layer1_realised: '2', layer0_indicator: '' });
   });
 });
 

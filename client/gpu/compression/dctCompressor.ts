@@ -13,7 +13,7 @@ import { DctKernel, type DctPlan } from '../kernels/dct';
 import type { MatmulKernel } from '../kernels/matmul';
 import type { GpuGradient } from '../training/gpuBackend';
 import { GpuEntryCompressor } from './entryCompressor';
-import type { CompressedGradient, DeviceGradient, GradientTensor } from './tensors';
+import { tensorsKey, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
 
 interface Plan {
   readonly coefficients: GPUBuffer;
@@ -35,7 +35,7 @@ export class GpuDctCompressor {
   }
 
   #plan(tensors: readonly GradientTensor[], gradient: GpuGradient): Plan {
-    const key = `${gradient.buffer.label}|${gradient.batch}|${tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',')}`;
+    const key = `${gradient.buffer.label}|${gradient.batch}|${tensorsKey(tensors)}`;
     let plan = this.#plans.get(key);
     if (plan === undefined) {
       const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;

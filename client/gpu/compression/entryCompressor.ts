@@ -30,7 +30,7 @@ import { EntryKernels, type EntryKernelOptions } from '../kernels/entry';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool, type PendingRead } from '../runtime/pools';
 import type { CompressedLayerStats } from '../../../core/training/compression';
-import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
+import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor, tensorsKey } from './tensors';
 
 /** Relative difference of the GPU's pᵢ (and Σ p) from the CPU's exact water-filling that the kernel guarantees. */
 export const ENTRY_PROBABILITY_TOLERANCE = 1e-5;
@@ -91,7 +91,7 @@ export class GpuEntryCompressor {
   }
 
   #plan(tensors: readonly GradientTensor[], gradient: GPUBuffer): Plan {
-    const key = tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',');
+    const key = tensorsKey(tensors);
     let byTensors = this.#plans.get(gradient);
     if (byTensors === undefined) {
       byTensors = new Map();

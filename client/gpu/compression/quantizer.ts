@@ -11,7 +11,7 @@ import { ReduceKernel, type ReducePlan } from '../kernels/reduce';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool } from '../runtime/pools';
 import type { CompressedLayerStats } from '../../../core/training/compression';
-import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
+import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor, tensorsKey } from './tensors';
 
 /** Largest QSGD level count the GPU path packs (7 bits per level; more falls back to the CPU). */
 export const GPU_MAX_QSGD_LEVELS = 127;
@@ -117,7 +117,7 @@ export class GpuQuantizer {
     if (this.#scheme === 'qsgd' && !(Number.isInteger(levels) && levels >= 1 && levels <= GPU_MAX_QSGD_LEVELS)) {
       throw new RangeError(`GPU QSGD packs levels 1..${GPU_MAX_QSGD_LEVELS}, got ${levels}`);
     }
-    const key = `${gradient.buffer.label}|${tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',')}`;
+    const key = `${gradient.buffer.label}|${tensorsKey(tensors)}`;
     let plan = this.#plans.get(key);
     if (plan === undefined) {
       plan = this.#plan(tensors, gradient.buffer);

@@ -31,7 +31,7 @@ import { adapterKey } from '../runtime/adapter';
 import { StagingPool, type PendingRead } from '../runtime/pools';
 import type { GpuGradient } from '../training/gpuBackend';
 import { SpectralPlan, cutoffRatio, type SpectralCore, type SpectralKernels } from './spectralPlan';
-import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
+import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor, tensorsKey } from './tensors';
 
 export type { SpectralCore } from './spectralPlan';
 
@@ -133,7 +133,7 @@ export class GpuSpectralCompressor {
 
   /** Round trip 1: every layer's σ (and, for the host core, its core SVD); the vectors stay on the GPU. */
   async decompose(tensors: readonly GradientTensor[], gradient: GpuGradient, core: SpectralCore = this.#defaultCore()): Promise<GpuSpectralDecomposition> {
-    const key = `${gradient.buffer.label}|${gradient.batch}|${core}|${tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',')}`;
+    const key = `${gradient.buffer.label}|${gradient.batch}|${core}|${tensorsKey(tensors)}`;
     let plan = this.#plans.get(key);
     if (plan === undefined) {
       plan = new SpectralPlan(this.#device, this.#kernels, tensors, gradient, core);

@@ -17,6 +17,11 @@ export interface GradientTensor {
   readonly shape: readonly [number, number];
 }
 
+/** The tensors' offsets and shapes as part of a plan key: a plan made for one list serves any equal list. */
+export function tensorsKey(tensors: readonly GradientTensor[]): string {
+  return tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',');
+}
+
 /** The input of a GPU compressor. */
 export interface DeviceGradient {
   readonly tensors: readonly GradientTensor[];
