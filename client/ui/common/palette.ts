@@ -18,3 +18,9 @@ export const COLORS = {
   grid: '#e6e9f0',
   axis: '#7a8499',
 } as const;
+
+/** How the dashboard's chart axes are drawn. */
+export const AXIS_PROPS = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
+
+/** How the dashboard's chart lines are drawn: no point markers, no animation (the charts redraw as rounds arrive). */
+export const LINE_PROPS = { dot: false, isAnimationActive: false } as const;

@@ -12,7 +12,7 @@ import { createModelLayout } from '../../../core/model';
 import type { LayerSentAs } from '../../../core/protocol';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, sentAsLabel } from '../common/format';
-import { COLORS, runColor } from '../common/palette';
+import { AXIS_PROPS, COLORS, LINE_PROPS, runColor } from '../common/palette';
 import { TableHead } from '../common/TableHead';
 import { dashboardStore, type DashboardState, type RunLayersPoint, type RunView } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
@@ -22,7 +22,6 @@ import { RunOptions } from './RunOptions';
 const selectRuns = (s: DashboardState) => s.runs;
 const selectIds = (s: DashboardState) => s.runIds;
 const HEIGHT = 220;
-const axisProps = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
 /** Where the paper puts the crossover (an entry counts as one number), and where this wire puts it (an entry ≈ 1.4 bytes against 4 per number). */
 const PAPER_CROSSOVER = 1;
 const WIRE_CROSSOVER = 0.6;
@@ -149,13 +148,13 @@ export function LayerChoices() {
           <ResponsiveContainer width="100%" height={HEIGHT}>
             <LineChart margin={{ top: 8, right: 16, bottom: 0, left: -6 }}>
               <CartesianGrid stroke={COLORS.grid} vertical={false} />
-              <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...axisProps} />
-              <YAxis type="number" dataKey="value" scale="log" domain={['auto', 'auto']} allowDataOverflow {...axisProps} tickFormatter={formatNumber} />
+              <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...AXIS_PROPS} />
+              <YAxis type="number" dataKey="value" scale="log" domain={['auto', 'auto']} allowDataOverflow {...AXIS_PROPS} tickFormatter={formatNumber} />
               <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={roundLabel} />
               <ReferenceLine y={PAPER_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="5 4" />
               <ReferenceLine y={WIRE_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="2 3" />
               {indicatorLines.map((data, l) => (
-                <Line key={l} data={data} dataKey="value" name={names[l] ?? ''} stroke={runColor(l)} strokeWidth={2} dot={false} isAnimationActive={false} />
+                <Line key={l} data={data} dataKey="value" name={names[l] ?? ''} stroke={runColor(l)} strokeWidth={2} {...LINE_PROPS} />
               ))}
             </LineChart>
           </ResponsiveContainer>
@@ -179,14 +178,14 @@ export function LayerChoices() {
           <ResponsiveContainer width="100%" height={HEIGHT}>
             <LineChart margin={{ top: 8, right: 16, bottom: 0, left: 40 }}>
               <CartesianGrid stroke={COLORS.grid} />
-              <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...axisProps} />
+              <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...AXIS_PROPS} />
               <YAxis
                 type="number"
                 dataKey="layer"
                 domain={[-0.5, names.length - 0.5]}
                 ticks={names.map((_, l) => l)}
                 reversed
-                {...axisProps}
+                {...AXIS_PROPS}
                 tick={<LayerTick names={names} />}
               />
               {bars.map(({ kind, layer, data }) => (
@@ -198,8 +197,7 @@ export function LayerChoices() {
                   stroke={SENT_AS_COLORS[kind]}
                   strokeWidth={10}
                   strokeLinecap="butt"
-                  dot={false}
-                  isAnimationActive={false}
+                  {...LINE_PROPS}
                 />
               ))}
             </LineChart>

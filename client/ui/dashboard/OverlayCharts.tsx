@@ -9,7 +9,7 @@ import { useTranslation } from 'react-i18next';
 import { Bar, BarChart, CartesianGrid, Cell, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, schemeTag } from '../common/format';
-import { COLORS, runColor } from '../common/palette';
+import { AXIS_PROPS, COLORS, LINE_PROPS, runColor } from '../common/palette';
 import { dashboardStore, type DashboardState, type RunView, type TrafficAxis } from '../store/dashboardStore';
 import { useThrottledStore } from '../store/useThrottled';
 import { orderedRuns } from './selectors';
@@ -17,7 +17,6 @@ import { orderedRuns } from './selectors';
 const selectRuns = (s: DashboardState) => s.runs;
 const selectIds = (s: DashboardState) => s.runIds;
 const HEIGHT = 230;
-const axisProps = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
 const percentTick = (v: number) => `${Math.round(v * 100)}%`;
 
 interface Plotted {
@@ -73,11 +72,11 @@ function TradeoffChart({ runs, height = HEIGHT + 40 }: { readonly runs: readonly
             scale="log"
             domain={['auto', 'auto']}
             allowDataOverflow
-            {...axisProps}
+            {...AXIS_PROPS}
             tickFormatter={(v: number) => `${formatNumber(v)} MB`}
             label={{ value: t(`dashboard.charts.axes.${axis.key}.axis`), position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
           />
-          <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...axisProps} tickFormatter={percentTick} />
+          <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...AXIS_PROPS} tickFormatter={percentTick} />
           <Tooltip
             formatter={(v, name) => [formatPercent(Number(v)), name]}
             labelFormatter={(mb) => t('dashboard.charts.mbSent', { mb: formatNumber(Number(mb)) })}
@@ -90,8 +89,8 @@ function TradeoffChart({ runs, height = HEIGHT + 40 }: { readonly runs: readonly
               name={label}
               stroke={color}
               strokeWidth={2}
+              {...LINE_PROPS}
               dot={{ r: 2.5 }}
-              isAnimationActive={false}
             />
           ))}
         </LineChart>
@@ -129,17 +128,17 @@ function RoundChart({
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <LineChart margin={{ top: 8, right: 16, bottom: 0, left: -6 }}>
           <CartesianGrid stroke={COLORS.grid} vertical={false} />
-          <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...axisProps} />
+          <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...AXIS_PROPS} />
           <YAxis
             type="number"
             dataKey="value"
-            {...axisProps}
+            {...AXIS_PROPS}
             {...(log === true ? { scale: 'log' as const, domain: ['auto', 'auto'] as const, allowDataOverflow: true } : {})}
             tickFormatter={yTick}
           />
           <Tooltip formatter={(v) => yTick(Number(v))} labelFormatter={roundLabel} />
           {series.map(({ run, color, label, data }) => (
-            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} strokeWidth={2} dot={false} isAnimationActive={false} />
+            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} strokeWidth={2} {...LINE_PROPS} />
           ))}
           {series
             .filter(({ dashed }) => dashed.length > 0)
@@ -152,8 +151,7 @@ function RoundChart({
                 stroke={color}
                 strokeWidth={2}
                 strokeDasharray="5 4"
-                dot={false}
-                isAnimationActive={false}
+                {...LINE_PROPS}
               />
             ))}
         </LineChart>
@@ -179,9 +177,9 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <BarChart data={bars} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
           <CartesianGrid stroke={COLORS.grid} vertical={false} />
-          <XAxis dataKey="scheme" {...axisProps} interval={0} tick={{ fontSize: 10 }} />
+          <XAxis dataKey="scheme" {...AXIS_PROPS} interval={0} tick={{ fontSize: 10 }} />
           <YAxis
-            {...axisProps}
+            {...AXIS_PROPS}
             scale="log"
             domain={[(min: number) => min / 4, (max: number) => max * 2]}
             allowDataOverflow
