@@ -49,12 +49,35 @@ function rows(settings: readonly SettingRuns[], panel: string, x: (p: EvalPoint)
   });
 }
 
+/**
+ * Vega's tableau10, then four dark colours unlike any of its ten: the
+ * comparison draws up to 14 settings, and a palette that cycled would give
+ * two of them the same colour.
+ */
+const SETTING_COLOURS = [
+  '#4c78a8',
+  '#f58518',
+  '#e45756',
+  '#72b7b2',
+  '#54a24b',
+  '#eeca3b',
+  '#b279a2',
+  '#ff9da6',
+  '#9d755d',
+  '#bab0ac',
+  '#1b1b1b',
+  '#808000',
+  '#8b008b',
+  '#006d6d',
+];
+
 function spec(data: Row[], order: readonly string[], xTitle: string, title: string, facet: boolean): TopLevelSpec {
+  if (order.length > SETTING_COLOURS.length) throw new Error(`plots: ${order.length} settings, but only ${SETTING_COLOURS.length} distinct colours`);
   const color = {
     field: 'scheme',
     type: 'nominal' as const,
     sort: order as string[],
-    scale: { scheme: 'tableau10' },
+    scale: { domain: order as string[], range: SETTING_COLOURS.slice(0, order.length) },
     title: null,
     legend: { labelLimit: 320 },
   };
