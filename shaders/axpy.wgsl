@@ -1,9 +1,9 @@
-// y ← a·x + y, elementwise over n floats.
+// y ← a·x + y, elementwise over `count` floats.
 // The simplest kernel there is; it proves the WGSL-in-Node harness and serves
 // the SGD update (w ← w − η·g is axpy with a = −η).
 
 struct Params {
-  n: u32,     // number of elements
+  count: u32, // number of elements
   a: f32,     // scale applied to x
 }
 
@@ -11,13 +11,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 
-override WORKGROUP_SIZE: u32 = 256u;
-
-fn itemCount() -> u32 {
-  return params.n;
-}
-
-// Element i (the frame, main, is common/grid.wgsl).
+// Element i (the count, workgroup size and main are common/elements.wgsl and common/grid.wgsl).
 fn item(i: u32) {
   y[i] = params.a * x[i] + y[i];
 }

@@ -21,13 +21,7 @@ override RELU: bool = true;
 @group(0) @binding(1) var<storage, read> parameters: array<f32>;
 @group(0) @binding(2) var<storage, read_write> x: array<f32>;
 
-override WORKGROUP_SIZE: u32 = 256u;
-
-fn itemCount() -> u32 {
-  return params.count;
-}
-
-// Element i (the frame, main, is common/grid.wgsl).
+// Element i (the count, workgroup size and main are common/elements.wgsl and common/grid.wgsl).
 fn item(i: u32) {
   let channel = (i / params.inner) % params.channels;
   let value = x[i] + parameters[params.bias_offset + channel];

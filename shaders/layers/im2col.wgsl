@@ -22,13 +22,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> col: array<f32>;
 
-override WORKGROUP_SIZE: u32 = 256u;
-
-fn itemCount() -> u32 {
-  return params.count;
-}
-
-// Element i (the frame, main, is common/grid.wgsl).
+// Element i (the count, workgroup size and main are common/elements.wgsl and common/grid.wgsl).
 fn item(i: u32) {
   let pixels = params.out_height * params.out_width;
   let columns = params.batch * pixels;

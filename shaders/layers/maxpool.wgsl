@@ -16,13 +16,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 @group(0) @binding(3) var<storage, read_write> winners: array<u32>;
 
-override WORKGROUP_SIZE: u32 = 256u;
-
-fn itemCount() -> u32 {
-  return params.count;
-}
-
-// Element i (the frame, main, is common/grid.wgsl).
+// Element i (the count, workgroup size and main are common/elements.wgsl and common/grid.wgsl).
 fn item(i: u32) {
   let out_width = params.width / 2u;
   let out_height = params.height / 2u;

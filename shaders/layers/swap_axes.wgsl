@@ -14,13 +14,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 
-override WORKGROUP_SIZE: u32 = 256u;
-
-fn itemCount() -> u32 {
-  return params.count;
-}
-
-// Element i (the frame, main, is common/grid.wgsl).
+// Element i (the count, workgroup size and main are common/elements.wgsl and common/grid.wgsl).
 fn item(i: u32) {
   // i indexes the output (B, A, P).
   let p = i % params.inner;

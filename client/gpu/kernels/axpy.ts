@@ -2,7 +2,7 @@
 import axpyWgsl from '../../../shaders/axpy.wgsl?raw';
 import { dispatchOf, encodePass, gridForItems, uniformBuffer } from '../runtime/dispatch';
 import { PipelineCache, type Kernel } from '../runtime/pipelines';
-import { withGrid } from './common';
+import { withElements } from './common';
 
 /** The axpy kernel of one device. */
 export class AxpyKernel {
@@ -13,12 +13,12 @@ export class AxpyKernel {
 
   constructor(device: GPUDevice) {
     this.#device = device;
-    this.#kernel = PipelineCache.for(device).kernel({ label: 'Axpy', code: withGrid(axpyWgsl) });
+    this.#kernel = PipelineCache.for(device).kernel({ label: 'Axpy', code: withElements(axpyWgsl) });
   }
 
   /** Records y ← a·x + y for the first n floats of x and y. */
   encode(encoder: GPUCommandEncoder, a: number, x: GPUBuffer, y: GPUBuffer, n: number): void {
-    const params = new ArrayBuffer(8); // n: u32, a: f32
+    const params = new ArrayBuffer(8); // count: u32, a: f32
     new Uint32Array(params, 0, 1)[0] = n;
     new Float32Array(params, 4, 1)[0] = a;
     const uniform = uniformBuffer(this.#device, 'Axpy.params', params, this.#uniforms);

@@ -6,11 +6,13 @@
  *   common/philox.wgsl         Philox4x32-10, bit for bit core/rng/philox.ts
  *   random_stream.wgsl  stream addressing and the integer Bernoulli test (core/rng/stream.ts)
  *   grid.wgsl           the `main` of a kernel with one invocation per item (its itemCount() and item(i))
+ *   elements.wgsl       itemCount() and the workgroup size of a kernel with one item per element of params.count
  */
 import structsWgsl from '../../../shaders/common/structs.wgsl?raw';
 import philoxWgsl from '../../../shaders/common/philox.wgsl?raw';
 import randomStreamWgsl from '../../../shaders/common/random_stream.wgsl?raw';
 import gridWgsl from '../../../shaders/common/grid.wgsl?raw';
+import elementsWgsl from '../../../shaders/common/elements.wgsl?raw';
 
 /** Joins WGSL fragments in order, one blank line apart (a fragment may end without a newline). */
 export function concatWgsl(...fragments: readonly string[]): string {
@@ -20,6 +22,11 @@ export function concatWgsl(...fragments: readonly string[]): string {
 /** `kernel` (its fragments in order) followed by grid.wgsl: one invocation per item, on the grid gridForItems makes. */
 export function withGrid(...kernel: readonly string[]): string {
   return concatWgsl(...kernel, gridWgsl);
+}
+
+/** `kernel` followed by elements.wgsl and grid.wgsl: one invocation per element, params.count of them, 256 per workgroup. */
+export function withElements(...kernel: readonly string[]): string {
+  return withGrid(...kernel, elementsWgsl);
 }
 
 /** structs.wgsl followed by `kernel` (its fragments in order). */

@@ -20,7 +20,7 @@ import maxpoolBackwardWgsl from '../../../shaders/layers/maxpool_backward.wgsl?r
 import swapAxesWgsl from '../../../shaders/layers/swap_axes.wgsl?raw';
 import { dispatchOf, gridForItems, uniformBuffer, type Dispatch } from '../runtime/dispatch';
 import { kernelFamily, type Kernel } from '../runtime/pipelines';
-import { withGrid } from './common';
+import { withElements, withGrid } from './common';
 
 /** Geometry of a 'valid' stride-1 convolution over a batch, for im2col / col2im. */
 export interface ConvGeometry {
@@ -33,16 +33,16 @@ export interface ConvGeometry {
 
 /** Every layer kernel's source: all but bias_grad (one workgroup per channel) have one invocation per item. */
 const LAYER_KERNELS = {
-  biasRelu: { code: withGrid(biasReluWgsl), constants: { RELU: 1 } },
-  bias: { code: withGrid(biasReluWgsl), constants: { RELU: 0 } },
-  reluBackward: { code: withGrid(reluBackwardWgsl) },
+  biasRelu: { code: withElements(biasReluWgsl), constants: { RELU: 1 } },
+  bias: { code: withElements(biasReluWgsl), constants: { RELU: 0 } },
+  reluBackward: { code: withElements(reluBackwardWgsl) },
   softmaxCrossEntropy: { code: withGrid(softmaxWgsl) },
   biasGrad: { code: biasGradWgsl },
-  im2col: { code: withGrid(im2colWgsl) },
-  col2im: { code: withGrid(col2imWgsl) },
-  maxpool: { code: withGrid(maxpoolWgsl) },
-  maxpoolBackward: { code: withGrid(maxpoolBackwardWgsl) },
-  swapAxes: { code: withGrid(swapAxesWgsl) },
+  im2col: { code: withElements(im2colWgsl) },
+  col2im: { code: withElements(col2imWgsl) },
+  maxpool: { code: withElements(maxpoolWgsl) },
+  maxpoolBackward: { code: withElements(maxpoolBackwardWgsl) },
+  swapAxes: { code: withElements(swapAxesWgsl) },
 };
 
 /** The layer kernels of one device (pipelines from its pipeline cache). */
