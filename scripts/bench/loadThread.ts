@@ -5,15 +5,12 @@
  * workers' arithmetic. Real training runs the tab's own session instead
  * (scripts/swarm/workerThread.ts).
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
 import { SimulatedWorker } from '../../client/net/simulatedWorker';
-import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from '../swarm/threadProtocol';
+import { workerThreadPort, type FromWorkerThread, type ToWorkerThread, type WorkerThreadData } from '../swarm/threadProtocol';
 
-const data = workerData as WorkerThreadData;
-const port = parentPort;
-if (port === null) throw new Error('loadThread.ts runs only as a worker thread');
+const { data, port } = workerThreadPort<WorkerThreadData>('loadThread.ts');
 const post = (message: FromWorkerThread): void => port.postMessage(message);
 
 try {

@@ -3,8 +3,8 @@
  * clients that, on each 'round' message from the main thread, send one
  * binary payload each and wait for the acknowledgement (or the echo).
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { connectSocket } from '../../client/net/socket';
+import { workerThreadPort } from '../swarm/threadProtocol';
 
 /** workerData of a raw client thread. */
 export interface RawThreadData {
@@ -16,9 +16,7 @@ export interface RawThreadData {
 /** Main → thread: one round of sends; or stop. Thread → main: ready, done, stopped. */
 export type RawThreadMessage = { readonly type: 'round' } | { readonly type: 'stop' };
 
-const data = workerData as RawThreadData;
-const port = parentPort;
-if (port === null) throw new Error('serverRawThread.ts runs only as a worker thread');
+const { data, port } = workerThreadPort<RawThreadData>('serverRawThread.ts');
 
 // Bare sockets: the bench's echo server answers 'blob', an event outside the protocol's types.
 type BlobSocket = { timeout(ms: number): { emitWithAck(event: 'blob', payload: Uint8Array): Promise<unknown> }; disconnect(): void };

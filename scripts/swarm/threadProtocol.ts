@@ -1,4 +1,5 @@
 /** The messages between the swarm's main thread and its worker threads (node:worker_threads). */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { RunId } from '../../core/protocol';
 import type { SwarmBackend } from './options';
 
@@ -28,3 +29,9 @@ export type FromWorkerThread =
 
 /** Main → thread. */
 export type ToWorkerThread = { readonly type: 'stop' };
+
+/** This worker thread's workerData and its parent port; throws naming `entry` when the file is not run as a worker thread. */
+export function workerThreadPort<Data>(entry: string): { data: Data; port: MessagePort } {
+  if (parentPort === null) throw new Error(`${entry} runs only as a worker thread`);
+  return { data: workerData as Data, port: parentPort };
+}

@@ -6,7 +6,6 @@
  * aggregator's URL, and a sink that counts instead of drawing. Started by
  * threads.ts.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { loadMnist } from '../../core/data';
 import type { Backend } from '../../client/gpu/runtime/device';
 import { socketChannelFactory } from '../../client/net/workerChannel';
@@ -15,15 +14,13 @@ import { memoryIdentity } from '../../client/net/workerIdentity';
 import type { WorkerSession, WorkerSessionSink } from '../../client/session/workerSession';
 import { createFileReader } from '../../server/data/fileReader';
 import { registerRawLoader } from '../rawLoader';
-import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from './threadProtocol';
+import { workerThreadPort, type FromWorkerThread, type ToWorkerThread, type WorkerThreadData } from './threadProtocol';
 
 // The session's trainer imports WGSL as ?raw strings: the loader must be in place before it is imported.
 registerRawLoader();
 const { quietSink, runWorkerSession } = await import('../../client/session/workerSession');
 
-const data = workerData as WorkerThreadData;
-const port = parentPort;
-if (port === null) throw new Error('workerThread.ts runs only as a worker thread');
+const { data, port } = workerThreadPort<WorkerThreadData>('workerThread.ts');
 const post = (message: FromWorkerThread): void => port.postMessage(message);
 
 /** This thread's backend: the CPU, or its own Dawn device and the way to release it. */
