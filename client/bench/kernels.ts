@@ -15,7 +15,7 @@ import { MatmulKernel } from '../gpu/kernels/matmul';
 import { uploadF32 } from '../gpu/runtime/readback';
 import { requestBrowserGpu } from '../gpu/runtime/device';
 import { svdBatched } from '../gpu/kernels/svd';
-import { log, msPerCall } from './timing';
+import { benchHost, log, msPerCall, type BenchHost } from './timing';
 
 export interface MatmulRow {
   readonly name: string;
@@ -35,10 +35,9 @@ export interface SvdRow {
   readonly relativeError: number;
 }
 
-export interface KernelBenchResult {
-  readonly adapter: string;
+/** The kernel benchmark's tables, the adapter's limits, and where it ran. */
+export interface KernelBenchResult extends BenchHost {
   readonly limits: Record<string, number>;
-  readonly userAgent: string;
   readonly matmul: readonly MatmulRow[];
   readonly svd: readonly SvdRow[];
   readonly bernoulli: { readonly n: number; readonly gpuDrawsPerSecond: number; readonly cpuDrawsPerSecond: number };
@@ -213,9 +212,8 @@ export async function main(): Promise<KernelBenchResult> {
   const ctx = await requestBrowserGpu({ label: 'bench' });
   await tf.setBackend('webgpu');
   await tf.ready();
-  const info = ctx.adapterInfo;
-  const adapter = info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
-  log(`adapter: ${adapter}; tf.js backend: ${tf.getBackend()}`);
+  const host = benchHost(ctx.adapterInfo);
+  log(`adapter: ${host.adapter}; tf.js backend: ${tf.getBackend()}`);
   const limits: Record<string, number> = {};
   for (const name of [
     'maxComputeWorkgroupStorageSize',
@@ -230,5 +228,5 @@ export async function main(): Promise<KernelBenchResult> {
   const matmul = want('matmul') ? await benchMatmul(ctx.device) : [];
   const svd = want('svd') ? await benchSvd(ctx.device) : [];
   const draws = want('bernoulli') ? await benchBernoulli(ctx.device) : { n: 0, gpuDrawsPerSecond: Number.NaN, cpuDrawsPerSecond: Number.NaN };
-  return { adapter, limits, userAgent: navigator.userAgent, matmul, svd, bernoulli: draws };
+  return { ...host, limits, matmul, svd, bernoulli: draws };
 }

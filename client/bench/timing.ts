@@ -1,4 +1,4 @@
-/** Timing helpers for benchmark pages: wall-clock medians over repeated batches. */
+/** Helpers for benchmark pages: wall-clock medians over repeated batches, progress lines, where the benchmark ran. */
 
 /** Median of a list of numbers. */
 export function median(values: readonly number[]): number {
@@ -32,4 +32,15 @@ export function log(line: string): void {
   console.log(`[bench] ${line}`);
   const element = document.getElementById('log');
   if (element !== null) element.textContent += `\n${line}`;
+}
+
+/** Where a benchmark ran: the GPU adapter and the browser. */
+export interface BenchHost {
+  readonly adapter: string;
+  readonly userAgent: string;
+}
+
+/** The adapter's description (or its vendor and architecture) and this browser's user agent. */
+export function benchHost(info: GPUAdapterInfo): BenchHost {
+  return { adapter: info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter', userAgent: navigator.userAgent };
 }

@@ -27,7 +27,7 @@ import type { Compression } from '../../core/atomo';
 import type { BackendKind } from '../../core/model';
 import { createWorkerRound, type WorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
 import { poolTimings, timeTfjsSteps, type TfjsStepTiming } from './tfjsMlp';
-import { log, median } from './timing';
+import { benchHost, log, median, type BenchHost } from './timing';
 
 /** Medians over the timed rounds of one backend and scheme, in ms. */
 export interface RoundTiming {
@@ -57,9 +57,8 @@ export interface CycleTiming {
   readonly tfjsCpuMs: number;
 }
 
-export interface TrainingBenchResult {
-  readonly adapter: string;
-  readonly userAgent: string;
+/** The training benchmark's tables, and where it ran. */
+export interface TrainingBenchResult extends BenchHost {
   readonly batchSize: number;
   readonly warmup: number;
   readonly cycles: readonly CycleTiming[];
@@ -156,9 +155,8 @@ export async function main(): Promise<TrainingBenchResult> {
   const maxMs = numberParam(query, 'maxMs', 20_000);
 
   const ctx = await requestBrowserGpu({ label: 'bench' });
-  const info = ctx.adapterInfo;
-  const adapter = info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter';
-  log(`adapter: ${adapter}`);
+  const host = benchHost(ctx.adapterInfo);
+  log(`adapter: ${host.adapter}`);
   const { train } = await loadMnist(createFetchReader('/data'));
   log(`MNIST: ${train.count} training digits`);
 
@@ -257,8 +255,7 @@ export async function main(): Promise<TrainingBenchResult> {
     );
   }
   return {
-    adapter,
-    userAgent: navigator.userAgent,
+    ...host,
     batchSize: BATCH_SIZE,
     warmup,
     cycles: cycleTimings,
