@@ -4,7 +4,8 @@
  * temporary file that is then renamed over the old one, so a crash leaves
  * either the previous or the new checkpoint, never half of one. Writes of
  * one file are serialised, and a write requested while one is in flight is
- * coalesced into a single follow-up carrying the latest state.
+ * coalesced into a single follow-up carrying the latest state; a snapshot is
+ * encoded only when it is written, so the coalesced ones cost nothing.
  *
  * The previous checkpoint of a run is kept as `<id>.ckpt.prev`. On load each
  * checkpoint is parsed and validated (the JSON against core/schema, shapes
@@ -154,23 +155,20 @@ export class CheckpointStore {
     await mkdir(this.#runsDir, { recursive: true });
   }
 
-  /** Schedules a write of a run (the snapshot was taken at a round boundary by the caller). */
+  /**
+   * Schedules a write of a run (the snapshot was taken at a round boundary by the caller). It is encoded only when
+   * its turn to be written comes: a newer snapshot of the same run saved meanwhile replaces it unencoded, so a burst
+   * of joins (a whole class reconnecting after a restart) costs one encoding, not one per join. A snapshot that is not
+   * finite is never written (encodeCheckpoint refuses it; the error is reported).
+   */
   saveRun(stored: StoredRun): void {
-    let data: Buffer;
-    try {
-      data = encodeCheckpoint(stored);
-    } catch (error) {
-      this.#onError(error); // a snapshot that is not finite is never written
-      return;
-    }
     const path = this.#runPath(stored.snapshot.runId);
-    this.#write(path, () => data, `${path}.prev`);
+    this.#write(path, () => encodeCheckpoint(stored), `${path}.prev`);
   }
 
-  /** Schedules a write of the worker identities. */
+  /** Schedules a write of the worker identities (serialised when written, as saveRun). */
   saveWorkers(snapshot: WorkersSnapshot): void {
-    const data = Buffer.from(JSON.stringify(snapshot), 'utf8');
-    this.#write(this.#workersFile, () => data);
+    this.#write(this.#workersFile, () => Buffer.from(JSON.stringify(snapshot), 'utf8'));
   }
 
   /** Removes a run's checkpoint (after any write in flight). */

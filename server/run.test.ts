@@ -169,6 +169,18 @@ describe('Run: closing a round', () => {
   });
 });
 
+describe('Run: snapshots', () => {
+  it('a snapshot stays as it was when later rounds close (the checkpoint store encodes it later)', () => {
+    const { run, scheduler } = started([A]);
+    run.acceptGradient(A, submission(run, A));
+    const snapshot = run.snapshot();
+    scheduler.flush();
+    run.acceptGradient(A, submission(run, A));
+    expect(run.history).toHaveLength(2);
+    expect([snapshot.version, snapshot.history.length]).toEqual([1, 1]);
+  });
+});
+
 describe('Run: abandoned rounds', () => {
   it('reopens the same version when everyone asked has left, for whoever comes back', () => {
     const { run, scheduler, seen } = started([A, B]);

@@ -342,7 +342,8 @@ export class Run {
       version: this.#version,
       params: this.#params.slice(),
       velocity: this.#velocity.slice(),
-      history: this.#history,
+      // A copy: the store encodes the snapshot later (server/checkpoint.ts), by when more rounds may have closed.
+      history: this.#history.slice(),
       // Named fields, not a rest spread: the profile and timings live only while the server does.
       members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, traffic, rounds }) => ({
         workerId,
