@@ -2,8 +2,9 @@
  * The round state machine of server/run.ts on a hand-driven clock: when a
  * round closes (everyone in, or the deadline with the quorum), what happens
  * when its participants leave (abandoned, reopened), a reset while the
- * held-out evaluation is in flight, and a fault inside a scheduled callback
- * (that run pauses with its reason; another run on the same clock goes on).
+ * held-out evaluation is in flight, a fault inside a scheduled callback
+ * (that run pauses with its reason; another run on the same clock goes on),
+ * and the first round after a restart (it waits for the class to return).
  * No sockets, no timers, no MNIST: a fake model runtime and a FakeScheduler.
  */
 import { describe, expect, it } from 'vitest';
@@ -13,13 +14,13 @@ import { asRunId, asWorkerId, type RoundMetrics, type RoundOpen, type RunConfigP
 import { DEFAULT_RUN_CONFIG } from '../core/schema';
 import { ProtocolFault } from './fault';
 import type { Evaluation, ModelRuntime } from './model';
-import { Run, type RunDeps, type RunHooks } from './run';
+import { Run, type RunDeps, type RunHooks, type RunSnapshot } from './run';
 import { applyConfigPatch } from './runConfig';
 import { FakeScheduler } from './testing/fakeScheduler';
 import type { SubmissionEnvelope } from './validation';
 
 const LAYOUT = createModelLayout('mlp');
-const [A, B, C] = [1, 2, 3].map(asWorkerId) as [WorkerId, WorkerId, WorkerId];
+const [A, B, C, D] = [1, 2, 3, 4].map(asWorkerId) as [WorkerId, WorkerId, WorkerId, WorkerId];
 
 /** A model runtime whose evaluations the test resolves by hand. */
 function fakeModel(): ModelRuntime & { evaluations: { resolve(e: Evaluation): void }[] } {
@@ -47,6 +48,8 @@ interface MakeOptions {
   readonly id?: string;
   /** Combines a closing round's estimates instead of the run (a cluster's seam; here: to make closing fail). */
   readonly combine?: RunDeps['combine'];
+  /** Restore this snapshot (as a restarted server does) instead of creating a run. */
+  readonly snapshot?: RunSnapshot;
 }
 
 /** A created run on a fake model and clock, recording what it tells its hooks. */
@@ -70,7 +73,7 @@ function makeRun(options: MakeOptions = {}) {
     onError: (error: unknown) => seen.errors.push(error),
     ...(options.combine === undefined ? {} : { combine: options.combine }),
   };
-  const run = Run.create(deps, asRunId(options.id ?? 'r'), config, 'created');
+  const run = options.snapshot ? new Run(deps, options.snapshot) : Run.create(deps, asRunId(options.id ?? 'r'), config, 'created');
   return { run, scheduler, model, seen };
 }
 
@@ -166,6 +169,41 @@ describe('Run: closing a round', () => {
     scheduler.flush();
     // C is asked in the next round.
     expect(run.round?.participants.has(C)).toBe(true);
+  });
+});
+
+describe('Run: after a restart', () => {
+  /** A run whose last round had A, B, C and D as contributors, restored from its snapshot on a fresh clock. */
+  function restoredAfterFour() {
+    const before = started([A, B, C, D]);
+    for (const id of [A, B, C, D]) before.run.acceptGradient(id, submission(before.run, id));
+    expect(before.seen.closed.map((m) => m.contributors)).toEqual([4]);
+    return makeRun({ snapshot: before.run.snapshot() });
+  }
+
+  it("opens its first round once a quorum of the last round's contributors is back, not with the first tab", () => {
+    const { run, scheduler, seen } = restoredAfterFour();
+    expect(run.status).toBe('running');
+    run.setConnected(A, true);
+    scheduler.flush();
+    expect(seen.opened).toHaveLength(0); // 1 of the ⌈0.5 · 4⌉ = 2 expected back
+    run.setConnected(B, true);
+    scheduler.flush();
+    expect(seen.opened.map((o) => [o.message.version, [...o.workers].sort()])).toEqual([[1, [A, B]]]);
+  });
+
+  it('waits at most one round deadline after the first one back, then goes on with whoever is there', () => {
+    const { run, scheduler, seen } = restoredAfterFour();
+    scheduler.advance(5000);
+    run.setConnected(C, true);
+    scheduler.advance(999);
+    expect(seen.opened).toHaveLength(0);
+    scheduler.advance(1);
+    expect(seen.opened.map((o) => o.workers)).toEqual([[C]]);
+    run.acceptGradient(C, submission(run, C));
+    scheduler.flush();
+    // Later rounds open at once, as in any run.
+    expect(seen.opened.map((o) => o.message.version)).toEqual([1, 2]);
   });
 });
 

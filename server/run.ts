@@ -206,6 +206,11 @@ export class Run {
   #lastUpdate: DownlinkUpdate | null = null;
   /** Why the server paused the run itself; cleared by start, resume and reset. */
   #fault: string | null = null;
+  /**
+   * A run restored running (the server restarted): how many workers its last round had, who are expected back. Its
+   * first round opens once a quorum of them has reconnected, or a round deadline after the first one did.
+   */
+  #awaitingReturn: { readonly expected: number; until: number | null; cancel: (() => void) | null } | null = null;
   readonly #deps: RunDeps;
 
   constructor(deps: RunDeps, snapshot: RunSnapshot) {
@@ -233,6 +238,10 @@ export class Run {
         missed: 0,
         replicaVersion: null,
       });
+    const last = snapshot.history.at(-1);
+    if (snapshot.status === 'running' && last !== undefined && last.contributors > 1) {
+      this.#awaitingReturn = { expected: last.contributors, until: null, cancel: null };
+    }
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
       throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
@@ -590,6 +599,7 @@ export class Run {
 
   /** Back to version 0: fresh weights from the seed, zero momentum, empty history; status created. */
   reset(): void {
+    this.#stopAwaitingReturn();
     this.#abandonRound();
     this.#resetModel();
     this.#status = 'created';
@@ -620,6 +630,7 @@ export class Run {
   /** Stops every timer; the run is being deleted or the server closes. */
   dispose(): void {
     this.#disposed = true;
+    this.#stopAwaitingReturn();
     this.#abandonRound();
   }
 
@@ -670,6 +681,7 @@ export class Run {
     }
     const participants = [...this.#members.values()].filter((m) => m.connected).map((m) => m.workerId);
     if (participants.length === 0) return; // idle until a worker connects
+    if (this.#waitingForReturn(participants.length)) return;
     const { scheduler } = this.#deps;
     // A member that missed dormantAfter rounds in a row is still asked, but no longer waited for.
     const dormant = new Set(participants.filter((id) => this.#members.get(id)!.missed >= this.#config.dormantAfter));
@@ -690,6 +702,39 @@ export class Run {
       deliveries.filter((d) => d.workers.length > 0),
     );
     this.#deps.hooks.changed(this);
+  }
+
+  /**
+   * After a restart, whether the first round should wait for more of the class to reconnect: until a quorum of the
+   * last round's contributors is back, and at most a round deadline after the first of them (docs/protocol.md,
+   * "Persistence"). Without it that round would close with the first tab to reconnect as its only contributor.
+   */
+  #waitingForReturn(connected: number): boolean {
+    const wait = this.#awaitingReturn;
+    if (wait === null) return false;
+    const { scheduler } = this.#deps;
+    const { quorum, roundDeadlineMs } = this.#config;
+    const needed = Math.min(wait.expected, Math.max(quorum.minimum, Math.ceil(quorum.fraction * wait.expected)));
+    const now = scheduler.now();
+    wait.until ??= now + roundDeadlineMs;
+    if (connected >= needed || now >= wait.until) {
+      this.#stopAwaitingReturn();
+      return false;
+    }
+    wait.cancel ??= scheduler.after(
+      wait.until - now,
+      this.#guarded('waiting for the class to reconnect', () => {
+        wait.cancel = null;
+        wait.until = 0; // the wait is over, however many came back
+        this.#scheduleOpen();
+      }),
+    );
+    return true;
+  }
+
+  #stopAwaitingReturn(): void {
+    this.#awaitingReturn?.cancel?.();
+    this.#awaitingReturn = null;
   }
 
   /**
