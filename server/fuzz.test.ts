@@ -150,8 +150,8 @@ describe('socket fuzz', () => {
         expect(r.params.every(Number.isFinite)).toBe(true);
       });
       expect([...server.app.workers.all()].filter((w) => w.simulated)).toEqual([]);
-      // No server bug on the way (a refusal is not one).
-      expect(server.errors.filter((e) => !/checkpoint/.test(String(e)))).toEqual([]);
+      // No server bug on the way (a refusal is not one), a failed or refused checkpoint write included.
+      expect(server.errors.map(String)).toEqual([]);
 
       for (const h of honest) h.stop();
       for (const socket of sockets) socket.disconnect();
