@@ -78,6 +78,20 @@ describe('WorkerRegistry bounds', () => {
     expect(after.create(undefined, '10.0.0.9').identity.workerId).toBe(3);
   });
 
+  it('stores a connected identity as used at the moment of the write, so a restart does not expire it before it rejoins', () => {
+    let now = 1_000;
+    const before = new WorkerRegistry({ idleExpiryMs: 500 }, () => now);
+    const connected = before.create('all lesson long', '10.0.0.1').identity;
+    const gone = before.create('left early', '10.0.0.1').identity;
+    connected.socketId = 'socket-1';
+    now = 60_000; // the server stops, long after both joined
+    const stored = parseWorkersSnapshot(JSON.parse(JSON.stringify(before.snapshot())));
+    const after = new WorkerRegistry({ idleExpiryMs: 500 }, () => now + 100);
+    after.restore(stored, () => false);
+    expect(after.expired().map((w) => w.name)).toEqual([gone.name]);
+    expect(after.get(connected.workerId)?.lastUsedAt).toBe(60_000);
+  });
+
   it('reads identities written before they had an address or a last use (their idle time starts at load)', () => {
     const old = { nextId: 3, workers: [{ workerId: 2, keyHash: 'ab'.repeat(32), name: 'w', runId: null }] };
     const workers = new WorkerRegistry({}, () => 7_000);

@@ -135,18 +135,24 @@ export class WorkerRegistry {
     return this.#byId.size;
   }
 
+  /**
+   * What workers.json stores. An identity with a socket is in use now, so its last use is now: after a restart it
+   * gets the whole idle time to rejoin, however long ago it joined (a tab connected all lesson long would otherwise
+   * be forgotten by the first keyless join after the restart, before it could come back).
+   */
   snapshot(): WorkersSnapshot {
+    const now = this.#now();
     return {
       nextId: this.#nextId,
       workers: [...this.#byId.values()]
         .filter((identity) => !identity.simulated)
-        .map(({ workerId, keyHash, name, runId, address, lastUsedAt }) => ({
+        .map(({ workerId, keyHash, name, runId, address, lastUsedAt, socketId }) => ({
           workerId,
           keyHash,
           name,
           runId,
           address,
-          lastUsedAt,
+          lastUsedAt: socketId === null ? lastUsedAt : now,
         })),
     };
   }
