@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- soak [--workers 200] [--rounds 300] [--churn 0.1] [--seed 1] [--reuse]`:
+ * `npm run bench -- soak [--workers 200] [--rounds 300] [--churn 0.1] [--seed 1] [--reuse] [--pace-ms 0] [--downlink full]`:
  * the aggregator as a real server process (`server/index.ts`, as `npm start`
  * runs it) under a long class: `workers` simulated tabs (SimulatedWorker, the
  * real protocol, honest gradients) in 4 worker threads of this process, a
@@ -10,6 +10,14 @@
  * With `--reuse` each tab computes its honest gradient once and resends it
  * for every later version (the server's work per gradient is unchanged; the
  * tabs' is not done again), so that a 2-core machine can carry 200 tabs.
+ * With `--pace-ms P` each tab waits P × U(0.5, 1.5) before each send, as a
+ * student's device computing its gradient would (resent gradients are
+ * otherwise sent at once, and rounds close faster than any class's);
+ * `--downlink` sets the run's downlink (docs/protocol.md, "Downlink").
+ * Every ten rounds it prints what a failed run needs to say why: tabs
+ * connected and still joining, the slowest join and its phases, the
+ * threads' and the server's load, and a fresh socket's connect time; a run
+ * that stops early prints the tabs' refusals and the server's last output.
  *
  * It checks and reports: every version trained exactly once (no lost round,
  * across the restart too), the longest gap between two rounds closing (no
@@ -26,7 +34,9 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Worker } from 'node:worker_threads';
-import { asRunId, asWorkerId, type RoundMetrics, type RunId } from '../../core/protocol';
+import { connectSocket } from '../../client/net/socket';
+import { asRunId, asWorkerId, type DownlinkMode, type RoundMetrics, type RunId } from '../../core/protocol';
+import { DOWNLINK_MODES } from '../../core/schema';
 import { decodeCheckpoint } from '../../server/checkpoint';
 import { makeDataDir, removeDataDir } from '../../server/local';
 import { connectAdmin, type AdminClient } from '../swarm/admin';
@@ -40,6 +50,11 @@ const ADMIN_TOKEN = 'soak-admin-token';
 const DEADLINE_MS = 20_000;
 /** Without a new round for this long (restart excluded) the run counts as stalled and the soak stops. */
 const STALL_MS = 3 * DEADLINE_MS;
+
+/** Whether `text` names a downlink mode (docs/protocol.md, "Downlink"). */
+function isDownlinkMode(text: string): text is DownlinkMode {
+  return (DOWNLINK_MODES as readonly string[]).includes(text);
+}
 
 /** A free TCP port on loopback. */
 function freePort(): Promise<number> {
@@ -118,6 +133,24 @@ class ServerProcess {
     return code;
   }
 
+  /** The last `chars` characters of its stdout and stderr together. */
+  logTail(chars = 4_000): string {
+    return this.#log.slice(-chars);
+  }
+
+  /** CPU time (user + system) of the server process so far in seconds (Linux /proc), or NaN. */
+  cpuSeconds(): number {
+    const pid = this.#child?.pid;
+    if (pid === undefined) return Number.NaN;
+    try {
+      // Fields 14 and 15 of /proc/<pid>/stat, after the parenthesised command name; in clock ticks (100 a second on Linux).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      return Number.NaN;
+    }
+  }
+
   /** Resident set size of the server process in MB (Linux /proc), or NaN. */
   rssMB(): number {
     const pid = this.#child?.pid;
@@ -170,12 +203,89 @@ async function history(url: string, runId: RunId): Promise<readonly RoundMetrics
   }
 }
 
+/**
+ * The run's version from GET /api/runs (null while the server is down or busy): the progress poll. Its answer stays
+ * small, where metrics.json carries the whole history (every round's per-worker records), which at 200 tabs × 300
+ * rounds is megabytes for the server to serialise at every poll.
+ */
+async function currentVersion(url: string, runId: RunId): Promise<number | null> {
+  try {
+    const response = await fetch(`${url}/api/runs`);
+    if (!response.ok) return null;
+    return ((await response.json()) as { runId: string; version: number }[]).find((r) => r.runId === runId)?.version ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** How long a fresh socket from this (idle) thread takes to connect, in ms (NaN if it fails): the server's side of a slow join. */
+async function probeConnect(url: string): Promise<number> {
+  const begun = performance.now();
+  try {
+    const socket = await connectSocket(url);
+    socket.disconnect();
+    return performance.now() - begun;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** RSS after warm-up of one server process: max / min over its samples once it trained its first sixth of rounds. */
 function rssSpread(samples: readonly { round: number; mb: number }[], from: number): { min: number; max: number; ratio: number } {
   const kept = samples.filter((s) => s.round >= from && Number.isFinite(s.mb)).map((s) => s.mb);
   const min = Math.min(...kept);
   const max = Math.max(...kept);
   return { min, max, ratio: max / min };
+}
+
+/**
+ * The teacher's socket, retried a few times: a server that has just restarted may be busy rejoining the class, and a
+ * teacher reloading the dashboard would try again.
+ */
+async function connectAdminRetrying(url: string): Promise<AdminClient> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connectAdmin(url, ADMIN_TOKEN);
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      console.error(`soak: teacher connection ${attempt} failed (${(error as Error).message}); trying again`);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
+  }
+}
+
+/** Asks each thread to stop its tabs and waits for its report (at most `timeoutMs`; a thread that does not answer reports nothing). */
+function stopThreads(threads: readonly Worker[], timeoutMs: number): Promise<(FromSoakThread | null)[]> {
+  return Promise.all(
+    threads.map(
+      (t) =>
+        // A churn reply may still be in flight: wait for the thread's answer to 'stop' itself.
+        new Promise<FromSoakThread | null>((resolve) => {
+          const timer = setTimeout(() => {
+            t.off('message', onReply);
+            resolve(null);
+          }, timeoutMs);
+          const onReply = (m: FromSoakThread) => {
+            if (m.type !== 'stopped' && m.type !== 'failed') return;
+            clearTimeout(timer);
+            t.off('message', onReply);
+            resolve(m);
+          };
+          t.on('message', onReply);
+          t.postMessage({ type: 'stop' } satisfies ToSoakThread);
+        }),
+    ),
+  );
+}
+
+/** The tabs' refusals and failed joins, counted by message (ids and numbers folded), most frequent first. */
+function summariseErrors(errors: readonly string[]): string[] {
+  const counts = new Map<string, number>();
+  for (const e of errors) {
+    const key = e.replace(/\d+/g, 'N').slice(0, 200);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([message, n]) => `${n} × ${message}`);
 }
 
 /** Runs the soak and writes its section of docs/benchmarks.md. */
@@ -189,6 +299,8 @@ export async function benchSoak(): Promise<void> {
       churn: { type: 'string', default: '0.1' },
       seed: { type: 'string', default: '1' },
       reuse: { type: 'boolean', default: false },
+      downlink: { type: 'string', default: 'full' },
+      'pace-ms': { type: 'string', default: '0' },
     },
     strict: false,
   });
@@ -197,6 +309,10 @@ export async function benchSoak(): Promise<void> {
   const churn = Number(values.churn);
   const seed = Number(values.seed);
   const reuse = values.reuse === true;
+  const paceMs = Number(values['pace-ms']);
+  if (!(paceMs >= 0 && paceMs <= DEADLINE_MS / 2)) throw new Error(`soak: --pace-ms in [0, ${DEADLINE_MS / 2}]`);
+  const downlink = String(values.downlink);
+  if (!isDownlinkMode(downlink)) throw new Error(`soak: --downlink is one of ${DOWNLINK_MODES.join(', ')}`);
   if (![workers, rounds, seed].every(Number.isInteger) || workers < 2 || rounds < 6 || !(churn >= 0 && churn < 1)) {
     throw new Error('soak: --workers ≥ 2, --rounds ≥ 6 (integers) and --churn in [0, 1)');
   }
@@ -205,6 +321,8 @@ export async function benchSoak(): Promise<void> {
   const server = new ServerProcess(await freePort(), dataDir, workers);
   const threads: Worker[] = [];
   let admin: AdminClient | null = null;
+  let threadsStopped = false;
+  let completed = false;
   try {
     await server.start();
     admin = await connectAdmin(server.url, ADMIN_TOKEN);
@@ -215,18 +333,47 @@ export async function benchSoak(): Promise<void> {
       evalEvery: Math.max(1, Math.floor(rounds / 6)),
       roundDeadlineMs: DEADLINE_MS,
       seed,
+      downlink,
     });
     const runId = asRunId(run.runId);
     const entry = new URL('./soakThread.ts', import.meta.url);
     for (const [thread, count] of splitCounts(workers, THREADS).entries()) {
-      threads.push(startTsWorker(entry, { url: server.url, runId, count, thread, seed, reuse } satisfies SoakThreadData));
+      threads.push(startTsWorker(entry, { url: server.url, runId, count, thread, seed, reuse, paceMs } satisfies SoakThreadData));
     }
     const joined = await Promise.all(threads.map((t) => nextMessage<FromSoakThread>(t)));
     const failed = joined.find((m) => m.type !== 'joined');
     if (failed) throw new Error(`a soak thread failed to join: ${failed.type === 'failed' ? failed.message : failed.type}`);
     const attacker = asWorkerId((joined[0] as Extract<FromSoakThread, { type: 'joined' }>).workerIds[0]!);
-    const churnLog: { left: number; rejoined: number; fresh: number; connected: number }[] = [];
-    for (const t of threads) t.on('message', (m: FromSoakThread) => (m.type === 'churned' ? churnLog.push(m) : undefined));
+    const churnLog: Extract<FromSoakThread, { type: 'churned' }>[] = [];
+    /** Each thread's latest churn report: connected tabs and joins in flight. */
+    const latest = threads.map(() => ({
+      connected: 0,
+      joining: 0,
+      slowestJoinMs: 0,
+      slowestOpenMs: 0,
+      slowestConnectMs: 0,
+      loopDelayMs: 0,
+      connectErrors: 0,
+      lastConnectError: null as string | null,
+    }));
+    threads.forEach((t, i) =>
+      t.on('message', (m: FromSoakThread) => {
+        if (m.type !== 'churned') return;
+        churnLog.push(m);
+        const before = latest[i]!;
+        const slower = m.slowestJoinMs > before.slowestJoinMs;
+        latest[i] = {
+          connected: m.connected,
+          joining: m.joining,
+          slowestJoinMs: slower ? m.slowestJoinMs : before.slowestJoinMs,
+          slowestOpenMs: slower ? m.slowestOpenMs : before.slowestOpenMs,
+          slowestConnectMs: slower ? m.slowestConnectMs : before.slowestConnectMs,
+          loopDelayMs: Math.max(before.loopDelayMs, m.loopDelayMs),
+          connectErrors: before.connectErrors + m.connectErrors,
+          lastConnectError: m.lastConnectError ?? before.lastConnectError,
+        };
+      }),
+    );
     await admin.setAttack(attacker, { kind: 'sign-flip', factor: 10 });
     await admin.startRun(runId);
     console.log(`soak: ${workers} workers, ${rounds} rounds, churn ${churn}, attacker ${attacker}, server pid on :${server.port}`);
@@ -247,16 +394,20 @@ export async function benchSoak(): Promise<void> {
     let checkpointReads = 0;
     const checkpointsBad: string[] = [];
     let processIndex: 0 | 1 = 0;
-    let finalHistory: readonly RoundMetrics[] = [];
+    /** The slowest answer to the poll's GET since the last progress line: how busy the server's event loop is. */
+    let slowestPollMs = 0;
+    let lastProbeMs = Number.NaN;
+    let lastCpu = { seconds: server.cpuSeconds(), at: performance.now() };
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, 250));
-      const current = await history(server.url, runId);
-      if (current === null) continue;
-      finalHistory = current;
-      if (current.length > seen) {
+      const asked = performance.now();
+      const version = await currentVersion(server.url, runId);
+      slowestPollMs = Math.max(slowestPollMs, performance.now() - asked);
+      if (version === null) continue;
+      if (version > seen) {
         const tens = Math.floor(seen / 10);
-        for (let r = seen; r < current.length; r++) for (const t of threads) t.postMessage({ type: 'churn', fraction: churn } satisfies ToSoakThread);
-        seen = current.length;
+        for (let r = seen; r < version; r++) for (const t of threads) t.postMessage({ type: 'churn', fraction: churn } satisfies ToSoakThread);
+        seen = version;
         lastProgress = performance.now();
         rss.push({ process: processIndex, round: seen, mb: server.rssMB() });
         if (Math.floor(seen / 10) > tens) {
@@ -264,7 +415,23 @@ export async function benchSoak(): Promise<void> {
           const check = checkCheckpoints(dataDir);
           checkpointReads += check.files;
           checkpointsBad.push(...check.bad);
-          console.log(`round ${seen}/${rounds}, server RSS ${fmt(server.rssMB())} MB, ${churnLog.at(-1)?.connected ?? '?'} tabs in thread 0`);
+          const tabs = latest.map((l) => `${l.connected}+${l.joining}`).join(' ');
+          const slowest = latest.reduce((a, b) => (b.slowestJoinMs > a.slowestJoinMs ? b : a));
+          const loopDelay = Math.max(...latest.map((l) => l.loopDelayMs));
+          // The probe started at the previous line: it must not hold up this loop (a slow connect would skip rounds).
+          const probeMs = lastProbeMs;
+          void probeConnect(server.url).then((ms) => (lastProbeMs = ms));
+          const cpu = server.cpuSeconds();
+          const cpuShare = (cpu - lastCpu.seconds) / ((performance.now() - lastCpu.at) / 1000);
+          lastCpu = { seconds: cpu, at: performance.now() };
+          const connectErrors = latest.reduce((sum, l) => sum + l.connectErrors, 0);
+          const lastConnectError = latest.find((l) => l.lastConnectError !== null)?.lastConnectError ?? 'none';
+          console.log(
+            `round ${seen}/${rounds}, server RSS ${fmt(server.rssMB())} MB, tabs connected+joining per thread ${tabs}, slowest join ${fmt(slowest.slowestJoinMs / 1000)} s (WebSocket open after ${fmt(slowest.slowestOpenMs / 1000)} s, connected after ${fmt(slowest.slowestConnectMs / 1000)} s), slowest poll ${fmt(slowestPollMs / 1000)} s, threads' longest loop delay ${fmt(loopDelay / 1000)} s, a fresh socket from the bench's main thread ${fmt(probeMs / 1000)} s, server CPU ${fmt(100 * cpuShare)}% of a core, failed connection attempts ${connectErrors} (${lastConnectError}), load ${fmt(loadavg()[0]!)}`,
+          );
+          for (const l of latest)
+            Object.assign(l, { slowestJoinMs: 0, slowestOpenMs: 0, slowestConnectMs: 0, loopDelayMs: 0, connectErrors: 0, lastConnectError: null });
+          slowestPollMs = 0;
         }
       }
       if (restart === null && seen >= Math.floor(rounds / 2)) {
@@ -279,7 +446,7 @@ export async function benchSoak(): Promise<void> {
         // The server closed the teacher's socket for good ('io server disconnect'): the teacher reconnects, and marks the
         // attacker again, since the attack lives with the server process, not in checkpoints.
         admin.close();
-        admin = await connectAdmin(server.url, ADMIN_TOKEN);
+        admin = await connectAdminRetrying(server.url);
         await admin.setAttack(attacker, { kind: 'sign-flip', factor: 10 });
         restart = { stoppedAt, exitCode, checkpoints, restoredVersion: stored, downMs: performance.now() - stoppedAt };
         console.log(`restarted: exit code ${exitCode}, checkpoint at version ${stored}, last seen ${seen}, ${checkpoints.files} checkpoint files`);
@@ -295,26 +462,20 @@ export async function benchSoak(): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     const loadAfter = loadavg();
 
-    const replies = await Promise.all(
-      threads.map(
-        (t) =>
-          // A churn reply may still be in flight: wait for the thread's answer to 'stop' itself.
-          new Promise<FromSoakThread>((resolve) => {
-            const onReply = (m: FromSoakThread) => {
-              if (m.type !== 'stopped' && m.type !== 'failed') return;
-              t.off('message', onReply);
-              resolve(m);
-            };
-            t.on('message', onReply);
-            t.postMessage({ type: 'stop' } satisfies ToSoakThread);
-          }),
-      ),
-    );
+    threadsStopped = true;
+    const replies = (await stopThreads(threads, 60_000)).map((r) => r ?? ({ type: 'failed', message: 'the thread did not answer stop' } as const));
     for (const t of threads) await t.terminate();
     console.log('soak: tabs stopped; stopping the server');
     const clientErrors = replies.flatMap((r) => (r.type === 'stopped' ? r.errors : r.type === 'failed' ? [r.message] : []));
     const accepted = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.accepted : 0), 0);
     const retried = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.retried : 0), 0);
+    // The whole history once, at the end (the server is idle now): what every check below reads.
+    let finalHistory: readonly RoundMetrics[] | null = null;
+    for (let attempt = 0; finalHistory === null && attempt < 10; attempt++) {
+      finalHistory = await history(server.url, runId);
+      if (finalHistory === null) await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    if (finalHistory === null) throw new Error('soak: could not read the run history at the end');
     const status = (await fetch(`${server.url}/api/runs`).then((r) => r.json() as Promise<{ runId: string; status: string; fault: string | null }[]>)).find(
       (r) => r.runId === runId,
     );
@@ -367,7 +528,7 @@ export async function benchSoak(): Promise<void> {
       checkpointReads,
       checkpointsBad,
       exitCode,
-      status,
+      status: status === undefined ? null : { status: status.status, fault: status.fault },
       accuracy: lastEval?.testAccuracy ?? null,
       contributors: { min: Math.min(...contributors), max: Math.max(...contributors) },
       churned: totals,
@@ -380,7 +541,7 @@ export async function benchSoak(): Promise<void> {
     console.log(JSON.stringify(figures, null, 1));
     const thin = finalHistory.filter((m) => m.contributors < workers / 10).map((m) => `${m.version}: ${m.contributors}`);
     console.log(`rounds with fewer than ${workers / 10} contributors (version: contributors): ${thin.join(', ') || 'none'}`);
-    for (const line of [...clientErrors.slice(0, 10), ...server.errorLines.slice(0, 10)]) console.log(`  ${line}`);
+    for (const line of [...summariseErrors(clientErrors).slice(0, 10), ...server.errorLines.slice(0, 10)]) console.log(`  ${line}`);
 
     const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
     const passes = {
@@ -394,12 +555,16 @@ export async function benchSoak(): Promise<void> {
       reuse ? 'soak' : 'soak-honest',
       `## Soak${reuse ? ', gradients resent' : ', every gradient computed'}: a long class with churn, an attacker and a restart (\`npm run bench -- soak\`)
 
-${new Date().toISOString().slice(0, 10)}; \`npm run bench -- soak --workers ${workers} --rounds ${rounds} --churn ${churn}${reuse ? ' --reuse' : ''}\`. The server is a real process
+${new Date().toISOString().slice(0, 10)}; \`npm run bench -- soak --workers ${workers} --rounds ${rounds} --churn ${churn}${reuse ? ' --reuse' : ''}${paceMs > 0 ? ` --pace-ms ${paceMs}` : ''}${downlink === 'full' ? '' : ` --downlink ${downlink}`}\`. The server is a real process
 (\`node --import tsx server/index.ts\`, as \`npm start\` runs it) on loopback; ${workers} simulated tabs (SimulatedWorker: the real protocol, ${
         reuse
           ? 'each computing its honest gradient once, at its first round, and resending it with every later version (--reuse)'
           : 'each computing its honest gradient every round'
-      }, MLP, spectral ATOMO, batch 8) run in ${THREADS} worker threads of the bench process. Every round ${churn * 100}% of the
+      }, MLP, spectral ATOMO, batch 8, the ${downlink} downlink${
+        paceMs > 0
+          ? `, each waiting ${fmt(paceMs / 2000)}–${fmt((1.5 * paceMs) / 1000)} s (uniform) before each send, as a device computing its gradient would`
+          : ''
+      }) run in ${THREADS} worker threads of the bench process. Every round ${churn * 100}% of the
 connected tabs leave for good; of those that left the round before, half come back with their key and half are replaced by new tabs (new identities;
 unused identities expire after a minute). One tab is marked sign-flipped ×10 by the teacher's socket (the default norm-bound rule holds it). After
 ${restartVersion} rounds (the checkpoint's version) the server gets SIGTERM and is started again on the same port and data folder; the tabs reconnect and rejoin by themselves, and
@@ -451,7 +616,16 @@ ${markdownTable(
 Warm-up is each process's first ${warm} rounds (RSS samples are taken as each round closes). What it leaves out: a single run; the tabs share
 the machine with the server; no network between them.`,
     );
+    completed = true;
   } finally {
+    if (!completed) {
+      // A run that did not finish says why: what the tabs were refused, which joins failed, what the server logged.
+      const replies = threadsStopped ? [] : await stopThreads(threads, 10_000);
+      const errors = replies.flatMap((r) => (r?.type === 'stopped' ? r.errors : r?.type === 'failed' ? [r.message] : []));
+      console.error(`soak did not finish; the tabs' refusals and failed joins (${errors.length}):`);
+      for (const line of summariseErrors(errors).slice(0, 20)) console.error(`  ${line}`);
+      console.error(`server error lines: ${server.errorLines.length}; the server's output, last lines:\n${server.logTail()}`);
+    }
     admin?.close();
     for (const t of threads) await t.terminate();
     await server.stop();

@@ -7,6 +7,7 @@
  * identity each, so the server's identity bounds and expiry are exercised).
  * Tab 0 of thread 0 is the attacker and never leaves.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadMnist } from '../../core/data';
 import type { RunId, WorkerKey } from '../../core/protocol';
@@ -23,6 +24,8 @@ export interface SoakThreadData {
   readonly seed: number;
   /** Each tab resends its first gradient (SimulatedWorker's reuseGradient). */
   readonly reuse: boolean;
+  /** Each tab waits this long × U(0.5, 1.5) before sending each gradient, as a device computing it would (0: at once). */
+  readonly paceMs: number;
 }
 
 /** Main → thread. */
@@ -31,7 +34,24 @@ export type ToSoakThread = { readonly type: 'churn'; readonly fraction: number }
 /** Thread → main. */
 export type FromSoakThread =
   | { readonly type: 'joined'; readonly workerIds: readonly number[] }
-  | { readonly type: 'churned'; readonly left: number; readonly rejoined: number; readonly fresh: number; readonly connected: number }
+  | {
+      readonly type: 'churned';
+      readonly left: number;
+      readonly rejoined: number;
+      readonly fresh: number;
+      readonly connected: number;
+      /** Tabs whose join (or rejoin) is still in flight, and the slowest join of this churn (ms). */
+      readonly joining: number;
+      readonly slowestJoinMs: number;
+      /** Of that join, the part until its WebSocket opened, and until its socket.io connection was accepted (the rest waited for the join's answer). */
+      readonly slowestOpenMs: number;
+      readonly slowestConnectMs: number;
+      /** The longest this thread's event loop was blocked since the last report (ms): the tabs' side of a slow join. */
+      readonly loopDelayMs: number;
+      /** Failed connection attempts of joining tabs since the last report, and the last one's reason. */
+      readonly connectErrors: number;
+      readonly lastConnectError: string | null;
+    }
   | { readonly type: 'stopped'; readonly accepted: number; readonly retried: number; readonly errors: readonly string[] }
   | { readonly type: 'failed'; readonly message: string };
 
@@ -46,6 +66,10 @@ const post = (message: FromSoakThread): void => port.postMessage(message);
 try {
   const { train } = await loadMnist(createFileReader());
   const rng = seededRng(data.seed + data.thread);
+  const paceRng = seededRng(1000 + data.seed + data.thread);
+  const pace = async (): Promise<void> => {
+    if (data.paceMs > 0) await new Promise((resolve) => setTimeout(resolve, data.paceMs * (0.5 + paceRng())));
+  };
   let made = 0;
   const spawn = (workerKey?: WorkerKey) =>
     new SimulatedWorker({
@@ -54,6 +78,7 @@ try {
       runId: data.runId,
       name: `soak-${data.thread}-${made++}`,
       reuseGradient: data.reuse,
+      beforeSubmit: pace,
       ...(workerKey === undefined ? {} : { workerKey }),
     });
   let active = Array.from({ length: data.count }, () => spawn());
@@ -70,16 +95,35 @@ try {
 
   let stopping = false;
   /** Joins; a join cut off by the server's restart (its socket closed mid-ack) is tried again, as a tab reloading would. */
-  const startRetrying = async (w: SimulatedWorker): Promise<void> => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await w.start();
-        return;
-      } catch (error) {
-        if (stopping || attempt >= 5) throw error;
-        retried++;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+  let joining = 0;
+  let connectErrors = 0;
+  let lastConnectError: string | null = null;
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
+  const startRetrying = async (w: SimulatedWorker): Promise<{ joinMs: number; openMs: number; connectMs: number }> => {
+    const begun = performance.now();
+    let openMs = Number.NaN;
+    let connectMs = Number.NaN;
+    w.socket.io.once('open', () => (openMs = performance.now() - begun));
+    w.socket.once('connect', () => (connectMs = performance.now() - begun));
+    w.socket.on('connect_error', (error) => {
+      connectErrors++;
+      lastConnectError = error.message;
+    });
+    joining++;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await w.start();
+          return { joinMs: performance.now() - begun, openMs, connectMs };
+        } catch (error) {
+          if (stopping || attempt >= 5) throw error;
+          retried++;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
       }
+    } finally {
+      joining--;
     }
   };
   let retried = 0;
@@ -111,13 +155,33 @@ try {
       departed = leaving;
       active = active.filter((w) => !leaving.includes(w));
       const started = await Promise.allSettled(back.map((w) => startRetrying(w)));
+      let slowest = { joinMs: 0, openMs: 0, connectMs: 0 };
       started.forEach((result, i) => {
         // A tab that finished joining after the soak stopped leaves at once.
         if (stopping) back[i]!.stop();
-        else if (result.status === 'fulfilled') active.push(back[i]!);
-        else errors.push(`rejoin failed: ${String(result.reason)}`);
+        else if (result.status === 'fulfilled') {
+          active.push(back[i]!);
+          if (result.value.joinMs > slowest.joinMs) slowest = result.value;
+        } else errors.push(`rejoin failed: ${String(result.reason)}`);
       });
-      post({ type: 'churned', left: leaving.length, rejoined: back.length - fresh, fresh, connected: active.length });
+      const loopDelayMs = loopDelay.max / 1e6;
+      loopDelay.reset();
+      post({
+        type: 'churned',
+        left: leaving.length,
+        rejoined: back.length - fresh,
+        fresh,
+        connected: active.length,
+        joining,
+        slowestJoinMs: slowest.joinMs,
+        slowestOpenMs: slowest.openMs,
+        slowestConnectMs: slowest.connectMs,
+        loopDelayMs,
+        connectErrors,
+        lastConnectError,
+      });
+      connectErrors = 0;
+      lastConnectError = null;
     })().catch((error: unknown) => errors.push(`churn failed: ${String(error)}`));
   });
 } catch (error) {
