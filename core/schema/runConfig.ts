@@ -70,6 +70,23 @@ function finite(field: string, range: string) {
   return v.pipe(v.number(`${field} must be a number in ${range}`), v.finite(`${field} must be a finite number in ${range}`));
 }
 
+/** The bounds of one setting as RUN_CONFIG_BOUNDS writes them: each end inclusive (min, max) or exclusive. */
+type Bounds =
+  | { readonly min: number; readonly max: number }
+  | { readonly minExclusive: number; readonly max: number }
+  | { readonly min: number; readonly maxExclusive: number };
+
+/** A finite number within `bounds`; every refusal names the field and the range, e.g. `learningRate must be in (0, 10]`. */
+function finiteIn(field: string, bounds: Bounds) {
+  const range = `${'minExclusive' in bounds ? `(${bounds.minExclusive}` : `[${bounds.min}`}, ${'maxExclusive' in bounds ? `${bounds.maxExclusive})` : `${bounds.max}]`}`;
+  const message = `${field} must be in ${range}`;
+  return v.pipe(
+    finite(field, range),
+    'minExclusive' in bounds ? v.gtValue(bounds.minExclusive, message) : v.minValue(bounds.min, message),
+    'maxExclusive' in bounds ? v.ltValue(bounds.maxExclusive, message) : v.maxValue(bounds.max, message),
+  );
+}
+
 /** How the training set is split over a run's shards. */
 export const DataSplitSchema = v.variant(
   'kind',
@@ -77,11 +94,7 @@ export const DataSplitSchema = v.variant(
     v.strictObject({ kind: v.literal('iid') }, 'an iid split has no other fields'),
     v.strictObject({
       kind: v.literal('dirichlet'),
-      alpha: v.pipe(
-        finite('split.alpha', `(0, ${B.alpha.max}]`),
-        v.gtValue(B.alpha.minExclusive, `split.alpha must be in (0, ${B.alpha.max}]`),
-        v.maxValue(B.alpha.max, `split.alpha must be in (0, ${B.alpha.max}]`),
-      ),
+      alpha: finiteIn('split.alpha', B.alpha),
     }),
   ],
   'split must be { kind: "iid" } or { kind: "dirichlet", alpha }',
@@ -93,11 +106,7 @@ export const DataSplitSchema = v.variant(
  */
 export const QuorumRuleSchema = v.strictObject(
   {
-    fraction: v.pipe(
-      finite('quorum.fraction', '[0, 1]'),
-      v.minValue(B.quorumFraction.min, 'quorum.fraction must be in [0, 1]'),
-      v.maxValue(B.quorumFraction.max, 'quorum.fraction must be in [0, 1]'),
-    ),
+    fraction: finiteIn('quorum.fraction', B.quorumFraction),
     minimum: integer('quorum.minimum', B.quorumMinimum.min, B.quorumMinimum.max),
   },
   'quorum must be { fraction, minimum }',
@@ -116,43 +125,24 @@ export const AggregationRuleSchema = v.variant(
     v.strictObject({ kind: v.literal('mean') }),
     v.strictObject({
       kind: v.literal('norm-bound'),
-      k: v.pipe(
-        finite('aggregation.k', `[${B.normBoundK.min}, ${B.normBoundK.max}]`),
-        v.minValue(B.normBoundK.min, `aggregation.k must be in [${B.normBoundK.min}, ${B.normBoundK.max}]`),
-        v.maxValue(B.normBoundK.max, `aggregation.k must be in [${B.normBoundK.min}, ${B.normBoundK.max}]`),
-      ),
+      k: finiteIn('aggregation.k', B.normBoundK),
     }),
     v.strictObject({ kind: v.literal('median') }),
     v.strictObject({
       kind: v.literal('trimmed-mean'),
-      trim: v.pipe(
-        finite('aggregation.trim', `[0, ${B.trim.max}]`),
-        v.minValue(B.trim.min, `aggregation.trim must be in [0, ${B.trim.max}]`),
-        v.maxValue(B.trim.max, `aggregation.trim must be in [0, ${B.trim.max}]`),
-      ),
+      trim: finiteIn('aggregation.trim', B.trim),
     }),
   ],
   'aggregation must be { kind: "mean" | "median" } or { kind: "norm-bound", k } or { kind: "trimmed-mean", trim }',
 );
 
-const mbps = (field: string) =>
-  v.pipe(
-    finite(field, `(0, ${B.linkMbps.max}]`),
-    v.gtValue(B.linkMbps.minExclusive, `${field} must be in (0, ${B.linkMbps.max}]`),
-    v.maxValue(B.linkMbps.max, `${field} must be in (0, ${B.linkMbps.max}]`),
-  );
-
 /** A simulated link: bandwidth each way and one-way latency. */
 export const LinkSchema = v.strictObject(
   {
     name: v.pipe(v.string('link.name must be a string'), v.maxLength(80, 'link.name must be at most 80 characters')),
-    uplinkMbps: mbps('link.uplinkMbps'),
-    downlinkMbps: mbps('link.downlinkMbps'),
-    latencyMs: v.pipe(
-      finite('link.latencyMs', `[0, ${B.linkLatencyMs.max}]`),
-      v.minValue(B.linkLatencyMs.min, `link.latencyMs must be in [0, ${B.linkLatencyMs.max}]`),
-      v.maxValue(B.linkLatencyMs.max, `link.latencyMs must be in [0, ${B.linkLatencyMs.max}]`),
-    ),
+    uplinkMbps: finiteIn('link.uplinkMbps', B.linkMbps),
+    downlinkMbps: finiteIn('link.downlinkMbps', B.linkMbps),
+    latencyMs: finiteIn('link.latencyMs', B.linkLatencyMs),
   },
   'link must be { name, uplinkMbps, downlinkMbps, latencyMs } or null',
 );
@@ -214,16 +204,8 @@ const RUN_CONFIG_ENTRIES = {
     0,
   ),
   model: v.picklist(MODEL_KINDS, `model must be one of ${MODEL_KINDS.join(', ')}`),
-  learningRate: v.pipe(
-    finite('learningRate', '(0, 10]'),
-    v.gtValue(B.learningRate.minExclusive, 'learningRate must be in (0, 10]'),
-    v.maxValue(B.learningRate.max, 'learningRate must be in (0, 10]'),
-  ),
-  momentum: v.pipe(
-    finite('momentum', '[0, 1)'),
-    v.minValue(B.momentum.min, 'momentum must be in [0, 1)'),
-    v.ltValue(B.momentum.maxExclusive, 'momentum must be in [0, 1)'),
-  ),
+  learningRate: finiteIn('learningRate', B.learningRate),
+  momentum: finiteIn('momentum', B.momentum),
   /** Examples per worker per round. */
   batchSize: integer('batchSize', B.batchSize.min, B.batchSize.max),
   /** SGD steps per round on a worker; 1 is synchronous SGD as in the paper (the only value accepted). */
@@ -252,14 +234,7 @@ const RUN_CONFIG_ENTRIES = {
   /** How the model travels to the workers (DOWNLINK_MODES); absent in older checkpoints: full. */
   downlink: v.optional(v.picklist(DOWNLINK_MODES, `downlink must be one of ${DOWNLINK_MODES.join(', ')}`), 'full'),
   /** Spectral ATOMO budget s per layer of the `atomo` downlink. */
-  downlinkBudget: v.optional(
-    v.pipe(
-      finite('downlinkBudget', `(0, ${B.downlinkBudget.max}]`),
-      v.gtValue(B.downlinkBudget.minExclusive, `downlinkBudget must be in (0, ${B.downlinkBudget.max}]`),
-      v.maxValue(B.downlinkBudget.max, `downlinkBudget must be in (0, ${B.downlinkBudget.max}]`),
-    ),
-    DEFAULT_DOWNLINK_BUDGET,
-  ),
+  downlinkBudget: v.optional(finiteIn('downlinkBudget', B.downlinkBudget), DEFAULT_DOWNLINK_BUDGET),
 };
 
 /** A complete run configuration, cross-field rules included. */
