@@ -61,7 +61,8 @@ export const RUN_CONFIG_BOUNDS = {
 
 const B = RUN_CONFIG_BOUNDS;
 
-function integer(field: string, min: number, max: number) {
+/** An integer within a setting's bounds; every refusal names the field and the range, e.g. `seed must be an integer in 0..4294967295`. */
+function integer(field: string, { min, max }: { readonly min: number; readonly max: number }) {
   const message = `${field} must be an integer in ${min}..${max}`;
   return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
 }
@@ -107,7 +108,7 @@ export const DataSplitSchema = v.variant(
 export const QuorumRuleSchema = v.strictObject(
   {
     fraction: finiteIn('quorum.fraction', B.quorumFraction),
-    minimum: integer('quorum.minimum', B.quorumMinimum.min, B.quorumMinimum.max),
+    minimum: integer('quorum.minimum', B.quorumMinimum),
   },
   'quorum must be { fraction, minimum }',
 );
@@ -178,7 +179,7 @@ const RUN_CONFIG_ENTRIES = {
     v.maxValue(B.budget.max, `budget must be at most ${B.budget.max}`),
   ),
   /** QSGD levels s (qsgd). */
-  levels: integer('levels', B.levels.min, B.levels.max),
+  levels: integer('levels', B.levels),
   /**
    * Error feedback on an unbiased scheme: each worker adds last round's unsent
    * error to its gradient (core/atomo/errorFeedback.ts). It makes the scheme
@@ -191,11 +192,11 @@ const RUN_CONFIG_ENTRIES = {
    * variance (core/atomo/byteBudget.ts), and `budget` is then not used.
    * ATOMO schemes only; atomo-auto needs it. Absent: the per-layer budget.
    */
-  byteBudget: v.optional(integer('byteBudget', B.byteBudget.min, B.byteBudget.max)),
+  byteBudget: v.optional(integer('byteBudget', B.byteBudget)),
   /** QSGD bucket size d: one norm per d entries, 0 for one per layer (absent in checkpoints written before buckets: 0). */
   bucketSize: v.optional(
     v.pipe(
-      integer('bucketSize', B.bucketSize.min, B.bucketSize.max),
+      integer('bucketSize', B.bucketSize),
       v.check(
         (d) => d === 0 || d >= B.bucketSize.minNonZero,
         `bucketSize must be 0 (one bucket per layer) or an integer in ${B.bucketSize.minNonZero}..${B.bucketSize.max}`,
@@ -207,24 +208,24 @@ const RUN_CONFIG_ENTRIES = {
   learningRate: finiteIn('learningRate', B.learningRate),
   momentum: finiteIn('momentum', B.momentum),
   /** Examples per worker per round. */
-  batchSize: integer('batchSize', B.batchSize.min, B.batchSize.max),
+  batchSize: integer('batchSize', B.batchSize),
   /** SGD steps per round on a worker; 1 is synchronous SGD as in the paper (the only value accepted). */
   localSteps: v.literal(1, 'localSteps must be 1 (synchronous SGD)'),
   split: DataSplitSchema,
   /** Number of shards the training set is cut into; a worker trains on shard (slot mod shards). */
-  shards: integer('shards', B.shards.min, B.shards.max),
+  shards: integer('shards', B.shards),
   /** Seeds the initial weights, the shards, the minibatches and every Bernoulli draw. */
-  seed: integer('seed', B.seed.min, B.seed.max),
+  seed: integer('seed', B.seed),
   quorum: QuorumRuleSchema,
-  roundDeadlineMs: integer('roundDeadlineMs', B.roundDeadlineMs.min, B.roundDeadlineMs.max),
+  roundDeadlineMs: integer('roundDeadlineMs', B.roundDeadlineMs),
   /** The run finishes after this many rounds (versions 0..maxRounds−1 trained). */
-  maxRounds: integer('maxRounds', B.maxRounds.min, B.maxRounds.max),
+  maxRounds: integer('maxRounds', B.maxRounds),
   /** Evaluate on the held-out test digits every this many rounds (and at the last one). */
-  evalEvery: integer('evalEvery', B.evalEvery.min, B.evalEvery.max),
+  evalEvery: integer('evalEvery', B.evalEvery),
   /** How the round's estimates are combined (robust by default). */
   aggregation: AggregationRuleSchema,
   /** A connected member that missed this many rounds in a row stops counting toward the quorum until it submits. */
-  dormantAfter: integer('dormantAfter', B.dormantAfter.min, B.dormantAfter.max),
+  dormantAfter: integer('dormantAfter', B.dormantAfter),
   /**
    * A simulated link per worker (core/traffic/linkModel.ts): a tab waits
    * bytes·8/bandwidth + latency before a message counts as delivered; null
