@@ -443,6 +443,7 @@ export async function benchSoak(): Promise<void> {
         const stored = decodeCheckpoint(readFileSync(join(dataDir, 'runs', `${runId}.ckpt`))).snapshot.version;
         await server.start();
         processIndex = 1;
+        lastCpu = { seconds: server.cpuSeconds(), at: performance.now() }; // a new process: its CPU time starts at 0
         // The server closed the teacher's socket for good ('io server disconnect'): the teacher reconnects, and marks the
         // attacker again, since the attack lives with the server process, not in checkpoints.
         admin.close();
@@ -469,6 +470,7 @@ export async function benchSoak(): Promise<void> {
     const clientErrors = replies.flatMap((r) => (r.type === 'stopped' ? r.errors : r.type === 'failed' ? [r.message] : []));
     const accepted = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.accepted : 0), 0);
     const retried = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.retried : 0), 0);
+    const sentBeforeRejoin = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.sentBeforeRejoin : 0), 0);
     // The whole history once, at the end (the server is idle now): what every check below reads.
     let finalHistory: readonly RoundMetrics[] | null = null;
     for (let attempt = 0; finalHistory === null && attempt < 10; attempt++) {
@@ -534,6 +536,7 @@ export async function benchSoak(): Promise<void> {
       churned: totals,
       accepted,
       retried,
+      sentBeforeRejoin,
       clientErrors: clientErrors.length,
       serverErrorLines: server.errorLines.length,
       load: { before: loadBefore, after: loadAfter },
@@ -606,8 +609,8 @@ ${markdownTable(
       '–',
     ],
     [
-      'gradients accepted; joins retried (cut off by the restart); refusals other than join/leave races; server error lines',
-      `${accepted}; ${retried}; ${clientErrors.length}; ${server.errorLines.length}`,
+      'gradients accepted; joins retried (cut off by the restart); gradients a socket queued while the server was down and sent before its rejoin (refused not-joined); other refusals than join/leave races; server error lines',
+      `${accepted}; ${retried}; ${sentBeforeRejoin}; ${clientErrors.length}; ${server.errorLines.length}`,
       yes(clientErrors.length === 0 && server.errorLines.length === 0),
     ],
   ],

@@ -52,7 +52,14 @@ export type FromSoakThread =
       readonly connectErrors: number;
       readonly lastConnectError: string | null;
     }
-  | { readonly type: 'stopped'; readonly accepted: number; readonly retried: number; readonly errors: readonly string[] }
+  | {
+      readonly type: 'stopped';
+      readonly accepted: number;
+      readonly retried: number;
+      /** Gradients refused `not-joined`: queued by a tab's socket while the server was down, sent on reconnecting before its rejoin. */
+      readonly sentBeforeRejoin: number;
+      readonly errors: readonly string[];
+    }
   | { readonly type: 'failed'; readonly message: string };
 
 /** Refusals that are races of joining or leaving mid-round, not faults (docs/protocol.md, "round:open"). */
@@ -88,8 +95,12 @@ try {
   let departed: SimulatedWorker[] = [];
   let retiredAccepted = 0;
   const errors: string[] = [];
+  let sentBeforeRejoin = 0;
   const collect = (w: SimulatedWorker) => {
-    for (const e of w.errors) if (!RACES.has(e.code)) errors.push(`${e.code}: ${e.message}`);
+    for (const e of w.errors) {
+      if (e.code === 'not-joined') sentBeforeRejoin++;
+      else if (!RACES.has(e.code)) errors.push(`${e.code}: ${e.message}`);
+    }
     w.errors.length = 0;
   };
 
@@ -133,7 +144,13 @@ try {
       stopping = true;
       for (const w of active) w.stop();
       for (const w of [...active, ...departed]) collect(w);
-      post({ type: 'stopped', retried, accepted: retiredAccepted + [...active, ...departed].reduce((sum, w) => sum + w.accepted.length, 0), errors });
+      post({
+        type: 'stopped',
+        retried,
+        sentBeforeRejoin,
+        accepted: retiredAccepted + [...active, ...departed].reduce((sum, w) => sum + w.accepted.length, 0),
+        errors,
+      });
       port.close();
       return;
     }
