@@ -1,8 +1,21 @@
 /** Validation shared by every scheme: a layer gradient is a finite rows×cols float32 matrix. */
 import type { Shape } from './types';
 
-/** Throws RangeError unless `shape` is two positive integers and `grad` holds rows·cols finite values. */
-export function checkGradient(grad: Float32Array, shape: Shape): void {
+/** ‖g‖₂² and ‖g‖₁ of a layer gradient, each summed in float64 in index order (as squaredNorm and l1Norm sum them). */
+export interface GradientNorms {
+  readonly normSq: number;
+  readonly l1: number;
+}
+
+/**
+ * Throws RangeError unless `shape` is two positive integers and `grad` holds
+ * rows·cols finite values; returns ‖g‖² and ‖g‖₁ from the same pass. The
+ * pass adds instead of testing each entry: a float32's square is at most
+ * ~1.2e77, so the sums stay finite iff every entry is (NaN and ±Infinity
+ * carry through a sum of non-negative terms), and only a failing gradient
+ * is scanned again for the entry to name.
+ */
+export function checkGradient(grad: Float32Array, shape: Shape): GradientNorms {
   const [rows, cols] = shape;
   if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
     throw new RangeError(`bad gradient shape ${rows}×${cols}`);
@@ -10,7 +23,17 @@ export function checkGradient(grad: Float32Array, shape: Shape): void {
   if (grad.length !== rows * cols) {
     throw new RangeError(`gradient has ${grad.length} entries, shape ${rows}×${cols} needs ${rows * cols}`);
   }
+  let normSq = 0;
+  let l1 = 0;
   for (let i = 0; i < grad.length; i++) {
-    if (!Number.isFinite(grad[i]!)) throw new RangeError(`gradient entry ${i} is ${grad[i]}`);
+    const g = grad[i]!;
+    normSq += g * g;
+    l1 += Math.abs(g);
   }
+  if (!Number.isFinite(normSq) || !Number.isFinite(l1)) {
+    for (let i = 0; i < grad.length; i++) {
+      if (!Number.isFinite(grad[i]!)) throw new RangeError(`gradient entry ${i} is ${grad[i]}`);
+    }
+  }
+  return { normSq, l1 };
 }

@@ -23,6 +23,27 @@ export function atomicVariance(coefficients: ArrayLike<number>, probabilities: A
   return variance;
 }
 
+/**
+ * ‖ĝ − g‖² of one draw of ĝ = Σ_kept scaleₖ aₖ with orthonormal atoms, from
+ * the coefficients alone: Σ_kept (scaleₖ − λₖ)² + Σ_not kept λᵢ² + residual,
+ * where `kept` are the strictly increasing atom indices drawn, `scales` the
+ * float32 values sent for them, and `residual` ≥ 0 the part of ‖g‖² outside
+ * the atoms (directions a decomposition cut off). Equal to realisedError of
+ * the reconstruction up to the float32 rounding of the atoms on the wire.
+ */
+export function atomicRealisedError(coefficients: ArrayLike<number>, kept: ArrayLike<number>, scales: ArrayLike<number>, residual = 0): number {
+  if (kept.length !== scales.length) throw new RangeError(`atomicRealisedError: ${kept.length} atoms kept, ${scales.length} scales`);
+  let error = residual;
+  let next = 0;
+  for (let i = 0; i < coefficients.length; i++) {
+    const lambda = coefficients[i]!;
+    const d = next < kept.length && kept[next] === i ? scales[next++]! - lambda : lambda;
+    error += d * d;
+  }
+  if (next !== kept.length) throw new RangeError(`atomicRealisedError: kept atoms must be increasing indices below ${coefficients.length}`);
+  return error;
+}
+
 /** The realised squared error ‖ĝ − g‖², summed in float64. */
 export function realisedError(estimate: ArrayLike<number>, grad: ArrayLike<number>): number {
   if (estimate.length !== grad.length) {

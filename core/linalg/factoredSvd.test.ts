@@ -164,7 +164,12 @@ describe.each<{ route: string; qr?: FactorQr }>([{ route: 'the default route' },
           }
         }
         // U Σ Vᵀ rebuilds G but for the directions cut off (each below 1e-6·‖G‖_F): an entry is off by at most their norm.
-        const dropped = Math.sqrt(reference.singularValues.slice(f.rank).reduce((a, s) => a + s * s, 0));
+        const droppedSq = reference.singularValues.slice(f.rank).reduce((a, s) => a + s * s, 0);
+        const dropped = Math.sqrt(droppedSq);
+        // Their Σσ² is reported, to the core's rounding: each σ of R_X·R_Δᵀ is off by up to ~B·ε·‖X‖_F·‖Δ‖_F
+        // (more than ε·‖G‖ where XᵀΔ cancels, as with opposite deltas), and the reference reports those at zero.
+        const floor = factors.batch * Number.EPSILON * Math.hypot(...factors.input) * Math.hypot(...factors.delta);
+        expect(Math.abs(f.residual - droppedSq)).toBeLessThanOrEqual(1e-6 * droppedSq + factors.batch * floor ** 2);
         let worst = 0;
         for (let i = 0; i < rows; i++) {
           for (let j = 0; j < cols; j++) {
@@ -212,6 +217,19 @@ describe('factoredSvd', () => {
     expect(unchecked.qr[0]).toBe('gram');
     expect(worst(unchecked.singularValues)).toBeGreaterThan(1e-5);
     expect(worst(factoredSvd(factors, 60, 20).singularValues)).toBeLessThan(1e-9);
+  });
+
+  it('reports the Σσ² of the directions it cuts off (residual), as the reference SVD has them', () => {
+    // Example 3's delta is 1e-8 of the others': its direction's σ falls below the 1e-6·‖G‖_F cut-off, but not to rounding.
+    const factors = factorsOf(4, 40, 16, 25, (_input, delta) => {
+      for (let j = 0; j < 16; j++) delta[3 * 16 + j]! *= 1e-8;
+    });
+    const reference = svdJacobi(product(factors, 40, 16), 40, 16).singularValues;
+    const f = factoredSvd(factors, 40, 16);
+    expect(f.rank).toBe(3);
+    const cut = reference[3]! ** 2;
+    expect(cut).toBeGreaterThan(1e-20 * reference[0]! ** 2);
+    expect(Math.abs(f.residual - cut)).toBeLessThanOrEqual(1e-6 * cut);
   });
 
   it('zero deltas: rank 0, no triplets', () => {

@@ -54,6 +54,8 @@ export interface FactoredSvd {
   readonly rank: number;
   /** rank values, descending, all > 0. */
   readonly singularValues: Float64Array;
+  /** Σσ² of the directions below the cut-off: ‖G‖_F² − Σ singularValues², without the cancellation of that difference. */
+  readonly residual: number;
   /** Writes uₖ (rows values) into `out`. */
   leftVector(k: number, out: Float64Array): Float64Array;
   /** Writes vₖ (cols values) into `out`. */
@@ -162,12 +164,14 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
       if (rightBound > GRAM_ROUTE_TOLERANCE) right = householderSide(factors.delta, cols, examples);
       continue;
     }
-    return assemble(left, right, small, rank, rows, cols, inner);
+    let residual = 0;
+    for (let k = rank; k < small.rank; k++) residual += small.singularValues[k]! ** 2;
+    return assemble(left, right, small, rank, residual, rows, cols, inner);
   }
 }
 
 /** The triplets of the core's SVD lifted to G: u = Q_L·U_c eₖ, v = Q_R·V_c eₖ. */
-function assemble(left: Side, right: Side, small: SvdResult, rank: number, rows: number, cols: number, inner: number): FactoredSvdDetails {
+function assemble(left: Side, right: Side, small: SvdResult, rank: number, residual: number, rows: number, cols: number, inner: number): FactoredSvdDetails {
   const singularValues = small.singularValues.slice(0, rank);
   const width = small.r;
   const yLeft = new Float64Array(left.p);
@@ -196,7 +200,7 @@ function assemble(left: Side, right: Side, small: SvdResult, rank: number, rows:
     }
     return { rows, cols, r: rank, u, singularValues: singularValues.slice(), v, rank, sweeps: small.sweeps, converged: small.converged };
   };
-  return { rows, cols, rank, singularValues, leftVector, rightVector, materialise, qr: [left.method, right.method], examples: inner };
+  return { rows, cols, rank, singularValues, residual, leftVector, rightVector, materialise, qr: [left.method, right.method], examples: inner };
 }
 
 /** G = 0: no triplets. */
@@ -210,6 +214,7 @@ function emptySvd(rows: number, cols: number): FactoredSvdDetails {
     cols,
     rank: 0,
     singularValues: empty,
+    residual: 0,
     leftVector: none,
     rightVector: none,
     materialise: () => ({ rows, cols, r: 0, u: empty, singularValues: empty, v: empty, rank: 0, sweeps: 0, converged: true }),

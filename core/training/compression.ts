@@ -10,6 +10,7 @@ import { compressLayer, squaredNorm, type LayerMemory } from '../atomo';
 import { compressByBytes, type ByteBudgetScheme } from '../atomo/compressByBytes';
 import { correctedGradient, rememberError } from '../atomo/errorFeedback';
 import { indicatorFromNorms, l1Norm, nuclearNorm } from '../atomo/indicator';
+import type { GradientNorms } from '../atomo/gradient';
 import { layerStatistics } from '../atomo/reconstruct';
 import { isBiased, takesByteBudget, type Compression, type LayerSample, type Shape } from '../atomo/types';
 import type { GradientFactors, LossAndGradient } from '../model/backend';
@@ -84,6 +85,7 @@ interface Compressed {
   readonly variance: number;
   readonly nuclearNorm?: number | undefined;
   readonly realised?: number | undefined;
+  readonly gradientNorms?: GradientNorms | undefined;
 }
 
 /**
@@ -104,9 +106,12 @@ export function compressOnCpu(
       ? compressSplit(layers, compression, stream, memories)
       : compressEach(layers, compression, stream, memories);
   return layers.map(({ shape, values, factors }, l) => {
-    const { sample, variance, nuclearNorm: nuclear, realised } = compressed[l]!;
-    // ‖g‖₁ (the indicator's denominator) comes from the statistics' own pass over g where they take one.
-    const measured = realised === undefined ? layerStatistics(sample, values) : { realised, gradientNormSq: squaredNorm(values), gradientL1: undefined };
+    const { sample, variance, nuclearNorm: nuclear, realised, gradientNorms } = compressed[l]!;
+    // ‖g‖² and ‖g‖₁ (the indicator's denominator) come from a pass over g the scheme or the statistics take anyway.
+    const measured =
+      realised === undefined
+        ? layerStatistics(sample, values)
+        : { realised, gradientNormSq: gradientNorms?.normSq ?? squaredNorm(values), gradientL1: gradientNorms?.l1 };
     const stats = { sample, closedForm: variance, realised: measured.realised, gradientNormSq: measured.gradientNormSq };
     const known = nuclear ?? (options.measureIndicator === true ? nuclearNorm(values, shape, factors) : undefined);
     const indicator = known === undefined ? null : indicatorFromNorms(known, measured.gradientL1 ?? l1Norm(values), shape);
@@ -124,9 +129,15 @@ function compressEach(
   return layers.map(({ layer, shape, values, factors }) => {
     const memory = memories?.[layer];
     const options = { ...compression, ...(memory === undefined ? {} : { memory }) };
-    const { sample, variance, nuclearNorm: nuclear, realised } = compressLayer(compression.scheme, values, shape, options, stream(layer), factors);
-    // With error feedback the scheme saw M = g + e, whose singular values and error are not g's.
-    return errorFeedback ? { sample, variance } : { sample, variance, nuclearNorm: nuclear, realised };
+    const {
+      sample,
+      variance,
+      nuclearNorm: nuclear,
+      realised,
+      gradientNorms,
+    } = compressLayer(compression.scheme, values, shape, options, stream(layer), factors);
+    // With error feedback the scheme saw M = g + e, whose singular values, error and norms are not g's.
+    return errorFeedback ? { sample, variance } : { sample, variance, nuclearNorm: nuclear, realised, gradientNorms };
   });
 }
 

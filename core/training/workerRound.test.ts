@@ -65,7 +65,7 @@ describe('worker round (CPU)', () => {
         const stats = result.layerStats[layer]!;
         expect(stats.closedForm).toBe(variance);
         expect(stats.gradientNormSq).toBe(squaredNorm(values));
-        // Fourier ATOMO measures its error in coefficient space (Parseval), before ĝ is rounded to float32.
+        // Fourier and spectral ATOMO measure their error in coefficient space (Parseval), before the atoms are rounded to float32.
         const realised = realisedError(reconstruct(decoded), values);
         expect(Math.abs(stats.realised - realised)).toBeLessThanOrEqual(1e-6 * realised + 1e-12 * stats.gradientNormSq);
         if (scheme === 'none') expect(stats.realised).toBe(0);

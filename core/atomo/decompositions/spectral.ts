@@ -36,6 +36,11 @@ export type SpectralRoute = 'direct' | 'factored' | 'range-finder';
 export interface SpectralDecomposition extends AtomicDecomposition<SpectralSample> {
   readonly route: SpectralRoute;
   readonly svd: SvdResult;
+  /**
+   * Σσ² of the directions left out (below the rank cut-off), when the route
+   * knows it without a pass over G: the factored route, from its core's SVD.
+   */
+  readonly residual?: number;
 }
 
 /**
@@ -117,6 +122,7 @@ function factoredDecomposition(factors: GradientFactors, shape: Shape): Spectral
     shape,
     route: 'factored',
     coefficients: f.singularValues,
+    residual: f.residual,
     get svd() {
       svd ??= f.materialise();
       return svd;

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { bernoulli, randomBits, type StreamId } from '../../rng';
 import { spectralDecomposition, type SpectralRoute } from '../decompositions/spectral';
 import { estimate } from '../estimate';
+import { l1Norm } from '../indicator';
 import { reconstruct } from '../reconstruct';
 import { spectralCoordinateVariance } from '../testing/coordinate-variance';
 import {
@@ -20,6 +21,7 @@ import {
   type TestGradient,
 } from '../testing/gradients';
 import { biasedCoordinates, monteCarlo } from '../testing/monte-carlo';
+import { realisedError, squaredNorm } from '../variance';
 import { sampleAtoms } from './atomo';
 import { atomoSvdScheme } from './atomo-svd';
 import type { LayerMemory } from './scheme';
@@ -91,6 +93,22 @@ describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number; m
     const failures = biasedCoordinates(grad, summary, coordinateVariance, SIGMAS, ROUNDING * maxAbs(grad));
     expect(failures.slice(0, 5)).toEqual([]);
     expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(SIGMAS * summary.meanErrorStandardError + 1e-9 * variance);
+  });
+
+  it('reports the draw’s ‖ĝ − g‖² from σ and the scales sent, and ‖g‖², ‖g‖₁ from its check of g', () => {
+    for (const s of [budget / 4, budget, 4 * budget, 1000]) {
+      for (const seed of [0, 1, 2, 3]) {
+        const result = atomoSvdScheme.compress(grad, shape, { budget: s, ...(memory === undefined ? {} : { memory: { ...memory } }) }, streamOf(seed), factors);
+        expect(result.gradientNorms).toEqual({ normSq: squaredNorm(grad), l1: l1Norm(grad) });
+        const exact = realisedError(reconstruct(result.sample), grad);
+        // The σ-space error ‖a‖² (a = ĝ − G) differs from the wire's ‖a + δ‖² by at most 2‖a‖‖δ‖ + ‖δ‖², where
+        // δ = (ĝ_wire − ĝ) + (G − g) is float32 rounding: of u, v and the scales (≲ 2⁻²³‖ĝ‖), and of g against the
+        // factors' product (≲ 2⁻²³‖g‖ here). η = 1e-6·(‖ĝ‖ + ‖g‖) is about ten times that.
+        const estimateNorm = Math.sqrt(result.sample.scales.reduce((sum, x) => sum + x * x, 0));
+        const eta = 1e-6 * (estimateNorm + Math.sqrt(squaredNorm(grad)));
+        expect(Math.abs(result.realised! - exact)).toBeLessThanOrEqual(2 * Math.sqrt(result.realised!) * eta + eta * eta);
+      }
+    }
   });
 
   it('estimate() is exactly the scheme path through the codec', () => {

@@ -13,6 +13,9 @@ import type { CompressedLayer } from './scheme';
 /** A compressed layer plus the probabilities it was drawn with. */
 export interface AtomoCompressed<S extends LayerSample> extends CompressedLayer<S> {
   readonly probabilities: Float64Array;
+  /** The atoms drawn, increasing, and the float32 λᵢ/pᵢ sent for each (what toSample was given). */
+  readonly kept: Uint32Array;
+  readonly scales: Float32Array;
 }
 
 /**
@@ -58,6 +61,8 @@ function drawAtoms<S extends LayerSample>(decomposition: AtomicDecomposition<S>,
     kept.push(i);
     scales.push(lambda[i]! / p);
   }
-  const sample = decomposition.toSample(Uint32Array.from(kept), Float32Array.from(scales));
-  return { sample, variance: atomicVariance(lambda, probabilities), probabilities };
+  const keptAtoms = Uint32Array.from(kept);
+  const sent = Float32Array.from(scales);
+  const sample = decomposition.toSample(keptAtoms, sent);
+  return { sample, variance: atomicVariance(lambda, probabilities), probabilities, kept: keptAtoms, scales: sent };
 }

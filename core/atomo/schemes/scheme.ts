@@ -1,6 +1,7 @@
 /** What every compression scheme implements, and the defaults the public API uses. */
 import type { GradientFactors } from '../../linalg/factoredSvd';
 import type { StreamId } from '../../rng';
+import type { GradientNorms } from '../gradient';
 import type { DenseSample, LayerSample, SchemeName, Shape } from '../types';
 
 /**
@@ -53,8 +54,10 @@ export interface CompressedLayer<S extends LayerSample = LayerSample> {
   readonly variance: number;
   /** ‖G‖_* = Σσᵢ of the gradient compressed, when the scheme computed its singular values anyway (spectral ATOMO). */
   readonly nuclearNorm?: number;
-  /** ‖ĝ − g‖² of this draw, when the scheme has it without reconstructing ĝ (Fourier ATOMO, by Parseval). */
+  /** ‖ĝ − g‖² of this draw, when the scheme has it without reconstructing ĝ (orthonormal atoms: Fourier and spectral ATOMO, by Parseval). */
   readonly realised?: number;
+  /** ‖g‖² and ‖g‖₁, when the scheme summed them while checking g (core/atomo/gradient.ts). */
+  readonly gradientNorms?: GradientNorms;
 }
 
 /** The wire sample type of a scheme; atomo-auto may also send a layer dense, when its byte budget reaches float32. */
