@@ -248,6 +248,9 @@ describe('factoredSvd', () => {
     const bad = { ...good, input: good.input.slice() };
     bad.input[7] = Number.NaN;
     expect(() => factoredSvd(bad, 10, 6)).toThrow(/input\[7\] is NaN/);
+    const infinite = { ...good, delta: good.delta.slice() };
+    infinite.delta[20] = Number.NEGATIVE_INFINITY;
+    expect(() => factoredSvd(infinite, 10, 6)).toThrow(/delta\[20\] is -Infinity/);
   });
 });
 

@@ -23,9 +23,10 @@
  * Directions with σ ≤ LOW_RANK_RELATIVE_TOLERANCE·‖G‖_F are left out, as in
  * svdLowRank: they would get sampling probabilities of order 10⁻⁶.
  */
-import { gramCholesky } from './gramCholesky';
+import { gramCholeskyOfRows, selectSparseRows, sparseRows, type SparseRows } from './gramCholesky';
 import { applyQ, householderQr } from './householderQr';
 import { LOW_RANK_RELATIVE_TOLERANCE } from './lowRankSvd';
+import { Scratch } from './scratch';
 import { svdGramJacobi, type SvdResult } from './svd';
 
 /**
@@ -64,20 +65,28 @@ export interface FactoredSvd {
   materialise(): SvdResult;
 }
 
-/** Checks that `factors` can be the factors of a rows×cols gradient, and that they are finite. */
-export function checkFactors(factors: GradientFactors, rows: number, cols: number): void {
+/** Both factors in sparse rows (all B examples), read off one pass that also checks their shapes and that they are finite. */
+interface FactorRows {
+  readonly input: SparseRows;
+  readonly delta: SparseRows;
+}
+
+function factorRows(factors: GradientFactors, rows: number, cols: number): FactorRows {
   const { batch, input, delta } = factors;
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`gradient factors: batch ${batch} is not a positive integer`);
   if (input.length !== batch * rows)
     throw new RangeError(`gradient factors: input has ${input.length} values, a ${batch}×${rows} factor needs ${batch * rows}`);
   if (delta.length !== batch * cols)
     throw new RangeError(`gradient factors: delta has ${delta.length} values, a ${batch}×${cols} factor needs ${batch * cols}`);
-  for (const [name, a] of [
-    ['input', input],
-    ['delta', delta],
-  ] as const) {
+  const all = Uint32Array.from({ length: batch }, (_, b) => b);
+  const sparse = { input: sparseRows(input, rows, all), delta: sparseRows(delta, cols, all) };
+  // A sum of squares of float32 values is finite iff every value is; only then is the factor scanned for the one to name.
+  for (const name of ['input', 'delta'] as const) {
+    if (Number.isFinite(sparse[name].sumOfSquares)) continue;
+    const a = factors[name];
     for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) throw new RangeError(`gradient factors: ${name}[${i}] is ${a[i]}`);
   }
+  return sparse;
 }
 
 /**
@@ -98,6 +107,9 @@ export const GRAM_ROUTE_TOLERANCE = 1e-9;
  * the Gram's eigenvectors one sweep usually meets it.
  */
 const CORE_TOLERANCE = 1e-11;
+
+/** The core R_L·R_Rᵀ of one call (see scratch.ts); svdGramJacobi copies it before anything else takes scratch. */
+const CORE = new Scratch();
 
 /** How one factor's thin QR was computed: Gram and Cholesky (fast), or Householder (exact to rounding). */
 export type FactorQr = 'gram' | 'householder';
@@ -131,18 +143,19 @@ export interface FactoredSvdOptions {
  * delta row is zero add nothing to G and are left out first.
  */
 export function factoredSvd(factors: GradientFactors, rows: number, cols: number, options: FactoredSvdOptions = {}): FactoredSvdDetails {
-  checkFactors(factors, rows, cols);
-  const examples = contributingExamples(factors, rows, cols);
+  const sparse = factorRows(factors, rows, cols);
+  const examples = contributingExamples(sparse);
   if (examples.length === 0) return emptySvd(rows, cols);
   const inner = examples.length;
+  const kept = (all: SparseRows) => (inner === factors.batch ? all : selectSparseRows(all, examples));
   const allowGram = options.qr !== 'householder';
-  let left = (allowGram && gramSide(factors.input, rows, examples)) || householderSide(factors.input, rows, examples);
-  let right = (allowGram && gramSide(factors.delta, cols, examples)) || householderSide(factors.delta, cols, examples);
+  let left = (allowGram && gramSide(kept(sparse.input), rows, inner)) || householderSide(factors.input, rows, examples);
+  let right = (allowGram && gramSide(kept(sparse.delta), cols, inner)) || householderSide(factors.delta, cols, examples);
   for (;;) {
     const pl = left.p;
     const pr = right.p;
     // core = R_L·R_Rᵀ (pl×pr); both are upper trapezoidal, so the sum starts at max(i, j).
-    const core = new Float64Array(pl * pr);
+    const core = CORE.zeroed(pl * pr);
     for (let i = 0; i < pl; i++) {
       for (let j = 0; j < pr; j++) {
         let s = 0;
@@ -237,10 +250,9 @@ interface Side {
 }
 
 /** The Gram route for a factor taller than the batch; null when it is not (Householder is cheap then) or Cholesky breaks down. */
-function gramSide(factor: Float32Array, size: number, examples: Uint32Array): Side | null {
-  const inner = examples.length;
+function gramSide(factor: SparseRows, size: number, inner: number): Side | null {
   if (size <= inner) return null;
-  const qr = gramCholesky(factor, size, examples);
+  const qr = gramCholeskyOfRows(factor, size);
   if (qr === null) return null;
   const z = new Float64Array(inner);
   const column = new Float64Array(inner);
@@ -284,13 +296,12 @@ function householderSide(factor: Float32Array, size: number, examples: Uint32Arr
 }
 
 /** The examples b whose input row and delta row both have a non-zero: the others add 0 to G = Σ_b x_b δ_bᵀ. */
-function contributingExamples({ batch, input, delta }: GradientFactors, rows: number, cols: number): Uint32Array {
+function contributingExamples({ input, delta }: FactorRows): Uint32Array {
   const kept: number[] = [];
-  const nonZero = (a: Float32Array, start: number, length: number) => {
-    for (let i = start; i < start + length; i++) if (a[i] !== 0) return true;
-    return false;
-  };
-  for (let b = 0; b < batch; b++) if (nonZero(input, b * rows, rows) && nonZero(delta, b * cols, cols)) kept.push(b);
+  const batch = input.rowStart.length - 1;
+  for (let b = 0; b < batch; b++) {
+    if (input.rowStart[b + 1]! > input.rowStart[b]! && delta.rowStart[b + 1]! > delta.rowStart[b]!) kept.push(b);
+  }
   return Uint32Array.from(kept);
 }
 

@@ -25,6 +25,11 @@
  * (core/linalg/factoredSvd.ts) checks it for every singular vector it keeps
  * and falls back to Householder when it is too large.
  */
+import { Scratch } from './scratch';
+
+/** Temporaries of one call (see scratch.ts): the Gram's dense lanes, R⁻¹ for the uniform bound. */
+const LANES = new Scratch();
+const INVERSE = new Scratch();
 
 /** Double-precision unit roundoff u = 2⁻⁵³. */
 const UNIT_ROUNDOFF = Number.EPSILON / 2;
@@ -63,8 +68,13 @@ export interface GramCholesky {
  * the caller uses Householder then.
  */
 export function gramCholesky(factor: Float32Array, size: number, examples: Uint32Array): GramCholesky | null {
-  const batch = examples.length;
-  const { rowStart, index, value, longest, sumOfSquares } = sparseRows(factor, size, examples);
+  return gramCholeskyOfRows(sparseRows(factor, size, examples), size);
+}
+
+/** gramCholesky of a factor already in sparse rows (factoredSvd builds them once and reads its checks off them too). */
+export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky | null {
+  const { rowStart, index, value, longest, sumOfSquares } = rows;
+  const batch = rowStart.length - 1;
   if (!Number.isFinite(sumOfSquares)) throw new RangeError('gramCholesky: the factor has a non-finite value');
   const r = new Float64Array(batch * batch);
   gram(rowStart, index, value, size, batch, r);
@@ -132,7 +142,7 @@ export function gramCholesky(factor: Float32Array, size: number, examples: Uint3
  */
 function uniformBound(r: Float64Array, rowNorms: Float64Array, batch: number, longest: number): (yNorm: number) => number {
   // W = R⁻¹, upper triangular, column by column: R·w = e_c has w_i = 0 for i > c.
-  const w = new Float64Array(batch * batch);
+  const w = INVERSE.zeroed(batch * batch);
   for (let c = 0; c < batch; c++) {
     for (let i = c; i >= 0; i--) {
       let sum = i === c ? 1 : 0;
@@ -161,11 +171,12 @@ function uniformBound(r: Float64Array, rowNorms: Float64Array, batch: number, lo
 }
 
 /** A factor's kept rows in compressed sparse row form. */
-interface SparseRows {
+export interface SparseRows {
   /** Row b's non-zeros are [rowStart[b], rowStart[b + 1]). */
   readonly rowStart: Uint32Array;
   readonly index: Uint32Array;
-  readonly value: Float64Array;
+  /** The factor's own float32 values (exact: nothing is computed on them here). */
+  readonly value: Float32Array;
   /** The most non-zeros in one row: the length of the Gram's longest dot product. */
   readonly longest: number;
   /** Σ of the squared entries, ‖F‖_F² = trace(F·Fᵀ); not finite iff some entry is not. */
@@ -174,13 +185,14 @@ interface SparseRows {
 
 /** Scratch for sparseRows, grown as needed and reused: one pass over the factor, then a copy of just its non-zeros. */
 let scratchIndex = new Uint32Array(0);
-let scratchValue = new Float64Array(0);
+let scratchValue = new Float32Array(0);
 
-function sparseRows(factor: Float32Array, size: number, examples: Uint32Array): SparseRows {
+/** The rows `examples` of the row-major float32 `factor` (rows of `size` values) in compressed sparse row form, from one pass. */
+export function sparseRows(factor: Float32Array, size: number, examples: Uint32Array): SparseRows {
   const batch = examples.length;
   if (scratchIndex.length < batch * size) {
     scratchIndex = new Uint32Array(batch * size);
-    scratchValue = new Float64Array(batch * size);
+    scratchValue = new Float32Array(batch * size);
   }
   const rowStart = new Uint32Array(batch + 1);
   let t = 0;
@@ -201,14 +213,38 @@ function sparseRows(factor: Float32Array, size: number, examples: Uint32Array): 
   return { rowStart, index: scratchIndex.slice(0, t), value: scratchValue.slice(0, t), longest, sumOfSquares };
 }
 
+/** The rows `keep` (increasing positions in `rows`) of sparse rows, as sparseRows would give them for those rows alone. */
+export function selectSparseRows(rows: SparseRows, keep: Uint32Array): SparseRows {
+  const rowStart = new Uint32Array(keep.length + 1);
+  let total = 0;
+  for (let k = 0; k < keep.length; k++) total += rows.rowStart[keep[k]! + 1]! - rows.rowStart[keep[k]!]!;
+  const index = new Uint32Array(total);
+  const value = new Float32Array(total);
+  let t = 0;
+  let longest = 0;
+  let sumOfSquares = 0;
+  for (let k = 0; k < keep.length; k++) {
+    const start = t;
+    for (let u = rows.rowStart[keep[k]!]!, end = rows.rowStart[keep[k]! + 1]!; u < end; u++) {
+      const x = rows.value[u]!;
+      index[t] = rows.index[u]!;
+      value[t++] = x;
+      sumOfSquares += x * x;
+    }
+    rowStart[k + 1] = t;
+    longest = Math.max(longest, t - start);
+  }
+  return { rowStart, index, value, longest, sumOfSquares };
+}
+
 /**
  * The upper triangle of the row-major B×B `out` = F·Fᵀ (row b, column a ≥ b).
  * Four rows a at a time are spread, interleaved, into `dense`, and every
  * sparse row b ≤ a is read once for all four dot products: a quarter of the
  * index loads of one row at a time, with the same sums in the same order.
  */
-function gram(rowStart: Uint32Array, index: Uint32Array, value: Float64Array, size: number, batch: number, out: Float64Array): void {
-  const dense = new Float64Array(size * 4);
+function gram(rowStart: Uint32Array, index: Uint32Array, value: Float32Array, size: number, batch: number, out: Float64Array): void {
+  const dense = LANES.zeroed(size * 4);
   for (let a0 = 0; a0 < batch; a0 += 4) {
     const width = Math.min(4, batch - a0);
     for (let k = 0; k < width; k++) {

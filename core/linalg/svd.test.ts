@@ -136,6 +136,14 @@ describe.each<{ name: string; svd: Svd }>([
     expectValidSvd(a, svd);
   });
 
+  it('returns arrays of its own: a later call, of another size, leaves an earlier result as it was (its temporaries are reused)', () => {
+    const first = decompose(randomMatrix(40, 12, 5), 40, 12);
+    const copy = { u: first.u.slice(), v: first.v.slice(), singularValues: first.singularValues.slice() };
+    decompose(randomMatrix(12, 40, 6), 12, 40);
+    decompose(randomMatrix(90, 30, 7), 90, 30);
+    expect({ u: first.u, v: first.v, singularValues: first.singularValues }).toEqual(copy);
+  });
+
   it('rejects bad shapes and non-finite entries', () => {
     expect(() => decompose(new Float64Array(5), 2, 3)).toThrow(RangeError);
     expect(() => decompose(new Float64Array(0), 0, 3)).toThrow(RangeError);

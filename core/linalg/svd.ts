@@ -21,7 +21,13 @@
  * first `rank` triplets.
  */
 
+import { Scratch } from './scratch';
 import { symmetricEigen } from './symmetricEigen';
+
+/** Temporaries of one call (see scratch.ts): the working copy, the Gram and the copy W·V₀ is formed from. */
+const WORK = new Scratch();
+const GRAM = new Scratch();
+const ORIGINAL = new Scratch();
 
 /** Double-precision unit roundoff (2⁻⁵²), the scale of every tolerance here. */
 const EPS = Number.EPSILON;
@@ -85,7 +91,7 @@ export function svdJacobi(a: Float64Array | Float32Array, rows: number, cols: nu
 export function svdGramJacobi(a: Float64Array | Float32Array, rows: number, cols: number, options: SvdOptions = {}): SvdResult {
   const work = workingCopy(a, rows, cols, 'svdGramJacobi');
   const { w, m, n } = work;
-  const gram = new Float64Array(n * n);
+  const gram = GRAM.zeroed(n * n);
   for (let p = 0; p < n; p++) {
     const bp = p * m;
     for (let q = 0; q <= p; q++) {
@@ -96,20 +102,35 @@ export function svdGramJacobi(a: Float64Array | Float32Array, rows: number, cols
     }
   }
   const eigen = symmetricEigen(gram, n);
-  const rot = new Float64Array(n * n);
   if (!eigen.converged) {
+    const rot = new Float64Array(n * n);
     for (let j = 0; j < n; j++) rot[j * n + j] = 1;
     return finish(work, rot, rows, cols, options);
   }
-  rot.set(eigen.vectors);
-  // W ← W·V₀, column by column.
-  const original = w.slice();
+  // The eigenvectors are this call's own: they become the accumulated rotation.
+  const rot = eigen.vectors;
+  // W ← W·V₀, column by column: four source columns per pass over a target column, added in k order.
+  const original = ORIGINAL.zeroed(m * n);
+  original.set(w);
   w.fill(0);
   for (let j = 0; j < n; j++) {
     const target = j * m;
-    for (let k = 0; k < n; k++) {
+    let k = 0;
+    for (; k + 4 <= n; k += 4) {
+      const c0 = rot[j * n + k]!;
+      const c1 = rot[j * n + k + 1]!;
+      const c2 = rot[j * n + k + 2]!;
+      const c3 = rot[j * n + k + 3]!;
+      const s0 = k * m;
+      const s1 = s0 + m;
+      const s2 = s1 + m;
+      const s3 = s2 + m;
+      for (let i = 0; i < m; i++) {
+        w[target + i] = w[target + i]! + c0 * original[s0 + i]! + c1 * original[s1 + i]! + c2 * original[s2 + i]! + c3 * original[s3 + i]!;
+      }
+    }
+    for (; k < n; k++) {
       const coefficient = rot[j * n + k]!;
-      if (coefficient === 0) continue;
       const source = k * m;
       for (let i = 0; i < m; i++) w[target + i] = w[target + i]! + coefficient * original[source + i]!;
     }
@@ -151,7 +172,7 @@ function workingCopy(a: Float64Array | Float32Array, rows: number, cols: number,
     maxAbs = Math.max(maxAbs, Math.abs(x));
   }
   const scale = maxAbs > 0 ? 1 / maxAbs : 1;
-  const w = new Float64Array(m * n);
+  const w = WORK.zeroed(m * n);
   if (transposed) {
     // Working column j is row j of A, already contiguous.
     for (let k = 0; k < a.length; k++) w[k] = a[k]! * scale;

@@ -51,6 +51,13 @@ describe('symmetricEigen', () => {
     });
   }
 
+  it('returns arrays of its own: a later call leaves an earlier result as it was (its temporaries are reused)', () => {
+    const first = symmetricEigen(symmetric(9, 4), 9);
+    const copy = { values: first.values.slice(), vectors: first.vectors.slice() };
+    symmetricEigen(symmetric(20, 5), 20);
+    expect({ values: first.values, vectors: first.vectors }).toEqual(copy);
+  });
+
   it('gives σ² of M for the Gram MᵀM (against svdJacobi)', () => {
     const m = randomMatrix(40, 12, 3);
     const gram = new Float64Array(12 * 12);

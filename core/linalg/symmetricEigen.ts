@@ -11,7 +11,14 @@
  * a starting rotation for one-sided Jacobi, which restores full accuracy.
  */
 
+import { Scratch } from './scratch';
+
 const EPS = Number.EPSILON;
+
+/** Temporaries of one call (see scratch.ts): the working copy, the reflectors and their product Q. */
+const WORKING = new Scratch();
+const REFLECTORS = new Scratch();
+const PRODUCT = new Scratch();
 
 /** Iteration cap per eigenvalue; the QL iteration typically needs 1–3. */
 const MAX_ITERATIONS_PER_VALUE = 30;
@@ -41,7 +48,7 @@ export function symmetricEigen(a: ArrayLike<number>, n: number): SymmetricEigen 
   }
   // Column-major working copy of the full symmetric matrix (column j = row j), scaled so max |a| = 1.
   const scale = maxAbs > 0 ? 1 / maxAbs : 1;
-  const s = new Float64Array(n * n);
+  const s = WORKING.zeroed(n * n);
   for (let i = 0; i < n; i++) {
     for (let j = 0; j <= i; j++) {
       const x = a[i * n + j]! * scale;
@@ -64,7 +71,7 @@ export function symmetricEigen(a: ArrayLike<number>, n: number): SymmetricEigen 
  * column-major.
  */
 function tridiagonalise(s: Float64Array, n: number, diagonal: Float64Array, off: Float64Array): Float64Array {
-  const reflectors = new Float64Array(n * n); // reflector k at [k·n, (k+1)·n), unit norm, zero up to index k
+  const reflectors = REFLECTORS.zeroed(n * n); // reflector k at [k·n, (k+1)·n), unit norm, zero up to index k
   const applied = new Uint8Array(n);
   const p = new Float64Array(n);
   for (let k = 0; k + 2 < n; k++) {
@@ -106,7 +113,7 @@ function tridiagonalise(s: Float64Array, n: number, diagonal: Float64Array, off:
   if (n >= 2) off[n - 2] = s[(n - 2) * n + n - 1]!;
   off[n - 1] = 0;
   // Q = H_0 H_1 ⋯ H_{n−3}, built from the right end: Q ← H_k Q.
-  const q = new Float64Array(n * n);
+  const q = PRODUCT.zeroed(n * n);
   for (let j = 0; j < n; j++) q[j * n + j] = 1;
   for (let k = n - 3; k >= 0; k--) {
     if (applied[k] === 0) continue;
