@@ -16,10 +16,17 @@
  * entry).
  *
  * Timing: --warmup untimed passes over every minibatch and case first (the
- * JIT optimises; a worker's first rounds are slower), then --passes timed passes; within a pass every case runs on
- * every minibatch in turn, so load from other processes falls on all cases
- * alike. Medians over passes × minibatches, of CPU time (process.cpuUsage;
- * the wall clock too for the step tables).
+ * JIT optimises; a worker's first rounds are slower), then --passes timed
+ * passes. Within a pass the gradient's compute runs on every minibatch, then
+ * each case runs on every minibatch in a row, as a worker runs one scheme
+ * round after round: a case then pays for the garbage collections its own
+ * allocations cause, not for those of the case before it (interleaved per
+ * minibatch, the float32 copies of "none" made the next case's samples
+ * bimodal, ~2 ms or 8–25 ms with a full collection in them). Passes
+ * alternate the cases every few hundred milliseconds, so load from other
+ * processes still falls on all of them alike. Medians over passes ×
+ * minibatches, of CPU time (process.cpuUsage; the wall clock too for the
+ * step tables).
  * Options: --rounds N (minibatches, 8 by default), --warmup N (untimed passes,
  * 4), --passes N (timed passes, 4), --reference N (minibatches for the slow
  * full SVDs, 2).
@@ -166,8 +173,10 @@ async function benchModel(
       const batch = batches[round]!;
       const compute = await timeAsync(() => backend.lossAndGradient(weights, batch.pixels, batch.labels, BATCH));
       if (timed) timings.add('compute', compute);
-      const layers = gradients[round]!;
-      for (const c of CASES) {
+    }
+    for (const c of CASES) {
+      for (let round = 0; round < rounds; round++) {
+        const layers = gradients[round]!;
         const input: readonly LayerGradient[] = c.factors ? layers : layers.map(({ layer, shape, values }) => ({ layer, shape, values }));
         const ms = time(() => compressOnCpu(input, c.compression, stream(round)));
         if (timed) timings.add(`step|${c.label}`, ms);
@@ -185,6 +194,9 @@ async function benchModel(
         }
         if (timed) bytes.set(c.label, (bytes.get(c.label) ?? 0) + total / (rounds * passes));
       }
+    }
+    for (let round = 0; round < rounds; round++) {
+      const layers = gradients[round]!;
       // The factored SVD alone, with the QR each factor takes by default and with Householder forced on both.
       for (const { layer, shape, factors } of layers) {
         if (factors === undefined || spectralRoute(shape, factors.batch) !== 'factored') continue;
@@ -384,7 +396,8 @@ export async function benchCompress(): Promise<void> {
     `## Compression on the CPU against the gradient (\`npm run bench -- compress${flags.join('')}\`)
 
 Measured ${started.toISOString().slice(0, 16)} UTC in Node ${process.version} on ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'},
-${rounds} MNIST minibatches, ${warmup} untimed passes (the JIT optimises), then ${passes} timed passes in which every case runs on every minibatch in turn;
+${rounds} MNIST minibatches, ${warmup} untimed passes (the JIT optimises), then ${passes} timed passes in which each case runs on every minibatch in a row
+(as a worker runs one scheme, so each case pays for the garbage collections its own allocations cause) and the passes alternate the cases;
 medians over the ${rounds * passes} timings (the full SVDs: ${referenceRounds} minibatches, once). Times are this process's CPU time
 (user + system, \`process.cpuUsage\`), which load from other jobs inflates far less than the wall clock; the step tables give the
 wall clock beside it. Load average ${loadBefore} before, ${load()} after: other jobs shared the cores, so compare the ratios
