@@ -10,6 +10,12 @@
 // numerically in the span of the previous ones (W of lower rank than the
 // sketch): it is set to zero rather than normalising rounding noise.
 //
+// With SCALE_COLUMNS = 1 each column is first divided by its largest |x|
+// (Gram–Schmidt is invariant to a column's scale), so that columns whose
+// squared norm would overflow or underflow f32 (|x| beyond about 1e±19)
+// are orthonormalised too; PowerSGD's P = MQ (compression/powerSgdCompressor.ts)
+// needs it; the SVD runs it unscaled (0, the default).
+//
 // One workgroup per block; count ≤ MAX_COLUMNS.
 
 struct Job {
@@ -23,6 +29,7 @@ struct Job {
 @group(0) @binding(1) var<storage, read_write> blocks: array<f32>;
 
 override WORKGROUP_SIZE: u32 = 256u;
+override SCALE_COLUMNS: u32 = 0u;
 const MAX_COLUMNS: u32 = 256u;
 const DROP: f32 = 1e-5;
 
@@ -49,12 +56,41 @@ fn normSquared(base: u32, len: u32, tid: u32) -> f32 {
   return total;
 }
 
+// max |x| over column j, by the whole workgroup; every invocation gets the result.
+fn maxAbs(base: u32, len: u32, tid: u32) -> f32 {
+  var m = 0.0;
+  for (var r = tid; r < len; r += WORKGROUP_SIZE) {
+    m = max(m, abs(blocks[base + r]));
+  }
+  partial[tid] = m;
+  workgroupBarrier();
+  for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
+    if (tid < stride) {
+      partial[tid] = max(partial[tid], partial[tid + stride]);
+    }
+    workgroupBarrier();
+  }
+  let total = partial[0];
+  workgroupBarrier();
+  return total;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
   let job = jobs[wid.x];
   let len = job.len;
   for (var j = 0u; j < job.count; j++) {
     let yBase = job.off + j * len;
+    if (SCALE_COLUMNS != 0u) {
+      let largest = maxAbs(yBase, len, tid);
+      if (largest > 0.0) {
+        for (var r = tid; r < len; r += WORKGROUP_SIZE) {
+          blocks[yBase + r] = blocks[yBase + r] / largest;
+        }
+      }
+      storageBarrier();
+      workgroupBarrier();
+    }
     let before = normSquared(yBase, len, tid);
     for (var round = 0u; round < 2u; round++) {
       // One invocation per previous column: its dot product with y.

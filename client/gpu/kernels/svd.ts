@@ -64,6 +64,39 @@ const GEMM_TILE = wgslConstant(gemmWgsl, 'TILE');
 /** The largest matrices the kernels hold in workgroup memory (their MAX_COLUMNS). */
 const CAPACITY = { maxShortSide: wgslConstant(sortWgsl, 'MAX_COLUMNS'), maxSketch: wgslConstant(orthonormalizeWgsl, 'MAX_COLUMNS') };
 
+/** Most columns one orthonormalize.wgsl block may have (its MAX_COLUMNS). */
+export const ORTHONORMALIZE_MAX_COLUMNS = CAPACITY.maxSketch;
+
+/** A column-major block of `rows`-long columns at `offset` (floats) in a buffer. */
+export interface ColumnBlock {
+  readonly offset: number;
+  readonly rows: number;
+  readonly columns: number;
+}
+
+/**
+ * One dispatch of orthonormalize.wgsl (CGS2, one workgroup per block, each
+ * column scaled by its largest |x| first) over
+ * `blocks` of `buffer`, in place; the job table goes into `owned`. For a
+ * host outside the SVD that needs only this kernel (PowerSGD's P̂,
+ * compression/powerSgdCompressor.ts); the SVD itself runs it unscaled.
+ */
+export function orthonormalizeBlocks(device: GPUDevice, owned: GPUBuffer[], blocks: readonly ColumnBlock[], buffer: GPUBuffer): Dispatch {
+  for (const b of blocks) {
+    if (b.columns > ORTHONORMALIZE_MAX_COLUMNS) throw new RangeError(`orthonormalize: ${b.columns} columns, at most ${ORTHONORMALIZE_MAX_COLUMNS}`);
+  }
+  // Each column divided by its largest |x| first (SCALE_COLUMNS): P = MQ of any f32 magnitude.
+  const kernel = PipelineCache.for(device).kernel({ label: 'Svd.orthonormalizeScaled', code: orthonormalizeWgsl, constants: { SCALE_COLUMNS: 1 } });
+  const table = jobTable(
+    device,
+    'Svd.orthonormalize.jobs',
+    blocks.map((b) => [b.offset, b.rows, b.columns, 0]),
+    false,
+    owned,
+  );
+  return dispatchOf(device, kernel, 'Svd.orthonormalize', [table, buffer], [blocks.length, 1, 1]);
+}
+
 /** The SVD kernels of one device (pipelines from its pipeline cache), shared by every batch. */
 export class SvdKernel {
   readonly device: GPUDevice;
