@@ -52,10 +52,21 @@ export type LayerStreams = (layer: number) => StreamId;
 
 /** Compresses a gradient that stays on a device (see DeviceTrainingBackend); handle G names where it lies. */
 export interface DeviceCompressor<G> {
-  /** Whether this compressor handles `compression` (else the round compresses on the CPU). */
+  /** Whether this compressor handles `compression`, error feedback included (else the round compresses on the CPU). */
   supports(compression: Compression): boolean;
-  /** Compresses every tensor of the gradient, reading back only the samples, the statistics and the loss. */
-  compress(gradient: G, compression: Compression, stream: LayerStreams): Promise<{ readonly loss: number; readonly layers: readonly CompressedLayerStats[] }>;
+  /**
+   * Compresses every tensor of the gradient, reading back only the samples,
+   * the statistics and the loss. `memory` names the caller's run of rounds (the
+   * worker round passes one object per round function): a biased compression
+   * (isBiased) keeps its error feedback and warm start on the device under it,
+   * as compressOnCpu keeps CpuCompressionOptions.memories; without it nothing is kept.
+   */
+  compress(
+    gradient: G,
+    compression: Compression,
+    stream: LayerStreams,
+    memory?: object,
+  ): Promise<{ readonly loss: number; readonly layers: readonly CompressedLayerStats[] }>;
 }
 
 /** The layers of a flat gradient laid out by `layout`, with the factors the backend kept. */

@@ -14,7 +14,7 @@
  * worker) and layer l's atoms from stream {seed, worker, round: v, layer: l}.
  */
 import type { LayerMemory } from '../atomo';
-import { isBiased, type Compression, type LayerSample } from '../atomo/types';
+import type { Compression, LayerSample } from '../atomo/types';
 import { encodeForWire } from '../codec';
 import { MinibatchSampler, createBatch, type Batch, type Dataset } from '../data';
 import type { BackendKind, DeviceTrainingBackend, TrainingBackend } from '../model/backend';
@@ -92,18 +92,19 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
   const indices = new Uint32Array(batchSize);
   const batch: Batch = createBatch(batchSize);
   const compressor = options.deviceCompressor;
-  // Error feedback keeps its memory on the CPU, so a biased compression (isBiased) always compresses there; so does a split by bytes.
   const onDevice =
     compressor !== undefined &&
     keepsGradientOnDevice(backend) &&
+    // Error feedback too, when the compressor keeps its memory on the device (supports says so).
     compressor.supports(compression) &&
-    !isBiased(compression.scheme, compression.errorFeedback === true) &&
     // A byte budget is split across the layers on the host (core/atomo/compressByBytes.ts).
     compression.byteBudget === undefined;
   const device = onDevice ? { backend, compressor } : null;
 
-  // Error feedback and PowerSGD's warm start, per tensor, for the life of this round function (one run, one model).
+  // Error feedback and PowerSGD's warm start, per tensor, for the life of this round function (one run, one model);
+  // on the device they live in the compressor, under deviceMemory.
   const memories: LayerMemory[] = layout.tensors.map(() => ({}));
+  const deviceMemory = {};
 
   return async (weights, version) => {
     if (weights.length !== layout.parameterCount) {
@@ -121,7 +122,7 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
       // Waiting here costs one sync but splits compute from compression time honestly.
       await device.backend.settled();
       computed = now();
-      ({ loss, layers: compressed } = await device.compressor.compress(gradient, compression, stream));
+      ({ loss, layers: compressed } = await device.compressor.compress(gradient, compression, stream, deviceMemory));
     } else {
       // The backend may reuse its gradient buffer on the next call; it is consumed before this round returns.
       const result = await backend.lossAndGradient(weights, batch.pixels, batch.labels, batchSize);

@@ -2,10 +2,12 @@
  * The GPU compressor of the worker round (core/training/compression.ts's
  * DeviceCompressor): spectral ATOMO (spectralCompressor.ts), entry-wise
  * ATOMO (entryCompressor.ts), Fourier ATOMO (dctCompressor.ts, an option),
- * QSGD and TernGrad (quantizer.ts) on a gradient that never left the
- * device. Other schemes (none, powersgd), QSGD above 127 levels or in
- * buckets, layers of 2²⁴ entries or more (atomo-entry, atomo-dct) and sides
- * of DCT_MAX_SIZE or more (atomo-dct) fall back to the CPU path.
+ * QSGD and TernGrad (quantizer.ts), and PowerSGD with its error feedback
+ * kept on the device (powerSgdCompressor.ts) on a gradient that never left
+ * the device. Other schemes (none, atomo-auto), error feedback on an
+ * unbiased scheme, QSGD above 127 levels or in buckets, layers of 2²⁴
+ * entries or more (atomo-entry, atomo-dct), sides of DCT_MAX_SIZE or more
+ * (atomo-dct) and PowerSGD above 256 columns fall back to the CPU path.
  *
  * Spectral ATOMO has two routes. 'device' (spectralCompressor.ts): the
  * factored SVD on the device, thin QRs of X and Δ in WGSL, the B×B core's
@@ -24,6 +26,7 @@ import { DCT_MAX_SIZE } from '../kernels/dct';
 import { MatmulKernel } from '../kernels/matmul';
 import { GpuDctCompressor } from './dctCompressor';
 import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entryCompressor';
+import { GpuPowerSgd, gpuPowerSgdFits, type PowerSgdRoute } from './powerSgdCompressor';
 import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantizer';
 import { GpuSpectralCompressor, type SpectralCore } from './spectralCompressor';
 import type { GradientTensor } from './tensors';
@@ -45,6 +48,8 @@ export interface GpuCompressorOptions {
   readonly core?: SpectralCore | 'auto';
   /** Fourier ATOMO on the device (dctCompressor.ts) or on the CPU path ('host' by default: slower on SwiftShader, docs/benchmarks.md). */
   readonly dct?: 'device' | 'host';
+  /** Where PowerSGD orthonormalises P ('host' by default: faster on SwiftShader, powerSgdCompressor.ts PowerSgdRoute). */
+  readonly powerSgd?: PowerSgdRoute;
 }
 
 /** The GPU compressor for a GPU backend's model (tensors as in its layout). */
@@ -60,6 +65,7 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
   let entry: GpuEntryCompressor | null = null;
   let dct: GpuDctCompressor | null = null;
   let matmul: MatmulKernel | null = null;
+  let powerSgd: GpuPowerSgd | null = null;
   const quantizers = new Map<'qsgd' | 'terngrad', GpuQuantizer>();
   const quantizer = (scheme: 'qsgd' | 'terngrad'): GpuQuantizer => {
     let q = quantizers.get(scheme);
@@ -71,7 +77,11 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
   };
   return {
     supports(compression: Compression): boolean {
+      // Error feedback on an unbiased scheme keeps its memory on the CPU (core/atomo/errorFeedback.ts).
+      if (compression.errorFeedback === true && compression.scheme !== 'powersgd') return false;
       switch (compression.scheme) {
+        case 'powersgd':
+          return gpuPowerSgdFits(compression.budget, tensors);
         case 'atomo-svd':
           return spectralRoute === 'device';
         case 'terngrad':
@@ -92,8 +102,17 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
           return false;
       }
     },
-    compress(gradient: GpuGradient, compression: Compression, stream: (layer: number) => StreamId): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
+    compress(
+      gradient: GpuGradient,
+      compression: Compression,
+      stream: (layer: number) => StreamId,
+      memory?: object,
+    ): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
       switch (compression.scheme) {
+        case 'powersgd':
+          matmul ??= new MatmulKernel(device);
+          powerSgd ??= new GpuPowerSgd(device, matmul, options.powerSgd);
+          return powerSgd.compress({ tensors, gradient, stream }, compression.budget, memory);
         case 'atomo-svd':
           spectral ??= new GpuSpectralCompressor(device, options.core === undefined ? {} : { core: options.core });
           return spectral.compress({ tensors, gradient, stream }, compression.budget);
@@ -115,6 +134,7 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
       spectral?.destroy();
       entry?.destroy();
       dct?.destroy();
+      powerSgd?.destroy();
       matmul?.destroy();
       for (const q of quantizers.values()) q.destroy();
     },
