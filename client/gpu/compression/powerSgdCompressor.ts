@@ -42,7 +42,7 @@ import { ReduceKernel, type ReducePlan } from '../kernels/reduce';
 import { ORTHONORMALIZE_MAX_COLUMNS, orthonormalizeBlocks } from '../kernels/svd';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool } from '../runtime/pools';
-import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
+import { encodeLossRead, meanLossOf, tensorsKey, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
 
 /** Callers whose memory one compressor keeps; a new one past this evicts the least recently used (its next round starts afresh). */
 const MEMORIES = 8;
@@ -213,7 +213,7 @@ export class GpuPowerSgd {
 
   /** The caller's state for these tensors and rank (made afresh, zero memory, when either changed). */
   #state(key: object, tensors: readonly GradientTensor[], gradient: GPUBuffer, rank: number): State {
-    const signature = `${tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',')}|${rank}`;
+    const signature = `${tensorsKey(tensors)}|${rank}`;
     let state = this.#states.get(key);
     if (state !== undefined && state.signature !== signature) {
       this.#free(state);
