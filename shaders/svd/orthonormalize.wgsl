@@ -36,37 +36,21 @@ const DROP: f32 = 1e-5;
 var<workgroup> dots: array<f32, MAX_COLUMNS>; // qᵢ·y for the previous columns i
 var<workgroup> partial: array<f32, WORKGROUP_SIZE>;
 
-// ‖column j‖² summed by the whole workgroup; every invocation gets the result.
-fn normSquared(base: u32, len: u32, tid: u32) -> f32 {
-  var sum = 0.0;
+// Σ x² (useMax false) or max |x| (true) over the column at base, by the whole
+// workgroup; every invocation gets the result.
+fn columnReduce(base: u32, len: u32, tid: u32, useMax: bool) -> f32 {
+  var acc = 0.0;
   for (var r = tid; r < len; r += WORKGROUP_SIZE) {
     let x = blocks[base + r];
-    sum += x * x;
+    acc = select(acc + x * x, max(acc, abs(x)), useMax);
   }
-  partial[tid] = sum;
+  partial[tid] = acc;
   workgroupBarrier();
   for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
     if (tid < stride) {
-      partial[tid] += partial[tid + stride];
-    }
-    workgroupBarrier();
-  }
-  let total = partial[0];
-  workgroupBarrier();
-  return total;
-}
-
-// max |x| over column j, by the whole workgroup; every invocation gets the result.
-fn maxAbs(base: u32, len: u32, tid: u32) -> f32 {
-  var m = 0.0;
-  for (var r = tid; r < len; r += WORKGROUP_SIZE) {
-    m = max(m, abs(blocks[base + r]));
-  }
-  partial[tid] = m;
-  workgroupBarrier();
-  for (var stride = WORKGROUP_SIZE / 2u; stride > 0u; stride /= 2u) {
-    if (tid < stride) {
-      partial[tid] = max(partial[tid], partial[tid + stride]);
+      let a = partial[tid];
+      let b = partial[tid + stride];
+      partial[tid] = select(a + b, max(a, b), useMax);
     }
     workgroupBarrier();
   }
@@ -82,7 +66,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   for (var j = 0u; j < job.count; j++) {
     let yBase = job.off + j * len;
     if (SCALE_COLUMNS != 0u) {
-      let largest = maxAbs(yBase, len, tid);
+      let largest = columnReduce(yBase, len, tid, true);
       if (largest > 0.0) {
         for (var r = tid; r < len; r += WORKGROUP_SIZE) {
           blocks[yBase + r] = blocks[yBase + r] / largest;
@@ -91,7 +75,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       storageBarrier();
       workgroupBarrier();
     }
-    let before = normSquared(yBase, len, tid);
+    let before = columnReduce(yBase, len, tid, false);
     for (var round = 0u; round < 2u; round++) {
       // One invocation per previous column: its dot product with y.
       for (var i = tid; i < j; i += WORKGROUP_SIZE) {
@@ -115,7 +99,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       storageBarrier();
       workgroupBarrier();
     }
-    let after = normSquared(yBase, len, tid);
+    let after = columnReduce(yBase, len, tid, false);
     let keep = after > DROP * DROP * before && after > 0.0;
     let scale = select(0.0, inverseSqrt(after), keep);
     for (var r = tid; r < len; r += WORKGROUP_SIZE) {

@@ -25,7 +25,7 @@ import { MatmulKernel } from '../kernels/matmul';
 import { uploadF32 } from '../runtime/readback';
 import { gpuTest } from '../testing/gpuTest';
 import { createTensorCompressor } from './gpuCompressor';
-import { GpuPowerSgd } from './powerSgdCompressor';
+import { GpuPowerSgd, type PowerSgdRoute } from './powerSgdCompressor';
 import type { GradientTensor } from './tensors';
 
 const TOLERANCE = 1e-4;
@@ -132,14 +132,32 @@ function expectFactors(label: string, shape: Shape, got: PowerSgdSample, want: P
   expect(distance(reconstruct(got), reconstruct(want)), `${label} ĝ`).toBeLessThanOrEqual(TOLERANCE * scale);
 }
 
+type Open = (shapes: readonly Shape[], rank: number, keep?: boolean) => Pair;
+
+/** Runs `body` with a GPU PowerSGD on `route` and a way to open Pairs on it (shapes packed by layout()); frees them all after. */
+async function withPowerSgd(device: GPUDevice, route: PowerSgdRoute, body: (open: Open, powerSgd: GpuPowerSgd) => Promise<void>): Promise<void> {
+  const matmul = new MatmulKernel(device);
+  const powerSgd = new GpuPowerSgd(device, matmul, route);
+  const pairs: Pair[] = [];
+  try {
+    await body((shapes, rank, keep = true) => {
+      const { tensors, floats } = layout(shapes);
+      const pair = new Pair(device, powerSgd, tensors, floats, rank, keep);
+      pairs.push(pair);
+      return pair;
+    }, powerSgd);
+  } finally {
+    for (const pair of pairs) pair.destroy();
+    powerSgd.destroy();
+    matmul.destroy();
+  }
+}
+
 for (const route of ['host', 'device'] as const)
   describe(`GPU PowerSGD, P orthonormalised on the ${route}`, () => {
     gpuTest('equals the core scheme with error feedback round by round: P̂, Q, memory, ĝ and statistics', async ({ gpu }) => {
-      const matmul = new MatmulKernel(gpu.device);
-      const powerSgd = new GpuPowerSgd(gpu.device, matmul, route);
-      const { tensors, floats } = layout(SHAPES);
-      const pair = new Pair(gpu.device, powerSgd, tensors, floats, 3);
-      try {
+      await withPowerSgd(gpu.device, route, async (open) => {
+        const pair = open(SHAPES, 3);
         for (let round = 0; round < 4; round++) {
           const layers = SHAPES.map(([rows, cols], l) => Float32Array.from(randomMatrix(rows, cols, 100 * round + l)));
           const { gpu: got, cpu, loss } = await pair.round(layers, round);
@@ -164,19 +182,12 @@ for (const route of ['host', 'device'] as const)
           // 5×3 at rank 3 = min(rows, cols): P̂ spans M's columns, nothing is left to remember.
           expect(norm(pair.memories[3]!.error!)).toBeLessThanOrEqual(1e-5 * norm(cpu[3]!.m));
         }
-      } finally {
-        pair.destroy();
-        powerSgd.destroy();
-        matmul.destroy();
-      }
+      });
     });
 
     gpuTest('a zero gradient sends zero factors, keeps no memory, and the next round draws afresh as the CPU does', async ({ gpu }) => {
-      const matmul = new MatmulKernel(gpu.device);
-      const powerSgd = new GpuPowerSgd(gpu.device, matmul, route);
-      const { tensors, floats } = layout(SHAPES);
-      const pair = new Pair(gpu.device, powerSgd, tensors, floats, 2);
-      try {
+      await withPowerSgd(gpu.device, route, async (open) => {
+        const pair = open(SHAPES, 2);
         const zero = await pair.round(
           SHAPES.map(([rows, cols]) => new Float32Array(rows * cols)),
           0,
@@ -197,23 +208,16 @@ for (const route of ['host', 'device'] as const)
             expect(distance(await pair.memory(l), pair.memories[l]!.error!)).toBeLessThanOrEqual(TOLERANCE * norm(cpu[l]!.m));
           }
         }
-      } finally {
-        pair.destroy();
-        powerSgd.destroy();
-        matmul.destroy();
-      }
+      });
     });
 
     gpuTest('a rank-deficient gradient is reconstructed exactly; the columns beyond its rank carry nothing', async ({ gpu }) => {
-      const matmul = new MatmulKernel(gpu.device);
-      const powerSgd = new GpuPowerSgd(gpu.device, matmul, route);
       const shapes: Shape[] = [
         [37, 45],
         [33, 20],
       ];
-      const { tensors, floats } = layout(shapes);
-      const pair = new Pair(gpu.device, powerSgd, tensors, floats, 4);
-      try {
+      await withPowerSgd(gpu.device, route, async (open) => {
+        const pair = open(shapes, 4);
         for (let round = 0; round < 2; round++) {
           // Rank 1 and 2 at rank 4: P = MQ has 1 (2) independent columns, the rest are rounding noise.
           const layers = shapes.map(([rows, cols], l) => Float32Array.from(lowRankMatrix(rows, cols, l + 1, 60 + l)));
@@ -247,48 +251,32 @@ for (const route of ['host', 'device'] as const)
             expect(norm(pair.memories[l]!.error!), label).toBeLessThanOrEqual(TOLERANCE * scale);
           }
         }
-      } finally {
-        pair.destroy();
-        powerSgd.destroy();
-        matmul.destroy();
-      }
+      });
     });
 
     gpuTest('agrees at magnitudes of 1e30 and 1e-30, whose squared norms f32 cannot hold', async ({ gpu }) => {
-      const matmul = new MatmulKernel(gpu.device);
-      const powerSgd = new GpuPowerSgd(gpu.device, matmul, route);
-      const { tensors, floats } = layout(SHAPES);
-      try {
+      await withPowerSgd(gpu.device, route, async (open) => {
         for (const magnitude of [1e30, 1e-30]) {
-          const pair = new Pair(gpu.device, powerSgd, tensors, floats, 3);
-          try {
-            for (let round = 0; round < 2; round++) {
-              const layers = SHAPES.map(([rows, cols], l) => Float32Array.from(randomMatrix(rows, cols, 30 + round * 10 + l), (x) => x * magnitude));
-              const { gpu: got, cpu } = await pair.round(layers, round);
-              for (let l = 0; l < SHAPES.length; l++) {
-                const label = `${magnitude} round ${round} layer ${l}`;
-                expectFactors(label, SHAPES[l]!, asPowerSgd(got[l]!.sample), asPowerSgd(cpu[l]!.sample), cpu[l]!.m);
-                expect(distance(await pair.memory(l), pair.memories[l]!.error!), label).toBeLessThanOrEqual(TOLERANCE * norm(cpu[l]!.m));
-              }
+          const pair = open(SHAPES, 3);
+          for (let round = 0; round < 2; round++) {
+            const layers = SHAPES.map(([rows, cols], l) => Float32Array.from(randomMatrix(rows, cols, 30 + round * 10 + l), (x) => x * magnitude));
+            const { gpu: got, cpu } = await pair.round(layers, round);
+            for (let l = 0; l < SHAPES.length; l++) {
+              const label = `${magnitude} round ${round} layer ${l}`;
+              expectFactors(label, SHAPES[l]!, asPowerSgd(got[l]!.sample), asPowerSgd(cpu[l]!.sample), cpu[l]!.m);
+              expect(distance(await pair.memory(l), pair.memories[l]!.error!), label).toBeLessThanOrEqual(TOLERANCE * norm(cpu[l]!.m));
             }
-          } finally {
-            pair.destroy();
           }
         }
-      } finally {
-        powerSgd.destroy();
-        matmul.destroy();
-      }
+      });
     });
 
     gpuTest('keeps one memory per caller; without one it is the CPU scheme without memory; the worker compressor routes it', async ({ gpu }) => {
-      const matmul = new MatmulKernel(gpu.device);
-      const powerSgd = new GpuPowerSgd(gpu.device, matmul, route);
-      const { tensors, floats } = layout(SHAPES);
-      const first = new Pair(gpu.device, powerSgd, tensors, floats, 2);
-      const second = new Pair(gpu.device, powerSgd, tensors, floats, 2);
-      const stateless = new Pair(gpu.device, powerSgd, tensors, floats, 2, false);
-      try {
+      await withPowerSgd(gpu.device, route, async (open, powerSgd) => {
+        const first = open(SHAPES, 2);
+        const second = open(SHAPES, 2);
+        const stateless = open(SHAPES, 2, false);
+        const { tensors, floats } = layout(SHAPES);
         // Interleaved callers on different gradients: each matches its own CPU reference.
         for (let round = 0; round < 3; round++) {
           for (const [pair, seed] of [
@@ -330,12 +318,6 @@ for (const route of ['host', 'device'] as const)
         } finally {
           compressor.destroy();
         }
-      } finally {
-        first.destroy();
-        second.destroy();
-        stateless.destroy();
-        powerSgd.destroy();
-        matmul.destroy();
-      }
+      });
     });
   });
