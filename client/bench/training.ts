@@ -92,6 +92,9 @@ const COMPRESSIONS: readonly (Compression & { label: string; gpu?: GpuCompressor
   { label: 'atomo-dct (budget 1024), on the device', scheme: 'atomo-dct', budget: 1024, levels: 0, gpu: { dct: 'device' } },
   { label: 'qsgd (4 levels)', scheme: 'qsgd', budget: 0, levels: 4 },
   { label: 'terngrad', scheme: 'terngrad', budget: 0, levels: 1 },
+  // PowerSGD with error feedback on the device; P orthonormalised on the host (the default) or in WGSL (powerSgdCompressor.ts).
+  { label: 'powersgd (rank 2)', scheme: 'powersgd', budget: 2, levels: 0 },
+  { label: 'powersgd (rank 2), P orthonormalised on the device', scheme: 'powersgd', budget: 2, levels: 0, gpu: { powerSgd: 'device' } },
 ];
 
 /** A worker round with its own weights, stepped with plain SGD on its decoded estimate after every round (untimed). */
