@@ -67,10 +67,12 @@ export function gpuPowerSgdFits(rank: number, tensors: readonly GradientTensor[]
  * floats per layer) is read back, orthonormalised by the core's own
  * Gram–Schmidt (core/linalg/orthonormalise.ts, float64, the CPU scheme's
  * step) and written back: one sync more, but on SwiftShader 0.7 ms against
- * 76 ms for the kernel (median of 40, the MLP's four P blocks at rank 3, load
- * average ~10 on 2 cores), whose one workgroup per block spends its time in
- * barriers there. The default is 'host'; a hardware GPU, where a workgroup
- * barrier is cheap and a read-back is not, may prefer 'device'.
+ * 76 ms for the kernel (the step alone, each way synchronised, median of 40:
+ * the MLP's four P blocks at rank 3, 2 cores at load average ~10, a one-off
+ * timing on 2026-12-01; `npm run bench -- training` times whole rounds of
+ * both), whose one workgroup per block spends its time in barriers there.
+ * The default is 'host'; a hardware GPU, where a workgroup barrier is cheap
+ * and a read-back is not, may prefer 'device'.
  */
 export type PowerSgdRoute = 'device' | 'host';
 
