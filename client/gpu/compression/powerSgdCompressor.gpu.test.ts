@@ -310,6 +310,12 @@ for (const route of ['host', 'device'] as const)
             { scheme: 'powersgd', budget: 2, levels: 1 },
             streamOf(0),
           );
+          // Eight newer callers: the compressor keeps eight memories, so both earlier ones are gone (their next round starts afresh).
+          expect(await powerSgd.readMemory(first.key!)).not.toBeNull();
+          const gradient = { buffer, lossOffset: floats, batch: LOSSES.length, factors: new Map() };
+          for (let i = 0; i < 8; i++) await powerSgd.compress({ tensors, gradient, stream: streamOf(0) }, 2, {});
+          expect(await powerSgd.readMemory(first.key!)).toBeNull();
+          expect(await powerSgd.readMemory(second.key!)).toBeNull();
           buffer.destroy();
           tensors.forEach((t, l) => {
             const want = powerSgdScheme.compress(layers[l]!, t.shape, { budget: 2 }, streamOf(0)(l));
