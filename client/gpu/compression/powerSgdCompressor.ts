@@ -84,7 +84,7 @@ function orthonormaliseBlock(pt: Float32Array, offset: number, rows: number, k: 
   for (let a = 0; a < k; a++) for (let i = 0; i < rows; i++) pt[offset + a * rows + i] = p[i * k + a]!;
 }
 
-/** One caller's device memory for one set of tensors, rank and gradient buffer, with the work recorded on it. */
+/** One caller's device memory for one set of tensors and rank, with the work recorded on it. */
 interface State {
   readonly signature: string;
   readonly columns: number[];
@@ -109,7 +109,7 @@ interface State {
   /** ‖g‖² per layer, for the gradient buffer they read (the backend keeps one per batch size). */
   gradientNorms: { readonly buffer: GPUBuffer; readonly plans: ReducePlan[] } | null;
   readonly owned: GPUBuffer[];
-  /** Q as last read back, per layer (null before the first round): which columns need fresh draws. */
+  /** Q as last read back, per layer (null before the first round): the next warm start (#warmStart). */
   readonly q: (Float32Array | null)[];
 }
 
@@ -121,7 +121,6 @@ export class GpuPowerSgd {
   readonly #reduce: ReduceKernel;
   readonly #staging: StagingPool;
   readonly #states = new Map<object, State>();
-
   readonly #route: PowerSgdRoute;
 
   /** `route`: where P is orthonormalised ('host' by default, see PowerSgdRoute). */
