@@ -23,17 +23,23 @@ export function checkGradient(grad: Float32Array, shape: Shape): GradientNorms {
   if (grad.length !== rows * cols) {
     throw new RangeError(`gradient has ${grad.length} entries, shape ${rows}×${cols} needs ${rows * cols}`);
   }
+  const norms = gradientNorms(grad);
+  if (!Number.isFinite(norms.normSq) || !Number.isFinite(norms.l1)) {
+    for (let i = 0; i < grad.length; i++) {
+      if (!Number.isFinite(grad[i]!)) throw new RangeError(`gradient entry ${i} is ${grad[i]}`);
+    }
+  }
+  return norms;
+}
+
+/** ‖g‖₂² and ‖g‖₁ of `grad` in one pass, unchecked (checkGradient checks them). */
+export function gradientNorms(grad: Float32Array): GradientNorms {
   let normSq = 0;
   let l1 = 0;
   for (let i = 0; i < grad.length; i++) {
     const g = grad[i]!;
     normSq += g * g;
     l1 += Math.abs(g);
-  }
-  if (!Number.isFinite(normSq) || !Number.isFinite(l1)) {
-    for (let i = 0; i < grad.length; i++) {
-      if (!Number.isFinite(grad[i]!)) throw new RangeError(`gradient entry ${i} is ${grad[i]}`);
-    }
   }
   return { normSq, l1 };
 }

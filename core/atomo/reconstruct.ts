@@ -3,6 +3,7 @@
  * is on the wire (float32 values), as the aggregator computes it.
  */
 import { idct2 } from '../linalg/dct';
+import { gradientNorms } from './gradient';
 import { realisedError } from './variance';
 import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, Shape, SpectralSample, TernGradSample } from './types';
 
@@ -89,7 +90,10 @@ export interface LayerStatistics extends RealisedStats {
 export function layerStatistics(sample: LayerSample, grad: Float32Array): LayerStatistics {
   if (sample.scheme === 'atomo-auto') return layerStatistics(sample.atoms, grad);
   const products = outerProducts(sample);
-  if (products === null) return { realised: realisedError(reconstruct(sample), grad), ...norms(grad) };
+  if (products === null) {
+    const { normSq, l1 } = gradientNorms(grad);
+    return { realised: realisedError(reconstruct(sample), grad), gradientNormSq: normSq, gradientL1: l1 };
+  }
   const [rows, cols] = sample.shape;
   if (grad.length !== rows * cols) throw new RangeError(`realisedError: estimate has ${rows * cols} entries, gradient ${grad.length}`);
   const { count, u, v, scales } = products;
@@ -163,18 +167,6 @@ export function layerStatistics(sample: LayerSample, grad: Float32Array): LayerS
     }
   }
   return { realised, gradientNormSq, gradientL1 };
-}
-
-/** squaredNorm(grad) and ‖g‖₁, each summed in index order, in one pass. */
-function norms(grad: Float32Array): { readonly gradientNormSq: number; readonly gradientL1: number } {
-  let gradientNormSq = 0;
-  let gradientL1 = 0;
-  for (let i = 0; i < grad.length; i++) {
-    const g = grad[i]!;
-    gradientNormSq += g * g;
-    gradientL1 += Math.abs(g);
-  }
-  return { gradientNormSq, gradientL1 };
 }
 
 /**
