@@ -69,10 +69,12 @@ export function gpuPowerSgdFits(rank: number, tensors: readonly GradientTensor[]
  * step) and written back: one sync more, but on SwiftShader 0.7 ms against
  * 76 ms for the kernel (the step alone, each way synchronised, median of 40:
  * the MLP's four P blocks at rank 3, 2 cores at load average ~10, a one-off
- * timing on 2026-12-01; `npm run bench -- training` times whole rounds of
- * both), whose one workgroup per block spends its time in barriers there.
- * The default is 'host'; a hardware GPU, where a workgroup barrier is cheap
- * and a read-back is not, may prefer 'device'.
+ * timing on 2026-12-01 in Node's Dawn), whose one workgroup per block spends
+ * its time in barriers there. In whole rounds in Chromium's SwiftShader
+ * (`npm run bench -- training`, docs/benchmarks.md) the two tie: compression
+ * 75.2 ms (host) and 75.5 ms (device), medians of 15 rounds over 3 cycles at
+ * load ~4. The default is 'host'; a hardware GPU, where a workgroup barrier
+ * is cheap and a read-back is not, may prefer 'device'.
  */
 export type PowerSgdRoute = 'device' | 'host';
 
