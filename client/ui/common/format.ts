@@ -157,9 +157,21 @@ export function formatMs(ms: number): string {
     : t('common.ms', { value: numberFormat({ maximumFractionDigits: 0 }).format(ms) });
 }
 
-/** A timestamp (ms since epoch) as a time of day in the language shown: "10:52:07". */
+const clockFormats = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * A timestamp (ms since epoch) as a time of day in the language shown:
+ * "10:52:07". The format is made once per language (toLocaleTimeString
+ * builds one per call, the dashboard's costliest call with a class online).
+ */
 export function formatClock(epochMs: number): string {
-  return new Date(epochMs).toLocaleTimeString(currentLanguage(), { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const language = currentLanguage();
+  let format = clockFormats.get(language);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat(language, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    clockFormats.set(language, format);
+  }
+  return format.format(epochMs);
 }
 
 /** A chart tooltip's heading for a round: "Round 12". */

@@ -1,22 +1,15 @@
 /** The class at a glance: rounds closed, best accuracy, megabytes sent, workers online. */
 import { useTranslation } from 'react-i18next';
-import { useStore } from 'zustand';
 import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { formatPercent } from '../common/format';
 import { Kpi, TrafficKpi } from '../common/Kpi';
-import { dashboardStore } from '../store/dashboardStore';
-import { useThrottledStore } from '../store/useThrottled';
-import type { DashboardState } from '../store/dashboardStore';
-import { allWorkers, latestAccuracy, orderedRuns } from './selectors';
-
-const selectRuns = (s: DashboardState) => s.runs;
+import { allWorkers, latestAccuracy } from './selectors';
+import { useOrderedRuns } from './useOrderedRuns';
 
 /** Four headline numbers (data-testids round, test-accuracy, bytes-up). */
 export function DashboardKpis() {
   const { t } = useTranslation();
-  const runsById = useThrottledStore(dashboardStore, selectRuns);
-  const runIds = useStore(dashboardStore, (s) => s.runIds);
-  const runs = orderedRuns({ runIds, runs: runsById });
+  const runs = useOrderedRuns();
   const rounds = runs.reduce((n, r) => n + r.summary.version, 0);
   const accuracies = runs.map(latestAccuracy).filter((a): a is number => a !== null);
   const best = accuracies.length === 0 ? null : Math.max(...accuracies);

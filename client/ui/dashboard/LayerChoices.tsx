@@ -14,13 +14,10 @@ import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, sentAsLabel } from '../common/format';
 import { AXIS_PROPS, COLORS, LINE_PROPS, runColor } from '../common/palette';
 import { TableHead } from '../common/TableHead';
-import { dashboardStore, type DashboardState, type RunLayersPoint, type RunView } from '../store/dashboardStore';
-import { useThrottledStore } from '../store/useThrottled';
-import { orderedRuns } from './selectors';
+import type { RunLayersPoint, RunView } from '../store/dashboardStore';
 import { RunOptions } from './RunOptions';
+import { useOrderedRuns } from './useOrderedRuns';
 
-const selectRuns = (s: DashboardState) => s.runs;
-const selectIds = (s: DashboardState) => s.runIds;
 const HEIGHT = 220;
 /** Where the paper puts the crossover (an entry counts as one number), and where this wire puts it (an entry ≈ 1.4 bytes against 4 per number). */
 const PAPER_CROSSOVER = 1;
@@ -95,9 +92,7 @@ const COLUMNS = ['layer', 'indicator', 'sentAs', 'bytes', 'share'] as const;
 /** The card, for the teacher's dashboard. */
 export function LayerChoices() {
   const { t } = useTranslation();
-  const runsById = useThrottledStore(dashboardStore, selectRuns);
-  const runIds = useThrottledStore(dashboardStore, selectIds);
-  const runs = useMemo(() => orderedRuns({ runIds, runs: runsById }), [runIds, runsById]);
+  const runs = useOrderedRuns();
   const [picked, setPicked] = useState<string | null>(null);
   const run = runs.find((r) => r.summary.runId === picked) ?? defaultRun(runs);
   const names = useMemo(() => (run === undefined ? [] : createModelLayout(run.summary.config.model).tensors.map((tensor) => tensor.name)), [run]);

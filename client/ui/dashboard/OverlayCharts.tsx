@@ -10,12 +10,9 @@ import { Bar, BarChart, CartesianGrid, Cell, Line, LineChart, ReferenceLine, Res
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, schemeTag } from '../common/format';
 import { AXIS_PROPS, COLORS, LINE_PROPS, runColor } from '../common/palette';
-import { dashboardStore, type DashboardState, type RunView, type TrafficAxis } from '../store/dashboardStore';
-import { useThrottledStore } from '../store/useThrottled';
-import { orderedRuns } from './selectors';
+import type { RunView, TrafficAxis } from '../store/dashboardStore';
+import { useOrderedRuns } from './useOrderedRuns';
 
-const selectRuns = (s: DashboardState) => s.runs;
-const selectIds = (s: DashboardState) => s.runIds;
 const HEIGHT = 230;
 const percentTick = (v: number) => `${Math.round(v * 100)}%`;
 
@@ -237,16 +234,15 @@ const ROUND_CHARTS: readonly {
 /** The dashboard's chart section (a shared legend, then the charts); `projector` shows the trade-off alone, large. */
 export function OverlayCharts({ projector = false }: { readonly projector?: boolean }) {
   const { t } = useTranslation();
-  const runsById = useThrottledStore(dashboardStore, selectRuns);
-  const runIds = useThrottledStore(dashboardStore, selectIds);
+  const ordered = useOrderedRuns();
   const runs = useMemo(
     () =>
-      orderedRuns({ runIds, runs: runsById }).map((run, i) => ({
+      ordered.map((run, i) => ({
         run,
         color: runColor(i),
         label: `${run.summary.config.name} (${schemeTag(run.summary.config)})`,
       })),
-    [runIds, runsById],
+    [ordered],
   );
   if (projector) {
     return (

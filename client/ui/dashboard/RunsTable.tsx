@@ -1,14 +1,14 @@
 /** Every run: what it compresses, where it stands, and the teacher's buttons (start, pause, reset, delete, a simulated worker, export). */
 import { useTranslation } from 'react-i18next';
-import { useStore } from 'zustand';
 import type { RunId } from '../../../core/protocol';
 import { describeAggregation, describeCompression, describeDownlink, formatBytes, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
 import { TableHead } from '../common/TableHead';
-import { dashboardStore, type RunView } from '../store/dashboardStore';
+import type { RunView } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
-import { latestAccuracy, orderedRuns } from './selectors';
+import { latestAccuracy } from './selectors';
 import { TableCard } from './TableCard';
+import { useOrderedRuns } from './useOrderedRuns';
 
 function RunActions({ run }: { readonly run: RunView }) {
   const { t } = useTranslation();
@@ -39,9 +39,7 @@ const NUMERIC: readonly (typeof COLUMNS)[number][] = ['round', 'workers', 'accur
 /** The runs table (data-testid="runs-table"; one row per run, data-run-id). */
 export function RunsTable() {
   const { t } = useTranslation();
-  const runIds = useStore(dashboardStore, (s) => s.runIds);
-  const runsById = useStore(dashboardStore, (s) => s.runs);
-  const runs = orderedRuns({ runIds, runs: runsById });
+  const runs = useOrderedRuns();
   return (
     <TableCard testId="runs-table" title={t('dashboard.runs.title')} hint={t('dashboard.runs.hint')}>
       <TableHead columns={COLUMNS} numeric={NUMERIC} label={(column) => t(`dashboard.runs.${column}`)} />

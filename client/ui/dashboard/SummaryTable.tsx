@@ -5,14 +5,11 @@ import { useTranslation } from 'react-i18next';
 import { formatNumber, formatPercent } from '../common/format';
 import { runColor } from '../common/palette';
 import { TableHead } from '../common/TableHead';
-import { dashboardStore, type DashboardState, type RunView } from '../store/dashboardStore';
-import { useThrottledStore } from '../store/useThrottled';
-import { orderedRuns } from './selectors';
+import type { RunView } from '../store/dashboardStore';
 import { TableCard } from './TableCard';
+import { useOrderedRuns } from './useOrderedRuns';
 
 const TARGETS = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95];
-const selectRuns = (s: DashboardState) => s.runs;
-const selectIds = (s: DashboardState) => s.runIds;
 
 /** The first evaluation at or above `target`: its round and cumulative MB. */
 function reached(run: RunView, target: number): { round: number; mb: number } | null {
@@ -24,9 +21,7 @@ function reached(run: RunView, target: number): { round: number; mb: number } | 
 export function SummaryTable() {
   const { t } = useTranslation();
   const [target, setTarget] = useState(0.8);
-  const runsById = useThrottledStore(dashboardStore, selectRuns);
-  const runIds = useThrottledStore(dashboardStore, selectIds);
-  const runs = orderedRuns({ runIds, runs: runsById });
+  const runs = useOrderedRuns();
   const rows = runs.map((run, i) => ({ run, color: runColor(i), hit: reached(run, target) }));
   const fewest = Math.min(...rows.map((r) => r.hit?.mb ?? Infinity));
   return (

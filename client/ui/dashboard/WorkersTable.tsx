@@ -1,14 +1,17 @@
 /** The swarm: every worker, its backend (and the round times that chose it), run (a menu to move it), last round, bytes, server-measured latency, last seen, status, and remove. */
 import { useTranslation } from 'react-i18next';
-import { useStore } from 'zustand';
 import { asRunId, type WorkerAttack, type WorkerBackend } from '../../../core/protocol';
 import { formatBytes, formatClock, formatMs } from '../common/format';
 import { TableHead } from '../common/TableHead';
-import { dashboardStore } from '../store/dashboardStore';
+import { dashboardStore, type DashboardState } from '../store/dashboardStore';
+import { useThrottledStore } from '../store/useThrottled';
 import { useActions } from './actionsContext';
-import { allWorkers, balancingMoves, orderedRuns } from './selectors';
+import { allWorkers, balancingMoves } from './selectors';
 import { RunOptions } from './RunOptions';
 import { TableCard } from './TableCard';
+import { useOrderedRuns } from './useOrderedRuns';
+
+const selectLastRounds = (s: DashboardState) => s.lastRounds;
 
 /** The classroom attacks the dashboard offers: a sign flip ×10 and a scale ×100. */
 const ATTACKS = { none: null, flip: { kind: 'sign-flip', factor: 10 }, scale: { kind: 'scale', factor: 100 } } as const satisfies Record<
@@ -39,10 +42,8 @@ const NUMERIC: readonly (typeof COLUMNS)[number][] = ['id', 'calibration', 'last
 export function WorkersTable() {
   const { t } = useTranslation();
   const actions = useActions();
-  const runIds = useStore(dashboardStore, (s) => s.runIds);
-  const runsById = useStore(dashboardStore, (s) => s.runs);
-  const lastRounds = useStore(dashboardStore, (s) => s.lastRounds);
-  const runs = orderedRuns({ runIds, runs: runsById });
+  const runs = useOrderedRuns();
+  const lastRounds = useThrottledStore(dashboardStore, selectLastRounds);
   const workers = allWorkers(runs);
   const balance = async () => {
     if (actions === null) return;
@@ -105,7 +106,7 @@ export function WorkersTable() {
               </td>
               <td>
                 {actions === null ? (
-                  <span translate="no">{runsById[worker.runId]?.summary.config.name ?? worker.runId}</span>
+                  <span translate="no">{runs.find((run) => run.summary.runId === worker.runId)?.summary.config.name ?? worker.runId}</span>
                 ) : (
                   <select
                     className="select select--small"

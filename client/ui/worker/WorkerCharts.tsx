@@ -21,7 +21,9 @@ const selectFormula = (s: WorkerState) => (s.config === null ? 'Σλ²(1/p−1)'
 
 /** A chart redraws at most this often: a round's point waits at most a second to show. */
 const REDRAW_MS = 1_000;
-const useHistory = () => useThrottledStore(workerStore, selectHistory, REDRAW_MS);
+/** Each chart is its own redraw group, so the four redraw in four short tasks rather than one long one. */
+type ChartGroup = 'loss' | 'bytes' | 'variance' | 'time';
+const useHistory = (group: ChartGroup) => useThrottledStore(workerStore, selectHistory, REDRAW_MS, group);
 
 const HEIGHT = 210;
 const round = (p: WorkerRoundPoint) => p.round;
@@ -30,7 +32,7 @@ const msTick = (ms: number) => formatMs(ms);
 
 function LossChart() {
   const { t } = useTranslation();
-  const points = useHistory();
+  const points = useHistory('loss');
   const last = points[points.length - 1];
   return (
     <ChartCard
@@ -58,7 +60,7 @@ function LossChart() {
  */
 function BytesChart() {
   const { t } = useTranslation();
-  const points = useHistory();
+  const points = useHistory('bytes');
   const last = points[points.length - 1];
   const sent = t('worker.charts.bytesSeries');
   return (
@@ -104,9 +106,9 @@ function BytesChart() {
 
 function VarianceChart() {
   const { t } = useTranslation();
-  const points = useHistory();
-  const scheme = useThrottledStore(workerStore, selectScheme, REDRAW_MS);
-  const formula = useThrottledStore(workerStore, selectFormula, REDRAW_MS);
+  const points = useHistory('variance');
+  const scheme = useThrottledStore(workerStore, selectScheme, REDRAW_MS, 'variance');
+  const formula = useThrottledStore(workerStore, selectFormula, REDRAW_MS, 'variance');
   // A log axis cannot show zero: uncompressed rounds (and exact layers) have none.
   const positive = points.filter((p) => p.closedRel > 0 && p.realisedRel > 0);
   const last = positive[positive.length - 1];
@@ -144,7 +146,7 @@ function meanBands(points: readonly WorkerRoundPoint[]): Record<string, number> 
 
 function TimeChart() {
   const { t } = useTranslation();
-  const points = useHistory();
+  const points = useHistory('time');
   const last = points[points.length - 1];
   const series = TIME_SERIES.map(([key, name, color]) => ({ key, name: t(name), color, value: (p: WorkerRoundPoint) => p[key] }));
   return (
