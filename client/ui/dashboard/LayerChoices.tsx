@@ -199,34 +199,36 @@ export function LayerChoices() {
           </ResponsiveContainer>
         </ChartCard>
       </div>
-      <table className="table" data-testid="layers-table">
-        <TableHead columns={COLUMNS} label={(column) => t(`dashboard.layers.${column}`)} />
-        <tbody>
-          {names.map((name, l) => {
-            const counts = totals?.sentAs[l] ?? {};
-            const sent = SENT_AS.reduce((n, kind) => n + (counts[kind] ?? 0), 0);
-            const bytes = run !== undefined && run.roundsClosed > 0 ? (totals?.bytes[l] ?? 0) / run.roundsClosed : null;
-            const indicator = totals?.lastIndicator[l] ?? null;
-            return (
-              <tr key={name} data-layer={l}>
-                <td>
-                  <span translate="no">{name}</span> <span className="muted small">{`${shapes[l]?.[0]}×${shapes[l]?.[1]}`}</span>
-                </td>
-                <td data-testid="layer-indicator">{indicator === null ? t('common.dash') : formatNumber(indicator)}</td>
-                <td data-testid="layer-sent-as">
-                  {sent === 0
-                    ? t('common.dash')
-                    : SENT_AS.filter((kind) => (counts[kind] ?? 0) > 0)
-                        .map((kind) => `${sentAsLabel(kind)} ${formatPercent((counts[kind] ?? 0) / sent)}`)
-                        .join(' · ')}
-                </td>
-                <td>{bytes === null ? t('common.dash') : formatBytes(bytes)}</td>
-                <td>{bytes === null || totalBytes === 0 ? t('common.dash') : formatPercent((totals?.bytes[l] ?? 0) / totalBytes)}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div className="table-scroll">
+        <table className="table" data-testid="layers-table">
+          <TableHead columns={COLUMNS} label={(column) => t(`dashboard.layers.${column}`)} />
+          <tbody>
+            {names.map((name, l) => {
+              const counts = totals?.sentAs[l] ?? {};
+              const sent = SENT_AS.reduce((n, kind) => n + (counts[kind] ?? 0), 0);
+              const bytes = run !== undefined && run.roundsClosed > 0 ? (totals?.bytes[l] ?? 0) / run.roundsClosed : null;
+              const indicator = totals?.lastIndicator[l] ?? null;
+              return (
+                <tr key={name} data-layer={l}>
+                  <td>
+                    <span translate="no">{name}</span> <span className="muted small">{`${shapes[l]?.[0]}×${shapes[l]?.[1]}`}</span>
+                  </td>
+                  <td data-testid="layer-indicator">{indicator === null ? t('common.dash') : formatNumber(indicator)}</td>
+                  <td data-testid="layer-sent-as">
+                    {sent === 0
+                      ? t('common.dash')
+                      : SENT_AS.filter((kind) => (counts[kind] ?? 0) > 0)
+                          .map((kind) => `${sentAsLabel(kind)} ${formatPercent((counts[kind] ?? 0) / sent)}`)
+                          .join(' · ')}
+                  </td>
+                  <td>{bytes === null ? t('common.dash') : formatBytes(bytes)}</td>
+                  <td>{bytes === null || totalBytes === 0 ? t('common.dash') : formatPercent((totals?.bytes[l] ?? 0) / totalBytes)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

@@ -26,28 +26,30 @@ export function LayerCard() {
       {layers.length === 0 ? (
         <p className="muted">{t('common.waitingFirstRounds')}</p>
       ) : (
-        <table className="table table--compact">
-          <TableHead columns={COLUMNS} label={(column) => t(`worker.layers.${column}`)} />
-          <tbody>
-            {layers.map((layer, l) => (
-              <tr key={layer.name} data-layer={l}>
-                <td>
-                  <span translate="no">{layer.name}</span> <span className="muted small">{`${layer.shape[0]}×${layer.shape[1]}`}</span>
-                </td>
-                <td data-testid="layer-sent-as">{layer.sentAs === null ? t('common.dash') : sentAsLabel(layer.sentAs)}</td>
-                <td>
-                  {formatBytes(layer.bytes)} <span className="muted small">{total > 0 ? formatPercent(layer.bytes / total) : ''}</span>
-                </td>
-                <td
-                  data-testid="layer-indicator"
-                  title={layer.indicatorRound === null ? undefined : t('worker.layers.measured', { round: layer.indicatorRound })}
-                >
-                  {layer.indicator === null ? t('common.dash') : formatNumber(layer.indicator)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table className="table table--compact">
+            <TableHead columns={COLUMNS} label={(column) => t(`worker.layers.${column}`)} />
+            <tbody>
+              {layers.map((layer, l) => (
+                <tr key={layer.name} data-layer={l}>
+                  <td>
+                    <span translate="no">{layer.name}</span> <span className="muted small">{`${layer.shape[0]}×${layer.shape[1]}`}</span>
+                  </td>
+                  <td data-testid="layer-sent-as">{layer.sentAs === null ? t('common.dash') : sentAsLabel(layer.sentAs)}</td>
+                  <td>
+                    {formatBytes(layer.bytes)} <span className="muted small">{total > 0 ? formatPercent(layer.bytes / total) : ''}</span>
+                  </td>
+                  <td
+                    data-testid="layer-indicator"
+                    title={layer.indicatorRound === null ? undefined : t('worker.layers.measured', { round: layer.indicatorRound })}
+                  >
+                    {layer.indicator === null ? t('common.dash') : formatNumber(layer.indicator)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );
