@@ -18,7 +18,7 @@ export default defineConfig({
   use: {
     baseURL: `http://localhost:${port}`,
     screenshot: 'only-on-failure',
-    trace: 'retain-on-failure',
+    trace: { mode: 'retain-on-failure', screenshots: false },
     launchOptions: chromiumLaunchOptions(),
   },
   webServer: {

@@ -138,7 +138,9 @@ test('four tabs race two schemes; a closed tab and a server restart do not stop 
     await test.step('the trade-off chart draws both runs', async () => {
       const chart = dashboard.getByTestId('chart-tradeoff');
       await expectChartData(chart);
-      await expect.poll(() => tradeoffSeriesWithPoints(dashboard), { message: 'two series with points' }).toBe(2);
+      // Four tabs training flat out starve the dashboard's main thread on 2 cores: one read of its DOM took 3 to 15 s
+      // here with two cores' worth of other load, and longer on CI, so the poll gets more than the 30 s default.
+      await expect.poll(() => tradeoffSeriesWithPoints(dashboard), { timeout: 90_000, message: 'two series with points' }).toBe(2);
       const legend = dashboard.getByRole('list', { name: 'Runs' });
       for (const { name } of RACE) await expect(legend).toContainText(name);
     });
