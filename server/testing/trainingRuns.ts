@@ -1,10 +1,11 @@
 /**
  * Training: 4 simulated workers train the default MLP run
- * for 100 rounds with each scheme at its default budget. Bars: test accuracy
+ * for 50 rounds with each scheme at its default budget. Bars: test accuracy
  * ≥ 85% uncompressed, ≥ 60% compressed, and the held-out loss falls. Only
  * the evaluation period differs from the defaults (every 25 rounds instead
  * of 10), to keep the suite within its CI time. The loss must fall below the
- * untrained model's.
+ * untrained model's. (At 50 rounds every scheme measured 83–88%, float32
+ * 88.5%; 100 rounds took this file 105 s, the suite's longest.)
  *
  * The schemes are split over two test files (server/training.test.ts, the
  * ATOMO decompositions; server/trainingRivals.test.ts, float32 and the
@@ -21,10 +22,10 @@ import { SimulatedWorker } from '../../client/net/simulatedWorker';
 export const ATOMO_SCHEMES = SCHEME_NAMES.filter((scheme) => scheme.startsWith('atomo-'));
 export const OTHER_SCHEMES = SCHEME_NAMES.filter((scheme) => !scheme.startsWith('atomo-'));
 
-const ROUNDS = 100;
+const ROUNDS = 50;
 const WORKERS = 4;
 
-/** One test per scheme: its run trains for 100 rounds and clears its bar. */
+/** One test per scheme: its run trains for ROUNDS rounds and clears its bar. */
 export function describeTraining(schemes: readonly SchemeName[]): void {
   describe('training the default MLP run', () => {
     const servers: TestServer[] = [];
