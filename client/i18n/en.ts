@@ -68,7 +68,7 @@ export const en = {
     compression: 'Compression',
     downlink: 'Model download',
     delivery: {
-      full: 'the full float32 model ({{bytes}})',
+      full: '{{bytes}} each round',
       sync: 'the full model and momentum ({{bytes}}): this tab’s copy (re)starts',
       relay: 'the round’s relayed gradients ({{bytes}}), applied here',
       atomo: 'the server’s ATOMO-compressed update ({{bytes}}), applied here',

@@ -63,7 +63,7 @@ export const zh: Messages = {
     compression: '压缩方式',
     downlink: '模型下载',
     delivery: {
-      full: '完整的 float32 模型（{{bytes}}）',
+      full: '每轮 {{bytes}}',
       sync: '完整的模型和动量（{{bytes}}）：本标签页的副本（重新）开始',
       relay: '转发的本轮梯度（{{bytes}}），在此应用',
       atomo: '服务器 ATOMO 压缩的更新（{{bytes}}），在此应用',

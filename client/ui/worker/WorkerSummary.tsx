@@ -47,7 +47,7 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
           <div>
             <dt>{t('worker.run')}</dt>
             <dd data-testid="run-name" translate="no">
-              {config === null ? '…' : `${config.name} (${runId})`}
+              {config === null ? '…' : config.name === runId ? config.name : `${config.name} (${runId})`}
             </dd>
           </div>
           <div>
