@@ -17,7 +17,7 @@
  * compressor on that adapter (spectralCoreChoice, shown by the training
  * benchmark).
  */
-import { atomicVariance, samplingProbabilities } from '../../../core/atomo';
+import { atomicRealisedError, atomicVariance, samplingProbabilities } from '../../../core/atomo';
 import type { SpectralSample } from '../../../core/atomo/types';
 import { svdJacobi } from '../../../core/linalg/svd';
 import type { StreamId } from '../../../core/rng';
@@ -290,21 +290,14 @@ export class GpuSpectralCompressor {
         v = new Float32Array(allV);
       }
       const scales = new Float32Array(count);
-      const keptFlags = new Uint8Array(rank);
-      for (let j = 0; j < count; j++) {
-        const i = indices[j]!;
-        keptFlags[i] = 1;
-        scales[j] = lambda[i]! / p32[i]!;
-      }
-      // Orthonormal atoms: ‖ĝ − g‖² = Σᵢ (scaleᵢtᵢ − λᵢ)², plus the σ below the rank cut-off, dropped.
-      let realised = 0;
+      for (let j = 0; j < count; j++) scales[j] = lambda[indices[j]!]! / p32[indices[j]!]!;
       let normSq = 0;
       for (let i = 0; i < layer.k; i++) normSq += sigma[i]! * sigma[i]!;
-      for (let i = 0; i < rank; i++) {
-        const estimate = keptFlags[i] === 1 ? Math.fround(lambda[i]! / p32[i]!) : 0;
-        realised += (estimate - lambda[i]!) ** 2;
-      }
-      for (let i = rank; i < layer.k; i++) realised += sigma[i]! * sigma[i]!;
+      let cutOff = 0;
+      for (let i = rank; i < layer.k; i++) cutOff += sigma[i]! * sigma[i]!;
+      // Orthonormal atoms: the error in σ-space, as the CPU scheme computes it (the compaction keeps the indices increasing),
+      // plus the σ² below the rank cut-off, dropped.
+      const realised = atomicRealisedError(lambda, indices.subarray(0, count), scales, cutOff);
       const sample: SpectralSample = {
         scheme: 'atomo-svd',
         shape: [layer.rows, layer.cols],
