@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from '@playwright/test';
-import { SERVER_COMMAND } from './e2e/support/serverCommand';
+import { SERVER_COMMAND } from './scripts/startCommand';
 import { chromiumLaunchOptions } from './scripts/chromium';
 
 const port = Number(process.env.E2E_PORT ?? 3199);

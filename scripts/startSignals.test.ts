@@ -8,10 +8,8 @@
  * This runs the start command with a busy stand-in in place of the server.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-
-const START = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start;
+import { SERVER_COMMAND as START } from './startCommand';
 const FIXTURE = 'scripts/fixtures/busyUntilSignal.ts';
 
 /** Runs `command` with the server entry replaced by the fixture; sends `signal` during a busy spell; resolves its exit code and output. */

@@ -10,7 +10,7 @@ import { get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_TOKEN } from './admin';
-import { serverArgs } from './serverCommand';
+import { serverArgs } from '../../scripts/startCommand';
 
 /** A server process the test starts, stops and restarts. */
 export interface OwnServer {

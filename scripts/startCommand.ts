@@ -1,11 +1,12 @@
 /**
  * The command that runs the aggregator, read from package.json's "start"
- * script: the end-to-end tests start exactly the server `npm start` starts
- * (after its set-up step), so a change to how it is launched is tested too.
+ * script, its one home: the end-to-end tests start exactly the server
+ * `npm start` starts (after its set-up step), and scripts/startSignals.test.ts
+ * checks that this command hands a stop signal to the server itself.
  */
 import { readFileSync } from 'node:fs';
 
-const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
 
 /** `npm start`'s command line, e.g. `node --import tsx server/index.ts`. */
 export const SERVER_COMMAND = packageJson.scripts.start;
