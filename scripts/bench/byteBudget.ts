@@ -16,7 +16,6 @@
  * indicator and atomo-auto's choice: does the per-layer choice beat both
  * fixed decompositions?
  */
-import { loadavg } from 'node:os';
 
 import type { Compression } from '../../core/atomo/types';
 import { loadMnist, MinibatchSampler } from '../../core/data';
@@ -31,15 +30,11 @@ import { matchedTargetBytes } from '../../core/codec/budgets';
 import { sgdMomentumStep } from '../../core/model/optimizer';
 import { compressOnCpu, layerGradients, type LayerGradient } from '../../core/training/compression';
 import { createFileReader } from '../../server/data/fileReader';
-import { fmt, markdownTable, writeSection } from './report';
+import { fmt, loadText, markdownTable, writeSection } from './report';
 
 const BATCH = 32;
 const SEED = 7;
 
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(1))
-    .join(' / ');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 interface Case {
@@ -195,7 +190,7 @@ export async function benchByteBudget(): Promise<void> {
   const rounds = at >= 0 ? Number(args[at + 1]) : 8;
   if (!Number.isInteger(rounds) || rounds < 1) throw new RangeError('--rounds must be a positive integer');
   const { train } = await loadMnist(createFileReader());
-  const loadBefore = load();
+  const loadBefore = loadText();
   const started = new Date();
   const sections: string[] = [];
   for (const kind of ['mlp', 'cnn'] as const) {
@@ -214,7 +209,7 @@ export async function benchByteBudget(): Promise<void> {
     `## Compression under a byte budget (\`npm run bench -- bytes${at >= 0 ? ` --rounds ${rounds}` : ''}\`)
 
 Measured ${started.toISOString().slice(0, 16)} UTC in Node ${process.version}, medians over ${rounds} MNIST minibatches
-(the first untimed); load average ${loadBefore} before, ${load()} after, on a shared 2-core machine: compare the ratios,
+(the first untimed); load average ${loadBefore} before, ${loadText()} after, on a shared 2-core machine: compare the ratios,
 measured in the same run. The byte budget is each model's default (what atomo-svd at s = 2 sends on average).
 "with the indicator" rows are what a round of a scheme that takes no SVD costs on the rounds it measures
 ‖G‖_*·√(m+n)/‖g‖₁ (one in INDICATOR_EVERY = 5); atomo-svd and atomo-auto measure it every round at no extra cost.

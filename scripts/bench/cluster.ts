@@ -10,9 +10,8 @@
  * stage a gradient goes through, for the model in docs/scaling.md.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { accumulate, addPartial, estimateStats, planSum } from '../../core/aggregation';
 import { encodeLayer } from '../../core/codec';
@@ -26,7 +25,7 @@ import { startRedisServer } from '../../server/cluster/redisServer';
 import { decodeGradient, parseSubmission } from '../../server/validation';
 import { getJson, launchAggregator, stopAggregator } from '../cluster/launch';
 import { startWorkerThreads } from '../swarm/threads';
-import { fmt, markdownTable, writeSection } from './report';
+import { fmt, loadText, markdownTable, suiteOptions, writeSection } from './report';
 
 const THREADS = 4;
 /** This project's benchmark ports (3650-3699). */
@@ -387,37 +386,28 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
 
 /** Runs the suite and writes its section of docs/benchmarks.md. */
 export async function benchCluster(): Promise<void> {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    allowPositionals: true,
-    options: {
-      rounds: { type: 'string', default: '3' },
-      workers: { type: 'string', default: '200,600' },
-      processes: { type: 'string', default: '1,2,3' },
-      /** A directory for every aggregator process's CPU profile (node --cpu-prof), one folder per configuration. */
-      'cpu-prof': { type: 'string' },
-      /** Measure and print, but leave docs/benchmarks.md alone (a diagnostic run). */
-      'no-report': { type: 'boolean', default: false },
-    },
-    strict: false,
+  const values = suiteOptions({
+    rounds: { type: 'string', default: '3' },
+    workers: { type: 'string', default: '200,600' },
+    processes: { type: 'string', default: '1,2,3' },
+    /** A directory for every aggregator process's CPU profile (node --cpu-prof), one folder per configuration. */
+    'cpu-prof': { type: 'string' },
+    /** Measure and print, but leave docs/benchmarks.md alone (a diagnostic run). */
+    'no-report': { type: 'boolean', default: false },
   });
   const rounds = Number(values.rounds);
-  const load = () =>
-    loadavg()
-      .map((x) => x.toFixed(1))
-      .join(' / ');
-  const loadBefore = load();
+  const loadBefore = loadText();
   const stages = values['no-report'] === true ? [] : await measureStages();
   console.log(JSON.stringify(stages));
   const rows: EndToEnd[] = [];
   for (const workers of String(values.workers).split(',').map(Number)) {
     for (const processes of String(values.processes).split(',').map(Number)) {
       const figures = await measureEndToEnd(processes, workers, rounds, values['cpu-prof'] as string | undefined);
-      console.log(JSON.stringify({ ...figures, load: load() }));
+      console.log(JSON.stringify({ ...figures, load: loadText() }));
       rows.push(figures);
     }
   }
-  const loadAfter = load();
+  const loadAfter = loadText();
   if (values['no-report'] === true) return;
   writeSection(
     'cluster',

@@ -31,7 +31,7 @@
  * 4), --passes N (timed passes, 4), --reference N (minibatches for the slow
  * full SVDs, 2).
  */
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
 
 import { Matrix, SVD } from 'ml-matrix';
 import { SCHEMES, spectralRoute, spectralRouteCosts } from '../../core/atomo';
@@ -48,7 +48,7 @@ import { heInitialize } from '../../core/model/init';
 import { createModelLayout, type ModelKind } from '../../core/model/layout';
 import { compressOnCpu, layerGradients, type LayerGradient } from '../../core/training/compression';
 import { createFileReader } from '../../server/data/fileReader';
-import { fmt, markdownTable, writeSection } from './report';
+import { fmt, loadText, markdownTable, writeSection } from './report';
 
 const BATCH = 32;
 const SEED = 7;
@@ -61,10 +61,6 @@ function option(name: string, fallback: number): number {
   return value;
 }
 
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(1))
-    .join(' / ');
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Milliseconds of one call: of this process's CPU (user + system; the figure that load on a shared machine distorts least) and of the wall clock. */
@@ -374,7 +370,7 @@ export async function benchCompress(): Promise<void> {
   const passes = option('passes', 4);
   const referenceRounds = Math.min(rounds, option('reference', 2));
   const { train } = await loadMnist(createFileReader());
-  const loadBefore = load();
+  const loadBefore = loadText();
   const started = new Date();
   const sections: string[] = [];
   for (const kind of ['mlp', 'cnn'] as const) {
@@ -400,7 +396,7 @@ ${rounds} MNIST minibatches, ${warmup} untimed passes (the JIT optimises), then 
 (as a worker runs one scheme, so each case pays for the garbage collections its own allocations cause) and the passes alternate the cases;
 medians over the ${rounds * passes} timings (the full SVDs: ${referenceRounds} minibatches, once). Times are this process's CPU time
 (user + system, \`process.cpuUsage\`), which load from other jobs inflates far less than the wall clock; the step tables give the
-wall clock beside it. Load average ${loadBefore} before, ${load()} after: other jobs shared the cores, so compare the ratios
+wall clock beside it. Load average ${loadBefore} before, ${loadText()} after: other jobs shared the cores, so compare the ratios
 (measured in the same run) rather than the milliseconds.
 "compress" is what a worker's round spends between the gradient and encoding (the scheme plus the closed-form and realised
 variance); the GPU path is in the training section. Left out: encoding (microseconds), and the bias rows of the SVD table.

@@ -15,7 +15,6 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { Server } from 'socket.io';
 import type { SchemeName } from '../../core/atomo/types';
 import { asRunId } from '../../core/protocol';
@@ -23,7 +22,7 @@ import { removeDataDir, waitFor } from '../../server/local';
 import { startInProcessServer } from '../swarm/aggregator';
 import { startTsWorker } from '../../server/tsWorker';
 import { nextMessage, startWorkerThreads } from '../swarm/threads';
-import { fmt, markdownTable, writeSection } from './report';
+import { fmt, markdownTable, suiteOptions, writeSection } from './report';
 import type { RawThreadData } from './serverRawThread';
 
 const THREADS = 4;
@@ -141,12 +140,7 @@ async function measureRaw(workers: number, rounds: number, bytes: number, replyB
 
 /** Runs the suite and writes its section of docs/benchmarks.md. */
 export async function benchServer(): Promise<void> {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    allowPositionals: true,
-    options: { workers: { type: 'string', default: '200' }, rounds: { type: 'string', default: '20' } },
-    strict: false,
-  });
+  const values = suiteOptions({ workers: { type: 'string', default: '200' }, rounds: { type: 'string', default: '20' } });
   const workers = Number(values.workers);
   const rounds = Number(values.rounds);
   const rows: string[][] = [];

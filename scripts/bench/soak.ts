@@ -32,7 +32,6 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Worker } from 'node:worker_threads';
 import { connectSocket } from '../../client/net/socket';
 import { asRunId, asWorkerId, type DownlinkMode, type RoundMetrics, type RunId } from '../../core/protocol';
@@ -42,7 +41,7 @@ import { makeDataDir, removeDataDir } from '../../server/local';
 import { connectAdmin, type AdminClient } from '../swarm/admin';
 import { startTsWorker } from '../../server/tsWorker';
 import { nextMessage } from '../swarm/threads';
-import { fmt, markdownTable, writeSection } from './report';
+import { fmt, loadText, markdownTable, suiteOptions, writeSection } from './report';
 import type { FromSoakThread, SoakThreadData, ToSoakThread } from './soakThread';
 
 const THREADS = 4;
@@ -290,19 +289,14 @@ function summariseErrors(errors: readonly string[]): string[] {
 
 /** Runs the soak and writes its section of docs/benchmarks.md. */
 export async function benchSoak(): Promise<void> {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    allowPositionals: true,
-    options: {
-      workers: { type: 'string', default: '200' },
-      rounds: { type: 'string', default: '300' },
-      churn: { type: 'string', default: '0.1' },
-      seed: { type: 'string', default: '1' },
-      reuse: { type: 'boolean', default: false },
-      downlink: { type: 'string', default: 'full' },
-      'pace-ms': { type: 'string', default: '0' },
-    },
-    strict: false,
+  const values = suiteOptions({
+    workers: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '300' },
+    churn: { type: 'string', default: '0.1' },
+    seed: { type: 'string', default: '1' },
+    reuse: { type: 'boolean', default: false },
+    downlink: { type: 'string', default: 'full' },
+    'pace-ms': { type: 'string', default: '0' },
   });
   const workers = Number(values.workers);
   const rounds = Number(values.rounds);
@@ -571,8 +565,8 @@ ${new Date().toISOString().slice(0, 10)}; \`npm run bench -- soak --workers ${wo
 connected tabs leave for good; of those that left the round before, half come back with their key and half are replaced by new tabs (new identities;
 unused identities expire after a minute). One tab is marked sign-flipped ×10 by the teacher's socket (the default norm-bound rule holds it). After
 ${restartVersion} rounds (the checkpoint's version) the server gets SIGTERM and is started again on the same port and data folder; the tabs reconnect and rejoin by themselves, and
-the teacher marks the attacker again (attacks are not checkpointed). Load average ${loadBefore.map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min) before,
-${loadAfter.map((l) => l.toFixed(1)).join(' / ')} after: the machine was shared with other engineers' jobs, so times are inflated and noisy.
+the teacher marks the attacker again (attacks are not checkpointed). Load average ${loadText(loadBefore)} (1/5/15 min) before,
+${loadText(loadAfter)} after: the machine was shared with other engineers' jobs, so times are inflated and noisy.
 
 ${markdownTable(
   ['check', 'result', 'passes'],

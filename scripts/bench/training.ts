@@ -7,20 +7,16 @@
  * (timed rounds per scheme and backend), --steps N (timed TF.js steps),
  * --warmup N, --gpu native.
  */
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import type { RoundTiming, TrainingBenchResult } from '../../client/bench/training';
 import { runBrowserBench } from './browser';
-import { fmt, markdownTable, writeSection } from './report';
+import { fmt, loadText, markdownTable, writeSection } from './report';
 
 function option(args: readonly string[], name: string): string | undefined {
   const index = args.indexOf(name);
   return index >= 0 ? args[index + 1] : undefined;
 }
 
-const load = () =>
-  loadavg()
-    .map((value) => value.toFixed(1))
-    .join(' / ');
 const split = (t: RoundTiming) => `${fmt(t.computeMs)} / ${fmt(t.compressMs)} / ${fmt(t.encodeMs)}`;
 const ratio = (slow: number, fast: number) => `${fmt(slow / fast)}×`;
 
@@ -36,7 +32,7 @@ export async function benchTraining(): Promise<void> {
     query.set(name, value);
     command += ` --${name} ${value}`;
   }
-  const loadBefore = load();
+  const loadBefore = loadText();
   const started = Date.now();
   const result = await runBrowserBench<TrainingBenchResult>({
     bench: 'training',
@@ -45,7 +41,7 @@ export async function benchTraining(): Promise<void> {
     query: query.toString().replaceAll('%3A', ':'),
   });
   const minutes = (Date.now() - started) / 60_000;
-  const loadAfter = load();
+  const loadAfter = loadText();
 
   const gpuNoneMs = result.schemes.find((row) => row.scheme === 'none')?.gpu.totalMs ?? Number.NaN;
   const core = result.spectralCore;
