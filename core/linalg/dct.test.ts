@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dct2, dctMatrix, idct2 } from './dct';
 import { randomMatrix } from './random-matrix';
+import { bothWays } from './testing/shapes';
 
 const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
   let worst = 0;
@@ -74,14 +75,7 @@ describe('orthonormal DCT-II', () => {
   });
 
   it('idct2 inverts dct2 and both keep the Frobenius norm (Parseval), on square, tall, wide and vector shapes', () => {
-    for (const [rows, cols] of [
-      [8, 8],
-      [20, 3],
-      [3, 20],
-      [1, 17],
-      [17, 1],
-      [1, 1],
-    ] as const) {
+    for (const [rows, cols] of bothWays([8, 8], [20, 3], [1, 17], [1, 1])) {
       const g = randomMatrix(rows, cols, rows * 100 + cols);
       const c = dct2(g, rows, cols);
       expect(maxDiff(idct2(c, rows, cols), g)).toBeLessThan(1e-12);

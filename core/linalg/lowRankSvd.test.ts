@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { svdJacobi } from './svd';
 import { svdLowRank } from './lowRankSvd';
 import { seededRng } from '../testing/seeded';
+import { bothWays } from './testing/shapes';
 
 /** A rows×cols matrix of rank ≤ rank: a sum of `rank` random outer products (like a minibatch gradient Xᵀ·Δ). */
 function lowRank(rows: number, cols: number, rank: number, seed: number): Float32Array {
@@ -45,12 +46,7 @@ describe('svdLowRank', () => {
   });
 
   it('factors full-rank, wide and tall matrices exactly, with orthonormal singular vectors', () => {
-    for (const [rows, cols] of [
-      [9, 12],
-      [12, 9],
-      [1, 7],
-      [7, 1],
-    ] as const) {
+    for (const [rows, cols] of bothWays([9, 12], [1, 7])) {
       const g = lowRank(rows, cols, Math.min(rows, cols), rows + cols);
       const d = svdLowRank(g, rows, cols);
       expect(d.rank).toBe(Math.min(rows, cols));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { lowRankMatrix, matrixWithSingularValues, randomMatrix } from './random-matrix';
 import { symmetricEigen } from './symmetricEigen';
 import { orthogonalityError, reconstructionError } from './testing/svdChecks';
+import { bothWays } from './testing/shapes';
 import { rankTolerance, svdGramJacobi, svdJacobi, type SvdOptions, type SvdResult } from './svd';
 
 // Float64 Jacobi is backward stable: errors are a small multiple of
@@ -32,17 +33,7 @@ describe.each<{ name: string; svd: Svd }>([
   { name: 'svdJacobi', svd: svdJacobi },
   { name: 'svdGramJacobi', svd: svdGramJacobi },
 ])('$name', ({ svd: decompose }) => {
-  const shapes: [number, number][] = [
-    [64, 32],
-    [32, 64],
-    [50, 50],
-    [1, 17],
-    [17, 1],
-    [1, 1],
-    [100, 3],
-    [3, 100],
-  ];
-  for (const [rows, cols] of shapes) {
+  for (const [rows, cols] of bothWays([64, 32], [50, 50], [1, 17], [1, 1], [100, 3])) {
     it(`decomposes a random ${rows}×${cols} matrix`, () => {
       const a = randomMatrix(rows, cols, rows * 1000 + cols);
       const svd = decompose(a, rows, cols);
@@ -54,10 +45,7 @@ describe.each<{ name: string; svd: Svd }>([
 
   it('recovers known singular values, including ill-conditioned ones (cond 1e12)', () => {
     const sigmas = [1e3, 10, 1, 0.1, 1e-3, 1e-6, 1e-9];
-    for (const [rows, cols] of [
-      [40, 7],
-      [7, 40],
-    ] as const) {
+    for (const [rows, cols] of bothWays([40, 7])) {
       const a = matrixWithSingularValues(rows, cols, sigmas, 3);
       const svd = decompose(a, rows, cols);
       expectValidSvd(a, svd);
@@ -84,10 +72,7 @@ describe.each<{ name: string; svd: Svd }>([
   });
 
   it('handles the zero matrix: rank 0, σ = 0, U = V = 0', () => {
-    for (const [rows, cols] of [
-      [5, 3],
-      [3, 5],
-    ] as const) {
+    for (const [rows, cols] of bothWays([5, 3])) {
       const svd = decompose(new Float32Array(rows * cols), rows, cols);
       expect(svd.rank).toBe(0);
       expect(svd.sweeps).toBe(1);
