@@ -77,20 +77,17 @@ export interface Member extends MemberRecord {
   replicaVersion: number | null;
 }
 
-/** Everything a checkpoint stores; enough to rebuild the run exactly. */
-export interface RunSnapshot {
-  readonly runId: RunId;
-  readonly config: RunConfig;
-  readonly status: RunStatus;
-  readonly version: ModelVersion;
+/**
+ * Everything a checkpoint stores; enough to rebuild the run exactly: the
+ * summary's own fields (traffic absent in checkpoints written before frames
+ * were counted), the weights and momentum, the history and the members.
+ */
+export interface RunSnapshot
+  extends Pick<RunSummary, 'runId' | 'config' | 'status' | 'version' | 'bytesUp' | 'bytesDown'>, Partial<Pick<RunSummary, 'traffic'>> {
   readonly params: Float32Array;
   readonly velocity: Float32Array;
   readonly history: readonly RoundMetrics[];
   readonly members: readonly MemberRecord[];
-  readonly bytesUp: number;
-  readonly bytesDown: number;
-  /** Absent in checkpoints written before frames were counted. */
-  readonly traffic?: WireTraffic;
 }
 
 /** One round:open message and the workers it goes to. */
