@@ -21,11 +21,18 @@ import { checkGradient } from '../gradient';
 import type { PowerSgdSample } from '../types';
 import { realisedError } from '../variance';
 import { reconstruct } from '../reconstruct';
-import { DEFAULT_BUDGET, type LayerMemory, type Scheme } from './scheme';
+import { DEFAULT_BUDGET, type LayerMemory, type Scheme, type SchemeOptions } from './scheme';
 
 /** Throws RangeError unless the rank r is an integer ≥ 1 (Infinity: full rank, min(rows, cols)). */
 export function checkRank(rank: number): void {
   if (!(Number.isInteger(rank) || rank === Number.POSITIVE_INFINITY) || rank < 1) throw new RangeError(`PowerSGD rank must be an integer ≥ 1, got ${rank}`);
+}
+
+/** The rank that `options` ask for (their budget, DEFAULT_BUDGET when unset), checked. */
+function rankOf(options: SchemeOptions): number {
+  const rank = options.budget ?? DEFAULT_BUDGET;
+  checkRank(rank);
+  return rank;
 }
 
 /**
@@ -92,10 +99,8 @@ export const powerSgdScheme: Scheme<'powersgd'> = {
   name: 'powersgd',
   compress(grad, shape, options, stream) {
     checkGradient(grad, shape);
-    const rank = options.budget ?? DEFAULT_BUDGET;
-    checkRank(rank);
     const [rows, cols] = shape;
-    const k = Math.min(rank, rows, cols);
+    const k = Math.min(rankOf(options), rows, cols);
     const step = powerStep(grad, rows, cols, warmStart(options.memory, cols, k, stream), k);
     const q = columnsOf(step.q, cols, k);
     if (options.memory) options.memory.q = q;

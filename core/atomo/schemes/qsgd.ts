@@ -8,7 +8,7 @@
  */
 import { bernoulli, randomBits } from '../../rng';
 import { checkGradient } from '../gradient';
-import { DEFAULT_LEVELS, MAX_LEVELS, type Scheme } from './scheme';
+import { DEFAULT_LEVELS, MAX_LEVELS, type Scheme, type SchemeOptions } from './scheme';
 
 /** Throws RangeError unless s is an integer in 1..65535 (levels travel as u16). */
 export function checkLevels(levels: number): void {
@@ -32,6 +32,15 @@ export function bucketCount(elements: number, bucketSize: number): number {
   return bucketSize === 0 ? 1 : Math.max(1, Math.ceil(elements / bucketSize));
 }
 
+/** The levels s and bucket size d that `options` ask for (unset: DEFAULT_LEVELS, one bucket per layer), checked. */
+function knobsOf(options: SchemeOptions): { levels: number; bucketSize: number } {
+  const levels = options.levels ?? DEFAULT_LEVELS;
+  checkLevels(levels);
+  const bucketSize = options.bucketSize ?? 0;
+  checkBucketSize(bucketSize);
+  return { levels, bucketSize };
+}
+
 /**
  * Quantises each entry stochastically to a level of its bucket's ‖g_k‖₂/s;
  * entry i draws from randomBits(stream, i). The bucket norms are what is
@@ -43,10 +52,7 @@ export const qsgdScheme: Scheme<'qsgd'> = {
   name: 'qsgd',
   compress(grad, shape, options, stream) {
     checkGradient(grad, shape);
-    const s = options.levels ?? DEFAULT_LEVELS;
-    checkLevels(s);
-    const bucketSize = options.bucketSize ?? 0;
-    checkBucketSize(bucketSize);
+    const { levels: s, bucketSize } = knobsOf(options);
     const n = grad.length;
     const d = bucketSize === 0 ? Math.max(n, 1) : bucketSize;
     const norms = new Float32Array(bucketCount(n, bucketSize));
