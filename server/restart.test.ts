@@ -44,4 +44,25 @@ describe('restart', () => {
     await second.close();
     expect([...first.errors, ...second.errors]).toEqual([]);
   });
+
+  it('a worker whose identity the new server does not know joins afresh, as a new worker', async () => {
+    const { train } = await loadTestData();
+    const config = { scheme: 'terngrad', batchSize: 8, maxRounds: 40, evalEvery: 10 } as const;
+    const first = await startServer({ dataDir: makeDataDir(), defaultRun: config });
+    const worker = new SimulatedWorker({ url: first.url, train });
+    const { workerKey } = await worker.start();
+    await first.close();
+    removeDataDir(first.dataDir);
+    // Same address, no identities: the stored key is unknown there, so retrying it would never be accepted.
+    const second = await startServer({ dataDir: makeDataDir(), port: first.port, defaultRun: config });
+    await waitFor(() => worker.workerKey !== undefined && worker.workerKey !== workerKey, 20_000, 'a new identity');
+    const run = second.app.runs.get(DEFAULT_RUN_ID);
+    await waitFor(() => run.version >= 2, 30_000, 'rounds from the new worker');
+    const joined = worker.assignment!;
+    expect(run.history.some((m) => m.workers.some((w) => w.workerId === joined.workerId))).toBe(true);
+    worker.stop();
+    await second.close();
+    removeDataDir(second.dataDir);
+    expect([...first.errors, ...second.errors]).toEqual([]);
+  });
 });

@@ -4,7 +4,8 @@
  * many in one process (the swarm runs the tab's own session code instead).
  * It behaves as the browser worker will: join (or rejoin with its key), train
  * each round:open it receives, follow worker:assigned, rejoin after a
- * reconnect the server could not recover.
+ * reconnect the server could not recover, and join afresh when the server no
+ * longer knows its key (as the tab's channel does, client/net/workerChannel.ts).
  */
 import { io } from 'socket.io-client';
 import type { Dataset, Shards } from '../../core/data';
@@ -26,6 +27,16 @@ import {
 import { ModelReplica } from '../../core/training/replica';
 import { createWorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
 import type { AppSocket } from './socket';
+
+/** A worker:join the server refused, with its error code. */
+class JoinRefused extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(`join refused: ${code}: ${message}`);
+  }
+}
 
 /** Options of a simulated worker. */
 export interface SimulatedWorkerOptions {
@@ -137,7 +148,7 @@ export class SimulatedWorker {
       ...(this.#options.backend === undefined ? {} : { backend: this.#options.backend }),
     };
     const response = await this.socket.timeout(60_000).emitWithAck('worker:join', request);
-    if (!response.ok) throw new Error(`join refused: ${response.error.code}: ${response.error.message}`);
+    if (!response.ok) throw new JoinRefused(response.error.code, response.error.message);
     this.assignment = response;
     this.workerKey = response.workerKey;
     this.#joined = true;
@@ -146,7 +157,11 @@ export class SimulatedWorker {
 
   #rejoin(): void {
     if (!this.#joined || !this.socket.connected) return;
-    this.join().catch(() => setTimeout(() => this.#rejoin(), 500));
+    this.join().catch((error: unknown) => {
+      // An expired or forgotten identity: a key the server does not know will never be accepted.
+      if (error instanceof JoinRefused && error.code === 'unknown-worker') this.workerKey = undefined;
+      setTimeout(() => this.#rejoin(), 500);
+    });
   }
 
   /** Disconnects for good. */
