@@ -22,5 +22,5 @@ export const COLORS = {
 /** How the dashboard's chart axes are drawn. */
 export const AXIS_PROPS = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
 
-/** How the dashboard's chart lines are drawn: no point markers, no animation (the charts redraw as rounds arrive). */
-export const LINE_PROPS = { dot: false, isAnimationActive: false } as const;
+/** How the dashboard's chart lines are drawn: 2 px wide, no point markers, no animation (the charts redraw as rounds arrive). */
+export const LINE_PROPS = { strokeWidth: 2, dot: false, isAnimationActive: false } as const;

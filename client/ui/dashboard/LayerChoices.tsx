@@ -149,7 +149,7 @@ export function LayerChoices() {
               <ReferenceLine y={PAPER_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="5 4" />
               <ReferenceLine y={WIRE_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="2 3" />
               {indicatorLines.map((data, l) => (
-                <Line key={l} data={data} dataKey="value" name={names[l] ?? ''} stroke={runColor(l)} strokeWidth={2} {...LINE_PROPS} />
+                <Line key={l} data={data} dataKey="value" name={names[l] ?? ''} stroke={runColor(l)} {...LINE_PROPS} />
               ))}
             </LineChart>
           </ResponsiveContainer>
@@ -190,9 +190,9 @@ export function LayerChoices() {
                   dataKey="layer"
                   name={sentAsLabel(kind)}
                   stroke={SENT_AS_COLORS[kind]}
+                  {...LINE_PROPS}
                   strokeWidth={10}
                   strokeLinecap="butt"
-                  {...LINE_PROPS}
                 />
               ))}
             </LineChart>

@@ -85,7 +85,6 @@ function TradeoffChart({ runs, height = HEIGHT + 40 }: { readonly runs: readonly
               dataKey="accuracy"
               name={label}
               stroke={color}
-              strokeWidth={2}
               {...LINE_PROPS}
               dot={{ r: 2.5 }}
             />
@@ -135,7 +134,7 @@ function RoundChart({
           />
           <Tooltip formatter={(v) => yTick(Number(v))} labelFormatter={roundLabel} />
           {series.map(({ run, color, label, data }) => (
-            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} strokeWidth={2} {...LINE_PROPS} />
+            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} {...LINE_PROPS} />
           ))}
           {series
             .filter(({ dashed }) => dashed.length > 0)
@@ -146,7 +145,6 @@ function RoundChart({
                 dataKey="value"
                 name={dashedName?.(label) ?? label}
                 stroke={color}
-                strokeWidth={2}
                 strokeDasharray="5 4"
                 {...LINE_PROPS}
               />
