@@ -45,6 +45,32 @@ describe('restart', () => {
     expect([...first.errors, ...second.errors]).toEqual([]);
   });
 
+  it('a gradient computed while the server was down is dropped, not queued for the next connection', async () => {
+    const { train } = await loadTestData();
+    const config = { scheme: 'terngrad', batchSize: 8, maxRounds: 40, evalEvery: 10 } as const;
+    const dataDir = makeDataDir();
+    const first = await startServer({ dataDir, defaultRun: config });
+    let outage: Promise<void> | null = null;
+    const worker = new SimulatedWorker({
+      url: first.url,
+      train,
+      // The first gradient's send waits until the server has gone (as a device still computing would).
+      beforeSubmit: async () => {
+        outage ??= first.close().then(() => waitFor(() => !worker.socket.connected, 10_000, 'the disconnect'));
+        await outage;
+      },
+    });
+    await worker.start();
+    await waitFor(() => outage !== null, 20_000, 'a round to compute');
+    await outage;
+    // The worker's send resumed before this test did (it awaited the outage first); a tick for good measure.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(worker.socket.sendBuffer).toHaveLength(0);
+    worker.stop();
+    removeDataDir(dataDir);
+    expect(first.errors).toEqual([]);
+  });
+
   it('a worker whose identity the new server does not know joins afresh, as a new worker', async () => {
     const { train } = await loadTestData();
     const config = { scheme: 'terngrad', batchSize: 8, maxRounds: 40, evalEvery: 10 } as const;

@@ -245,6 +245,9 @@ export class SimulatedWorker {
         if (submission === null) continue;
         const proceed = await this.#options.beforeSubmit?.(this, round, submission);
         if (proceed === false) continue;
+        // Lost the server meanwhile: socket.io would queue the gradient and send it on reconnecting, before the
+        // rejoin, for a round that is gone (refused not-joined). The tab's request() drops it the same way.
+        if (!this.socket.connected) continue;
         // socket.io would drop the connection on an oversized message without saying why: check first.
         const bytes = submission.layers.reduce((sum: number, layer) => sum + layer.byteLength, 0);
         if (bytes > (this.assignment?.maxMessageBytes ?? Infinity)) throw new Error(`gradient of ${bytes} bytes exceeds the server's limit`);
