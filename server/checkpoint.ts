@@ -95,16 +95,21 @@ export function decodeCheckpoint(bytes: Buffer): StoredRun {
     const bad = firstNonFinite(values);
     if (bad >= 0) throw new Error(`checkpoint ${name} are not finite at parameter ${bad}`);
   }
-  const { createdAt, parameterCount: _count, ...rest } = meta;
+  const { createdAt, parameterCount: _count, traffic, ...rest } = meta;
   return {
     createdAt,
     snapshot: {
       ...rest,
+      ...(traffic === undefined ? {} : { traffic }),
       runId: asRunId(rest.runId),
       version: asModelVersion(rest.version),
       // The records exactly as the server wrote them (the schema checked their versions only).
       history: (raw as { history: RoundMetrics[] }).history,
-      members: rest.members.map((m) => ({ ...m, workerId: asWorkerId(m.workerId) })),
+      members: rest.members.map(({ traffic: frames, ...m }) => ({
+        ...m,
+        ...(frames === undefined ? {} : { traffic: frames }),
+        workerId: asWorkerId(m.workerId),
+      })),
       params,
       velocity,
     },

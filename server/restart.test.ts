@@ -25,11 +25,16 @@ describe('restart', () => {
     const version = run.version;
     const params = Buffer.from(run.params.slice().buffer);
     const history = JSON.stringify(run.history);
+    const { traffic, workers: members } = run.summary();
     expect(version).toBeLessThan(config.maxRounds);
+    expect(traffic.gradientUp).toBeGreaterThan(0);
 
     const second = await startServer({ dataDir, port: first.port, defaultRun: config });
     const resumed = second.app.runs.get(DEFAULT_RUN_ID);
     expect(resumed.version).toBe(version);
+    // The frames counted so far, the run's and each worker's, go on from where they were.
+    expect(resumed.summary().traffic).toEqual(traffic);
+    expect(resumed.summary().workers.map((w) => w.traffic)).toEqual(members.map((w) => w.traffic));
     expect(Buffer.from(resumed.params.slice().buffer).equals(params)).toBe(true);
     expect(JSON.stringify(resumed.history)).toBe(history);
     expect(resumed.status).toBe('running');

@@ -24,12 +24,24 @@ function parsed<S extends v.GenericSchema>(schema: S, raw: unknown, what: string
   throw new Error(`${what} ${path ? `${path}: ` : ''}${issue?.message ?? 'invalid'}`);
 }
 
+/** Frames' bytes by category and direction (core/traffic); absent in checkpoints written before frames were counted. */
+const trafficOf = (field: string) =>
+  v.optional(
+    v.object({
+      gradientUp: count(`${field}.gradientUp`),
+      controlUp: count(`${field}.controlUp`),
+      modelDown: count(`${field}.modelDown`),
+      controlDown: count(`${field}.controlDown`),
+    }),
+  );
+
 /** One member's record. */
 const MemberRecordSchema = v.object({
   workerId: v.pipe(index('members[].workerId'), v.maxValue(0xffffffff, 'members[].workerId must be a u32')),
   slot: index('members[].slot'),
   bytesUp: count('members[].bytesUp'),
   bytesDown: count('members[].bytesDown'),
+  traffic: trafficOf('members[].traffic'),
   rounds: index('members[].rounds'),
 });
 
@@ -45,6 +57,7 @@ export const CheckpointMetaSchema = v.object({
   members: v.array(MemberRecordSchema, 'members must be an array'),
   bytesUp: count('bytesUp'),
   bytesDown: count('bytesDown'),
+  traffic: trafficOf('traffic'),
   createdAt: count('createdAt'),
   parameterCount: v.pipe(index('parameterCount'), v.maxValue(1 << 28, 'parameterCount is too large')),
 });

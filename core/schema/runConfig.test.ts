@@ -110,4 +110,14 @@ describe('checkpoint metadata schema', () => {
     expect(() => parseCheckpointMeta({ ...meta, bytesUp: null })).toThrow(/bytesUp/);
     expect(() => parseCheckpointMeta('nonsense')).toThrow(/checkpoint/);
   });
+
+  it('keeps the run’s and each member’s frame counts, and refuses bad ones', () => {
+    const traffic = { gradientUp: 1, controlUp: 2, modelDown: 3, controlDown: 4 };
+    const parsed = parseCheckpointMeta({ ...meta, traffic, members: [{ ...meta.members[0], traffic }] });
+    expect(parsed.traffic).toEqual(traffic);
+    expect(parsed.members[0]!.traffic).toEqual(traffic);
+    expect(parseCheckpointMeta(meta).traffic).toBeUndefined();
+    expect(() => parseCheckpointMeta({ ...meta, traffic: { ...traffic, modelDown: -1 } })).toThrow(/traffic.modelDown/);
+    expect(() => parseCheckpointMeta({ ...meta, members: [{ ...meta.members[0], traffic: { ...traffic, gradientUp: NaN } }] })).toThrow(/gradientUp/);
+  });
 });
