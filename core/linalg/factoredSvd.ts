@@ -24,6 +24,7 @@
  * svdLowRank: they would get sampling probabilities of order 10⁻⁶.
  */
 import { gramCholeskyOfRows, selectSparseRows, sparseRows, type SparseRows } from './gramCholesky';
+import { fourDots } from './dots';
 import { applyQ, householderQr } from './householderQr';
 import { LOW_RANK_RELATIVE_TOLERANCE } from './lowRankSvd';
 import { Scratch } from './scratch';
@@ -78,7 +79,8 @@ function factorRows(factors: GradientFactors, rows: number, cols: number): Facto
     throw new RangeError(`gradient factors: input has ${input.length} values, a ${batch}×${rows} factor needs ${batch * rows}`);
   if (delta.length !== batch * cols)
     throw new RangeError(`gradient factors: delta has ${delta.length} values, a ${batch}×${cols} factor needs ${batch * cols}`);
-  const all = Uint32Array.from({ length: batch }, (_, b) => b);
+  const all = new Uint32Array(batch);
+  for (let b = 0; b < batch; b++) all[b] = b;
   const sparse = { input: sparseRows(input, rows, all), delta: sparseRows(delta, cols, all) };
   // A sum of squares of float32 values is finite iff every value is; only then is the factor scanned for the one to name.
   for (const name of ['input', 'delta'] as const) {
@@ -110,6 +112,9 @@ const CORE_TOLERANCE = 1e-11;
 
 /** The core R_L·R_Rᵀ of one call (see scratch.ts); svdGramJacobi copies it before anything else takes scratch. */
 const CORE = new Scratch();
+
+/** The last fourDots of coreProduct. */
+const FOUR = new Float64Array(4);
 
 /** How one factor's thin QR was computed: Gram and Cholesky (fast), or Householder (exact to rounding). */
 export type FactorQr = 'gram' | 'householder';
@@ -154,15 +159,7 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
   for (;;) {
     const pl = left.p;
     const pr = right.p;
-    // core = R_L·R_Rᵀ (pl×pr); both are upper trapezoidal, so the sum starts at max(i, j).
-    const core = CORE.zeroed(pl * pr);
-    for (let i = 0; i < pl; i++) {
-      for (let j = 0; j < pr; j++) {
-        let s = 0;
-        for (let b = Math.max(i, j); b < inner; b++) s += left.r[i * inner + b]! * right.r[j * inner + b]!;
-        core[i * pr + j] = s;
-      }
-    }
+    const core = coreProduct(left, right, inner);
     const small = svdGramJacobi(core, pl, pr, { tolerance: CORE_TOLERANCE });
     let total = 0;
     for (let k = 0; k < small.rank; k++) total += small.singularValues[k]! ** 2;
@@ -181,6 +178,36 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
     for (let k = rank; k < small.rank; k++) residual += small.singularValues[k]! ** 2;
     return assemble(left, right, small, rank, residual, rows, cols, inner);
   }
+}
+
+/**
+ * The core R_L·R_Rᵀ (pl×pr, in CORE's scratch). Both are upper trapezoidal,
+ * so entry (i, j) sums over b ≥ max(i, j); four j share one pass over row i
+ * of R_L from b = max(i, j₀), a lane's terms below its own diagonal being
+ * exact zeros (x·0 added to +0 leaves +0), so every sum is the one taken
+ * alone, term for term.
+ */
+function coreProduct(left: Side, right: Side, inner: number): Float64Array {
+  const pl = left.p;
+  const pr = right.p;
+  const l = left.r;
+  const r = right.r;
+  const core = CORE.zeroed(pl * pr);
+  for (let i = 0; i < pl; i++) {
+    const li = i * inner;
+    let j = 0;
+    for (; j + 4 <= pr; j += 4) {
+      const start = Math.max(i, j);
+      fourDots(l, li + start, r, j * inner + start, inner, inner - start, FOUR);
+      core.set(FOUR, i * pr + j);
+    }
+    for (; j < pr; j++) {
+      let s = 0;
+      for (let b = Math.max(i, j); b < inner; b++) s += l[li + b]! * r[j * inner + b]!;
+      core[i * pr + j] = s;
+    }
+  }
+  return core;
 }
 
 /** The triplets of the core's SVD lifted to G: u = Q_L·U_c eₖ, v = Q_R·V_c eₖ. */

@@ -79,7 +79,8 @@ export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky
   const r = new Float64Array(batch * batch);
   gram(rowStart, index, value, size, batch, r);
   // ‖f_b‖ = √K_bb, before Cholesky overwrites K.
-  const rowNorms = Float64Array.from({ length: batch }, (_, b) => Math.sqrt(r[b * batch + b]!));
+  const rowNorms = new Float64Array(batch);
+  for (let b = 0; b < batch; b++) rowNorms[b] = Math.sqrt(r[b * batch + b]!);
   if (!cholesky(r, batch)) return null;
 
   const solve = (y: ArrayLike<number>, out: Float64Array): Float64Array => {

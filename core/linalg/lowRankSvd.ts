@@ -15,6 +15,7 @@
  * matrix would look full-rank. Those directions would get sampling
  * probabilities of order 10⁻⁶ anyway.
  */
+import { fourDots } from './dots';
 import { svdJacobi, type SvdResult } from './svd';
 
 /** Residual column norms below this fraction of ‖G‖_F end the factorisation. */
@@ -42,7 +43,7 @@ function pivotedQr(a: Float64Array | Float32Array, rows: number, cols: number): 
   }
   const limit = Math.min(rows, cols);
   const q = new Float64Array(rows * limit);
-  const rRows: Float64Array[] = [];
+  const rAll = new Float64Array(limit * cols);
   const threshold = LOW_RANK_RELATIVE_TOLERANCE ** 2 * total;
   let rank = 0;
   while (rank < limit) {
@@ -58,35 +59,47 @@ function pivotedQr(a: Float64Array | Float32Array, rows: number, cols: number): 
       }
     }
     if (best < 0) break;
-    const qk = q.subarray(rank * rows, (rank + 1) * rows);
-    for (let i = 0; i < rows; i++) qk[i] = w[best * rows + i]!;
+    const qk = rank * rows;
+    for (let i = 0; i < rows; i++) q[qk + i] = w[best * rows + i]!;
     // Orthogonalise once more against the earlier directions ("twice is enough").
     for (let p = 0; p < rank; p++) {
-      const qp = q.subarray(p * rows, (p + 1) * rows);
+      const qp = p * rows;
       let dot = 0;
-      for (let i = 0; i < rows; i++) dot += qp[i]! * qk[i]!;
-      for (let i = 0; i < rows; i++) qk[i]! -= dot * qp[i]!;
+      for (let i = 0; i < rows; i++) dot += q[qp + i]! * q[qk + i]!;
+      for (let i = 0; i < rows; i++) q[qk + i]! -= dot * q[qp + i]!;
     }
     let norm = 0;
-    for (let i = 0; i < rows; i++) norm += qk[i]! * qk[i]!;
+    for (let i = 0; i < rows; i++) norm += q[qk + i]! * q[qk + i]!;
     norm = Math.sqrt(norm);
-    for (let i = 0; i < rows; i++) qk[i]! /= norm;
-    // Row `rank` of R, and the residual W ← W − q (qᵀW), column by column.
-    const rRow = new Float64Array(cols);
-    for (let j = 0; j < cols; j++) {
+    for (let i = 0; i < rows; i++) q[qk + i]! /= norm;
+    // Row `rank` of R, and the residual W ← W − q (qᵀW): four columns' products per pass (fourDots; no column's update
+    // touches another column), then each column's update.
+    const rRow = rank * cols;
+    let j = 0;
+    for (; j + 4 <= cols; j += 4) {
+      fourDots(q, qk, w, j * rows, rows, rows, FOUR);
+      rAll.set(FOUR, rRow + j);
+      for (let c = 0; c < 4; c++) subtractMultiple(w, (j + c) * rows, q, qk, rows, FOUR[c]!);
+    }
+    for (; j < cols; j++) {
       const base = j * rows;
       let dot = 0;
-      for (let i = 0; i < rows; i++) dot += qk[i]! * w[base + i]!;
-      rRow[j] = dot;
-      for (let i = 0; i < rows; i++) w[base + i]! -= dot * qk[i]!;
+      for (let i = 0; i < rows; i++) dot += q[qk + i]! * w[base + i]!;
+      rAll[rRow + j] = dot;
+      subtractMultiple(w, base, q, qk, rows, dot);
     }
-    rRows.push(rRow);
     rank++;
   }
   // Each residual had the earlier directions removed, so G = Σₖ qₖ rₖᵀ.
-  const r = new Float64Array(rank * cols);
-  rRows.forEach((row, k) => r.set(row, k * cols));
-  return { q: q.subarray(0, rank * rows), r, rank };
+  return { q: q.subarray(0, rank * rows), r: rAll.subarray(0, rank * cols), rank };
+}
+
+/** The last fourDots of pivotedQr. */
+const FOUR = new Float64Array(4);
+
+/** w[at + i] −= factor·q[qAt + i] for i < length: a column of the residual loses its component along q. */
+function subtractMultiple(w: Float64Array, at: number, q: Float64Array, qAt: number, length: number, factor: number): void {
+  for (let i = 0; i < length; i++) w[at + i]! -= factor * q[qAt + i]!;
 }
 
 /**

@@ -21,6 +21,7 @@
  * first `rank` triplets.
  */
 
+import { fourDots } from './dots';
 import { Scratch } from './scratch';
 import { symmetricEigen } from './symmetricEigen';
 
@@ -93,12 +94,15 @@ export function svdGramJacobi(a: Float64Array | Float32Array, rows: number, cols
   const { w, m, n } = work;
   const gram = GRAM.zeroed(n * n);
   for (let p = 0; p < n; p++) {
-    const bp = p * m;
-    for (let q = 0; q <= p; q++) {
-      const bq = q * m;
-      let sum = 0;
-      for (let i = 0; i < m; i++) sum += w[bp + i]! * w[bq + i]!;
-      gram[p * n + q] = sum;
+    let q = 0;
+    // Four dot products per pass over column p (independent sums, each in i order, so the same values as one at a time).
+    for (; q + 4 <= p + 1; q += 4) {
+      dotsWith(w, m, p, q, 4);
+      gram.set(DOTS, p * n + q);
+    }
+    if (q <= p) {
+      dotsWith(w, m, p, q, p + 1 - q);
+      for (let k = 0; q + k <= p; k++) gram[p * n + q + k] = DOTS[k]!;
     }
   }
   const eigen = symmetricEigen(gram, n);
@@ -192,6 +196,24 @@ function finish({ w, m, n, transposed, maxAbs }: WorkingCopy, rot: Float64Array,
   return assemble(w, rot, m, n, rows, cols, transposed, maxAbs, sweeps, converged);
 }
 
+/** The last dotsWith's products (up to four). */
+const DOTS = new Float64Array(4);
+
+/** DOTS[k] = w_p·w_{q+k} for k < count ≤ 4 (column-major, columns of length m), each summed in i order. */
+function dotsWith(w: Float64Array, m: number, p: number, q: number, count: number): void {
+  if (count === 4) {
+    fourDots(w, p * m, w, q * m, m, m, DOTS);
+    return;
+  }
+  const bp = p * m;
+  for (let k = 0; k < count; k++) {
+    const bq = (q + k) * m;
+    let sum = 0;
+    for (let i = 0; i < m; i++) sum += w[bp + i]! * w[bq + i]!;
+    DOTS[k] = sum;
+  }
+}
+
 /** Squared Euclidean norm of column j (length m) of a column-major array. */
 function columnNormSquared(w: Float64Array, m: number, j: number): number {
   let sum = 0;
@@ -234,16 +256,26 @@ function orthogonaliseColumns(
     for (let j = 0; j < n; j++) normSq[j] = columnNormSquared(w, m, j);
     let rotated = false;
     for (let p = 0; p < n - 1; p++) {
+      // wₚ·w_q for the next four q at once while pairs are found orthogonal (a converged sweep), one at a time after a
+      // rotation: a rotation changes wₚ, so the batch's later products are stale and taken afresh from the next q.
+      let batchStart = n;
+      let batchEnd = n;
+      let span = 4;
       for (let q = p + 1; q < n; q++) {
         const alpha = normSq[p]!;
         const beta = normSq[q]!;
         if (alpha === 0 || beta === 0) continue; // a zero column is orthogonal to everything
-        let gamma = 0;
-        const bp = p * m;
-        const bq = q * m;
-        for (let i = 0; i < m; i++) gamma += w[bp + i]! * w[bq + i]!;
+        if (q >= batchEnd || q < batchStart) {
+          batchStart = q;
+          batchEnd = Math.min(n, q + span);
+          dotsWith(w, m, p, q, batchEnd - q);
+        }
+        const gamma = DOTS[q - batchStart]!;
+        span = 4;
         if (Math.abs(gamma) <= tolerance * Math.sqrt(alpha) * Math.sqrt(beta)) continue;
         rotated = true;
+        batchEnd = q + 1;
+        span = 1;
         // The rotation that zeroes wₚ·w_q: t = tan θ is the smaller root of
         // t² + 2ζt − 1 = 0 with ζ = (β − α)/(2γ), which keeps |θ| ≤ π/4.
         const zeta = (beta - alpha) / (2 * gamma);

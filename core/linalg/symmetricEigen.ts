@@ -11,6 +11,7 @@
  * a starting rotation for one-sided Jacobi, which restores full accuracy.
  */
 
+import { fourDots } from './dots';
 import { Scratch } from './scratch';
 
 const EPS = Number.EPSILON;
@@ -92,14 +93,9 @@ function tridiagonalise(s: Float64Array, n: number, diagonal: Float64Array, off:
     for (let i = k + 1; i < n; i++) v[i]! /= vNorm;
     applied[k] = 1;
     // Trailing block S' = H S H with H = I − 2vvᵀ: p = S v, q = 2(p − (vᵀp) v), S' = S − v qᵀ − q vᵀ.
+    columnProducts(s, v, n, k + 1, p);
     let vp = 0;
-    for (let j = k + 1; j < n; j++) {
-      let sum = 0;
-      const cj = j * n;
-      for (let i = k + 1; i < n; i++) sum += s[cj + i]! * v[i]!;
-      p[j] = sum;
-      vp += sum * v[j]!;
-    }
+    for (let j = k + 1; j < n; j++) vp += p[j]! * v[j]!;
     for (let j = k + 1; j < n; j++) p[j] = 2 * (p[j]! - vp * v[j]!);
     for (let j = k + 1; j < n; j++) {
       const cj = j * n;
@@ -118,16 +114,40 @@ function tridiagonalise(s: Float64Array, n: number, diagonal: Float64Array, off:
   for (let k = n - 3; k >= 0; k--) {
     if (applied[k] === 0) continue;
     const v = reflectors.subarray(k * n, (k + 1) * n);
-    for (let j = k + 1; j < n; j++) {
-      const cj = j * n;
-      let dot = 0;
-      for (let i = k + 1; i < n; i++) dot += v[i]! * q[cj + i]!;
-      if (dot === 0) continue;
-      dot *= 2;
-      for (let i = k + 1; i < n; i++) q[cj + i] = q[cj + i]! - dot * v[i]!;
-    }
+    // Each column's product with v first (none depends on another column's update), then each column's update.
+    columnProducts(q, v, n, k + 1, p);
+    for (let j = k + 1; j < n; j++) reflect(q, v, j * n, k + 1, n, p[j]!);
   }
   return q;
+}
+
+/**
+ * out[j] = Σ_{i ≥ from} a[j·n + i]·v[i] for j ≥ from (column j of the
+ * column-major n×n `a` against v), four columns per pass (fourDots), each
+ * sum in i order as one at a time would add it.
+ */
+function columnProducts(a: Float64Array, v: Float64Array, n: number, from: number, out: Float64Array): void {
+  let j = from;
+  for (; j + 4 <= n; j += 4) {
+    fourDots(v, from, a, j * n + from, n, n - from, FOUR);
+    out.set(FOUR, j);
+  }
+  for (; j < n; j++) {
+    let sum = 0;
+    const c = j * n;
+    for (let i = from; i < n; i++) sum += a[c + i]! * v[i]!;
+    out[j] = sum;
+  }
+}
+
+/** The last fourDots of columnProducts. */
+const FOUR = new Float64Array(4);
+
+/** q[column + i] −= 2·dot·v[i] for i ≥ from: one column of Q ← H·Q (nothing when dot = 0). */
+function reflect(q: Float64Array, v: Float64Array, column: number, from: number, n: number, dot: number): void {
+  if (dot === 0) return;
+  const twice = dot * 2;
+  for (let i = from; i < n; i++) q[column + i] = q[column + i]! - twice * v[i]!;
 }
 
 /**
