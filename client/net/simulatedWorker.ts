@@ -4,8 +4,7 @@
  * many in one process (the swarm runs the tab's own session code instead).
  * It behaves as the browser worker will: join (or rejoin with its key), train
  * each round:open it receives, follow worker:assigned, rejoin after a
- * reconnect the server could not recover, and join afresh when the server no
- * longer knows its key (as the tab's channel does, client/net/workerChannel.ts).
+ * reconnect the server could not recover.
  */
 import { io } from 'socket.io-client';
 import type { Dataset, Shards } from '../../core/data';
@@ -27,16 +26,6 @@ import {
 import { ModelReplica } from '../../core/training/replica';
 import { createWorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
 import type { AppSocket } from './socket';
-
-/** A worker:join the server refused, with its error code. */
-class JoinRefused extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(`join refused: ${code}: ${message}`);
-  }
-}
 
 /** Options of a simulated worker. */
 export interface SimulatedWorkerOptions {
@@ -148,7 +137,7 @@ export class SimulatedWorker {
       ...(this.#options.backend === undefined ? {} : { backend: this.#options.backend }),
     };
     const response = await this.socket.timeout(60_000).emitWithAck('worker:join', request);
-    if (!response.ok) throw new JoinRefused(response.error.code, response.error.message);
+    if (!response.ok) throw new Error(`join refused: ${response.error.code}: ${response.error.message}`);
     this.assignment = response;
     this.workerKey = response.workerKey;
     this.#joined = true;
@@ -157,11 +146,7 @@ export class SimulatedWorker {
 
   #rejoin(): void {
     if (!this.#joined || !this.socket.connected) return;
-    this.join().catch((error: unknown) => {
-      // An expired or forgotten identity: a key the server does not know will never be accepted.
-      if (error instanceof JoinRefused && error.code === 'unknown-worker') this.workerKey = undefined;
-      setTimeout(() => this.#rejoin(), 500);
-    });
+    this.join().catch(() => setTimeout(() => this.#rejoin(), 500));
   }
 
   /** Disconnects for good. */
@@ -245,9 +230,6 @@ export class SimulatedWorker {
         if (submission === null) continue;
         const proceed = await this.#options.beforeSubmit?.(this, round, submission);
         if (proceed === false) continue;
-        // Lost the server meanwhile: socket.io would queue the gradient and send it on reconnecting, before the
-        // rejoin, for a round that is gone (refused not-joined). The tab's request() drops it the same way.
-        if (!this.socket.connected) continue;
         // socket.io would drop the connection on an oversized message without saying why: check first.
         const bytes = submission.layers.reduce((sum: number, layer) => sum + layer.byteLength, 0);
         if (bytes > (this.assignment?.maxMessageBytes ?? Infinity)) throw new Error(`gradient of ${bytes} bytes exceeds the server's limit`);
