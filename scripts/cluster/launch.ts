@@ -59,7 +59,8 @@ export async function stopAggregator(child: ChildProcess): Promise<void> {
 export async function getJson<T>(url: string, attempts = 300): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const response = await fetch(url);
+      // A request to a process that is being killed or taking over may never be answered: give up on it and retry.
+      const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
       if (response.ok) return (await response.json()) as T;
     } catch {
       // not up, or the connection's process just died
