@@ -46,12 +46,8 @@ describe('orthonormal DCT-II', () => {
     }
   });
 
-  it('equals D_m G D_nᵀ computed densely, on the MLP layer shape 784×10 and on odd and prime sizes', () => {
-    for (const [rows, cols] of [
-      [784, 10],
-      [97, 15],
-      [1, 128],
-    ] as const) {
+  it('equals D_m G D_nᵀ computed densely, on the MLP layer shape 784×10 and on odd and prime sizes, tall and wide', () => {
+    for (const [rows, cols] of bothWays([784, 10], [97, 15], [1, 128])) {
       const g = randomMatrix(rows, cols, rows + cols);
       const dm = dctMatrix(rows);
       const dn = dctMatrix(cols);
