@@ -214,6 +214,8 @@ export interface RoundMetrics {
   readonly closedAt: number;
   readonly participants: number;
   readonly contributors: number;
+  /** Each contributor's part in the round, by worker id. */
+  readonly workers: readonly WorkerRoundMetrics[];
   /** Mean of the contributors' minibatch losses. */
   readonly trainLoss: number;
   /** Held-out loss and accuracy of model version + 1, on evaluation rounds only. */
@@ -228,7 +230,6 @@ export interface RoundMetrics {
   /** Frames of the run's workers since it started (or was reset). */
   readonly cumulativeTraffic: WireTraffic;
   readonly layers: readonly LayerVariance[];
-  readonly workers: readonly WorkerRoundMetrics[];
   readonly durations: RoundDurations;
   /** How the model travelled this round; absent in histories recorded before the compressed downlinks. */
   readonly downlink?: DownlinkMetrics;
