@@ -14,8 +14,8 @@ struct StreamId {
 }
 
 // Per-matrix state shared by the passes of the batched SVD (shaders/svd/)
-// and of the thin QR (shaders/qr/); 8 × 4 bytes, written by the host as
-// zeros and read back by it (client/gpu/kernels/svd.ts, qr.ts).
+// and of the thin QR (shaders/factored/qr.wgsl); 8 × 4 bytes, written by the
+// host as zeros and read back by it (client/gpu/kernels/svd.ts, factored.ts).
 struct MatrixState {
   scaleExp: i32,    // input = work · 2^scaleExp (an exact power-of-two scaling)
   phase: u32,       // id of the Jacobi phase that last ran (0: none yet)
@@ -25,4 +25,28 @@ struct MatrixState {
   done: u32,        // 1 once the current phase met its tolerance
   rank: u32,        // σ above the cut-off (svd/sort.wgsl); columns with a reflector (qr)
   pad: u32,
+}
+
+// A 'valid' stride-1 convolution over a batch, as im2col and its adjoint
+// col2im (shaders/layers/) read it; the host writes it from one geometry
+// (client/gpu/kernels/layers.ts, convParams). count is the kernel's own
+// invocations (common/elements.wgsl): the elements of what it writes.
+struct ConvParams {
+  channels: u32,
+  batch: u32,
+  height: u32,
+  width: u32,
+  kernel: u32,      // k (square kernel)
+  out_height: u32,  // height − k + 1
+  out_width: u32,   // width − k + 1
+  count: u32,       // im2col: taps · B · P, elements of col; col2im: C · B · H · W, elements of dx
+}
+
+// 2×2 max-pooling, stride 2, over `planes` planes, as maxpool and
+// maxpool_backward (shaders/layers/) read it.
+struct PoolParams {
+  planes: u32,     // channels · batch
+  height: u32,     // input height (even)
+  width: u32,      // input width (even)
+  count: u32,      // forward: planes · (height/2) · (width/2); backward: planes · height · width
 }

@@ -5,18 +5,8 @@
 // invocations write the same place: deterministic, no atomics.
 // CPU reference: core/model/cpu/im2col.ts col2im (which scatters instead).
 
-struct Params {
-  channels: u32,
-  batch: u32,
-  height: u32,
-  width: u32,
-  kernel: u32,
-  out_height: u32,
-  out_width: u32,
-  count: u32,       // C · B · H · W, elements of dx
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
+// params: common/structs.wgsl's ConvParams (count: C · B · H · W, elements of dx).
+@group(0) @binding(0) var<uniform> params: ConvParams;
 @group(0) @binding(1) var<storage, read> dcol: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dx: array<f32>;
 

@@ -7,18 +7,8 @@
 // GPU backend keeps feature maps in; the product then lands in (out, B, oh, ow).
 // CPU reference (one example at a time): core/model/cpu/im2col.ts.
 
-struct Params {
-  channels: u32,
-  batch: u32,
-  height: u32,
-  width: u32,
-  kernel: u32,      // k (square kernel)
-  out_height: u32,  // height − k + 1
-  out_width: u32,   // width − k + 1
-  count: u32,       // taps · B · P, elements of col
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
+// params: common/structs.wgsl's ConvParams (count: taps · B · P, elements of col).
+@group(0) @binding(0) var<uniform> params: ConvParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> col: array<f32>;
 

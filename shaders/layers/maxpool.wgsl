@@ -4,14 +4,8 @@
 // so the backward pass (layers/maxpool_backward.wgsl) routes without comparing.
 // Planes are independent, so the (C, B) or (B, C) order of planes does not matter.
 
-struct Params {
-  planes: u32,     // channels · batch
-  height: u32,     // input height (even)
-  width: u32,      // input width (even)
-  count: u32,      // planes · (height/2) · (width/2)
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
+// params: common/structs.wgsl's PoolParams (count: planes · (height/2) · (width/2), elements of y).
+@group(0) @binding(0) var<uniform> params: PoolParams;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 @group(0) @binding(3) var<storage, read_write> winners: array<u32>;

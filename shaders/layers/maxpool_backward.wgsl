@@ -2,14 +2,8 @@
 // elsewhere. One invocation per input element, so every element is written
 // exactly once (no zero fill, no scatter).
 
-struct Params {
-  planes: u32,
-  height: u32,     // input height (even)
-  width: u32,      // input width (even)
-  count: u32,      // planes · height · width
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
+// params: common/structs.wgsl's PoolParams (count: planes · height · width, elements of dx).
+@group(0) @binding(0) var<uniform> params: PoolParams;
 @group(0) @binding(1) var<storage, read> winners: array<u32>;
 @group(0) @binding(2) var<storage, read> dy: array<f32>;
 @group(0) @binding(3) var<storage, read_write> dx: array<f32>;

@@ -2,7 +2,7 @@
  * Host of shaders/common/: the WGSL fragments several kernel families share.
  * WGSL has no #include, so a kernel that needs them is compiled from the
  * fragments followed by the kernel's own text:
- *   structs.wgsl        the structs more than one kernel uses (StreamId, MatrixState)
+ *   structs.wgsl        the structs more than one kernel uses (StreamId, MatrixState, ConvParams, PoolParams)
  *   common/philox.wgsl         Philox4x32-10, bit for bit core/rng/philox.ts
  *   random_stream.wgsl  stream addressing and the integer Bernoulli test (core/rng/stream.ts)
  *   grid.wgsl           the `main` of a kernel with one invocation per item (its itemCount() and item(i))

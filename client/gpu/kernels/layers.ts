@@ -20,7 +20,7 @@ import maxpoolBackwardWgsl from '../../../shaders/layers/maxpool_backward.wgsl?r
 import swapAxesWgsl from '../../../shaders/layers/swap_axes.wgsl?raw';
 import { dispatchOf, gridForItems, uniformBuffer, type Dispatch } from '../runtime/dispatch';
 import { kernelFamily, type Kernel } from '../runtime/pipelines';
-import { withElements, withGrid } from './common';
+import { withElements, withGrid, withStructs } from './common';
 
 /** Geometry of a 'valid' stride-1 convolution over a batch, for im2col / col2im. */
 export interface ConvGeometry {
@@ -31,17 +31,22 @@ export interface ConvGeometry {
   readonly kernel: number;
 }
 
-/** Every layer kernel's source: all but bias_grad (one workgroup per channel) have one invocation per item. */
+/** common/structs.wgsl's ConvParams, in its field order: the geometry `g` and the kernel's `count` of invocations. */
+function convParams(g: ConvGeometry, count: number): number[] {
+  return [g.channels, g.batch, g.height, g.width, g.kernel, g.height - g.kernel + 1, g.width - g.kernel + 1, count];
+}
+
+/** Every layer kernel's source: all but bias_grad (one workgroup per channel) have one invocation per item; the convolution and pooling kernels read their uniforms as common/structs.wgsl's ConvParams and PoolParams. */
 const LAYER_KERNELS = {
   biasRelu: { code: withElements(biasReluWgsl), constants: { RELU: 1 } },
   bias: { code: withElements(biasReluWgsl), constants: { RELU: 0 } },
   reluBackward: { code: withElements(reluBackwardWgsl) },
   softmaxCrossEntropy: { code: withGrid(softmaxWgsl) },
   biasGrad: { code: biasGradWgsl },
-  im2col: { code: withElements(im2colWgsl) },
-  col2im: { code: withElements(col2imWgsl) },
-  maxpool: { code: withElements(maxpoolWgsl) },
-  maxpoolBackward: { code: withElements(maxpoolBackwardWgsl) },
+  im2col: { code: withElements(withStructs(im2colWgsl)) },
+  col2im: { code: withElements(withStructs(col2imWgsl)) },
+  maxpool: { code: withElements(withStructs(maxpoolWgsl)) },
+  maxpoolBackward: { code: withElements(withStructs(maxpoolBackwardWgsl)) },
   swapAxes: { code: withElements(swapAxesWgsl) },
 };
 
@@ -112,24 +117,14 @@ export class LayerKernels {
 
   /** col (taps × B·P) from x (C, B, H, W) (layers/im2col.wgsl). */
   im2col(owned: GPUBuffer[], x: GPUBuffer, col: GPUBuffer, g: ConvGeometry): Dispatch {
-    const outHeight = g.height - g.kernel + 1;
-    const outWidth = g.width - g.kernel + 1;
-    const count = g.channels * g.kernel * g.kernel * g.batch * outHeight * outWidth;
-    return this.#elementwise(
-      owned,
-      'im2col',
-      this.#kernels.im2col,
-      [g.channels, g.batch, g.height, g.width, g.kernel, outHeight, outWidth, count],
-      [x, col],
-      count,
-    );
+    const count = g.channels * g.kernel * g.kernel * g.batch * (g.height - g.kernel + 1) * (g.width - g.kernel + 1);
+    return this.#elementwise(owned, 'im2col', this.#kernels.im2col, convParams(g, count), [x, col], count);
   }
 
   /** dx (C, B, H, W) from dcol (taps × B·P) (layers/col2im.wgsl). */
   col2im(owned: GPUBuffer[], dcol: GPUBuffer, dx: GPUBuffer, g: ConvGeometry): Dispatch {
     const count = g.channels * g.batch * g.height * g.width;
-    const words = [g.channels, g.batch, g.height, g.width, g.kernel, g.height - g.kernel + 1, g.width - g.kernel + 1, count];
-    return this.#elementwise(owned, 'col2im', this.#kernels.col2im, words, [dcol, dx], count);
+    return this.#elementwise(owned, 'col2im', this.#kernels.col2im, convParams(g, count), [dcol, dx], count);
   }
 
   /** y and winners of 2×2 max-pooling over `planes` planes of height × width (layers/maxpool.wgsl). */
