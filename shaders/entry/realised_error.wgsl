@@ -5,7 +5,7 @@
 // compact/gather.wgsl sends. Host: client/gpu/kernels/entry.ts.
 //
 // One workgroup (WORKGROUP_SIZE invocations) per layer (one dispatch per layer), chunked
-// strided sums and one in-order fold, as in entry/waterfill.wgsl.
+// strided sums (entry/chunked_sum.wgsl) and one in-order fold, as in entry/waterfill.wgsl.
 
 struct Params {
   offset: u32, // first entry of the layer in `gradient`
@@ -23,17 +23,12 @@ struct Params {
 // Invocations per workgroup: 256 on a GPU; the host sets 64 on SwiftShader,
 // where a barrier switches every 4-invocation group (4× cheaper at 64).
 override WORKGROUP_SIZE: u32 = 256u;
-const CHUNK: u32 = 32u;
-const STATS: u32 = 8u;
-const REALISED: u32 = 3u; // slot within a layer's statistics
 
 var<workgroup> partials: array<f32, WORKGROUP_SIZE>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(local_invocation_index) local: u32) {
-  var sum = 0.0;
-  var chunk = 0.0;
-  var inChunk = 0u;
+  var sum = chunkedSum();
   for (var i = local; i < params.n; i += WORKGROUP_SIZE) {
     let g = gradient[params.offset + i];
     var error = g * g;
@@ -41,15 +36,9 @@ fn main(@builtin(local_invocation_index) local: u32) {
       let d = g / probabilities[i] - g;
       error = d * d;
     }
-    chunk += error;
-    inChunk++;
-    if (inChunk == CHUNK) {
-      sum += chunk;
-      chunk = 0.0;
-      inChunk = 0u;
-    }
+    addTerm(&sum, error);
   }
-  partials[local] = sum + chunk;
+  partials[local] = totalOf(sum);
   workgroupBarrier();
   if (local == 0u) {
     var total = 0.0;

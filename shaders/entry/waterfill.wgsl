@@ -24,7 +24,8 @@
 // variance Σ g²(1/p − 1) (docs/design.md) and ‖g‖².
 //
 // Reductions: each invocation folds a strided run in chunks of 32 (the f32
-// error of a chunked sum stays ≈ 50 ulp of the total however long the layer),
+// error of a chunked sum stays ≈ 50 ulp of the total however long the layer;
+// entry/chunked_sum.wgsl, with the layout of `stats`),
 // then invocation 0 folds the WORKGROUP_SIZE partials in order and broadcasts the total
 // with workgroupUniformLoad: two barriers per reduction, not a log₂ tree's 9,
 // because on SwiftShader every barrier is a switch of every invocation group.
@@ -44,10 +45,6 @@ struct Params {
 // Invocations per workgroup: 256 on a GPU; the host sets 64 on SwiftShader,
 // where a barrier switches every 4-invocation group (4× cheaper at 64).
 override WORKGROUP_SIZE: u32 = 256u;
-const CHUNK: u32 = 32u;
-// stats layout per layer (8 × f32): Σp, Σ g²(1/p − 1), ‖g‖², realised error
-// (written by entry/realised_error.wgsl), τ, saturated count, #non-zero, steps.
-const STATS: u32 = 8u;
 
 var<workgroup> partials: array<vec4<f32>, WORKGROUP_SIZE>;
 var<workgroup> total: vec4<f32>;
@@ -71,19 +68,11 @@ fn workgroupTotal(local: u32, value: vec4<f32>) -> vec4<f32> {
 // Σ min(1, |g|/τ) over this invocation's strided run, in chunks.
 fn localMass(local: u32, tau: f32) -> f32 {
   let inverse = 1.0 / tau;
-  var sum = 0.0;
-  var chunk = 0.0;
-  var inChunk = 0u;
+  var sum = chunkedSum();
   for (var i = local; i < params.n; i += WORKGROUP_SIZE) {
-    chunk += min(1.0, abs(gradient[params.offset + i]) * inverse);
-    inChunk++;
-    if (inChunk == CHUNK) {
-      sum += chunk;
-      chunk = 0.0;
-      inChunk = 0u;
-    }
+    addTerm(&sum, min(1.0, abs(gradient[params.offset + i]) * inverse));
   }
-  return sum + chunk;
+  return totalOf(sum);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -93,11 +82,8 @@ fn main(@builtin(local_invocation_index) local: u32) {
 
   // 1. #non-zero, Σ|g|, Σg² and −min non-zero |g| (max of the negation, so one max slot).
   var count = 0.0;
-  var localAbs = 0.0;
-  var sumSq = 0.0;
-  var chunkAbs = 0.0;
-  var chunkSq = 0.0;
-  var inChunk = 0u;
+  var localAbs = chunkedSum();
+  var sumSq = chunkedSum();
   var negMin = -3.40282346e38;
   var maxAbs = 0.0;
   for (var i = local; i < n; i += WORKGROUP_SIZE) {
@@ -107,18 +93,10 @@ fn main(@builtin(local_invocation_index) local: u32) {
       count += 1.0;
       negMin = max(negMin, -a);
     }
-    chunkAbs += a;
-    chunkSq += a * a;
-    inChunk++;
-    if (inChunk == CHUNK) {
-      localAbs += chunkAbs;
-      sumSq += chunkSq;
-      chunkAbs = 0.0;
-      chunkSq = 0.0;
-      inChunk = 0u;
-    }
+    addTerm(&localAbs, a);
+    addTerm(&sumSq, a * a);
   }
-  let first = workgroupTotal(local, vec4<f32>(count, localAbs + chunkAbs, sumSq + chunkSq, negMin));
+  let first = workgroupTotal(local, vec4<f32>(count, totalOf(localAbs), totalOf(sumSq), negMin));
   let nonZero = first.x;
   let sumAbs = first.y;
   let normSq = first.z;
@@ -154,58 +132,42 @@ fn main(@builtin(local_invocation_index) local: u32) {
     saturation = bitcast<f32>(hi);
     // c = #{|g| ≥ hi} and T = Σ of the other |g|.
     var c = 0.0;
-    var tail = 0.0;
-    var chunk = 0.0;
-    var inTail = 0u;
+    var tail = chunkedSum();
     for (var i = local; i < n; i += WORKGROUP_SIZE) {
       let a = abs(gradient[params.offset + i]);
       if (a >= saturation) {
         c += 1.0;
       } else {
-        chunk += a;
-        inTail++;
-        if (inTail == CHUNK) {
-          tail += chunk;
-          chunk = 0.0;
-          inTail = 0u;
-        }
+        addTerm(&tail, a);
       }
     }
-    let split = workgroupTotal(local, vec4<f32>(c, tail + chunk, 0.0, 0.0));
+    let split = workgroupTotal(local, vec4<f32>(c, totalOf(tail), 0.0, 0.0));
     saturated = split.x;
     // f(hi) ≤ s makes c < s whenever T > 0; the max only guards f32 rounding.
     perUnit = select(0.0, max(s - saturated, 0.0) / split.y, split.y > 0.0);
   }
 
   // Final pass: p, Σp and Σ g²(1/p − 1).
-  var sumP = 0.0;
-  var variance = 0.0;
-  var chunkP = 0.0;
-  var chunkV = 0.0;
-  var inFinal = 0u;
+  // A zero entry adds 0 to the variance, so both sums fold at the same steps.
+  var sumP = chunkedSum();
+  var variance = chunkedSum();
   for (var i = local; i < n; i += WORKGROUP_SIZE) {
     let g = gradient[params.offset + i];
     let a = abs(g);
     var p = 0.0;
+    var v = 0.0;
     if (a > 0.0) {
       p = select(min(1.0, a * perUnit), 1.0, a >= saturation);
       // perUnit could underflow to 0 only for a degenerate budget; a non-zero
       // entry must keep p > 0 or the estimate would be biased.
       p = max(p, 1.1754944e-38);
-      chunkV += g * g * (1.0 / p - 1.0);
+      v = g * g * (1.0 / p - 1.0);
     }
     probabilities[i] = p;
-    chunkP += p;
-    inFinal++;
-    if (inFinal == CHUNK) {
-      sumP += chunkP;
-      variance += chunkV;
-      chunkP = 0.0;
-      chunkV = 0.0;
-      inFinal = 0u;
-    }
+    addTerm(&sumP, p);
+    addTerm(&variance, v);
   }
-  let last = workgroupTotal(local, vec4<f32>(sumP + chunkP, variance + chunkV, 0.0, 0.0));
+  let last = workgroupTotal(local, vec4<f32>(totalOf(sumP), totalOf(variance), 0.0, 0.0));
   if (local == 0u) {
     let base = params.slot * STATS;
     stats[base + 0u] = last.x;

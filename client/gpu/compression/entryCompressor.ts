@@ -38,7 +38,7 @@ export const ENTRY_PROBABILITY_TOLERANCE = 1e-5;
 /** Largest layer the kernels take: counts are accumulated in f32, exact below 2²⁴. */
 export const GPU_MAX_ENTRY_LAYER = 1 << 24;
 
-/** f32 statistics per layer in the stats buffer (layout in entry/waterfill.wgsl). */
+/** f32 statistics per layer in the stats buffer (layout in entry/chunked_sum.wgsl, STATS). */
 const STATS = 8;
 const STAT = { sumP: 0, variance: 1, normSq: 2, realised: 3, tau: 4, saturated: 5, nonZero: 6, steps: 7 } as const;
 

@@ -4,14 +4,18 @@
  * with the Bernoulli draw and the compaction):
  *   waterfill.wgsl       the water level τ and pᵢ = min(1, |gᵢ|/τ) of one
  *                        layer, with Σ p, the closed-form variance and ‖g‖²;
- *   realised_error.wgsl  ‖ĝ − g‖² of the draw, from the keep mask.
+ *   realised_error.wgsl  ‖ĝ − g‖² of the draw, from the keep mask;
+ *   chunked_sum.wgsl     what both share (the stats layout, the chunked sum),
+ *                        put in front of each (WGSL has no include).
  * One workgroup per layer for both.
  */
 import waterfillWgsl from '../../../shaders/entry/waterfill.wgsl?raw';
 import realisedErrorWgsl from '../../../shaders/entry/realised_error.wgsl?raw';
+import chunkedSumWgsl from '../../../shaders/entry/chunked_sum.wgsl?raw';
 import { dispatchOf, type Dispatch } from '../runtime/dispatch';
 import { isSoftwareAdapter } from '../runtime/adapter';
 import { PipelineCache, type Kernel } from '../runtime/pipelines';
+import { concatWgsl } from './common';
 
 /** Options of the entry-wise kernels. */
 export interface EntryKernelOptions {
@@ -35,8 +39,8 @@ export class EntryKernels {
     const size = options.workgroupSize ?? (isSoftwareAdapter(device) ? 64 : undefined);
     const constants = size === undefined ? {} : { constants: { WORKGROUP_SIZE: size } };
     const cache = PipelineCache.for(device);
-    this.#waterfill = cache.kernel({ label: 'Entry.waterfill', code: waterfillWgsl, ...constants });
-    this.#realised = cache.kernel({ label: 'Entry.realisedError', code: realisedErrorWgsl, ...constants });
+    this.#waterfill = cache.kernel({ label: 'Entry.waterfill', code: concatWgsl(chunkedSumWgsl, waterfillWgsl), ...constants });
+    this.#realised = cache.kernel({ label: 'Entry.realisedError', code: concatWgsl(chunkedSumWgsl, realisedErrorWgsl), ...constants });
   }
 
   /** The water-filling of one layer: buffers params, gradient, probabilities, stats (waterfill.wgsl's bindings). */
