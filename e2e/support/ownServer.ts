@@ -30,6 +30,12 @@ export interface OwnServer {
 export interface OwnServerOptions {
   /** Start it with `--https` (a self-signed certificate made in its data folder). */
   readonly https?: boolean;
+  /**
+   * Run it at this niceness (`nice -n`, 0–19): a test that measures a
+   * student's page runs the aggregator, which in a classroom is the teacher's
+   * machine, behind the browser on the machine's few cores.
+   */
+  readonly niceness?: number;
 }
 
 async function healthy(baseURL: string): Promise<boolean> {
@@ -92,7 +98,11 @@ export function ownServer(port: number, options: OwnServerOptions = {}): OwnServ
       // A stale server left on the port would answer the health check and fool the test.
       if (await healthy(baseURL)) throw new Error(`ownServer: something already answers on ${baseURL}`);
       // The same command as the suite's webServer, so the test runs the server users run.
-      const started = spawn(process.execPath, serverArgs(options.https === true ? ['--https'] : []), {
+      const args = serverArgs(options.https === true ? ['--https'] : []);
+      // `nice` runs the command in the same process (its pid is the server's), so stop and killGroup reach it as before.
+      const [program, programArgs] =
+        options.niceness === undefined ? [process.execPath, args] : ['nice', ['-n', String(options.niceness), process.execPath, ...args]];
+      const started = spawn(program, programArgs, {
         env: { ...process.env, PORT: String(port), ADMIN_TOKEN, DATA_DIR: dataDir },
         stdio: ['ignore', 'pipe', 'pipe'],
         // Its own process group, so killGroup reaches any thread or child it started.
