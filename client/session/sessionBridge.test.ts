@@ -54,7 +54,7 @@ const point = (round: number) => ({
 const downlinkView = { mode: 'relay', delivery: 'relay', version: 7, hash: 'ab12', bytes: 25_000, verified: 6, resyncs: 1, closedRel: null } as const;
 
 describe('postingSink (in the worker)', () => {
-  it('sends the writes of one task as one message, in order, as plain data the page can apply', () => {
+  it('sends the writes of a task as one message, at most one message per FLUSH_MS, in order, as plain data the page can apply', () => {
     const clock = manualClock();
     const posted: FromSessionWorker[] = [];
     const sink = postingSink((message) => posted.push(structuredClone(message)), clock);
@@ -68,7 +68,10 @@ describe('postingSink (in the worker)', () => {
     clock.advance(0);
     expect(posted).toHaveLength(1);
     sink.roundSent(point(1));
-    clock.advance(0);
+    // The page has a message of this quarter second already: the next waits for the next quarter.
+    clock.advance(FLUSH_MS - 1);
+    expect(posted).toHaveLength(1);
+    clock.advance(1);
     expect(posted).toHaveLength(2);
 
     // Applied on a store, the messages give what direct calls give.

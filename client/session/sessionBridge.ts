@@ -1,7 +1,7 @@
 /**
  * The session's store writes across the page ⇄ Web Worker boundary
  * (docs/design.md, "The tab's threads"). In the worker, `postingSink` turns
- * every write into data and sends the writes of one task in one message;
+ * every write into data and sends them at most every FLUSH_MS, in one message;
  * the global model, the only large write, goes at most once a second with
  * its buffer transferred, not copied. On the page, `frameBatcher` holds the
  * writes for an animation frame at most four times a second and applies them
@@ -24,20 +24,28 @@ export interface BridgeClock {
 
 const globalClock: BridgeClock = { setTimeout: (callback, ms) => setTimeout(callback, ms), now: () => performance.now() };
 
-/** A sink that posts the session's writes to the page: batched per task, the model throttled and transferred. */
+/** A sink that posts the session's writes to the page: batched (one message per FLUSH_MS at most), the model throttled and transferred. */
 export function postingSink(
   post: (message: FromSessionWorker, transfer: Transferable[]) => void,
   clock: BridgeClock = globalClock,
 ): Required<WorkerSessionSink> {
   let calls: SinkCall[] = [];
+  let scheduled = false;
+  let postedAt = -Infinity;
   const flush = () => {
+    scheduled = false;
     const batch = calls;
     calls = [];
-    if (batch.length > 0) post({ type: 'sink', calls: batch }, []);
+    if (batch.length === 0) return;
+    postedAt = clock.now();
+    post({ type: 'sink', calls: batch }, []);
   };
   const push = (call: SinkCall) => {
-    if (calls.length === 0) clock.setTimeout(flush, 0);
     calls.push(call);
+    if (scheduled) return;
+    scheduled = true;
+    // Every message is a task on the page's main thread: at most one per FLUSH_MS, the rate the page applies them at.
+    clock.setTimeout(flush, Math.max(0, postedAt + FLUSH_MS - clock.now()));
   };
 
   let model: Parameters<NonNullable<WorkerActions['setModel']>>[0] | null = null;
