@@ -189,6 +189,9 @@ async function benchModel(
     const factors = new Map([...(result.factors ?? new Map())].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }]));
     gradients.push(layerGradients(layout, { gradient: result.gradient.slice(), factors }));
   }
+  // The same gradients without their factors, for the cases that take the full-gradient route.
+  const stripped = gradients.map((layers) => layers.map(({ layer, shape, values }) => ({ layer, shape, values })));
+  const inputOf = (c: Case, round: number): readonly LayerGradient[] => (c.factors ? gradients : stripped)[round]!;
   // Every weight's factors, whatever its route (a convolution's im2col factors too), for the route table.
   const everyFactor = createCpuComputations(layout, 'all');
   const allFactors = batches.slice(0, referenceRounds + 1).map((batch) => {
@@ -211,10 +214,9 @@ async function benchModel(
     }
     for (const c of CASES) {
       collect();
-      compressOnCpu(c.factors ? gradients[0]! : gradients[0]!.map(({ layer, shape, values }) => ({ layer, shape, values })), c.compression, stream(0));
+      compressOnCpu(inputOf(c, 0), c.compression, stream(0));
       for (let round = 0; round < rounds; round++) {
-        const layers = gradients[round]!;
-        const input: readonly LayerGradient[] = c.factors ? layers : layers.map(({ layer, shape, values }) => ({ layer, shape, values }));
+        const input = inputOf(c, round);
         const ms = time(() => compressOnCpu(input, c.compression, stream(round)));
         if (timed) timings.add(`step|${c.label}`, ms);
         const scheme = SCHEMES[c.compression.scheme];
@@ -295,12 +297,9 @@ async function benchModel(
   }
 
   const compute = timings.median('compute');
-  const stripped = gradients.map((layers) => layers.map(({ layer, shape, values }) => ({ layer, shape, values })));
   const threadStep = async (label: string) => {
     const c = CASES.find((x) => x.label === label)!;
-    return threadCpuPerCall(rounds, timings.median(`step|${label}`), (round) =>
-      compressOnCpu((c.factors ? gradients : stripped)[round]!, c.compression, stream(round)),
-    );
+    return threadCpuPerCall(rounds, timings.median(`step|${label}`), (round) => compressOnCpu(inputOf(c, round), c.compression, stream(round)));
   };
   const thread = {
     compute: await threadCpuPerCall(rounds, compute, (round) => backend.lossAndGradient(weights, batches[round]!.pixels, batches[round]!.labels, BATCH)),
