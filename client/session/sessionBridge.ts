@@ -29,24 +29,13 @@ export function postingSink(
   post: (message: FromSessionWorker, transfer: Transferable[]) => void,
   clock: BridgeClock = globalClock,
 ): Required<WorkerSessionSink> {
-  let calls: SinkCall[] = [];
-  let scheduled = false;
-  let postedAt = -Infinity;
-  const flush = () => {
-    scheduled = false;
-    const batch = calls;
-    calls = [];
-    if (batch.length === 0) return;
-    postedAt = clock.now();
-    post({ type: 'sink', calls: batch }, []);
-  };
-  const push = (call: SinkCall) => {
-    calls.push(call);
-    if (scheduled) return;
-    scheduled = true;
+  const writes = throttledQueue<SinkCall>(
+    (calls) => post({ type: 'sink', calls }, []),
     // Every message is a task on the page's main thread: at most one per FLUSH_MS, the rate the page applies them at.
-    clock.setTimeout(flush, Math.max(0, postedAt + FLUSH_MS - clock.now()));
-  };
+    (flush, wait) => clock.setTimeout(flush, wait),
+    () => clock.now(),
+  );
+  const push = (call: SinkCall) => writes.push([call]);
 
   let model: Parameters<NonNullable<WorkerActions['setModel']>>[0] | null = null;
   let modelTimer = false;
@@ -58,7 +47,7 @@ export function postingSink(
     model = null;
     modelSentAt = clock.now();
     // The writes before it go first, so the page sees them in the order the session made them.
-    flush();
+    writes.flush();
     post({ type: 'sink', calls: [{ action: 'setModel', arg: sent }] }, [sent.weights.buffer as ArrayBuffer]);
   };
 
@@ -122,30 +111,49 @@ export function frameBatcher(
   apply: (calls: readonly SinkCall[]) => void,
   scheduler: FrameScheduler = windowScheduler,
 ): { push(calls: readonly SinkCall[]): void; flush(): void } {
-  let queue: SinkCall[] = [];
-  let scheduled = false;
-  let flushedAt = -Infinity;
-  const flush = () => {
-    scheduled = false;
-    const calls = queue;
-    queue = [];
-    if (calls.length === 0) return;
-    flushedAt = scheduler.now();
-    apply(calls);
-  };
-  const askForFrame = () => {
+  const askForFrame = (flush: () => void) => {
     // Whichever comes first; the other finds the queue empty (or a later batch, which it applies early: harmless).
     scheduler.requestAnimationFrame(flush);
     scheduler.setTimeout(flush, HIDDEN_FLUSH_MS);
   };
+  return throttledQueue(
+    apply,
+    (flush, wait) => {
+      if (wait > 0) scheduler.setTimeout(() => askForFrame(flush), wait);
+      else askForFrame(flush);
+    },
+    () => scheduler.now(),
+  );
+}
+
+/**
+ * Items pushed are handed to `deliver` together, in order, by a flush that
+ * `schedule` runs `wait` ms after the first push of a batch or later; `wait`
+ * keeps deliveries FLUSH_MS apart. An empty flush (an earlier one took the
+ * batch) delivers nothing.
+ */
+function throttledQueue<T>(
+  deliver: (items: T[]) => void,
+  schedule: (flush: () => void, wait: number) => void,
+  now: () => number,
+): { push(items: readonly T[]): void; flush(): void } {
+  let queue: T[] = [];
+  let scheduled = false;
+  let deliveredAt = -Infinity;
+  const flush = () => {
+    scheduled = false;
+    const items = queue;
+    queue = [];
+    if (items.length === 0) return;
+    deliveredAt = now();
+    deliver(items);
+  };
   return {
-    push(calls) {
-      queue.push(...calls);
+    push(items) {
+      queue.push(...items);
       if (scheduled) return;
       scheduled = true;
-      const wait = flushedAt + FLUSH_MS - scheduler.now();
-      if (wait > 0) scheduler.setTimeout(askForFrame, wait);
-      else askForFrame();
+      schedule(flush, Math.max(0, deliveredAt + FLUSH_MS - now()));
     },
     flush,
   };
