@@ -13,12 +13,13 @@ import { DctKernel, type DctPlan } from '../kernels/dct';
 import type { MatmulKernel } from '../kernels/matmul';
 import type { GpuGradient } from '../training/gpuBackend';
 import { GpuEntryCompressor } from './entryCompressor';
-import { tensorsKey, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
+import { gradientPlanCache, tensorsKey, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
 
 interface Plan {
   readonly coefficients: GPUBuffer;
   readonly scratch: GPUBuffer;
   readonly transforms: DctPlan[];
+  destroy(): void;
 }
 
 /** Fourier ATOMO of a gradient on the GPU, for any set of tensors. */
@@ -26,7 +27,7 @@ export class GpuDctCompressor {
   readonly #device: GPUDevice;
   readonly #dct: DctKernel;
   readonly #entry: GpuEntryCompressor;
-  readonly #plans = new Map<string, Plan>();
+  readonly #plans = gradientPlanCache<Plan>();
 
   constructor(device: GPUDevice, matmul: MatmulKernel) {
     this.#device = device;
@@ -35,9 +36,8 @@ export class GpuDctCompressor {
   }
 
   #plan(tensors: readonly GradientTensor[], gradient: GpuGradient): Plan {
-    const key = `${gradient.buffer.label}|${gradient.batch}|${tensorsKey(tensors)}`;
-    let plan = this.#plans.get(key);
-    if (plan === undefined) {
+    const key = `${this.#plans.id(gradient.buffer)}|${gradient.batch}|${tensorsKey(tensors)}`;
+    return this.#plans.get(key, () => {
       const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
       const coefficients = this.#device.createBuffer({ label: 'Dct.coefficients', size: Math.max(16, gradient.buffer.size), usage });
       const largest = Math.max(...tensors.map((t) => t.shape[0] * t.shape[1]));
@@ -51,10 +51,12 @@ export class GpuDctCompressor {
           { buffer: scratch, offset: 0 },
         ),
       );
-      plan = { coefficients, scratch, transforms };
-      this.#plans.set(key, plan);
-    }
-    return plan;
+      const destroy = () => {
+        coefficients.destroy();
+        scratch.destroy();
+      };
+      return { coefficients, scratch, transforms, destroy };
+    });
   }
 
   /** Transforms every tensor, then compresses the coefficients with budget s (expected coefficients sent per layer). */
@@ -83,11 +85,7 @@ export class GpuDctCompressor {
 
   /** Frees the plans, the bases and the entry-wise compressor's buffers. */
   destroy(): void {
-    for (const plan of this.#plans.values()) {
-      plan.coefficients.destroy();
-      plan.scratch.destroy();
-    }
-    this.#plans.clear();
+    this.#plans.destroyAll();
     this.#dct.destroy();
     this.#entry.destroy();
   }

@@ -11,7 +11,7 @@ import { ReduceKernel, type ReducePlan } from '../kernels/reduce';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool } from '../runtime/pools';
 import type { CompressedLayerStats } from '../../../core/training/compression';
-import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor, tensorsKey } from './tensors';
+import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor, gradientPlanCache, tensorsKey } from './tensors';
 
 /** Largest QSGD level count the GPU path packs (7 bits per level; more falls back to the CPU). */
 export const GPU_MAX_QSGD_LEVELS = 127;
@@ -30,7 +30,8 @@ interface Plan {
   /** The code kernel of each layer. */
   readonly quantize: Recordable[];
   readonly reduces: ReducePlan[];
-  readonly owned: GPUBuffer[];
+  /** Frees the plan's buffers and reductions. */
+  destroy(): void;
 }
 
 /** QSGD / TernGrad of a gradient on the GPU, for one set of tensors. */
@@ -40,7 +41,7 @@ export class GpuQuantizer {
   readonly #kernel: QuantizeKernel;
   readonly #reduce: ReduceKernel;
   readonly #staging: StagingPool;
-  readonly #plans = new Map<string, Plan>();
+  readonly #plans = gradientPlanCache<Plan>();
 
   /** Compiles the quantiser for `scheme`. */
   constructor(device: GPUDevice, scheme: QuantizeScheme) {
@@ -108,7 +109,10 @@ export class GpuQuantizer {
       params,
       quantize: codeDispatches,
       reduces: [...reduces, ...partReduces],
-      owned,
+      destroy() {
+        for (const reduce of this.reduces) reduce.destroy();
+        for (const buffer of owned) buffer.destroy();
+      },
     };
   }
 
@@ -117,12 +121,8 @@ export class GpuQuantizer {
     if (this.#scheme === 'qsgd' && !(Number.isInteger(levels) && levels >= 1 && levels <= GPU_MAX_QSGD_LEVELS)) {
       throw new RangeError(`GPU QSGD packs levels 1..${GPU_MAX_QSGD_LEVELS}, got ${levels}`);
     }
-    const key = `${gradient.buffer.label}|${tensorsKey(tensors)}`;
-    let plan = this.#plans.get(key);
-    if (plan === undefined) {
-      plan = this.#plan(tensors, gradient.buffer);
-      this.#plans.set(key, plan);
-    }
+    const key = `${this.#plans.id(gradient.buffer)}|${tensorsKey(tensors)}`;
+    const plan = this.#plans.get(key, () => this.#plan(tensors, gradient.buffer));
     const device = this.#device;
     const layers = tensors.length;
     tensors.forEach((tensor, layer) => {
@@ -169,11 +169,7 @@ export class GpuQuantizer {
 
   /** Frees the plans' buffers. */
   destroy(): void {
-    for (const plan of this.#plans.values()) {
-      for (const reduce of plan.reduces) reduce.destroy();
-      for (const buffer of plan.owned) buffer.destroy();
-    }
-    this.#plans.clear();
+    this.#plans.destroyAll();
     this.#reduce.destroy();
     this.#staging.destroy();
   }

@@ -8,6 +8,7 @@
  */
 import type { StreamId } from '../../../core/rng';
 import type { CompressedLayerStats } from '../../../core/training/compression';
+import { PlanCache } from '../runtime/dispatch';
 import type { StagingPool, PendingRead } from '../runtime/pools';
 import { meanLoss, type GpuGradient } from '../training/gpuBackend';
 
@@ -20,6 +21,17 @@ export interface GradientTensor {
 /** The tensors' offsets and shapes as part of a plan key: a plan made for one list serves any equal list. */
 export function tensorsKey(tensors: readonly GradientTensor[]): string {
   return tensors.map((t) => `${t.offset}:${t.shape.join('x')}`).join(',');
+}
+
+/**
+ * A compressor's plans, one per gradient buffer and tensor list, the least
+ * recently used of more than eight destroyed (a device trains one model at a
+ * time; the spare room covers a change of batch or a calibration). Freeing
+ * a dropped plan is safe because a compressor submits all it records from a
+ * plan before it first awaits.
+ */
+export function gradientPlanCache<P extends { destroy(): void }>(): PlanCache<P> {
+  return new PlanCache<P>(8, { destroyDropped: true });
 }
 
 /** The input of a GPU compressor. */

@@ -181,16 +181,22 @@ export function requireBytes(buffer: GPUBuffer, bytes: number, what: string): vo
 /**
  * Plans kept by a key built from their arguments, the least recently used
  * dropped past `capacity`. Dropped, not destroyed: work recorded from a plan
- * may not be submitted yet; `destroyAll` frees them at the end.
+ * may not be submitted yet; `destroyAll` frees them at the end. An owner that
+ * submits everything it records from a plan before it next asks the cache
+ * passes `destroyDropped`: a dropped plan is then used by submitted work
+ * alone, which WebGPU finishes before it frees the buffers, so the cache
+ * destroys what it drops.
  */
 export class PlanCache<P extends { destroy(): void }> {
   readonly #capacity: number;
+  readonly #destroyDropped: boolean;
   readonly #plans = new Map<string, P>();
   readonly #ids = new WeakMap<GPUBuffer, number>();
   #nextId = 0;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, { destroyDropped = false }: { readonly destroyDropped?: boolean } = {}) {
     this.#capacity = capacity;
+    this.#destroyDropped = destroyDropped;
   }
 
   /** A number naming `buffer` in keys (buffers have no identity a string can carry). */
@@ -210,8 +216,12 @@ export class PlanCache<P extends { destroy(): void }> {
       this.#plans.delete(key); // re-insert: Map order is recency order
     } else {
       plan = make();
-      const oldest = this.#plans.keys().next();
-      if (this.#plans.size >= this.#capacity && oldest.done !== true) this.#plans.delete(oldest.value);
+      const oldest = this.#plans.entries().next();
+      if (this.#plans.size >= this.#capacity && oldest.done !== true) {
+        const [oldestKey, dropped] = oldest.value;
+        this.#plans.delete(oldestKey);
+        if (this.#destroyDropped) dropped.destroy();
+      }
     }
     this.#plans.set(key, plan);
     return plan;
