@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { en } from './en';
+import en from './en.json';
 import { matchLanguage, pickLanguage } from './index';
-import { zh } from './zh';
+import zh from './zh.json';
 
 /** Every string of a catalogue by its dotted key. */
 function flatten(tree: object, prefix = ''): Map<string, string> {

@@ -3,11 +3,23 @@
  * follows `?lang=`, then the choice saved in this browser, then the
  * browser's own language list; the header's switcher changes it and saves it.
  * Numbers, percentages and times are formatted for the same language.
+ *
+ * Every string the pages show is in the catalogues en.json and zh.json, as
+ * i18next resources: interpolation is `{{name}}`, plurals the `_one` /
+ * `_other` suffixes. English defines the keys; the type checker refuses a
+ * Chinese catalogue with a key missing or extra (below), the test a dropped
+ * placeholder.
  */
 import i18next from 'i18next';
 import { initReactI18next } from 'react-i18next';
-import { en, type Messages } from './en';
-import { zh } from './zh';
+import en from './en.json';
+import zh from './zh.json';
+
+/** The catalogues' shape: the English keys, any strings. */
+export type Messages = typeof en;
+type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? A : never) : never;
+/** zh.json, refused (assigned to never) unless it has exactly the keys of en.json. */
+const chinese: SameKeys<typeof zh, Messages> = zh;
 
 /** The languages the pages are written in. */
 export const LANGUAGES = ['en', 'zh-CN'] as const;
@@ -56,7 +68,7 @@ void i18n.use(initReactI18next).init({
   lng: initialLanguage(),
   fallbackLng: 'en',
   supportedLngs: [...LANGUAGES],
-  resources: { en: { translation: en }, 'zh-CN': { translation: zh } },
+  resources: { en: { translation: en }, 'zh-CN': { translation: chinese } },
   interpolation: { escapeValue: false }, // React escapes
   initAsync: false,
   returnNull: false,

@@ -19,7 +19,7 @@ import {
   parseRunConfigPatch,
   type AggregationRule,
 } from '../../../core/schema';
-import type { Messages } from '../../i18n/en';
+import type { Messages } from '../../i18n';
 import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
 import { Explainers } from './Explainers';
