@@ -22,7 +22,18 @@ export function conv2dForward(layer: Conv2dLayer, params: Float32Array, x: Float
     const yOffset = n * layer.outputSize;
     for (let o = 0; o < output.channels; o++) y.fill(params[bias.offset + o]!, yOffset + o * pixels, yOffset + (o + 1) * pixels);
     im2col(layer, x, n * layer.inputSize, col);
-    matmulAccumulate(y, yOffset, params, weight.offset, taps, 1, col, 0, output.channels, taps, pixels);
+    matmulAccumulate({
+      c: y,
+      cOffset: yOffset,
+      a: params,
+      aOffset: weight.offset,
+      aRowStride: taps,
+      aColStride: 1,
+      b: col,
+      m: output.channels,
+      k: taps,
+      n: pixels,
+    });
   }
 }
 
@@ -47,7 +58,7 @@ export function conv2dBackward(
   for (let n = 0; n < batch; n++) {
     const dyOffset = n * layer.outputSize;
     im2col(layer, x, n * layer.inputSize, col);
-    matmulTransposedBAccumulate(gradient, weight.offset, dy, dyOffset, col, 0, output.channels, pixels, taps);
+    matmulTransposedBAccumulate({ c: gradient, cOffset: weight.offset, a: dy, aOffset: dyOffset, b: col, m: output.channels, k: pixels, n: taps });
     for (let o = 0; o < output.channels; o++) {
       let sum = 0;
       for (let q = 0; q < pixels; q++) sum += dy[dyOffset + o * pixels + q]!;
@@ -56,7 +67,18 @@ export function conv2dBackward(
     if (dx === null) continue;
     dCol.fill(0, 0, taps * pixels);
     // Kᵀ is read in place: op(A)[r, o] = K[o·taps + r].
-    matmulAccumulate(dCol, 0, params, weight.offset, 1, taps, dy, dyOffset, taps, output.channels, pixels);
+    matmulAccumulate({
+      c: dCol,
+      a: params,
+      aOffset: weight.offset,
+      aRowStride: 1,
+      aColStride: taps,
+      b: dy,
+      bOffset: dyOffset,
+      m: taps,
+      k: output.channels,
+      n: pixels,
+    });
     col2im(layer, dCol, dx, n * layer.inputSize);
   }
 }

@@ -8,7 +8,7 @@ export function denseForward(layer: DenseLayer, params: Float32Array, x: Float32
   for (let n = 0; n < batch; n++) {
     for (let j = 0; j < outputs; j++) y[n * outputs + j] = params[bias.offset + j]!;
   }
-  matmulAccumulate(y, 0, x, 0, inputs, 1, params, weight.offset, batch, inputs, outputs);
+  matmulAccumulate({ c: y, a: x, aRowStride: inputs, aColStride: 1, b: params, bOffset: weight.offset, m: batch, k: inputs, n: outputs });
 }
 
 /**
@@ -26,11 +26,11 @@ export function denseBackward(
 ): void {
   const { inputSize: inputs, outputSize: outputs, weight, bias } = layer;
   // xᵀ is read in place: op(A)[i, n] = x[n·inputs + i].
-  matmulAccumulate(gradient, weight.offset, x, 0, 1, inputs, dy, 0, inputs, batch, outputs);
+  matmulAccumulate({ c: gradient, cOffset: weight.offset, a: x, aRowStride: 1, aColStride: inputs, b: dy, m: inputs, k: batch, n: outputs });
   for (let n = 0; n < batch; n++) {
     for (let j = 0; j < outputs; j++) gradient[bias.offset + j] = gradient[bias.offset + j]! + dy[n * outputs + j]!;
   }
   if (dx === null) return;
   dx.fill(0, 0, batch * inputs);
-  matmulTransposedBAccumulate(dx, 0, dy, 0, params, weight.offset, batch, outputs, inputs);
+  matmulTransposedBAccumulate({ c: dx, a: dy, b: params, bOffset: weight.offset, m: batch, k: outputs, n: inputs });
 }

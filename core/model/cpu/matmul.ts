@@ -17,22 +17,28 @@ let nonZeroIndex = new Int32Array(1024);
 let nonZeroValue = new Float64Array(1024);
 
 /**
+ * The matrices of a product C[m × n] += A·B, each in an array at an offset
+ * (in floats; 0 when left out). Named, so a call says which number is which;
+ * the object a call allocates costs nothing next to the product.
+ */
+interface MatmulOperands {
+  readonly c: Float32Array;
+  readonly cOffset?: number;
+  readonly a: Float32Array;
+  readonly aOffset?: number;
+  readonly b: Float32Array;
+  readonly bOffset?: number;
+  readonly m: number;
+  readonly k: number;
+  readonly n: number;
+}
+
+/**
  * C[m × n] += op(A)[m × k] · B[k × n], where op(A)[i, p] = a[aOffset + i·aRowStride + p·aColStride].
  * (aRowStride, aColStride) = (k, 1) reads A as stored; (1, m) reads the transpose of a stored k × m matrix.
  */
-export function matmulAccumulate(
-  c: Float32Array,
-  cOffset: number,
-  a: Float32Array,
-  aOffset: number,
-  aRowStride: number,
-  aColStride: number,
-  b: Float32Array,
-  bOffset: number,
-  m: number,
-  k: number,
-  n: number,
-): void {
+export function matmulAccumulate(operands: MatmulOperands & { readonly aRowStride: number; readonly aColStride: number }): void {
+  const { c, cOffset = 0, a, aOffset = 0, aRowStride, aColStride, b, bOffset = 0, m, k, n } = operands;
   if (nonZeroIndex.length < k) {
     nonZeroIndex = new Int32Array(k);
     nonZeroValue = new Float64Array(k);
@@ -77,17 +83,8 @@ export function matmulAccumulate(
  * C[m × n] += A[m × k] · Bᵀ, with B stored n × k: every entry is a dot product
  * of two contiguous rows. Four rows of B share each load of A's row.
  */
-export function matmulTransposedBAccumulate(
-  c: Float32Array,
-  cOffset: number,
-  a: Float32Array,
-  aOffset: number,
-  b: Float32Array,
-  bOffset: number,
-  m: number,
-  k: number,
-  n: number,
-): void {
+export function matmulTransposedBAccumulate(operands: MatmulOperands): void {
+  const { c, cOffset = 0, a, aOffset = 0, b, bOffset = 0, m, k, n } = operands;
   for (let i = 0; i < m; i++) {
     const aRow = aOffset + i * k;
     const cRow = cOffset + i * n;
