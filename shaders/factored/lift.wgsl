@@ -40,9 +40,8 @@ struct Job {
 
 override WORKGROUP_SIZE: u32 = 64u;
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let job = jobs[wid.x];
+// One workgroup per job (the frame, main, is common/jobs.wgsl).
+fn runJob(job: Job, tid: u32) {
   let n = job.batch;
   let largest = coreS[job.sOff];
   let ex = states[job.xState].scaleExp;

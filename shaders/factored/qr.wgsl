@@ -42,15 +42,14 @@ var<workgroup> pivotRow: array<f32, COLUMNS>; // row j of the pass's columns
 var<workgroup> pivot: f32; // α = F[j][j]
 var<workgroup> weights: array<f32, COLUMNS>; // w_c = vᵀ F[j:, c]
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let job = jobs[wid.x];
+// One workgroup per job (the frame, main, is common/jobs.wgsl).
+fn runJob(job: Job, tid: u32) {
   let m = job.length;
   let n = job.batch;
   let base = job.workOff;
 
-  // 1. Scaling: the largest |F| from every invocation's rows, then 2^-e with
-  //    e the unbiased exponent read from its bits (exact, unlike log2).
+  // 1. Scaling: the largest |F| from every invocation's rows, then 2^-e
+  //    (common/power_of_two.wgsl).
   var localMax = 0.0;
   for (var i = tid; i < m; i += WORKGROUP_SIZE) {
     for (var c = 0u; c < n; c++) {
@@ -63,10 +62,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   for (var t = 0u; t < WORKGROUP_SIZE; t++) {
     maxAbs = max(maxAbs, normPart[t]);
   }
-  // Zero (or subnormal, which SwiftShader flushes) keeps scale 1; clamp so 2^-e is a normal float.
-  let biased = i32((bitcast<u32>(maxAbs) >> 23u) & 0xffu);
-  let e = select(0, min(biased - 127, 126), biased != 0);
-  let scale = bitcast<f32>(u32(127 - e) << 23u);
+  let e = scaleExponent(maxAbs);
+  let scale = powerOfTwo(-e);
   for (var i = tid; i < m; i += WORKGROUP_SIZE) {
     for (var c = 0u; c < n; c++) {
       work[base + c * m + i] *= scale;

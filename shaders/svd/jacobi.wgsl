@@ -82,9 +82,8 @@ fn rotationTangent(alpha: f32, beta: f32, gamma: f32) -> f32 {
   return select(-t, t, zeta >= 0.0);
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let job = jobs[wid.x];
+// One workgroup per job (the frame, main, is common/jobs.wgsl).
+fn runJob(job: Job, tid: u32) {
   let m = job.m;
   let n = job.n;
 

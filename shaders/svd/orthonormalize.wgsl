@@ -59,9 +59,8 @@ fn columnReduce(base: u32, len: u32, tid: u32, useMax: bool) -> f32 {
   return total;
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let job = jobs[wid.x];
+// One workgroup per job (the frame, main, is common/jobs.wgsl).
+fn runJob(job: Job, tid: u32) {
   let len = job.len;
   for (var j = 0u; j < job.count; j++) {
     let yBase = job.off + j * len;

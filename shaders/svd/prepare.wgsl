@@ -26,9 +26,8 @@ struct Job {
 override WORKGROUP_SIZE: u32 = 256u;
 var<workgroup> partialMax: array<f32, WORKGROUP_SIZE>;
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let job = jobs[wid.x];
+// One workgroup per job (the frame, main, is common/jobs.wgsl).
+fn runJob(job: Job, tid: u32) {
   let count = job.rows * job.cols;
 
   var localMax = 0.0;
@@ -45,12 +44,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   let maxAbs = partialMax[0];
 
-  // Unbiased exponent of maxAbs read from its bits: exact, unlike log2.
-  // Zero (or subnormal, which SwiftShader flushes) keeps scale 1.
-  let biased = i32((bitcast<u32>(maxAbs) >> 23u) & 0xffu);
-  // Clamp at 126 so that 2^-e is a normal float.
-  let e = select(0, min(biased - 127, 126), biased != 0);
-  let scale = bitcast<f32>(u32(127 - e) << 23u);
+  let e = scaleExponent(maxAbs);
+  let scale = powerOfTwo(-e);
 
   let m = max(job.rows, job.cols);
   let transposed = job.rows < job.cols;

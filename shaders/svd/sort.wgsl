@@ -57,9 +57,8 @@ fn sigmaOf(wNorm: f32, cNorm: f32) -> f32 {
   return select(0.0, wNorm / cNorm, cNorm > 0.0);
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let job = jobs[wid.x];
+// One workgroup per job (the frame, main, is common/jobs.wgsl).
+fn runJob(job: Job, tid: u32) {
   let count = job.count;
   if (tid == 0u) {
     atomicStore(&largestBits, 0u);
@@ -108,8 +107,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   workgroupBarrier();
   let rank = atomicLoad(&rankCount);
 
-  let scaleExp = states[job.state].scaleExp;
-  let unscale = bitcast<f32>(u32(127 + scaleExp) << 23u);
+  let unscale = powerOfTwo(states[job.state].scaleExp);
   for (var t = tid; t < job.k; t += WORKGROUP_SIZE) {
     let j = byPosition[t];
     outS[job.sOff + t] = sigmaOf(srcNorm[j], otherNorm[j]) * unscale;

@@ -13,7 +13,7 @@ import qrWgsl from '../../../shaders/factored/qr.wgsl?raw';
 import liftWgsl from '../../../shaders/factored/lift.wgsl?raw';
 import { dispatchOf, jobTable, type Dispatch } from '../runtime/dispatch';
 import { kernelFamily, type Kernel } from '../runtime/pipelines';
-import { withStructs } from './common';
+import { withJobs, withScaling, withStructs } from './common';
 
 /** Bytes of one MatrixState record (shaders/common/structs.wgsl): 8 × 4. */
 export const MATRIX_STATE_BYTES = 8 * 4;
@@ -66,7 +66,7 @@ export class FactoredKernels {
 
   constructor(device: GPUDevice) {
     this.#device = device;
-    this.#kernels = kernelFamily(device, 'Factored', { qr: { code: withStructs(qrWgsl) }, lift: { code: withStructs(liftWgsl) } });
+    this.#kernels = kernelFamily(device, 'Factored', { qr: { code: withJobs(withScaling(qrWgsl)) }, lift: { code: withJobs(withStructs(liftWgsl)) } });
   }
 
   /** The QR of every job, one workgroup each; the job table goes into `owned`. */

@@ -26,7 +26,7 @@ import { gaussians } from '../../../core/linalg/random-matrix';
 import { dispatchOf, dispatches, jobTable, type Dispatch } from '../runtime/dispatch';
 import { PipelineCache, wgslConstant, type Kernel } from '../runtime/pipelines';
 import { StagingPool } from '../runtime/pools';
-import { withStructs } from './common';
+import { withJobs, withScaling, withStructs } from './common';
 import { F32_EPSILON, F32_UNIT_ROUNDOFF, planSvd, type SvdMatrixPlan, type SvdOptions, type SvdPlan, type SvdRoute, type SvdShape } from './svdPlan';
 
 export { type SvdOptions, type SvdPlan, type SvdRoute, type SvdShape } from './svdPlan';
@@ -86,7 +86,7 @@ export function orthonormalizeBlocks(device: GPUDevice, owned: GPUBuffer[], bloc
     if (b.columns > ORTHONORMALIZE_MAX_COLUMNS) throw new RangeError(`orthonormalize: ${b.columns} columns, at most ${ORTHONORMALIZE_MAX_COLUMNS}`);
   }
   // Each column divided by its largest |x| first (SCALE_COLUMNS): P = MQ of any f32 magnitude.
-  const kernel = PipelineCache.for(device).kernel({ label: 'Svd.orthonormalizeScaled', code: orthonormalizeWgsl, constants: { SCALE_COLUMNS: 1 } });
+  const kernel = PipelineCache.for(device).kernel({ label: 'Svd.orthonormalizeScaled', code: withJobs(orthonormalizeWgsl), constants: { SCALE_COLUMNS: 1 } });
   const table = jobTable(
     device,
     'Svd.orthonormalize.jobs',
@@ -109,11 +109,11 @@ export class SvdKernel {
   constructor(device: GPUDevice) {
     this.device = device;
     const cache = PipelineCache.for(device);
-    this.prepare = cache.kernel({ label: 'Svd.prepare', code: withStructs(prepareWgsl) });
+    this.prepare = cache.kernel({ label: 'Svd.prepare', code: withJobs(withScaling(prepareWgsl)) });
     this.gemm = cache.kernel({ label: 'Svd.gemm', code: gemmWgsl });
-    this.orthonormalize = cache.kernel({ label: 'Svd.orthonormalize', code: orthonormalizeWgsl });
-    this.jacobi = cache.kernel({ label: 'Svd.jacobi', code: withStructs(jacobiWgsl) });
-    this.sort = cache.kernel({ label: 'Svd.sort', code: withStructs(sortWgsl) });
+    this.orthonormalize = cache.kernel({ label: 'Svd.orthonormalize', code: withJobs(orthonormalizeWgsl) });
+    this.jacobi = cache.kernel({ label: 'Svd.jacobi', code: withJobs(withStructs(jacobiWgsl)) });
+    this.sort = cache.kernel({ label: 'Svd.sort', code: withJobs(withScaling(sortWgsl)) });
   }
 
   /** Plans a batch of shapes and allocates its buffers (reuse it for every call with these shapes). */
