@@ -24,6 +24,33 @@ export interface BridgeClock {
 
 const globalClock: BridgeClock = { setTimeout: (callback, ms) => setTimeout(callback, ms), now: () => performance.now() };
 
+/** The sink's actions that postingSink queues as they come: all but setModel, which it throttles. */
+const QUEUED_ACTIONS = [
+  'setLink',
+  'setBackend',
+  'setPhase',
+  'setCalibration',
+  'assigned',
+  'roundOpened',
+  'runEvaluated',
+  'roundSent',
+  'setDigits',
+  'setNotice',
+  'setTraffic',
+  'setDownlink',
+] as const satisfies readonly Exclude<keyof WorkerSessionSink, 'setModel'>[];
+type QueuedActions = Pick<Required<WorkerSessionSink>, (typeof QUEUED_ACTIONS)[number]>;
+
+/**
+ * The queued actions, each pushing its call as a SinkCall. postingSink
+ * returns them with setModel as a Required<WorkerSessionSink>, so an action
+ * missing from QUEUED_ACTIONS does not compile.
+ */
+function queuedActions(push: (call: SinkCall) => void): QueuedActions {
+  // The casts: TypeScript cannot pair each action with its own argument type across a mapped union.
+  return Object.fromEntries(QUEUED_ACTIONS.map((action) => [action, (arg: SinkCall['arg']) => push({ action, arg } as SinkCall)])) as QueuedActions;
+}
+
 /** A sink that posts the session's writes to the page: batched (one message per FLUSH_MS at most), the model throttled and transferred. */
 export function postingSink(
   post: (message: FromSessionWorker, transfer: Transferable[]) => void,
@@ -52,18 +79,7 @@ export function postingSink(
   };
 
   return {
-    setLink: (arg) => push({ action: 'setLink', arg }),
-    setBackend: (arg) => push({ action: 'setBackend', arg }),
-    setPhase: (arg) => push({ action: 'setPhase', arg }),
-    setCalibration: (arg) => push({ action: 'setCalibration', arg }),
-    assigned: (arg) => push({ action: 'assigned', arg }),
-    roundOpened: (arg) => push({ action: 'roundOpened', arg }),
-    runEvaluated: (arg) => push({ action: 'runEvaluated', arg }),
-    roundSent: (arg) => push({ action: 'roundSent', arg }),
-    setDigits: (arg) => push({ action: 'setDigits', arg }),
-    setNotice: (arg) => push({ action: 'setNotice', arg }),
-    setTraffic: (arg) => push({ action: 'setTraffic', arg }),
-    setDownlink: (arg) => push({ action: 'setDownlink', arg }),
+    ...queuedActions(push),
     setModel: (arg) => {
       // Only the newest model matters: one that arrives while another waits replaces it.
       model = arg;
