@@ -12,14 +12,17 @@
  *    τ by as little, and an atom's draw flips only when its Philox uniform
  *    falls within that of its probability (about 1e-6 per atom; these
  *    layers have a few hundred).
- *  - Closed forms agree to 1e-3 relative (plus 1e-6·‖g‖²): the curves are
- *    the CPU's on coefficients 1e-6 apart; the split's bisection and the
- *    byte steps of a saturating atom amplify that, by less than 100 as
- *    measured.
+ *  - Closed forms (and realised errors of the same atoms) agree to
+ *    VARIANCE_TOLERANCE = 1e-5 relative, plus 1e-6·‖g‖²: the curves are the
+ *    CPU's on coefficients about 1e-7 apart (relative to the largest), and
+ *    V = τS − Q inherits that; measured ≤ 5.5e-7 relative over these cases.
+ *    The absolute term covers a layer sent all but exactly, whose closed
+ *    form is that rounding noise itself (measured ≤ 0.66·1e-6·‖g‖²).
  *  - Where two decompositions nearly tie (white noise: entries and DCT
  *    coefficients alike), the choice may differ, but the split minimises
  *    the summed variance, and the minimum moves continuously with the
- *    coefficients: Σ V of the device route is within 1e-3 of the CPU's.
+ *    coefficients: Σ V of the device route is within VARIANCE_TOLERANCE of
+ *    the CPU's (measured ≤ 2.3e-7; the choices agreed in these cases).
  *  - Unbiasedness and bytes: 400 draws (rounds 0…399 of a fixed seed), each
  *    linear functional ⟨ĝ, w⟩ (w = g and two random directions per layer)
  *    has its mean within 5 standard errors of ⟨g, w⟩ (plus 1e-5 relative:
@@ -50,6 +53,9 @@ import { GpuDctCompressor } from './dctCompressor';
 import { createTensorCompressor } from './gpuCompressor';
 import { GpuSpectralCompressor } from './spectralCompressor';
 import type { GradientTensor } from './tensors';
+
+/** Relative agreement of closed forms and summed variances with the CPU path (see the file comment). */
+const VARIANCE_TOLERANCE = 1e-5;
 
 const streamOf =
   (round: number) =>
@@ -200,22 +206,22 @@ describe('a byte budget on the GPU', () => {
     onGpu.forEach((layer, l) => {
       const normSq = cpu[l]!.gradientNormSq;
       near(layer.gradientNormSq, normSq, 1e-5, 0, `‖g‖² of layer ${l}`);
-      near(layer.closedForm, cpu[l]!.closedForm, 1e-3, 1e-6 * normSq, `closed form of layer ${l}`);
-      near(layer.realised, cpu[l]!.realised, 1e-3, 1e-6 * normSq, `realised error of layer ${l}`);
+      near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * normSq, `closed form of layer ${l}`);
+      near(layer.realised, cpu[l]!.realised, VARIANCE_TOLERANCE, 1e-6 * normSq, `realised error of layer ${l}`);
     });
     // The noise layer takes a real draw (the budget does not send it exactly).
     expect(cpu[3]!.closedForm).toBeGreaterThan(0);
   });
 
-  gpuTest('at near-ties (white noise: entries and DCT alike) the summed variance is the CPU split’s to 1e-3', async ({ gpu }) => {
+  gpuTest('at near-ties (white noise: entries and DCT alike) the summed variance is the CPU split’s to 1e-5', async ({ gpu }) => {
     const layers = [0, 1, 2, 3].map((k) => ({ shape: [33 + k, 29 - k] as Shape, values: random((33 + k) * (29 - k), 20 + k) }));
     for (const budget of [900, 2500, 6000]) {
       const { gpu: onGpu, cpu } = await bothRoutes(gpu.device, layers, auto(budget));
       const total = (stats: readonly CompressedLayerStats[]) => stats.reduce((sum, s) => sum + s.closedForm, 0);
-      near(total(onGpu), total(cpu), 1e-3, 0, `Σ V at ${budget} bytes`);
+      near(total(onGpu), total(cpu), VARIANCE_TOLERANCE, 0, `Σ V at ${budget} bytes`);
       onGpu.forEach((layer, l) => {
         if (familyOf(layer.sample) === familyOf(cpu[l]!.sample))
-          near(layer.closedForm, cpu[l]!.closedForm, 1e-3, 1e-6 * cpu[l]!.gradientNormSq, `layer ${l} at ${budget}`);
+          near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * cpu[l]!.gradientNormSq, `layer ${l} at ${budget}`);
       });
     }
   });
@@ -229,7 +235,7 @@ describe('a byte budget on the GPU', () => {
         const label = `${scheme} layer ${l}`;
         expect(layer.sample.scheme, label).toBe(cpu[l]!.sample.scheme);
         expect(keptOf(layer.sample), label).toEqual(keptOf(cpu[l]!.sample));
-        near(layer.closedForm, cpu[l]!.closedForm, 1e-3, 1e-6 * cpu[l]!.gradientNormSq, label);
+        near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * cpu[l]!.gradientNormSq, label);
       });
     }
     const { tensors, destroy } = onDevice(gpu.device, layers);
@@ -271,7 +277,8 @@ describe('a byte budget on the GPU', () => {
       ).map(([rows, cols], k) => ({ shape: [rows, cols] as Shape, values: random(rows * cols, 51 + k) })),
     ],
   ] as const)('%s: as the CPU path, every statistic finite', async ([name, layers], { gpu }) => {
-    const budget = name === 'zero gradient' ? 100 : 1200;
+    // Budgets below the exact bytes, so that every non-zero case draws (V > 0) with its magnitudes in the curves.
+    const budget = name === 'zero gradient' ? 100 : 500;
     const { gpu: onGpu, cpu } = await bothRoutes(gpu.device, layers, auto(budget));
     onGpu.forEach((layer, l) => {
       const label = `${name} layer ${l}`;
@@ -279,12 +286,13 @@ describe('a byte budget on the GPU', () => {
       for (const value of [layer.closedForm, layer.realised, layer.gradientNormSq]) expect(Number.isFinite(value), label).toBe(true);
       expect(reconstruct(layer.sample).every(Number.isFinite), label).toBe(true);
       near(layer.gradientNormSq, normSq, 1e-5, 0, label);
-      near(layer.closedForm, cpu[l]!.closedForm, 1e-3, 1e-6 * normSq, label);
+      near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * normSq, label);
       if (normSq === 0) {
         expect(layer.closedForm, label).toBe(0);
         expect(layer.realised, label).toBe(0);
       }
     });
+    if (name !== 'zero gradient') expect(cpu.reduce((sum, layer) => sum + layer.closedForm, 0)).toBeGreaterThan(0);
   });
 
   gpuTest('rank-deficient factors (the MLP with repeated and blank examples): as the CPU path', async ({ gpu }) => {
@@ -303,11 +311,12 @@ describe('a byte budget on the GPU', () => {
       const layers = layout.tensors.map((t, layer) => ({ layer, shape: t.shape, values: result.gradient.slice(t.offset, t.offset + t.size) }));
       const gradient = backend.computeGradient(params, images, labels, batch);
       expect(gradient.factors.size).toBeGreaterThan(0);
-      const onGpu = await compressor.compress(gradient, auto(900), streamOf(0));
-      const cpu = compressOnCpu(layers, auto(900), streamOf(0));
+      const onGpu = await compressor.compress(gradient, auto(300), streamOf(0));
+      const cpu = compressOnCpu(layers, auto(300), streamOf(0));
       near(onGpu.loss, result.loss, 1e-5, 0, 'loss');
       const total = (stats: readonly CompressedLayerStats[]) => stats.reduce((sum, s) => sum + s.closedForm, 0);
-      near(total(onGpu.layers), total(cpu), 1e-3, 1e-6 * cpu.reduce((s, l) => s + l.gradientNormSq, 0), 'Σ V');
+      near(total(onGpu.layers), total(cpu), VARIANCE_TOLERANCE, 1e-6 * cpu.reduce((s, l) => s + l.gradientNormSq, 0), 'Σ V');
+      expect(total(cpu)).toBeGreaterThan(0);
       onGpu.layers.forEach((layer, l) => near(layer.gradientNormSq, cpu[l]!.gradientNormSq, 1e-4, 0, `‖g‖² of ${layout.tensors[l]!.name}`));
     } finally {
       compressor.destroy();
