@@ -90,6 +90,9 @@ const COMPRESSIONS: readonly (Compression & { label: string; gpu?: GpuCompressor
   { label: 'atomo-entry (budget 1024)', scheme: 'atomo-entry', budget: 1024, levels: 0 },
   { label: 'atomo-dct (budget 1024)', scheme: 'atomo-dct', budget: 1024, levels: 0 },
   { label: 'atomo-dct (budget 1024), on the device', scheme: 'atomo-dct', budget: 1024, levels: 0, gpu: { dct: 'device' } },
+  // atomo-auto by bytes: every decomposition on the CPU path (the default), or the DCT and SVD on the device and the split on the host.
+  { label: 'atomo-auto (9000 bytes)', scheme: 'atomo-auto', budget: 0, levels: 0, byteBudget: 9000 },
+  { label: 'atomo-auto (9000 bytes), transforms on the device', scheme: 'atomo-auto', budget: 0, levels: 0, byteBudget: 9000, gpu: { byteBudget: 'device' } },
   { label: 'qsgd (4 levels)', scheme: 'qsgd', budget: 0, levels: 4 },
   { label: 'terngrad', scheme: 'terngrad', budget: 0, levels: 1 },
   // PowerSGD with error feedback on the device; P orthonormalised on the host (the default) or in WGSL (powerSgdCompressor.ts).

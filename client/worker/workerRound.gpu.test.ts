@@ -2,8 +2,8 @@
  * The one worker round (core/training/workerRound.ts) on the WebGPU backend
  * with the GPU compressor, for every scheme, against the same round on the
  * CPU backend (same weights, minibatch and streams): the device compresses
- * every scheme it supports (all but `none`, which reads the gradient back,
- * and `atomo-auto`),
+ * every scheme it supports (all but `none`, which reads the gradient back;
+ * `atomo-auto` by bytes with its DCT and SVD on the device, an option),
  * each layer decodes as the scheme's sample of its tensor, and the loss and
  * the per-layer statistics that do not depend on the draw (‖g‖², the closed
  * form) agree with the CPU's to float32 accuracy. The realised error is that
@@ -43,11 +43,12 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
     const backend = createGpuBackend(gpu.device, layout);
     // The device routes of spectral and Fourier ATOMO are options; the spectral core side is fixed here (its per-adapter
     // choice is measured and tested in client/gpu/compression/spectralCompressor.gpu.test.ts).
-    const deviceCompressor = createGpuCompressor(backend, { spectral: 'device', core: 'device', dct: 'device' });
+    const deviceCompressor = createGpuCompressor(backend, { spectral: 'device', core: 'device', dct: 'device', byteBudget: 'device' });
     const byDefault = createGpuCompressor(backend);
     expect(byDefault.supports({ scheme: 'atomo-svd', budget: 2, levels: 1 })).toBe(false);
     expect(byDefault.supports({ scheme: 'atomo-entry', budget: 2, levels: 1 })).toBe(true);
     expect(byDefault.supports({ scheme: 'atomo-dct', budget: 2, levels: 1 })).toBe(false);
+    expect(byDefault.supports({ scheme: 'atomo-auto', budget: 2, levels: 1, byteBudget: 6000 })).toBe(false);
     byDefault.destroy();
     const weights = randomParameters(layout, 3);
     try {
@@ -58,10 +59,9 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
         const onGpu = await createWorkerRound({ ...common, compression, backend, deviceCompressor })(weights, version);
         const cpuBackend = createCpuBackend(layout);
         const onCpu = await createWorkerRound({ ...common, compression, backend: cpuBackend })(weights, version);
-        // Dense needs no compression, and atomo-auto's split needs every decomposition's coefficients on the host:
-        // these take the CPU path of the same round. PowerSGD keeps its error feedback on the device.
-        const onCpuOnly = scheme === 'none' || scheme === 'atomo-auto';
-        expect(onGpu.compressedOn, scheme).toBe(onCpuOnly ? 'cpu' : 'webgpu');
+        // Dense needs no compression: it takes the CPU path of the same round. atomo-auto transforms on the device and
+        // splits its bytes on the host (byteBudgetCompressor.ts). PowerSGD keeps its error feedback on the device.
+        expect(onGpu.compressedOn, scheme).toBe(scheme === 'none' ? 'cpu' : 'webgpu');
         near(onGpu.loss, onCpu.loss, 1e-5);
         // The CPU gradient of round v's minibatch.
         const batch = train.batch(new MinibatchSampler(shard, common.batchSize, common.seed, common.worker).batch(version));
@@ -81,7 +81,7 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
         }
         expect(onGpu.bytes).toBe(onGpu.layers.reduce((sum, l) => sum + l.length, 0));
       }
-      // A byte budget is split across layers on the host even for a scheme the device compresses.
+      // atomo-entry by bytes has no transform for the device to save: the CPU path, though the device compresses atomo-entry.
       const byBytes = await createWorkerRound({
         ...common,
         compression: { scheme: 'atomo-entry', budget: 3, levels: 1, byteBudget: 6000 },

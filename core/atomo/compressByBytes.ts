@@ -23,6 +23,12 @@ export interface BytesLayer {
   readonly grad: Float32Array;
   readonly shape: Shape;
   readonly factors?: GradientFactors | undefined;
+  /**
+   * Decompositions of this gradient computed elsewhere (the GPU route: DCT
+   * coefficients and singular triplets from the device), used instead of
+   * computing them here; the curves and the split are the same either way.
+   */
+  readonly decompositions?: Partial<Record<Decomposition, AtomicDecomposition<AtomSample>>> | undefined;
 }
 
 /** One layer compressed under the split: its sample, closed-form variance, the plan it was drawn by, and what else the compression found. */
@@ -50,6 +56,8 @@ export interface BytePlan {
 const FAMILY: Readonly<Record<AtomoSchemeName, Decomposition>> = { 'atomo-entry': 'entry', 'atomo-svd': 'spectral', 'atomo-dct': 'dct' };
 
 function decompose(family: Decomposition, layer: BytesLayer): AtomicDecomposition<AtomSample> {
+  const given = layer.decompositions?.[family];
+  if (given !== undefined) return given;
   switch (family) {
     case 'entry':
       return entrywiseDecomposition(layer.grad, layer.shape);

@@ -7,7 +7,7 @@
  * encodes and the statistics the dashboard shows.
  */
 import { compressLayer, squaredNorm, type LayerMemory } from '../atomo';
-import { compressByBytes, type ByteBudgetScheme } from '../atomo/compressByBytes';
+import { compressByBytes, type ByteBudgetScheme, type BytesLayer } from '../atomo/compressByBytes';
 import { correctedGradient, rememberError } from '../atomo/errorFeedback';
 import { indicatorFromNorms, l1Norm, nuclearNorm } from '../atomo/indicator';
 import type { GradientNorms } from '../atomo/gradient';
@@ -29,6 +29,8 @@ export interface LayerGradient {
   /** rows·cols, row-major. */
   readonly values: Float32Array;
   readonly factors?: GradientFactors;
+  /** Decompositions a device computed (byte budgets on the GPU): the split uses them instead of its own (core/atomo/compressByBytes.ts). */
+  readonly decompositions?: BytesLayer['decompositions'];
 }
 
 /** One compressed layer and its statistics. */
@@ -162,8 +164,8 @@ function compressSplit(
   const scheme = compression.scheme as ByteBudgetScheme;
   const errorFeedback = memories !== undefined && isBiased(scheme, compression.errorFeedback === true);
   const corrected = errorFeedback ? layers.map(({ layer, values }) => correctedGradient(values, memories[layer]!)) : null;
-  const inputs = layers.map(({ shape, values, factors }, l) =>
-    corrected === null ? { grad: values, shape, factors } : { grad: Float32Array.from(corrected[l]!), shape },
+  const inputs = layers.map(({ shape, values, factors, decompositions }, l) =>
+    corrected === null ? { grad: values, shape, factors, decompositions } : { grad: Float32Array.from(corrected[l]!), shape },
   );
   const split = compressByBytes(scheme, inputs, compression.byteBudget!, (l) => stream(layers[l]!.layer));
   return split.map(({ sample, variance, nuclearNorm: nuclear, realised }, l) => {

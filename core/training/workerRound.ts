@@ -95,10 +95,8 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
   const onDevice =
     compressor !== undefined &&
     keepsGradientOnDevice(backend) &&
-    // Error feedback too, when the compressor keeps its memory on the device (supports says so).
-    compressor.supports(compression) &&
-    // A byte budget is split across the layers on the host (core/atomo/compressByBytes.ts).
-    compression.byteBudget === undefined;
+    // Error feedback and byte budgets too, when the compressor handles them (supports says so).
+    compressor.supports(compression);
   const device = onDevice ? { backend, compressor } : null;
 
   // Error feedback and PowerSGD's warm start, per tensor, for the life of this round function (one run, one model);

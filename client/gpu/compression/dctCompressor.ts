@@ -59,8 +59,12 @@ export class GpuDctCompressor {
     });
   }
 
-  /** Transforms every tensor, then compresses the coefficients with budget s (expected coefficients sent per layer). */
-  async compress({ tensors, gradient, stream }: DeviceGradient, budget: number): Promise<CompressedGradient> {
+  /**
+   * Submits the 2-D DCT of every tensor: the coefficients land in a buffer
+   * laid out like the gradient (tensor at its offset, losses copied after),
+   * returned as a gradient on that buffer. Valid until the next transform.
+   */
+  transform(tensors: readonly GradientTensor[], gradient: GpuGradient): GpuGradient {
     const plan = this.#plan(tensors, gradient);
     const encoder = this.#device.createCommandEncoder({ label: 'Dct.transform' });
     // One pass per layer: the layers share the scratch buffer, and passes run in order.
@@ -71,7 +75,12 @@ export class GpuDctCompressor {
     }
     encoder.copyBufferToBuffer(gradient.buffer, gradient.lossOffset * 4, plan.coefficients, gradient.lossOffset * 4, gradient.batch * 4);
     this.#device.queue.submit([encoder.finish()]);
-    const onCoefficients: GpuGradient = { ...gradient, buffer: plan.coefficients };
+    return { ...gradient, buffer: plan.coefficients };
+  }
+
+  /** Transforms every tensor, then compresses the coefficients with budget s (expected coefficients sent per layer). */
+  async compress({ tensors, gradient, stream }: DeviceGradient, budget: number): Promise<CompressedGradient> {
+    const onCoefficients = this.transform(tensors, gradient);
     const { loss, layers } = await this.#entry.compress({ tensors, gradient: onCoefficients, stream }, budget);
     return {
       loss,

@@ -4,10 +4,14 @@
  * ATOMO (entryCompressor.ts), Fourier ATOMO (dctCompressor.ts, an option),
  * QSGD and TernGrad (quantizer.ts), and PowerSGD with its error feedback
  * kept on the device (powerSgdCompressor.ts) on a gradient that never left
- * the device. Other schemes (none, atomo-auto), error feedback on an
- * unbiased scheme, QSGD above 127 levels or in buckets, layers of 2²⁴
- * entries or more (atomo-entry, atomo-dct), sides of DCT_MAX_SIZE or more
- * (atomo-dct) and PowerSGD above 256 columns fall back to the CPU path.
+ * the device; and byte budgets (atomo-auto, atomo-svd and atomo-dct by
+ * bytes: byteBudgetCompressor.ts, an option), whose DCT and SVD run on the
+ * device and whose split and draw run on the host. Other schemes (none,
+ * atomo-auto without a byte budget), atomo-entry by bytes (no transform to
+ * save), error feedback on an unbiased scheme, QSGD above 127 levels or in
+ * buckets, layers of 2²⁴ entries or more (atomo-entry, atomo-dct), sides of
+ * DCT_MAX_SIZE or more (atomo-dct and byte budgets with DCT atoms) and
+ * PowerSGD above 256 columns fall back to the CPU path.
  *
  * Spectral ATOMO has two routes. 'device' (spectralCompressor.ts): the
  * factored SVD on the device, thin QRs of X and Δ in WGSL, the B×B core's
@@ -18,12 +22,21 @@
  * default: on SwiftShader (the adapter we can measure) it is the faster,
  * since one workgroup per QR or Jacobi runs on one core there; figures for
  * both in docs/benchmarks.md ("Training round").
+ *
+ * A byte budget's route is 'host' by default too: the CPU path then takes
+ * every decomposition itself (the factored SVD from the read-back factors,
+ * the DCT by FFT). On SwiftShader the device's DCT and one-workgroup QRs
+ * lose to it: atomo-auto at 9000 bytes took 223 ms per MLP round (batch 32)
+ * with its transforms on the device against 87 ms on the CPU path
+ * (`npm run bench -- training`, its atomo-auto rows; 2026-12-02).
  */
+import { takesByteBudget } from '../../../core/atomo/types';
 import type { Compression } from '../../../core/atomo';
 import type { CompressedLayerStats, DeviceCompressor } from '../../../core/training/compression';
 import type { GpuGradient, GpuTrainingBackend } from '../training/gpuBackend';
 import { DCT_MAX_SIZE } from '../kernels/dct';
 import { MatmulKernel } from '../kernels/matmul';
+import { GpuByteBudgetCompressor, onDeviceByBytes } from './byteBudgetCompressor';
 import { GpuDctCompressor } from './dctCompressor';
 import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entryCompressor';
 import { GpuPowerSgd, gpuPowerSgdFits, type PowerSgdRoute } from './powerSgdCompressor';
@@ -50,6 +63,8 @@ export interface GpuCompressorOptions {
   readonly dct?: 'device' | 'host';
   /** Where PowerSGD orthonormalises P ('host' by default: faster on SwiftShader, powerSgdCompressor.ts PowerSgdRoute). */
   readonly powerSgd?: PowerSgdRoute;
+  /** A byte budget (atomo-auto, atomo-svd, atomo-dct) with its transforms on the device, or on the CPU path ('host' by default: see the module comment). */
+  readonly byteBudget?: 'device' | 'host';
 }
 
 /** The GPU compressor for a GPU backend's model (tensors as in its layout). */
@@ -61,11 +76,13 @@ export function createGpuCompressor(backend: Pick<GpuTrainingBackend, 'device' |
 export function createTensorCompressor(device: GPUDevice, tensors: readonly GradientTensor[], options: GpuCompressorOptions = {}): GpuCompressor {
   const spectralRoute = options.spectral ?? 'host';
   const dctRoute = options.dct ?? 'host';
+  const byteBudgetRoute = options.byteBudget ?? 'host';
   let spectral: GpuSpectralCompressor | null = null;
   let entry: GpuEntryCompressor | null = null;
   let dct: GpuDctCompressor | null = null;
   let matmul: MatmulKernel | null = null;
   let powerSgd: GpuPowerSgd | null = null;
+  let byBytes: GpuByteBudgetCompressor | null = null;
   const quantizers = new Map<'qsgd' | 'terngrad', GpuQuantizer>();
   const quantizer = (scheme: 'qsgd' | 'terngrad'): GpuQuantizer => {
     let q = quantizers.get(scheme);
@@ -75,10 +92,20 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
     }
     return q;
   };
+  const spectralCompressor = (): GpuSpectralCompressor =>
+    (spectral ??= new GpuSpectralCompressor(device, options.core === undefined ? {} : { core: options.core }));
+  const dctCompressor = (): GpuDctCompressor => {
+    matmul ??= new MatmulKernel(device);
+    return (dct ??= new GpuDctCompressor(device, matmul));
+  };
+  const dctFits = () => tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER && Math.max(...t.shape) < DCT_MAX_SIZE);
   return {
     supports(compression: Compression): boolean {
       // Error feedback on an unbiased scheme keeps its memory on the CPU (core/atomo/errorFeedback.ts).
       if (compression.errorFeedback === true && compression.scheme !== 'powersgd') return false;
+      if (compression.byteBudget !== undefined && takesByteBudget(compression.scheme)) {
+        return byteBudgetRoute === 'device' && onDeviceByBytes(compression.scheme) && (compression.scheme === 'atomo-svd' || dctFits());
+      }
       switch (compression.scheme) {
         case 'powersgd':
           return gpuPowerSgdFits(compression.budget, tensors);
@@ -89,11 +116,7 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
         case 'atomo-entry':
           return compression.budget > 0 && tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER);
         case 'atomo-dct':
-          return (
-            dctRoute === 'device' &&
-            compression.budget > 0 &&
-            tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER && Math.max(...t.shape) < DCT_MAX_SIZE)
-          );
+          return dctRoute === 'device' && compression.budget > 0 && dctFits();
         case 'qsgd':
           return (
             (compression.bucketSize ?? 0) === 0 && Number.isInteger(compression.levels) && compression.levels >= 1 && compression.levels <= GPU_MAX_QSGD_LEVELS
@@ -108,21 +131,23 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
       stream: (layer: number) => StreamId,
       memory?: object,
     ): Promise<{ loss: number; layers: CompressedLayerStats[] }> {
+      if (compression.byteBudget !== undefined && takesByteBudget(compression.scheme)) {
+        const core = options.core === 'auto' ? undefined : options.core;
+        byBytes ??= new GpuByteBudgetCompressor(device, dctCompressor, spectralCompressor, core);
+        return byBytes.compress({ tensors, gradient, stream }, compression);
+      }
       switch (compression.scheme) {
         case 'powersgd':
           matmul ??= new MatmulKernel(device);
           powerSgd ??= new GpuPowerSgd(device, matmul, options.powerSgd);
           return powerSgd.compress({ tensors, gradient, stream }, compression.budget, memory);
         case 'atomo-svd':
-          spectral ??= new GpuSpectralCompressor(device, options.core === undefined ? {} : { core: options.core });
-          return spectral.compress({ tensors, gradient, stream }, compression.budget);
+          return spectralCompressor().compress({ tensors, gradient, stream }, compression.budget);
         case 'atomo-entry':
           entry ??= new GpuEntryCompressor(device);
           return entry.compress({ tensors, gradient, stream }, compression.budget);
         case 'atomo-dct':
-          matmul ??= new MatmulKernel(device);
-          dct ??= new GpuDctCompressor(device, matmul);
-          return dct.compress({ tensors, gradient, stream }, compression.budget);
+          return dctCompressor().compress({ tensors, gradient, stream }, compression.budget);
         case 'qsgd':
         case 'terngrad':
           return quantizer(compression.scheme).compress({ tensors, gradient, stream }, compression.levels);
@@ -131,6 +156,7 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
       }
     },
     destroy() {
+      byBytes?.destroy();
       spectral?.destroy();
       entry?.destroy();
       dct?.destroy();

@@ -203,7 +203,7 @@ export class GpuSpectralCompressor {
     decomposition.lifted = true;
   }
 
-  /** Every layer's full decomposition (u atom-major k × rows, σ, v k × cols), for tests. */
+  /** Every layer's full decomposition (u atom-major k × rows, σ, v k × cols): for tests, and what a byte budget's host split draws from (byteBudgetCompressor.ts). */
   async readDecomposition(decomposition: GpuSpectralDecomposition): Promise<{ k: number; u: Float32Array; sigma: Float64Array; v: Float32Array }[]> {
     const decomposed = decomposition as Decomposed;
     const encoder = this.#device.createCommandEncoder({ label: 'Spectral.readDecomposition' });

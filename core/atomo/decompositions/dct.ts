@@ -11,9 +11,10 @@ import type { AtomicDecomposition } from './decomposition';
 /** λ = the DCT coefficients, row-major; the wire sample is (index, λᵢ/pᵢ) pairs like entry-wise ATOMO. */
 export function dctDecomposition(grad: Float32Array, shape: Shape): AtomicDecomposition<DctSample> {
   const [rows, cols] = shape;
-  return {
-    shape,
-    coefficients: dct2(grad, rows, cols),
-    toSample: (kept, scales) => ({ scheme: 'atomo-dct', shape, indices: kept, values: scales }),
-  };
+  return dctAtoms(dct2(grad, rows, cols), shape);
+}
+
+/** The decomposition of a gradient whose DCT coefficients (row-major, atom i = k·cols + l) were computed elsewhere, e.g. on the GPU. */
+export function dctAtoms(coefficients: Float64Array, shape: Shape): AtomicDecomposition<DctSample> {
+  return { shape, coefficients, toSample: (kept, scales) => ({ scheme: 'atomo-dct', shape, indices: kept, values: scales }) };
 }
