@@ -160,7 +160,11 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
     const pl = left.p;
     const pr = right.p;
     const core = coreProduct(left, right, inner);
-    const small = svdGramJacobi(core, pl, pr, { tolerance: CORE_TOLERANCE });
+    // The directions that will be cut off below need no orthogonality among themselves (SvdOptions.negligibleNorm).
+    let coreNormSq = 0;
+    for (let k = 0; k < core.length; k++) coreNormSq += core[k]! * core[k]!;
+    const negligibleNorm = LOW_RANK_RELATIVE_TOLERANCE * Math.sqrt(coreNormSq);
+    const small = svdGramJacobi(core, pl, pr, { tolerance: CORE_TOLERANCE, negligibleNorm });
     let total = 0;
     for (let k = 0; k < small.rank; k++) total += small.singularValues[k]! ** 2;
     const cutoff = LOW_RANK_RELATIVE_TOLERANCE * Math.sqrt(total);
