@@ -179,8 +179,8 @@ export function liftSvd(small: SvdResult, q: Float64Array, rows: number, cols: n
     for (let p = 0; p < inner; p++) {
       const coefficient = small.u[p * width + t]!;
       if (coefficient === 0) continue;
-      const qp = q.subarray(p * rows, (p + 1) * rows);
-      for (let i = 0; i < rows; i++) u[i * count + t]! += coefficient * qp[i]!;
+      const qp = p * rows;
+      for (let i = 0; i < rows; i++) u[i * count + t]! += coefficient * q[qp + i]!;
     }
     for (let j = 0; j < cols; j++) v[j * count + t] = small.v[j * width + t]!;
   }
