@@ -120,7 +120,8 @@ export function svdGramJacobi(a: Float64Array | Float32Array, rows: number, cols
       for (let k = 0; q + k <= p; k++) gram[p * n + q + k] = DOTS[k]!;
     }
   }
-  const eigen = symmetricEigen(gram, n);
+  // A caller that drops the σ below a floor needs the start no finer than the Gram's own accuracy, ε·‖WᵀW‖.
+  const eigen = symmetricEigen(gram, n, (options.negligibleNorm ?? 0) > 0 ? { noiseLevel: EPS } : {});
   if (!eigen.converged) {
     const rot = new Float64Array(n * n);
     for (let j = 0; j < n; j++) rot[j * n + j] = 1;
