@@ -106,7 +106,11 @@ export const GRAM_ROUTE_TOLERANCE = 1e-9;
  * (the reference's √B·ε ≈ 1.3e-15 costs one more sweep): U_c is then
  * orthonormal to 1e-11 per pair and σ within ~B·1e-11 relative, both far
  * inside GRAM_ROUTE_TOLERANCE and the float32 rounding of the wire. From
- * the Gram's eigenvectors one sweep usually meets it.
+ * the Gram's eigenvectors one sweep meets it on a freshly initialised MLP;
+ * a trained one's core is graded (σ from σ₀ down to 1e-6·σ₀ and far below,
+ * which the Gram resolves poorly) and takes about 3 sweeps, 4 to 6 before
+ * the directions below the cut-off were left unrotated among themselves
+ * (SvdOptions.negligibleNorm; docs/benchmarks.md).
  */
 const CORE_TOLERANCE = 1e-11;
 
@@ -160,7 +164,11 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
     const pl = left.p;
     const pr = right.p;
     const core = coreProduct(left, right, inner);
-    const small = svdGramJacobi(core, pl, pr, { tolerance: CORE_TOLERANCE });
+    // The directions that will be cut off below need no orthogonality among themselves (SvdOptions.negligibleNorm).
+    let coreNormSq = 0;
+    for (let k = 0; k < core.length; k++) coreNormSq += core[k]! * core[k]!;
+    const negligibleNorm = LOW_RANK_RELATIVE_TOLERANCE * Math.sqrt(coreNormSq);
+    const small = svdGramJacobi(core, pl, pr, { tolerance: CORE_TOLERANCE, negligibleNorm });
     let total = 0;
     for (let k = 0; k < small.rank; k++) total += small.singularValues[k]! ** 2;
     const cutoff = LOW_RANK_RELATIVE_TOLERANCE * Math.sqrt(total);

@@ -140,6 +140,60 @@ describe.each<{ name: string; svd: Svd }>([
   });
 });
 
+describe('negligibleNorm', () => {
+  // σ from 1 down to 2.5e-19 in steps of 10^0.6: ten above the floor 1e-6·‖A‖_F, 22 below it, most of them rounding noise.
+  const sigmas = Array.from({ length: 32 }, (_, k) => 10 ** (-0.6 * k));
+  const a = matrixWithSingularValues(32, 32, sigmas, 11);
+  const floor = 1e-6 * frobenius(a);
+  const tolerance = 1e-11;
+  const kept = sigmas.filter((sigma) => sigma > floor).length;
+
+  it("leaves the σ above the floor, their vectors and the rest's Σσ² as the full rule finds them, in fewer sweeps", () => {
+    const full = svdGramJacobi(a, 32, 32, { tolerance });
+    const floored = svdGramJacobi(a, 32, 32, { tolerance, negligibleNorm: floor });
+    expect(kept).toBe(10);
+    expect(floored.converged).toBe(true);
+    expect(floored.sweeps).toBeLessThan(full.sweeps);
+    // Kept triplets: the rule for pairs of long columns is unchanged, so they agree to what the stopping rule leaves
+    // (σ to ~n·tolerance relative: 3.2e-10; the coarser start of SymmetricEigenOptions.noiseLevel moves the smallest
+    // kept σ, 4e-6·σ₀, by 3e-12 relative).
+    for (let k = 0; k < kept; k++) {
+      expect(Math.abs(floored.singularValues[k]! - full.singularValues[k]!)).toBeLessThan(32 * tolerance * full.singularValues[k]!);
+      let uDot = 0;
+      let vDot = 0;
+      for (let i = 0; i < 32; i++) {
+        uDot += floored.u[i * 32 + k]! * full.u[i * 32 + k]!;
+        vDot += floored.v[i * 32 + k]! * full.v[i * 32 + k]!;
+      }
+      expect(Math.abs(Math.abs(uDot) - 1)).toBeLessThan(TOL);
+      expect(Math.abs(uDot - vDot)).toBeLessThan(TOL); // the same sign on both sides
+    }
+    // The kept vectors are orthonormal (the columns after them are not: nobody reads them).
+    for (const x of [floored.u, floored.v]) {
+      for (let p = 0; p < kept; p++) {
+        for (let q = 0; q < kept; q++) {
+          let dot = 0;
+          for (let i = 0; i < 32; i++) dot += x[i * 32 + p]! * x[i * 32 + q]!;
+          expect(Math.abs(dot - (p === q ? 1 : 0))).toBeLessThan(TOL);
+        }
+      }
+    }
+    // The rest: the same Σσ² (rotations keep the trace), and no σ above the floor hidden in it.
+    let restFull = 0;
+    let restFloored = 0;
+    for (let k = kept; k < 32; k++) {
+      restFull += full.singularValues[k]! ** 2;
+      restFloored += floored.singularValues[k]! ** 2;
+      expect(floored.singularValues[k]!).toBeLessThanOrEqual(floor * (1 + 32 * tolerance));
+    }
+    expect(Math.abs(restFloored - restFull)).toBeLessThan(1e-9 * restFull);
+  });
+
+  it('changes nothing at 0', () => {
+    expect(svdGramJacobi(a, 32, 32, { tolerance, negligibleNorm: 0 })).toEqual(svdGramJacobi(a, 32, 32, { tolerance }));
+  });
+});
+
 describe('svdGramJacobi against svdJacobi', () => {
   it('gives the same σ, and needs fewer sweeps from the Gram eigenvectors than from the identity', () => {
     const shapes: readonly (readonly [number, number, number])[] = [

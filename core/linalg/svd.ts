@@ -42,6 +42,21 @@ export interface SvdOptions {
   readonly tolerance?: number;
   /** At most this many sweeps (default SVD_MAX_SWEEPS). */
   readonly maxSweeps?: number;
+  /**
+   * A caller that treats every σ ≤ f as noise (it drops those triplets and
+   * needs only their Σσ²) passes f here (in A's units; default 0). Columns
+   * shorter than f then count as f long in the stopping rule, |wₚ·w_q| ≤
+   * tolerance·max(‖wₚ‖, f)·max(‖w_q‖, f): pairs of such columns, whose
+   * directions are rounding noise, are not rotated sweep after sweep to a
+   * relative orthogonality nobody reads. What is read stays as accurate: a
+   * column wₚ longer than f meets every other column with |wₚ·w_q| ≤
+   * tolerance·‖wₚ‖·max(‖w_q‖, f) < tolerance·‖wₚ‖², so the rotation it still
+   * lacks turns it by less than about the tolerance, as under the full rule;
+   * the short columns' Gram is diagonal to tolerance·f², so none of their
+   * span's σ exceeds f·(1 + n·tolerance), and their Σ‖w‖² is that span's
+   * Σσ² (a rotation keeps the trace).
+   */
+  readonly negligibleNorm?: number;
 }
 
 /** The thin SVD A = U diag(σ) Vᵀ; layouts as in the module comment. */
@@ -105,7 +120,8 @@ export function svdGramJacobi(a: Float64Array | Float32Array, rows: number, cols
       for (let k = 0; q + k <= p; k++) gram[p * n + q + k] = DOTS[k]!;
     }
   }
-  const eigen = symmetricEigen(gram, n);
+  // A caller that drops the σ below a floor needs the start no finer than the Gram's own accuracy, ε·‖WᵀW‖.
+  const eigen = symmetricEigen(gram, n, (options.negligibleNorm ?? 0) > 0 ? { noiseLevel: EPS } : {});
   if (!eigen.converged) {
     const rot = new Float64Array(n * n);
     for (let j = 0; j < n; j++) rot[j * n + j] = 1;
@@ -192,7 +208,9 @@ function workingCopy(a: Float64Array | Float32Array, rows: number, cols: number,
 function finish({ w, m, n, transposed, maxAbs }: WorkingCopy, rot: Float64Array, rows: number, cols: number, options: SvdOptions): SvdResult {
   const tolerance = options.tolerance ?? Math.max(Math.sqrt(m), 4) * EPS;
   const maxSweeps = options.maxSweeps ?? SVD_MAX_SWEEPS;
-  const { sweeps, converged } = orthogonaliseColumns(w, m, n, rot, tolerance, maxSweeps);
+  // The working copy is A scaled by 1/maxAbs: so is the floor.
+  const floor = maxAbs > 0 ? (options.negligibleNorm ?? 0) / maxAbs : 0;
+  const { sweeps, converged } = orthogonaliseColumns(w, m, n, rot, tolerance, maxSweeps, floor * floor);
   return assemble(w, rot, m, n, rows, cols, transposed, maxAbs, sweeps, converged);
 }
 
@@ -239,7 +257,8 @@ function rotateColumns(w: Float64Array, m: number, p: number, q: number, c: numb
 
 /**
  * Cyclic one-sided Jacobi sweeps over all pairs p < q until a whole sweep
- * finds every pair orthogonal (|wₚ·w_q| ≤ tol·‖wₚ‖‖w_q‖). The tolerance is
+ * finds every pair orthogonal (|wₚ·w_q| ≤ tol·‖wₚ‖‖w_q‖, a norm below the
+ * floor counting as the floor: SvdOptions.negligibleNorm). The tolerance is
  * relative, so convergence does not depend on the matrix's scale.
  */
 function orthogonaliseColumns(
@@ -249,6 +268,7 @@ function orthogonaliseColumns(
   rot: Float64Array,
   tolerance: number,
   maxSweeps: number,
+  floorSq: number,
 ): { sweeps: number; converged: boolean } {
   const normSq = new Float64Array(n);
   for (let sweep = 1; sweep <= maxSweeps; sweep++) {
@@ -272,7 +292,7 @@ function orthogonaliseColumns(
         }
         const gamma = DOTS[q - batchStart]!;
         span = 4;
-        if (Math.abs(gamma) <= tolerance * Math.sqrt(alpha) * Math.sqrt(beta)) continue;
+        if (Math.abs(gamma) <= tolerance * Math.sqrt(Math.max(alpha, floorSq)) * Math.sqrt(Math.max(beta, floorSq))) continue;
         rotated = true;
         batchEnd = q + 1;
         span = 1;
