@@ -2,7 +2,9 @@
  * `npm run bench -- compress`: what compressing a worker's gradient costs on
  * the CPU, per layer and per scheme, against the gradient's own compute time
  * (forward + backward of the same minibatch), for the MLP and the CNN at
- * batch 32, on real MNIST minibatches at He-initialised weights.
+ * batch 32, on real MNIST minibatches at He-initialised weights; and for the
+ * MLP once more at a trained model (scripts/bench/trainedModel.ts), whose
+ * graded gradients make the factored core's Jacobi take more sweeps.
  *
  * For spectral ATOMO it times, in the same run and on the same gradients:
  * the route a worker takes (factored for dense weights: thin QRs of X and Δ
@@ -35,7 +37,8 @@
  * compression alike, measured in the same run.
  * Options: --rounds N (minibatches, 8 by default), --warmup N (untimed passes,
  * 4), --passes N (timed passes, 4), --reference N (minibatches for the slow
- * full SVDs, 2).
+ * full SVDs, 2), --trained N (rounds of training before the trained model's
+ * minibatches, 1000: the default run's maxRounds, about 7 s here).
  */
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -45,17 +48,20 @@ import { SCHEMES, spectralRoute, spectralRouteCosts } from '../../core/atomo';
 import type { Compression } from '../../core/atomo/types';
 import { encodedByteLength } from '../../core/codec';
 import { varintLength } from '../../core/codec/varint';
-import { loadMnist, MinibatchSampler } from '../../core/data';
-import { factoredSvd, type FactorQr } from '../../core/linalg/factoredSvd';
+import { type Batch, type Dataset, loadMnist, MinibatchSampler } from '../../core/data';
+import { factoredSvd, type FactorQr, type GradientFactors } from '../../core/linalg/factoredSvd';
 import { svdLowRank } from '../../core/linalg/lowRankSvd';
 import { rightSubspace, svdRangeFinder } from '../../core/linalg/rangeFinderSvd';
 import { svdJacobi } from '../../core/linalg/svd';
 import { createCpuBackend, createCpuComputations } from '../../core/model/cpu/backend';
 import { heInitialize } from '../../core/model/init';
-import { createModelLayout, type ModelKind } from '../../core/model/layout';
+import type { TrainingBackend } from '../../core/model/backend';
+import { createModelLayout, type ModelKind, type ModelLayout } from '../../core/model/layout';
+import { DEFAULT_RUN_CONFIG as RUN } from '../../core/schema/runConfig';
 import { compressOnCpu, layerGradients, type LayerGradient } from '../../core/training/compression';
 import { createFileReader } from '../../server/data/fileReader';
 import { fmt, loadText, markdownTable, writeSection } from './report';
+import { trainedRounds } from './trainedModel';
 
 const BATCH = 32;
 const SEED = 7;
@@ -168,6 +174,153 @@ class Samples {
   }
 }
 
+/** Copies of a gradient's factors: the backend reuses its buffers on the next call. */
+function copyFactors(factors: ReadonlyMap<number, GradientFactors> | undefined): Map<number, GradientFactors> {
+  return new Map([...(factors ?? new Map<number, GradientFactors>())].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }]));
+}
+
+/** What a set of cases is timed on: each round's model and minibatch, and the per-layer gradient computed there. */
+interface Minibatches {
+  readonly backend: TrainingBackend;
+  readonly weights: readonly Float32Array[];
+  readonly batches: readonly Batch[];
+  readonly gradients: readonly (readonly LayerGradient[])[];
+  /** The same gradients without their factors, for the cases that take the full-gradient route. */
+  readonly stripped: readonly (readonly LayerGradient[])[];
+}
+
+async function minibatches(layout: ModelLayout, weights: readonly Float32Array[], batches: readonly Batch[]): Promise<Minibatches> {
+  const backend = createCpuBackend(layout);
+  const gradients: LayerGradient[][] = [];
+  for (const [round, batch] of batches.entries()) {
+    const result = await backend.lossAndGradient(weights[round]!, batch.pixels, batch.labels, BATCH);
+    gradients.push(layerGradients(layout, { gradient: result.gradient.slice(), factors: copyFactors(result.factors) }));
+  }
+  const stripped = gradients.map((layers) => layers.map(({ layer, shape, values }) => ({ layer, shape, values })));
+  return { backend, weights, batches, gradients, stripped };
+}
+
+const inputOf = (set: Minibatches, c: Case, round: number): readonly LayerGradient[] => (c.factors ? set.gradients : set.stripped)[round]!;
+const stream = (round: number) => (layer: number) => ({ seed: SEED, worker: 0, round, layer });
+const computeOn = (set: Minibatches, round: number) => {
+  const batch = set.batches[round]!;
+  return set.backend.lossAndGradient(set.weights[round]!, batch.pixels, batch.labels, BATCH);
+};
+
+/**
+ * `warmup` untimed then `passes` timed passes, each a full collection, the gradient's compute on every minibatch
+ * ('compute'), then each case on every minibatch in a row after a collection and one untimed step ('step|<label>');
+ * `afterStep` takes a case's further measurements of the same input right after its step, `afterPass` those of the pass.
+ */
+async function timePasses(
+  set: Minibatches,
+  cases: readonly Case[],
+  warmup: number,
+  passes: number,
+  timings: Samples,
+  afterStep: (c: Case, round: number, input: readonly LayerGradient[], timed: boolean) => void = () => {},
+  afterPass: (timed: boolean) => void = () => {},
+): Promise<void> {
+  const rounds = set.batches.length;
+  const pass = async (timed: boolean) => {
+    collect();
+    await computeOn(set, 0);
+    for (let round = 0; round < rounds; round++) {
+      const compute = await timeAsync(() => computeOn(set, round));
+      if (timed) timings.add('compute', compute);
+    }
+    for (const c of cases) {
+      collect();
+      compressOnCpu(inputOf(set, c, 0), c.compression, stream(0));
+      for (let round = 0; round < rounds; round++) {
+        const input = inputOf(set, c, round);
+        const ms = time(() => compressOnCpu(input, c.compression, stream(round)));
+        if (timed) timings.add(`step|${c.label}`, ms);
+        afterStep(c, round, input, timed);
+      }
+    }
+    afterPass(timed);
+  };
+  for (let p = 0; p < warmup; p++) await pass(false);
+  for (let p = 0; p < passes; p++) await pass(true);
+}
+
+/** The main thread's CPU ms per gradient compute, over every minibatch in a row. */
+const threadCompute = (set: Minibatches, timings: Samples) => threadCpuPerCall(set.batches.length, timings.median('compute'), (round) => computeOn(set, round));
+
+/** The main thread's CPU ms per step of the case labelled `label`, over every minibatch in a row. */
+function threadStep(set: Minibatches, timings: Samples, label: string): Promise<number> {
+  const c = CASES.find((x) => x.label === label)!;
+  return threadCpuPerCall(set.batches.length, timings.median(`step|${label}`), (round) => compressOnCpu(inputOf(set, c, round), c.compression, stream(round)));
+}
+
+/** The one-sided Jacobi sweeps of each factored layer's core SVD, one per minibatch (untimed; the call the scheme makes). */
+function coreSweeps(set: Minibatches): Map<number, number[]> {
+  const sweeps = new Map<number, number[]>();
+  for (const layers of set.gradients) {
+    for (const { layer, shape, factors } of layers) {
+      if (factors === undefined || spectralRoute(shape, factors.batch) !== 'factored') continue;
+      sweeps.set(layer, [...(sweeps.get(layer) ?? []), factoredSvd(factors, shape[0], shape[1]).materialise().sweeps]);
+    }
+  }
+  return sweeps;
+}
+
+/** "dense1.weight 4.25 (3–6)": each factored layer's mean sweeps and their range. */
+function sweepsText(layout: ModelLayout, sweeps: ReadonlyMap<number, readonly number[]>): string {
+  return [...sweeps]
+    .map(
+      ([layer, counts]) =>
+        `${layout.tensors[layer]!.name} ${fmt(counts.reduce((a, b) => a + b, 0) / counts.length)} (${Math.min(...counts)}–${Math.max(...counts)})`,
+    )
+    .join(', ');
+}
+
+/** The cases timed at a trained model: the worker's spectral step, and float32 as the floor. */
+const TRAINED_CASES = CASES.filter((c) => c.label === WORKER || c.compression.scheme === 'none');
+
+/**
+ * The MLP's gradient compute and the worker's spectral step on the minibatches of the `rounds` rounds after
+ * `trainedFor` rounds of the default run (scripts/bench/trainedModel.ts), timed as the He-initialised table is.
+ */
+async function benchTrained(
+  trainedFor: number,
+  rounds: number,
+  warmup: number,
+  passes: number,
+  train: Dataset,
+  atInit: ReadonlyMap<number, readonly number[]>,
+) {
+  const layout = createModelLayout('mlp');
+  const trained = await trainedRounds(layout, train, trainedFor, rounds);
+  const set = await minibatches(
+    layout,
+    trained.rounds.map((r) => r.weights),
+    trained.rounds.map((r) => r.batch),
+  );
+  const timings = new Samples();
+  await timePasses(set, TRAINED_CASES, warmup, passes, timings);
+  const compute = timings.median('compute');
+  const thread = { compute: await threadCompute(set, timings), worker: await threadStep(set, timings, WORKER) };
+  const table = markdownTable(
+    ['scheme (whole step, all layers, with statistics)', 'compress wall ms', 'compress / gradient compute (wall)', 'compress CPU ms (every thread)'],
+    TRAINED_CASES.map((c) => {
+      const ms = timings.median(`step|${c.label}`);
+      return [c.label, fmt(ms), `${fmt(ms / compute)}×`, fmt(timings.median(`step|${c.label}`, 'cpu'))];
+    }),
+  );
+  const line =
+    `Main thread's CPU time per step (as above): gradient compute ${fmt(thread.compute)} ms; ${WORKER} ${fmt(thread.worker)} ms ` +
+    `(${fmt(thread.worker / thread.compute)}× compute). Jacobi sweeps of the factored core per minibatch, mean (range): ` +
+    `${sweepsText(layout, coreSweeps(set))} here; ${sweepsText(layout, atInit)} at He-initialised weights.`;
+  return {
+    heading: `### MLP at a trained model (round ${trainedFor}), batch ${BATCH}: gradient compute ${fmt(compute)} ms wall (${fmt(timings.median('compute', 'cpu'))} ms CPU) per step`,
+    trainingSeconds: trained.seconds,
+    table,
+    line,
+  };
+}
+
 async function benchModel(
   kind: ModelKind,
   rounds: number,
@@ -177,63 +330,44 @@ async function benchModel(
   train: Awaited<ReturnType<typeof loadMnist>>['train'],
 ) {
   const layout = createModelLayout(kind);
-  const backend = createCpuBackend(layout);
   const weights = heInitialize(layout, SEED);
   const shard = Uint32Array.from({ length: 4096 }, (_, i) => i);
   const sampler = new MinibatchSampler(shard, BATCH, SEED, 0);
   const batches = Array.from({ length: rounds }, (_, round) => train.batch(sampler.batch(round)));
-  // Gradients and factors copied: the backend reuses its buffers on the next call.
-  const gradients: LayerGradient[][] = [];
-  for (const batch of batches) {
-    const result = await backend.lossAndGradient(weights, batch.pixels, batch.labels, BATCH);
-    const factors = new Map([...(result.factors ?? new Map())].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }]));
-    gradients.push(layerGradients(layout, { gradient: result.gradient.slice(), factors }));
-  }
-  // The same gradients without their factors, for the cases that take the full-gradient route.
-  const stripped = gradients.map((layers) => layers.map(({ layer, shape, values }) => ({ layer, shape, values })));
-  const inputOf = (c: Case, round: number): readonly LayerGradient[] => (c.factors ? gradients : stripped)[round]!;
+  const set = await minibatches(
+    layout,
+    batches.map(() => weights),
+    batches,
+  );
+  const { gradients } = set;
   // Every weight's factors, whatever its route (a convolution's im2col factors too), for the route table.
   const everyFactor = createCpuComputations(layout, 'all');
   const allFactors = batches.slice(0, referenceRounds + 1).map((batch) => {
     const { factors } = everyFactor.lossAndGradient(weights, batch.pixels, batch.labels, BATCH);
-    return new Map([...factors!].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }]));
+    return copyFactors(factors);
   });
-  const stream = (round: number) => (layer: number) => ({ seed: SEED, worker: 0, round, layer });
   const timings = new Samples();
   const bytes = new Map<string, number>();
   const entryBytes = new Map<number, { now: number; before: number }>();
   const qrRoutes = new Map<number, Map<string, number>>();
 
-  const pass = async (timed: boolean) => {
-    collect();
-    await backend.lossAndGradient(weights, batches[0]!.pixels, batches[0]!.labels, BATCH);
-    for (let round = 0; round < rounds; round++) {
-      const batch = batches[round]!;
-      const compute = await timeAsync(() => backend.lossAndGradient(weights, batch.pixels, batch.labels, BATCH));
-      if (timed) timings.add('compute', compute);
-    }
-    for (const c of CASES) {
-      collect();
-      compressOnCpu(inputOf(c, 0), c.compression, stream(0));
-      for (let round = 0; round < rounds; round++) {
-        const input = inputOf(c, round);
-        const ms = time(() => compressOnCpu(input, c.compression, stream(round)));
-        if (timed) timings.add(`step|${c.label}`, ms);
-        const scheme = SCHEMES[c.compression.scheme];
-        let total = 0;
-        for (const { layer, shape, values, factors } of input) {
-          let sample!: ReturnType<typeof scheme.compress>['sample'];
-          const layerMs = time(() => ({ sample } = scheme.compress(values, shape, c.compression, stream(round)(layer), factors)));
-          if (timed) timings.add(`${c.label}|${layer}`, layerMs);
-          total += encodedByteLength(sample);
-          if (sample.scheme === 'atomo-entry' && timed) {
-            const e = entryBytes.get(layer) ?? { now: 0, before: 0 };
-            entryBytes.set(layer, { now: e.now + encodedByteLength(sample), before: e.before + previousEntryBytes(sample.indices) });
-          }
-        }
-        if (timed) bytes.set(c.label, (bytes.get(c.label) ?? 0) + total / (rounds * passes));
+  // The scheme's compress alone, layer by layer, and the bytes, on each step's input right after the step.
+  const afterStep = (c: Case, round: number, input: readonly LayerGradient[], timed: boolean) => {
+    const scheme = SCHEMES[c.compression.scheme];
+    let total = 0;
+    for (const { layer, shape, values, factors } of input) {
+      let sample!: ReturnType<typeof scheme.compress>['sample'];
+      const layerMs = time(() => ({ sample } = scheme.compress(values, shape, c.compression, stream(round)(layer), factors)));
+      if (timed) timings.add(`${c.label}|${layer}`, layerMs);
+      total += encodedByteLength(sample);
+      if (sample.scheme === 'atomo-entry' && timed) {
+        const e = entryBytes.get(layer) ?? { now: 0, before: 0 };
+        entryBytes.set(layer, { now: e.now + encodedByteLength(sample), before: e.before + previousEntryBytes(sample.indices) });
       }
     }
+    if (timed) bytes.set(c.label, (bytes.get(c.label) ?? 0) + total / (rounds * passes));
+  };
+  const afterPass = (timed: boolean) => {
     for (let round = 0; round < rounds; round++) {
       const layers = gradients[round]!;
       // The factored SVD alone, with the QR each factor takes by default and with Householder forced on both.
@@ -252,8 +386,7 @@ async function benchModel(
       }
     }
   };
-  for (let p = 0; p < warmup; p++) await pass(false);
-  for (let p = 0; p < passes; p++) await pass(true);
+  await timePasses(set, CASES, warmup, passes, timings, afterStep, afterPass);
   // Each route forced on each weight layer (the range finder warm-started from the minibatch before's subspace),
   // on minibatches 1 … referenceRounds: median of three calls after three untimed ones.
   const routeRank = new Map<number, number>();
@@ -297,14 +430,10 @@ async function benchModel(
   }
 
   const compute = timings.median('compute');
-  const threadStep = async (label: string) => {
-    const c = CASES.find((x) => x.label === label)!;
-    return threadCpuPerCall(rounds, timings.median(`step|${label}`), (round) => compressOnCpu(inputOf(c, round), c.compression, stream(round)));
-  };
   const thread = {
-    compute: await threadCpuPerCall(rounds, compute, (round) => backend.lossAndGradient(weights, batches[round]!.pixels, batches[round]!.labels, BATCH)),
-    worker: await threadStep(WORKER),
-    previous: await threadStep(PREVIOUS),
+    compute: await threadCompute(set, timings),
+    worker: await threadStep(set, timings, WORKER),
+    previous: await threadStep(set, timings, PREVIOUS),
   };
   const threadLine =
     `Main thread's CPU time per step (the kernel's \`/proc/self/task/<pid>/schedstat\` over blocks of ≥ 0.5 s of steps in a row): ` +
@@ -416,6 +545,7 @@ async function benchModel(
     factoredTable: factoredRows.length > 0 ? factoredTable : '',
     routeTable,
     entryTable,
+    sweeps: coreSweeps(set),
   };
 }
 
@@ -425,6 +555,7 @@ export async function benchCompress(): Promise<void> {
   const warmup = option('warmup', 4);
   const passes = option('passes', 4);
   const referenceRounds = Math.min(rounds, option('reference', 2));
+  const trainedFor = option('trained', 1000);
   const { train } = await loadMnist(createFileReader());
   const loadBefore = loadText();
   const started = new Date();
@@ -440,8 +571,21 @@ export async function benchCompress(): Promise<void> {
         `Each spectral route forced on each weight layer, against the cost model that picks one (docs/design.md, "Decompositions"):\n\n${r.routeTable}\n\n` +
         r.entryTable,
     );
+    if (kind !== 'mlp') continue;
+    const t = await benchTrained(trainedFor, rounds, warmup, passes, train, r.sweeps);
+    console.log(`mlp at round ${trainedFor} (trained in ${fmt(t.trainingSeconds)} s)\n${t.table}\n${t.line}`);
+    sections.push(
+      `${t.heading}\n\nThe default run's MLP trained from its He initialisation for ${trainedFor} rounds by one worker ` +
+        `(${fmt(t.trainingSeconds)} s, untimed; scripts/bench/trainedModel.ts): each round core/training/workerRound.ts on the CPU backend ` +
+        `(${RUN.scheme} s=${RUN.budget}, seed ${RUN.seed}, shard 0 of ${RUN.shards}), then the server's update of that one contribution ` +
+        `(SGD, learning rate ${RUN.learningRate}, momentum ${RUN.momentum}); then the models and minibatches of rounds ${trainedFor}–${trainedFor + rounds - 1} ` +
+        `(training on through them), timed as the table above. A trained model's gradients make dense1's factored core graded, ` +
+        `so its Jacobi takes more sweeps than at He-initialised weights (the targets below say why; the line under the table counts them).\n\n${t.table}\n\n${t.line}`,
+    );
   }
-  const flags = ['rounds', 'warmup', 'passes', 'reference'].filter((name) => process.argv.includes(`--${name}`)).map((name) => ` --${name} ${option(name, 1)}`);
+  const flags = ['rounds', 'warmup', 'passes', 'reference', 'trained']
+    .filter((name) => process.argv.includes(`--${name}`))
+    .map((name) => ` --${name} ${option(name, 1)}`);
   const cpu = cpus();
   writeSection(
     'compress',
