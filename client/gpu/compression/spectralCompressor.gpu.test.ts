@@ -178,3 +178,30 @@ describe('factored spectral route, the core side per adapter', () => {
     }
   });
 });
+
+describe('factored spectral route, plans', () => {
+  gpuTest('a new gradient buffer with the same label and shapes gets a plan of its own (a new backend of the same kind)', async ({ gpu }) => {
+    // Two backends of one kind label their gradient buffers alike; the first's buffers are destroyed before the second's round.
+    const first = randomCase('first', 101, 37, 13, 21);
+    const second = randomCase('second', 101, 37, 13, 23);
+    const tensors = [{ offset: 0, shape: [first.rows, first.cols] as const }];
+    const spectral = new GpuSpectralCompressor(gpu.device, { core: 'host' });
+    try {
+      const old = onDevice(gpu.device, first, gradientOf(first));
+      await spectral.readDecomposition(await spectral.decompose(tensors, old.gradient, 'host'));
+      old.destroy();
+      const g = gradientOf(second);
+      const current = onDevice(gpu.device, second, g);
+      try {
+        const [triplets] = await spectral.readDecomposition(await spectral.decompose(tensors, current.gradient, 'host'));
+        const reference = factoredSvd({ input: second.input, delta: second.delta, batch: second.batch }, second.rows, second.cols);
+        const sigma0 = reference.singularValues[0]!;
+        for (let t = 0; t < 5; t++) expect(Math.abs(triplets!.sigma[t]! - reference.singularValues[t]!)).toBeLessThanOrEqual(SIGMA_TOLERANCE * sigma0);
+      } finally {
+        current.destroy();
+      }
+    } finally {
+      spectral.destroy();
+    }
+  });
+});

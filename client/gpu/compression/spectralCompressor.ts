@@ -28,6 +28,7 @@ import { FactoredKernels, MATRIX_STATE_BYTES, SCALE_EXP_WORD } from '../kernels/
 import { MatmulKernel } from '../kernels/matmul';
 import { SvdKernel } from '../kernels/svd';
 import { adapterKey } from '../runtime/adapter';
+import { PlanCache } from '../runtime/dispatch';
 import { StagingPool, type PendingRead } from '../runtime/pools';
 import type { GpuGradient } from '../training/gpuBackend';
 import { SpectralPlan, cutoffRatio, type SpectralCore, type SpectralKernels } from './spectralPlan';
@@ -66,6 +67,10 @@ export interface SpectralCoreChoice {
 
 /** Timed compress rounds per side when choosing (after one warm-up each). */
 const CALIBRATION_ROUNDS = 3;
+
+/** Plans kept (one per gradient buffer, batch, core side and set of tensors): a tab's backends and a test's cases, with room. */
+const PLANS_KEPT = 8;
+
 /** Choices by adapter (runtime/adapter.ts adapterKey): measured once per adapter in this page or process. */
 const coreChoices = new Map<string, SpectralCoreChoice>();
 
@@ -80,7 +85,13 @@ export class GpuSpectralCompressor {
   readonly #kernels: SpectralKernels;
   readonly #core: SpectralCore | 'auto';
   readonly #staging: StagingPool;
-  readonly #plans = new Map<string, SpectralPlan>();
+  /**
+   * Keyed by the gradient buffer's identity, not its label: a new backend of
+   * the same kind and batch labels its buffer alike, and a plan bound to the
+   * old, destroyed buffer must not serve it. Dropped plans are not destroyed
+   * here: sample() records work on a plan's buffers after an await.
+   */
+  readonly #plans = new PlanCache<SpectralPlan>(PLANS_KEPT);
 
   /** Takes its kernels from the device's pipeline cache; plans are made on first use per batch size and core side. */
   constructor(device: GPUDevice, options: SpectralCompressorOptions = {}) {
@@ -133,12 +144,8 @@ export class GpuSpectralCompressor {
 
   /** Round trip 1: every layer's σ (and, for the host core, its core SVD); the vectors stay on the GPU. */
   async decompose(tensors: readonly GradientTensor[], gradient: GpuGradient, core: SpectralCore = this.#defaultCore()): Promise<GpuSpectralDecomposition> {
-    const key = `${gradient.buffer.label}|${gradient.batch}|${core}|${tensorsKey(tensors)}`;
-    let plan = this.#plans.get(key);
-    if (plan === undefined) {
-      plan = new SpectralPlan(this.#device, this.#kernels, tensors, gradient, core);
-      this.#plans.set(key, plan);
-    }
+    const key = `${this.#plans.id(gradient.buffer)}|${gradient.batch}|${core}|${tensorsKey(tensors)}`;
+    const plan = this.#plans.get(key, () => new SpectralPlan(this.#device, this.#kernels, tensors, gradient, core));
     const encoder = this.#device.createCommandEncoder({ label: 'Spectral.decompose' });
     plan.encodeDecompose(encoder);
     const svd = plan.svd;
@@ -313,8 +320,7 @@ export class GpuSpectralCompressor {
 
   /** Frees every plan's buffers. */
   destroy(): void {
-    for (const plan of this.#plans.values()) plan.destroy();
-    this.#plans.clear();
+    this.#plans.destroyAll();
     this.#kernels.bernoulli.destroy();
     this.#staging.destroy();
   }
