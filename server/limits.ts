@@ -40,9 +40,13 @@ export interface RateLimit {
 }
 
 /**
- * A worker sends one gradient per round and a dashboard a few requests; 20
- * messages a second with bursts of 40 is far above honest traffic and far
- * below what would starve the event loop.
+ * 20 messages a second with bursts of 40: far below what would starve the
+ * event loop, and above a classroom's honest traffic (a gradient per round,
+ * a dashboard's few requests). Not above every honest worker's: a lone tab
+ * on the MLP can finish 25-30 rounds a second. The server refuses what is
+ * over the rate and the worker sends it again a token's time later
+ * (client/net/socket.ts, resendWhileRateLimited), so such a tab trains at
+ * this pace instead of losing its gradient and stalling its run.
  */
 export const DEFAULT_RATE_LIMIT: RateLimit = { perSecond: 20, burst: 40 };
 

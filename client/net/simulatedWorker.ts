@@ -25,7 +25,7 @@ import {
 } from '../../core/protocol';
 import { ModelReplica } from '../../core/training/replica';
 import { createWorkerRound, type WorkerRoundResult } from '../../core/training/workerRound';
-import type { AppSocket } from './socket';
+import { resendWhileRateLimited, type AppSocket } from './socket';
 
 /** Options of a simulated worker. */
 export interface SimulatedWorkerOptions {
@@ -186,9 +186,10 @@ export class SimulatedWorker {
     return submission;
   }
 
-  /** Sends a submission and waits for its acknowledgement. */
+  /** Sends a submission and waits for its acknowledgement (sent again while the server refuses it for its rate, as the tab's). */
   async submit(submission: GradientSubmission): Promise<Ack> {
-    return this.socket.timeout(this.#options.ackTimeoutMs ?? 30_000).emitWithAck('gradient:submit', submission);
+    const timeoutMs = this.#options.ackTimeoutMs ?? 30_000;
+    return resendWhileRateLimited(() => this.socket.timeout(timeoutMs).emitWithAck('gradient:submit', submission), timeoutMs);
   }
 
   #stepFor(assignment: WorkerAssignment): { step: SubmissionStep; layout: ModelLayout; replica: ModelReplica } {

@@ -114,10 +114,41 @@ type ResponseOf<E extends AckEventName> = AckEvents[E][1];
 type ResultOf<E extends AckEventName> = ResponseOf<E> | { readonly ok: false; readonly error: LocalFailure };
 
 /**
- * Sends a request event and resolves with its acknowledgement; resolves with
- * a LocalFailure when the socket is down or no answer comes in time.
+ * How long a request the server refused for its rate waits before it is
+ * sent again: the server refuses a message over its rate (server/limits.ts)
+ * instead of queueing it, and one token of its default bucket (20 a second)
+ * comes back in this time. Without the resend a lone fast worker's gradient,
+ * once refused, never arrived: its round waited for it past the deadline
+ * (no quorum) while the worker waited for the next round.
  */
-export async function request<E extends AckEventName>(socket: AppSocket, event: E, payload: RequestOf<E>): Promise<ResultOf<E>> {
+export const RATE_LIMITED_RETRY_MS = 50;
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Calls `send` again, RATE_LIMITED_RETRY_MS apart, while it answers a rate-limited refusal, for at most `withinMs` in all. */
+export async function resendWhileRateLimited<R extends { readonly ok: boolean; readonly error?: { readonly code: string } }>(
+  send: () => Promise<R>,
+  withinMs: number,
+): Promise<R> {
+  const giveUpAt = Date.now() + withinMs;
+  for (;;) {
+    const answer = await send();
+    if (answer.ok || answer.error?.code !== 'rate-limited' || Date.now() + RATE_LIMITED_RETRY_MS > giveUpAt) return answer;
+    await wait(RATE_LIMITED_RETRY_MS);
+  }
+}
+
+/**
+ * Sends a request event and resolves with its acknowledgement (sent again
+ * while the server refuses it for its rate, resendWhileRateLimited);
+ * resolves with a LocalFailure when the socket is down or no answer comes in
+ * time.
+ */
+export function request<E extends AckEventName>(socket: AppSocket, event: E, payload: RequestOf<E>): Promise<ResultOf<E>> {
+  return resendWhileRateLimited(() => requestOnce(socket, event, payload), REQUEST_TIMEOUT_MS);
+}
+
+async function requestOnce<E extends AckEventName>(socket: AppSocket, event: E, payload: RequestOf<E>): Promise<ResultOf<E>> {
   if (!socket.connected) {
     return { ok: false, error: { code: 'disconnected', message: 'Not connected to the server.', event } };
   }
