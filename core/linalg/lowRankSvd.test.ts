@@ -66,7 +66,7 @@ describe('svdLowRank', () => {
     }
   });
 
-  it('gives a single row (a bias) the bits of the general path: svdJacobi of R = 0 + q·a, q the sign of its first largest entry', () => {
+  it('gives a single row (a bias) the triplet of svdJacobi of R = 0 + q·a, q the sign of its first largest entry, to the bit', () => {
     const rng = seededRng(11);
     const random = Float32Array.from({ length: 128 }, () => (2 * rng() - 1) * 1e-3);
     const rows: readonly (readonly number[])[] = [

@@ -112,7 +112,6 @@ export function svdLowRank(a: Float64Array | Float32Array, rows: number, cols: n
     throw new RangeError(`svdLowRank: bad shape ${rows}×${cols}`);
   }
   if (a.length !== rows * cols) throw new RangeError(`svdLowRank: ${a.length} elements for a ${rows}×${cols} matrix`);
-  if (rows === 1) return rowSvd(a, cols);
   const { q, r, rank } = pivotedQr(a, rows, cols);
   if (rank === 0) {
     const empty = new Float64Array(0);
@@ -120,48 +119,6 @@ export function svdLowRank(a: Float64Array | Float32Array, rows: number, cols: n
   }
   const small = svdJacobi(r, rank, cols); // R = U_R Σ V_Rᵀ
   return liftSvd(small, q, rows, cols, small.rank);
-}
-
-/**
- * svdLowRank of a single row (a bias gradient) without the general path's
- * dozen temporaries, in its arithmetic, so to the same bits: the pivoted QR
- * of a row stops at once unless its first largest square passes the
- * threshold, q = ±1 is that entry's sign, R = 0 + q·a; svdJacobi of that row
- * scales it by 1/max|a|, takes σ as its norm times max|a| and v as the
- * scaled row over its norm; u = 1·q.
- */
-function rowSvd(a: Float64Array | Float32Array, cols: number): SvdResult {
-  let total = 0;
-  for (let j = 0; j < cols; j++) total += a[j]! * a[j]!;
-  let best = -1;
-  let bestSq = LOW_RANK_RELATIVE_TOLERANCE ** 2 * total;
-  let maxAbs = 0;
-  for (let j = 0; j < cols; j++) {
-    const x = a[j]!;
-    if (x * x > bestSq) {
-      bestSq = x * x;
-      best = j;
-    }
-    maxAbs = Math.max(maxAbs, Math.abs(x));
-  }
-  if (best < 0) {
-    const empty = new Float64Array(0);
-    return { rows: 1, cols, r: 0, u: empty, singularValues: empty, v: empty, rank: 0, sweeps: 0, converged: true };
-  }
-  const sign = a[best]! > 0 ? 1 : -1;
-  const scale = 1 / maxAbs;
-  const v = new Float64Array(cols);
-  let normSq = 0;
-  for (let j = 0; j < cols; j++) {
-    // 0 + …: R's entry is a sum that starts at +0, which turns −0 into +0.
-    const x = (0 + sign * a[j]!) * scale;
-    v[j] = x;
-    normSq += x * x;
-  }
-  const norm = Math.sqrt(normSq);
-  const inverse = 1 / norm;
-  for (let j = 0; j < cols; j++) v[j] = v[j]! * inverse;
-  return { rows: 1, cols, r: 1, u: Float64Array.of(sign), singularValues: Float64Array.of(norm * maxAbs), v, rank: 1, sweeps: 1, converged: true };
 }
 
 /**
