@@ -27,7 +27,8 @@ test('the Chinese pages show no untranslated English, the English ones are scann
   await valueAbove(zhWorker, 'test-accuracy', 0);
   for (const chart of ['chart-loss', 'chart-bytes', 'chart-variance', 'chart-time']) await expectChartData(zhWorker.getByTestId(chart));
   await expect(zhWorker.getByTestId('digits').locator('.digit__guess').first()).not.toHaveText('?');
-  // The tab's own gradient, layer by layer: spectral ATOMO measures every layer's indicator every round.
+  // The tab's own gradient, layer by layer: spectral ATOMO measures the indicator every round where it reads g, every
+  // 5th round on dense1's factored route, and the tab shows each layer's last measurement.
   const ownLayers = zhWorker.getByTestId('worker-layers');
   await expect(ownLayers.getByTestId('layer-indicator')).toHaveCount(4);
   await expect(ownLayers.getByTestId('layer-indicator').first()).toHaveText(/^\d/);

@@ -7,6 +7,12 @@ export interface GradientNorms {
   readonly l1: number;
 }
 
+/** The norms of g a compression found on its way: ‖g‖², and ‖g‖₁ when it read g. */
+export interface KnownNorms {
+  readonly normSq: number;
+  readonly l1?: number;
+}
+
 /**
  * Throws RangeError unless `shape` is two positive integers and `grad` holds
  * rows·cols finite values; returns ‖g‖² and ‖g‖₁ from the same pass. The
@@ -16,13 +22,7 @@ export interface GradientNorms {
  * is scanned again for the entry to name.
  */
 export function checkGradient(grad: Float32Array, shape: Shape): GradientNorms {
-  const [rows, cols] = shape;
-  if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
-    throw new RangeError(`bad gradient shape ${rows}×${cols}`);
-  }
-  if (grad.length !== rows * cols) {
-    throw new RangeError(`gradient has ${grad.length} entries, shape ${rows}×${cols} needs ${rows * cols}`);
-  }
+  checkGradientShape(grad, shape);
   const norms = gradientNorms(grad);
   if (!Number.isFinite(norms.normSq) || !Number.isFinite(norms.l1)) {
     for (let i = 0; i < grad.length; i++) {
@@ -30,6 +30,17 @@ export function checkGradient(grad: Float32Array, shape: Shape): GradientNorms {
     }
   }
   return norms;
+}
+
+/** Throws RangeError unless `shape` is two positive integers and `grad` holds rows·cols values (its values unread). */
+export function checkGradientShape(grad: Float32Array, shape: Shape): void {
+  const [rows, cols] = shape;
+  if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) {
+    throw new RangeError(`bad gradient shape ${rows}×${cols}`);
+  }
+  if (grad.length !== rows * cols) {
+    throw new RangeError(`gradient has ${grad.length} entries, shape ${rows}×${cols} needs ${rows * cols}`);
+  }
 }
 
 /**

@@ -26,7 +26,14 @@ export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
 export { dctDecomposition } from './decompositions/dct';
 export { entrywiseDecomposition } from './decompositions/entrywise';
-export { spectralDecomposition, spectralRoute, spectralRouteCosts, type SpectralDecomposition, type SpectralRoute } from './decompositions/spectral';
+export {
+  spectralDecomposition,
+  spectralRoute,
+  spectralRouteCosts,
+  spectralRouteOf,
+  type SpectralDecomposition,
+  type SpectralRoute,
+} from './decompositions/spectral';
 export type { GradientFactors } from '../linalg/factoredSvd';
 export {
   SCHEMES,

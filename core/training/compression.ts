@@ -6,11 +6,11 @@
  * reads back only what is sent. Both give, per layer, the sample core/codec
  * encodes and the statistics the dashboard shows.
  */
-import { compressLayer, squaredNorm, type LayerMemory } from '../atomo';
+import { compressLayer, type LayerMemory } from '../atomo';
 import { compressByBytes, type ByteBudgetScheme, type BytesLayer } from '../atomo/compressByBytes';
 import { correctedGradient, rememberError } from '../atomo/errorFeedback';
 import { indicatorFromNorms, l1Norm, nuclearNorm } from '../atomo/indicator';
-import type { GradientNorms } from '../atomo/gradient';
+import { gradientNorms as sumGradientNorms, type KnownNorms } from '../atomo/gradient';
 import { layerStatistics } from '../atomo/reconstruct';
 import { isBiased, takesByteBudget, type Compression, type LayerSample, type Shape } from '../atomo/types';
 import type { GradientFactors, LossAndGradient } from '../model/backend';
@@ -98,7 +98,7 @@ interface Compressed {
   readonly variance: number;
   readonly nuclearNorm?: number | undefined;
   readonly realised?: number | undefined;
-  readonly gradientNorms?: GradientNorms | undefined;
+  readonly gradientNorms?: KnownNorms | undefined;
 }
 
 /**
@@ -120,14 +120,21 @@ export function compressOnCpu(
       : compressEach(layers, compression, stream, memories);
   return layers.map(({ shape, values, factors }, l) => {
     const { sample, variance, nuclearNorm: nuclear, realised, gradientNorms } = compressed[l]!;
-    // ‖g‖² and ‖g‖₁ (the indicator's denominator) come from a pass over g the scheme or the statistics take anyway.
-    const measured =
-      realised === undefined
-        ? layerStatistics(sample, values)
-        : { realised, gradientNormSq: gradientNorms?.normSq ?? squaredNorm(values), gradientL1: gradientNorms?.l1 };
+    // ‖g‖² and ‖g‖₁ (the indicator's denominator) come from the pass over g the scheme or the statistics take, if either
+    // takes one; spectral ATOMO's factored route has ‖g‖² from its SVD and reads no g.
+    let measured: { readonly realised: number; readonly gradientNormSq: number; readonly gradientL1?: number | undefined };
+    if (realised === undefined) {
+      measured = layerStatistics(sample, values);
+    } else {
+      const norms = gradientNorms ?? sumGradientNorms(values);
+      measured = { realised, gradientNormSq: norms.normSq, gradientL1: norms.l1 };
+    }
     const stats = { sample, closedForm: variance, realised: measured.realised, gradientNormSq: measured.gradientNormSq };
-    const known = nuclear ?? (options.measureIndicator === true ? nuclearNorm(values, shape, factors) : undefined);
-    const indicator = known === undefined ? null : indicatorFromNorms(known, measured.gradientL1 ?? l1Norm(values), shape);
+    // A pass over g for the indicator alone (its ‖G‖_* or its ‖g‖₁) is taken only on the rounds the caller measures.
+    const measure = options.measureIndicator === true;
+    const known = nuclear ?? (measure ? nuclearNorm(values, shape, factors) : undefined);
+    const l1 = measured.gradientL1 ?? (measure ? l1Norm(values) : undefined);
+    const indicator = known === undefined || l1 === undefined ? null : indicatorFromNorms(known, l1, shape);
     return indicator === null ? stats : { ...stats, indicator };
   });
 }

@@ -5,7 +5,7 @@
  * those of that sample; the same inputs give the same bytes.
  */
 import { describe, expect, it } from 'vitest';
-import { SCHEMES, SCHEME_NAMES, realisedError, reconstruct, squaredNorm } from '../atomo';
+import { SCHEMES, SCHEME_NAMES, realisedError, reconstruct, spectralRouteOf, squaredNorm } from '../atomo';
 import { decodeLayer, encodeForWire, encodeLayer } from '../codec';
 import { Dataset, MinibatchSampler } from '../data';
 import { createCpuBackend } from '../model/cpu/backend';
@@ -57,14 +57,17 @@ describe('worker round (CPU)', () => {
           : null;
       if (split !== null) expect(split.reduce((sum, l) => sum + l.plan.point.bytes, 0)).toBeCloseTo(3000, 0);
       for (const { layer, shape, values, factors } of gradients) {
-        const { sample, variance } = split?.[layer] ?? SCHEMES[scheme].compress(values, shape, compression, { seed, worker, round: version, layer }, factors);
+        const own = split === null ? SCHEMES[scheme].compress(values, shape, compression, { seed, worker, round: version, layer }, factors) : null;
+        const { sample, variance } = split?.[layer] ?? own!;
         expect(result.layers[layer]).toEqual(encodeForWire(sample, layer));
         const decoded = decodeLayer(result.layers[layer]!, { expectedLayer: layer, expectedShape: shape }).sample;
         // A layer whose scheme bytes would exceed float32 goes dense (same estimate).
         expect(decoded.scheme).toBe(encodeLayer(sample, layer).length > encodeForWire(sample, layer).length ? 'none' : sample.scheme);
         const stats = result.layerStats[layer]!;
         expect(stats.closedForm).toBe(variance);
-        expect(stats.gradientNormSq).toBe(squaredNorm(values));
+        // ‖g‖² as the scheme found it (spectral ATOMO's factored route: of the factors' product, from its SVD), else summed.
+        expect(stats.gradientNormSq).toBe(own?.gradientNorms?.normSq ?? squaredNorm(values));
+        expect(Math.abs(stats.gradientNormSq - squaredNorm(values))).toBeLessThanOrEqual(1e-6 * squaredNorm(values));
         // Fourier and spectral ATOMO measure their error in coefficient space (Parseval), before the atoms are rounded to float32.
         const realised = realisedError(reconstruct(decoded), values);
         expect(Math.abs(stats.realised - realised)).toBeLessThanOrEqual(1e-6 * realised + 1e-12 * stats.gradientNormSq);
@@ -81,7 +84,7 @@ describe('worker round (CPU)', () => {
     });
   }
 
-  it('reports each layer’s indicator every round where the compression took an SVD, else every INDICATOR_EVERY rounds', async () => {
+  it('reports each layer’s indicator every round where the compression found both its norms, else every INDICATOR_EVERY rounds', async () => {
     const weights = heInitialize(layout, 5);
     const roundOf = (compression: Compression) =>
       createWorkerRound({ backend: createCpuBackend(layout), layout, compression, batchSize, seed, worker, train, shard });
@@ -92,10 +95,15 @@ describe('worker round (CPU)', () => {
       { scheme: 'atomo-auto', budget: 0, levels: 1, byteBudget: 3000 },
       { scheme: 'qsgd', budget: 0, levels: 3 },
     ] as const) {
-      const everyRound = compression.scheme !== 'qsgd';
+      // Spectral ATOMO and atomo-auto have ‖G‖_* on every layer, and ‖g‖₁ wherever g is read: everywhere but on spectral
+      // ATOMO's factored route.
+      const factored = (layer: number) => spectralRouteOf(gradients[layer]!.shape, gradients[layer]!.factors) === 'factored';
+      const everyRound = (layer: number) => compression.scheme === 'atomo-auto' || (compression.scheme === 'atomo-svd' && !factored(layer));
+      // Both kinds of layer are here: factored weights and biases.
+      expect(new Set(gradients.map((_, layer) => factored(layer)))).toEqual(new Set([true, false]));
       for (const version of [INDICATOR_EVERY, INDICATOR_EVERY + 1]) {
         const { layerStats } = await roundOf(compression)(weights, version);
-        const measured = everyRound || version % INDICATOR_EVERY === 0;
+        const measured = (layer: number) => everyRound(layer) || version % INDICATOR_EVERY === 0;
         for (const { layer, shape, values, factors } of version === INDICATOR_EVERY ? gradients : []) {
           expect(layerStats[layer]!.indicator, `${compression.scheme} layer ${layer}`).toBeCloseTo(
             spectralIndicator(nuclearNorm(values, shape, factors), values, shape)!,
@@ -103,9 +111,9 @@ describe('worker round (CPU)', () => {
           );
         }
         expect(
-          layerStats.every((s) => (s.indicator !== undefined) === measured),
+          layerStats.map((s) => s.indicator !== undefined),
           `${compression.scheme} v${version}`,
-        ).toBe(true);
+        ).toEqual(layerStats.map((_, layer) => measured(layer)));
       }
     }
   });

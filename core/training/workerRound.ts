@@ -44,13 +44,16 @@ export interface WorkerRoundOptions<G = unknown> {
 }
 
 /**
- * How often a worker measures the indicator ‖G‖_*·√(m+n)/‖g‖₁ of layers
- * whose compression took no SVD (docs/design.md, "Which atoms suit a
- * layer"): every 5th round. Its singular values cost one factored or small
- * SVD per layer (about 2.5 ms a round for the MLP, 2 ms for the CNN on one
- * core, docs/benchmarks.md), a third of a float32 round's CPU time; spectral
- * ATOMO and atomo-auto have them anyway and report every round. A round
- * compressed on the GPU reports none.
+ * How often a worker measures the indicator ‖G‖_*·√(m+n)/‖g‖₁ of a layer
+ * whose compression did not find both norms on its way (docs/design.md,
+ * "Which atoms suit a layer"): every 5th round. Its singular values cost one
+ * factored or small SVD per layer (about 2.5 ms a round for the MLP, 2 ms
+ * for the CNN on one core, docs/benchmarks.md), a third of a float32 round's
+ * CPU time, and ‖g‖₁ a pass over g. Spectral ATOMO and atomo-auto have the
+ * singular values anyway; spectral ATOMO also has ‖g‖₁ on the layers whose
+ * SVD reads g, which report every round, but not on its factored route (the
+ * MLP's first layer), which reports on these rounds. A round compressed on
+ * the GPU reports none.
  */
 export const INDICATOR_EVERY = 5;
 

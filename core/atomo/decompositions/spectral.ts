@@ -88,6 +88,21 @@ export function spectralRoute(shape: Shape, inner?: number, previousRank?: numbe
   return best;
 }
 
+/** Last round's right singular subspace in the layer's memory, when it fits this layer's columns. */
+function previousSubspace([, cols]: Shape, memory?: LayerMemory): Float64Array | undefined {
+  return memory?.subspace?.length !== undefined && memory.subspace.length % cols === 0 ? memory.subspace : undefined;
+}
+
+/**
+ * The route spectralDecomposition takes for these inputs. The factored one
+ * never reads the gradient's values: its atoms decompose the product of the
+ * factors, which it checks itself (core/linalg/factoredSvd.ts).
+ */
+export function spectralRouteOf(shape: Shape, factors?: GradientFactors, memory?: LayerMemory): SpectralRoute {
+  const previous = previousSubspace(shape, memory);
+  return spectralRoute(shape, factors?.batch, previous === undefined ? undefined : previous.length / shape[1]);
+}
+
 /**
  * The SVD atoms of the rows×cols gradient `grad` (row-major). With `factors`
  * (grad = inputᵀ·delta up to float32 rounding) a low-rank layer takes the
@@ -98,8 +113,8 @@ export function spectralRoute(shape: Shape, inner?: number, previousRank?: numbe
  */
 export function spectralDecomposition(grad: Float32Array, shape: Shape, factors?: GradientFactors, memory?: LayerMemory): SpectralDecomposition {
   const [rows, cols] = shape;
-  const previous = memory?.subspace?.length !== undefined && memory.subspace.length % cols === 0 ? memory.subspace : undefined;
-  const route = spectralRoute(shape, factors?.batch, previous === undefined ? undefined : previous.length / cols);
+  const previous = previousSubspace(shape, memory);
+  const route = spectralRouteOf(shape, factors, memory);
   if (factors !== undefined && route === 'factored') return factoredDecomposition(factors, shape);
   const found = route === 'range-finder' ? svdRangeFinder(grad, rows, cols, previous) : null;
   const svd = found?.svd ?? svdLowRank(grad, rows, cols);

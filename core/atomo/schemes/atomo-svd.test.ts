@@ -95,11 +95,19 @@ describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number; m
     expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(SIGMAS * summary.meanErrorStandardError + 1e-9 * variance);
   });
 
-  it('reports the draw’s ‖ĝ − g‖² from σ and the scales sent, and ‖g‖², ‖g‖₁ from its check of g', () => {
+  it('reports the draw’s ‖ĝ − g‖² from σ and the scales sent, and ‖g‖² (with ‖g‖₁ where it reads g)', () => {
     for (const s of [budget / 4, budget, 4 * budget, 1000]) {
       for (const seed of [0, 1, 2, 3]) {
         const result = atomoSvdScheme.compress(grad, shape, { budget: s, ...(memory === undefined ? {} : { memory: { ...memory } }) }, streamOf(seed), factors);
-        expect(result.gradientNorms).toEqual({ normSq: squaredNorm(grad), l1: l1Norm(grad) });
+        if (decomposition.route === 'factored') {
+          // ‖g‖² of the factors' product, from the SVD: Σσ² + the cut-off directions' residual, without reading g; it
+          // differs from the float32 g's by that rounding (2⁻²³ relative at most; 1e-6 is eight times that).
+          expect(result.gradientNorms?.l1).toBeUndefined();
+          expect(result.gradientNorms!.normSq).toBe(squaredNorm(decomposition.coefficients) + decomposition.residual!);
+          expect(Math.abs(result.gradientNorms!.normSq - squaredNorm(grad))).toBeLessThanOrEqual(1e-6 * squaredNorm(grad));
+        } else {
+          expect(result.gradientNorms).toEqual({ normSq: squaredNorm(grad), l1: l1Norm(grad) });
+        }
         const exact = realisedError(reconstruct(result.sample), grad);
         // The σ-space error ‖a‖² (a = ĝ − G) differs from the wire's ‖a + δ‖² by at most 2‖a‖‖δ‖ + ‖δ‖², where
         // δ = (ĝ_wire − ĝ) + (G − g) is float32 rounding: of u, v and the scales (≲ 2⁻²³‖ĝ‖), and of g against the
@@ -151,5 +159,17 @@ describe('spectral ATOMO, deterministic cases', () => {
     }
     expect(kept).toBeGreaterThan(0);
     expect(kept).toBeLessThan(200);
+  });
+});
+
+describe('spectral ATOMO on the factored route', () => {
+  it.each([factoredGradient(), convFactoredGradient()])('reads no value of the $name gradient: its atoms and ‖g‖² come from the factors', (gradient) => {
+    const { grad, shape, factors } = gradient;
+    const options = { budget: 3 };
+    const fromFactors = atomoSvdScheme.compress(new Float32Array(grad.length), shape, options, streamOf(7), factors);
+    expect(fromFactors.sample.count).toBeGreaterThan(0);
+    expect(fromFactors).toEqual(atomoSvdScheme.compress(grad, shape, options, streamOf(7), factors));
+    // The shape is still checked.
+    expect(() => atomoSvdScheme.compress(new Float32Array(grad.length - 1), shape, options, streamOf(7), factors)).toThrow(/needs/);
   });
 });

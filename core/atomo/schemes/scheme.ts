@@ -1,7 +1,7 @@
 /** What every compression scheme implements, and the defaults the public API uses. */
 import type { GradientFactors } from '../../linalg/factoredSvd';
 import type { StreamId } from '../../rng';
-import type { GradientNorms } from '../gradient';
+import type { KnownNorms } from '../gradient';
 import type { DenseSample, LayerSample, SchemeName, Shape } from '../types';
 
 /**
@@ -56,8 +56,12 @@ export interface CompressedLayer<S extends LayerSample = LayerSample> {
   readonly nuclearNorm?: number;
   /** ‖ĝ − g‖² of this draw, when the scheme has it without reconstructing ĝ (orthonormal atoms: Fourier and spectral ATOMO, by Parseval). */
   readonly realised?: number;
-  /** ‖g‖² and ‖g‖₁, when the scheme summed them while checking g (core/atomo/gradient.ts). */
-  readonly gradientNorms?: GradientNorms;
+  /**
+   * ‖g‖² and ‖g‖₁, when the scheme summed them while checking g
+   * (core/atomo/gradient.ts); ‖g‖² alone when it had that without reading g
+   * (spectral ATOMO's factored route).
+   */
+  readonly gradientNorms?: KnownNorms;
 }
 
 /** The wire sample type of a scheme; atomo-auto may also send a layer dense, when its byte budget reaches float32. */
