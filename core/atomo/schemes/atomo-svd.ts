@@ -21,10 +21,9 @@ import { DEFAULT_BUDGET, type Scheme } from './scheme';
 export const atomoSvdScheme: Scheme<'atomo-svd'> = {
   name: 'atomo-svd',
   compress(grad, shape, options, stream, factors) {
-    const readsGradient = spectralRouteOf(shape, factors, options.memory) !== 'factored';
     checkGradientShape(grad, shape);
-    // The other routes read g: a non-finite entry is named before any SVD sees it.
-    const checked = readsGradient ? checkGradient(grad, shape) : undefined;
+    // The routes that read g check it first: a non-finite entry is named before any SVD sees it.
+    const checked = spectralRouteOf(shape, factors, options.memory) === 'factored' ? undefined : checkGradient(grad, shape);
     const decomposition = spectralDecomposition(grad, shape, factors, options.memory);
     const { sample, variance, kept, scales } = sampleAtoms(decomposition, options.budget ?? DEFAULT_BUDGET, stream);
     let nuclearNorm = 0;
