@@ -10,14 +10,15 @@ export const suites: Record<string, () => Promise<void>> = {
   kernels: async () => (await import('./kernels')).benchKernels(),
   server: async () => (await import('./server')).benchServer(),
   soak: async () => (await import('./soak')).benchSoak(),
+  tab: async () => (await import('./tab')).benchTab(),
   training: async () => (await import('./training')).benchTraining(),
 };
 
 // Suite names come first; everything from the first --option on belongs to the suites.
 const firstOption = process.argv.findIndex((arg, i) => i >= 2 && arg.startsWith('-'));
 const requested = process.argv.slice(2, firstOption < 0 ? undefined : firstOption);
-// The soak takes many minutes: it runs only when named.
-const names = requested.length === 0 || requested.includes('all') ? Object.keys(suites).filter((name) => name !== 'soak') : requested;
+// The soak and the tab take minutes each: they run only when named.
+const names = requested.length === 0 || requested.includes('all') ? Object.keys(suites).filter((name) => name !== 'soak' && name !== 'tab') : requested;
 for (const name of names) {
   const suite = suites[name];
   if (suite === undefined) {

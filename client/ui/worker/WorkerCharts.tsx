@@ -137,11 +137,23 @@ const TIME_SERIES = [
   ['uploadMs', 'worker.charts.upload', COLORS.upload],
 ] as const;
 
-/** The mean of each band over the rounds drawn (its height on average): which band the chart shows taller. */
+/**
+ * The mean of each band over the rounds drawn (its height on average: which
+ * band the chart shows taller), and the last round's own bands with its
+ * number, unrounded (the caption rounds them to whole ms).
+ */
 function meanBands(points: readonly WorkerRoundPoint[]): Record<string, number> {
-  if (points.length === 0) return {};
+  const last = points[points.length - 1];
+  if (last === undefined) return {};
   const mean = (key: (typeof TIME_SERIES)[number][0]) => points.reduce((sum, p) => sum + p[key], 0) / points.length;
-  return { 'compute-ms': mean('computeMs'), 'compress-ms': mean('compressMs'), 'upload-ms': mean('uploadMs') };
+  return {
+    'compute-ms': mean('computeMs'),
+    'compress-ms': mean('compressMs'),
+    'upload-ms': mean('uploadMs'),
+    'last-round': last.round,
+    'last-compute-ms': last.computeMs,
+    'last-compress-ms': last.compressMs,
+  };
 }
 
 function TimeChart() {

@@ -1,0 +1,159 @@
+/**
+ * `npm run bench -- tab`: what a student's tab shows on the default run. A
+ * lone Chromium tab (WebGPU on SwiftShader, so it calibrates and trains on
+ * its faster backend, as in e2e/long-tasks.spec.ts) joins the aggregator
+ * `npm start` runs, at the lowest priority as in that test (the teacher's
+ * machine), and trains until the run's last round. Every redraw of its time
+ * chart gives the last round's compute and compression (unrounded data-*
+ * attributes of the card) and the chart's mean bands; the suite reports, per
+ * window of rounds, the mean of the rounds seen and their ratio, and the
+ * chart's own mean bands at the end of each window, for several tabs in a
+ * row (docs/benchmarks.md, "A tab's time chart").
+ *
+ * Options: --tabs N (3), --window R rounds (250), --seconds S per tab (90,
+ * a cap: the default run ends at 1,000 rounds), --no-report.
+ */
+import { chromium, type Page } from '@playwright/test';
+import { build } from 'vite';
+import { ownServer } from '../../e2e/support/ownServer';
+import { chromiumLaunchOptions } from '../chromium';
+import { fmt, loadText, markdownTable, suiteOptions, writeSection } from './report';
+
+/** One redraw of the time chart: the last round drawn, its two bands, and the chart's means over the rounds drawn. */
+interface Redraw {
+  readonly round: number;
+  readonly computeMs: number;
+  readonly compressMs: number;
+  readonly meanComputeMs: number;
+  readonly meanCompressMs: number;
+}
+
+/** One tab's run: its redraws (one per round seen, the last redraw of that round) and its wall time. */
+interface TabRun {
+  readonly redraws: readonly Redraw[];
+  readonly seconds: number;
+}
+
+const PORT = 3290;
+
+/**
+ * Collects the time chart's redraws in the page itself (a MutationObserver on
+ * the card), so none is missed between polls. A string, not a function: the
+ * bench runs under tsx, whose transform would wrap a function's inner
+ * functions in a helper the page does not have.
+ */
+const WATCH_TIME_CHART = `(() => {
+  const card = document.querySelector('[data-testid="chart-time"]');
+  const seen = [];
+  window.timeChartRedraws = seen;
+  new MutationObserver(() => {
+    if (!card.hasAttribute('data-last-round')) return;
+    const value = (name) => Number(card.getAttribute('data-' + name));
+    seen.push({
+      round: value('last-round'),
+      computeMs: value('last-compute-ms'),
+      compressMs: value('last-compress-ms'),
+      meanComputeMs: value('compute-ms'),
+      meanCompressMs: value('compress-ms'),
+    });
+  }).observe(card, { attributes: true });
+})()`;
+
+async function watchTimeChart(page: Page): Promise<void> {
+  await page.getByTestId('chart-time').waitFor();
+  await page.evaluate(WATCH_TIME_CHART);
+}
+
+async function runTab(seconds: number): Promise<TabRun> {
+  const server = ownServer(PORT, { niceness: 19 });
+  await server.start();
+  const browser = await chromium.launch(chromiumLaunchOptions('swiftshader'));
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${server.baseURL}/`);
+    await watchTimeChart(page);
+    const started = Date.now();
+    let last = -1;
+    while (Date.now() - started < seconds * 1000) {
+      await page.waitForTimeout(2000);
+      const round = Number(await page.getByTestId('round').getAttribute('data-value'));
+      const phase = await page.getByTestId('phase').getAttribute('data-phase');
+      process.stdout.write(`\r  ${((Date.now() - started) / 1000).toFixed(0)} s: round ${round} (${phase})   `);
+      // The run has ended (its last round is 999), or the tab has stopped moving.
+      if (round >= 999 || (round === last && phase !== 'calibrating' && round > 0)) break;
+      last = round;
+    }
+    process.stdout.write('\n');
+    const raw = (await page.evaluate('window.timeChartRedraws')) as Redraw[];
+    // One redraw per round: the last one seen for it.
+    const byRound = new Map<number, Redraw>();
+    for (const redraw of raw) byRound.set(redraw.round, redraw);
+    return { redraws: [...byRound.values()].sort((a, b) => a.round - b.round), seconds: (Date.now() - started) / 1000 };
+  } finally {
+    await browser.close();
+    await server.dispose();
+  }
+}
+
+/** Per window of `window` rounds: the rounds seen, their mean compute and compression, and the chart's means at its end. */
+function windows(run: TabRun, window: number): string[][] {
+  const rows: string[][] = [];
+  const last = run.redraws[run.redraws.length - 1]?.round ?? -1;
+  for (let from = 0; from <= last; from += window) {
+    const seen = run.redraws.filter((r) => r.round >= from && r.round < from + window);
+    if (seen.length === 0) continue;
+    const compute = seen.reduce((sum, r) => sum + r.computeMs, 0) / seen.length;
+    const compress = seen.reduce((sum, r) => sum + r.compressMs, 0) / seen.length;
+    const end = seen[seen.length - 1]!;
+    rows.push([
+      `${from}–${Math.min(from + window, last + 1) - 1}`,
+      String(seen.length),
+      fmt(compute),
+      fmt(compress),
+      `${fmt(compress / compute, 2)}×`,
+      `${fmt(end.meanCompressMs / end.meanComputeMs, 2)}×`,
+    ]);
+  }
+  return rows;
+}
+
+export async function benchTab(): Promise<void> {
+  const values = suiteOptions({
+    tabs: { type: 'string', default: '3' },
+    window: { type: 'string', default: '250' },
+    seconds: { type: 'string', default: '90' },
+    'no-report': { type: 'boolean', default: false },
+  });
+  const tabs = Number(values.tabs);
+  const window = Number(values.window);
+  const seconds = Number(values.seconds);
+  console.log('building the client (as npm start does)…');
+  await build({ configFile: 'vite.config.ts', logLevel: 'warn' });
+  const loadBefore = loadText();
+  const sections: string[] = [];
+  for (let tab = 1; tab <= tabs; tab++) {
+    console.log(`tab ${tab} of ${tabs}`);
+    const run = await runTab(seconds);
+    const table = markdownTable(
+      ['rounds', 'rounds seen', 'compute ms', 'compress ms', 'compress / compute', "the chart's mean bands, at the window's end"],
+      windows(run, window),
+    );
+    console.log(table);
+    sections.push(`Tab ${tab} (${run.redraws.length} rounds seen in ${run.seconds.toFixed(0)} s):\n\n${table}`);
+  }
+  if (values['no-report'] === true) return;
+  writeSection(
+    'tab',
+    `## A tab's time chart (\`npm run bench -- tab\`)
+
+${new Date().toISOString().slice(0, 16)} UTC, load before ${loadBefore}, after ${loadText()}; \`npm run bench -- tab --tabs ${tabs} --window ${window}\`.
+A lone Chromium tab (WebGPU on SwiftShader: it calibrates and trains on the CPU) on the default run (MLP, spectral ATOMO,
+s = 2, batch 32) of the aggregator \`npm start\` runs, at niceness 19, both on this machine; one tab after another. Each row
+is a window of rounds: the mean compute and compression of the rounds the chart redrew with (its last round at each redraw,
+about one round in twenty: the chart redraws about once a second), their ratio, and the ratio of the chart's own mean bands (over every round drawn so far, which is
+what the chart's height shows) at the window's end. Left out: a classroom's other tabs (each waits for the round's quorum
+instead of the server's rate limit), and devices other than this 2-core machine.
+
+${sections.join('\n\n')}`,
+  );
+}
