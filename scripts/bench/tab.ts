@@ -13,6 +13,7 @@
  * Options: --tabs N (3), --window R rounds (250), --seconds S per tab (90,
  * a cap: the default run ends at 1,000 rounds), --no-report.
  */
+import { cpus } from 'node:os';
 import { chromium, type Page } from '@playwright/test';
 import { build } from 'vite';
 import { ownServer } from '../../e2e/support/ownServer';
@@ -151,8 +152,10 @@ A lone Chromium tab (WebGPU on SwiftShader: it calibrates and trains on the CPU)
 s = 2, batch 32) of the aggregator \`npm start\` runs, at niceness 19, both on this machine; one tab after another. Each row
 is a window of rounds: the mean compute and compression of the rounds the chart redrew with (its last round at each redraw,
 about one round in twenty: the chart redraws about once a second), their ratio, and the ratio of the chart's own mean bands (over every round drawn so far, which is
-what the chart's height shows) at the window's end. Left out: a classroom's other tabs (each waits for the round's quorum
-instead of the server's rate limit), and devices other than this 2-core machine.
+what the chart's height shows) at the window's end. Compression is the tab's band: the scheme, its statistics and encoding;
+compute is the minibatch and the forward and backward pass; the upload band is not compared. One seed (the default run's),
+${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}. Left out: a classroom's other tabs (each waits for the round's quorum
+instead of the server's rate limit), and other devices.
 
 ${sections.join('\n\n')}`,
   );

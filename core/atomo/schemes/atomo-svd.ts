@@ -13,7 +13,7 @@ import { DEFAULT_BUDGET, type Scheme } from './scheme';
  * ‖g‖² − Σσ² on the routes that decompose g itself. ĝ is never formed.
  *
  * The factored route never reads g (a pass over 400 KB for the MLP's first
- * layer, a tenth of its spectral step: docs/benchmarks.md): its atoms
+ * layer, about a fifth of its spectral step: docs/benchmarks.md): its atoms
  * decompose the factors' product, checked by factoredSvd, whose ‖g‖² is
  * Σσ² plus that residual; ‖g‖₁ is then left to the caller, which sums it
  * only on the rounds it measures the indicator (core/training/compression.ts).
