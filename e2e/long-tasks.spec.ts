@@ -17,10 +17,11 @@
  * Why two times: the page is the student's device, and here it shares two
  * cores with its own Web Worker training flat out, software WebGPU
  * compositing every frame, the browser and the aggregator. A task's clock
- * time includes the time it waited for a core: the trace shows the page's
- * tasks running 3-8 ms on the thread and lasting up to 31 ms by the clock,
- * and the CI run that failed on the clock alone (a 54 ms task) had the same
- * profile as the ones that passed. The thread time is the page's own work,
+ * time includes the time it waited for a core: in three runs the trace
+ * showed the page's tasks running at most 8.6-11.6 ms on the thread and
+ * lasting up to 30-48 ms by the clock, and a CI run failed on the clock
+ * alone (one task of 54 ms, while the profile taken after it found the page
+ * busy about 0.24 s in 10 s). The thread time is the page's own work,
  * which is what moving the session into a worker bounds; the clock bound,
  * five times as loose, still catches a page that blocks (a synchronous wait
  * on the worker, say), which would not show in thread time.
