@@ -23,9 +23,9 @@
  * Directions with σ ≤ LOW_RANK_RELATIVE_TOLERANCE·‖G‖_F are left out, as in
  * svdLowRank: they would get sampling probabilities of order 10⁻⁶.
  */
-import { gramCholeskyOfRows, selectSparseRows, sparseRows, type SparseRows } from './gramCholesky';
+import { gramCholeskyOfRows, selectSparseRows, sparseRows, type GramCholesky, type SparseRows } from './gramCholesky';
 import { fourDots } from './dots';
-import { applyQ, householderQr } from './householderQr';
+import { applyQ, householderQr, type ThinQr } from './householderQr';
 import { LOW_RANK_RELATIVE_TOLERANCE } from './lowRankSvd';
 import { Scratch } from './scratch';
 import { svdGramJacobi, type SvdResult } from './svd';
@@ -220,35 +220,78 @@ function coreProduct(left: Side, right: Side, inner: number): Float64Array {
 
 /** The triplets of the core's SVD lifted to G: u = Q_L·U_c eₖ, v = Q_R·V_c eₖ. */
 function assemble(left: Side, right: Side, small: SvdResult, rank: number, residual: number, rows: number, cols: number, inner: number): FactoredSvdDetails {
-  const singularValues = small.singularValues.slice(0, rank);
-  const width = small.r;
-  const yLeft = new Float64Array(left.p);
-  const yRight = new Float64Array(right.p);
-  const checkIndex = (k: number) => {
-    if (!Number.isInteger(k) || k < 0 || k >= rank) throw new RangeError(`factoredSvd: triplet ${k} of ${rank}`);
-  };
-  const leftVector = (k: number, out: Float64Array) => {
-    checkIndex(k);
-    for (let i = 0; i < left.p; i++) yLeft[i] = small.u[i * width + k]!;
-    return left.vector(yLeft, out);
-  };
-  const rightVector = (k: number, out: Float64Array) => {
-    checkIndex(k);
-    for (let j = 0; j < right.p; j++) yRight[j] = small.v[j * width + k]!;
-    return right.vector(yRight, out);
-  };
-  const materialise = (): SvdResult => {
+  return new LiftedTriplets(left, right, small, rank, residual, rows, cols, inner);
+}
+
+/**
+ * The lifted triplets. This and the two sides are classes rather than
+ * closures made per call: a worker makes a few every round, and V8 holds a
+ * closure's optimised code only weakly once the closure is gone, so each
+ * major collection sent the next round's closures (Q·y over the factor's
+ * non-zeros among them) back to the interpreter until they were recompiled
+ * (docs/benchmarks.md, "Compression on the CPU against the gradient").
+ */
+class LiftedTriplets implements FactoredSvdDetails {
+  readonly singularValues: Float64Array;
+  readonly qr: readonly [FactorQr, FactorQr];
+  readonly #left: Side;
+  readonly #right: Side;
+  readonly #small: SvdResult;
+  readonly #yLeft: Float64Array;
+  readonly #yRight: Float64Array;
+
+  constructor(
+    left: Side,
+    right: Side,
+    small: SvdResult,
+    readonly rank: number,
+    readonly residual: number,
+    readonly rows: number,
+    readonly cols: number,
+    readonly examples: number,
+  ) {
+    this.singularValues = small.singularValues.slice(0, rank);
+    this.qr = [left.method, right.method];
+    this.#left = left;
+    this.#right = right;
+    this.#small = small;
+    this.#yLeft = new Float64Array(left.p);
+    this.#yRight = new Float64Array(right.p);
+  }
+
+  leftVector(k: number, out: Float64Array): Float64Array {
+    this.#checkIndex(k);
+    const { u, r: width } = this.#small;
+    const y = this.#yLeft;
+    for (let i = 0; i < y.length; i++) y[i] = u[i * width + k]!;
+    return this.#left.vector(y, out);
+  }
+
+  rightVector(k: number, out: Float64Array): Float64Array {
+    this.#checkIndex(k);
+    const { v, r: width } = this.#small;
+    const y = this.#yRight;
+    for (let j = 0; j < y.length; j++) y[j] = v[j * width + k]!;
+    return this.#right.vector(y, out);
+  }
+
+  materialise(): SvdResult {
+    const { rows, cols, rank } = this;
     const u = new Float64Array(rows * rank);
     const v = new Float64Array(cols * rank);
     const colU = new Float64Array(rows);
     const colV = new Float64Array(cols);
     for (let k = 0; k < rank; k++) {
-      leftVector(k, colU).forEach((x, i) => (u[i * rank + k] = x));
-      rightVector(k, colV).forEach((x, j) => (v[j * rank + k] = x));
+      this.leftVector(k, colU).forEach((x, i) => (u[i * rank + k] = x));
+      this.rightVector(k, colV).forEach((x, j) => (v[j * rank + k] = x));
     }
-    return { rows, cols, r: rank, u, singularValues: singularValues.slice(), v, rank, sweeps: small.sweeps, converged: small.converged };
-  };
-  return { rows, cols, rank, singularValues, residual, leftVector, rightVector, materialise, qr: [left.method, right.method], examples: inner };
+    const { sweeps, converged } = this.#small;
+    return { rows, cols, r: rank, u, singularValues: this.singularValues.slice(), v, rank, sweeps, converged };
+  }
+
+  #checkIndex(k: number): void {
+    if (!Number.isInteger(k) || k < 0 || k >= this.rank) throw new RangeError(`factoredSvd: triplet ${k} of ${this.rank}`);
+  }
 }
 
 /** G = 0: no triplets. */
@@ -288,46 +331,82 @@ interface Side {
 function gramSide(factor: SparseRows, size: number, inner: number): Side | null {
   if (size <= inner) return null;
   const qr = gramCholeskyOfRows(factor, size);
-  if (qr === null) return null;
-  const z = new Float64Array(inner);
-  const column = new Float64Array(inner);
-  return {
-    method: 'gram',
-    p: inner,
-    r: qr.r,
-    vector: (y, out) => qr.combine(qr.solve(y, z), out),
-    bound: (y, width, count) => {
-      // One bound for all the vectors first (a triangular inverse); a solve per vector only where it is too loose.
-      let yNorm = 0;
-      for (let k = 0; k < count; k++) {
-        let sum = 0;
-        for (let i = 0; i < inner; i++) sum += y[i * width + k]! ** 2;
-        yNorm = Math.max(yNorm, Math.sqrt(sum));
-      }
-      const uniform = qr.uniformNormBound(yNorm);
-      if (uniform <= GRAM_ROUTE_TOLERANCE) return uniform;
-      let worst = 0;
-      for (let k = 0; k < count; k++) {
-        for (let i = 0; i < inner; i++) column[i] = y[i * width + k]!;
-        worst = Math.max(worst, qr.normBound(column, qr.solve(column, z)));
-      }
-      return Math.min(uniform, worst);
-    },
-  };
+  return qr === null ? null : new GramSide(qr, inner);
+}
+
+/** One factor's thin QR by the Gram route (see LiftedTriplets on why a class). */
+class GramSide implements Side {
+  readonly method = 'gram';
+  readonly p: number;
+  readonly r: Float64Array;
+  readonly #qr: GramCholesky;
+  readonly #z: Float64Array;
+  readonly #column: Float64Array;
+
+  constructor(qr: GramCholesky, inner: number) {
+    this.p = inner;
+    this.r = qr.r;
+    this.#qr = qr;
+    this.#z = new Float64Array(inner);
+    this.#column = new Float64Array(inner);
+  }
+
+  vector(y: Float64Array, out: Float64Array): Float64Array {
+    return this.#qr.combine(this.#qr.solve(y, this.#z), out);
+  }
+
+  bound(y: Float64Array, width: number, count: number): number {
+    const inner = this.p;
+    const qr = this.#qr;
+    // One bound for all the vectors first (a triangular inverse); a solve per vector only where it is too loose.
+    let yNorm = 0;
+    for (let k = 0; k < count; k++) {
+      let sum = 0;
+      for (let i = 0; i < inner; i++) sum += y[i * width + k]! ** 2;
+      yNorm = Math.max(yNorm, Math.sqrt(sum));
+    }
+    const uniform = qr.uniformNormBound(yNorm);
+    if (uniform <= GRAM_ROUTE_TOLERANCE) return uniform;
+    const column = this.#column;
+    let worst = 0;
+    for (let k = 0; k < count; k++) {
+      for (let i = 0; i < inner; i++) column[i] = y[i * width + k]!;
+      worst = Math.max(worst, qr.normBound(column, qr.solve(column, this.#z)));
+    }
+    return Math.min(uniform, worst);
+  }
 }
 
 /** Householder QR of the factor's non-zero columns (core/linalg/householderQr.ts). */
 function householderSide(factor: Float32Array, size: number, examples: Uint32Array): Side {
   const compact = compactRows(factor, size, examples);
-  const qr = householderQr(compact.packed, compact.active.length, examples.length);
-  const packed = new Float64Array(compact.active.length);
-  return {
-    method: 'householder',
-    p: qr.p,
-    r: qr.r,
-    vector: (y, out) => scatter(applyQ(qr, y, packed), compact.active, out),
-    bound: () => 0,
-  };
+  return new HouseholderSide(householderQr(compact.packed, compact.active.length, examples.length), compact.active);
+}
+
+/** One factor's thin QR by Householder, on its non-zero columns `active`. */
+class HouseholderSide implements Side {
+  readonly method = 'householder';
+  readonly p: number;
+  readonly r: Float64Array;
+  readonly #qr: ThinQr;
+  readonly #active: Uint32Array;
+  readonly #packed: Float64Array;
+
+  constructor(qr: ThinQr, active: Uint32Array) {
+    this.p = qr.p;
+    this.r = qr.r;
+    this.#qr = qr;
+    this.#active = active;
+    this.#packed = new Float64Array(active.length);
+  }
+
+  vector(y: Float64Array, out: Float64Array): Float64Array {
+    return scatter(applyQ(this.#qr, y, this.#packed), this.#active, out);
+  }
+
+  bound(): number {
+    return 0;
+  }
 }
 
 /** The examples b whose input row and delta row both have a non-zero: the others add 0 to G = Σ_b x_b δ_bᵀ. */

@@ -73,7 +73,7 @@ export function gramCholesky(factor: Float32Array, size: number, examples: Uint3
 
 /** gramCholesky of a factor already in sparse rows (factoredSvd builds them once and reads its checks off them too). */
 export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky | null {
-  const { rowStart, index, value, longest, sumOfSquares } = rows;
+  const { rowStart, index, value, sumOfSquares } = rows;
   const batch = rowStart.length - 1;
   if (!Number.isFinite(sumOfSquares)) throw new RangeError('gramCholesky: the factor has a non-finite value');
   const r = new Float64Array(batch * batch);
@@ -82,8 +82,44 @@ export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky
   const rowNorms = new Float64Array(batch);
   for (let b = 0; b < batch; b++) rowNorms[b] = Math.sqrt(r[b * batch + b]!);
   if (!cholesky(r, batch)) return null;
+  return new CholeskyQr(rows, size, r, rowNorms);
+}
 
-  const solve = (y: ArrayLike<number>, out: Float64Array): Float64Array => {
+/**
+ * A CholeskyQR's methods live on a class, not in closures made per call: a
+ * worker makes one or two of these a round, and V8 holds a closure's
+ * optimised code only weakly once the closure is gone, so each major
+ * collection sent the next round's closures back to the interpreter until
+ * they were recompiled (docs/benchmarks.md, "Compression on the CPU against the gradient").
+ */
+class CholeskyQr implements GramCholesky {
+  readonly batch: number;
+  readonly #rows: SparseRows;
+  readonly #rowNorms: Float64Array;
+  readonly #gammaGram: number;
+  readonly #gammaCholesky: number;
+  readonly #gammaSolve: number;
+  /** normBound's |R|·|z|. */
+  readonly #w: Float64Array;
+  #uniform: UniformBound | null | undefined;
+
+  constructor(
+    rows: SparseRows,
+    readonly size: number,
+    readonly r: Float64Array,
+    rowNorms: Float64Array,
+  ) {
+    this.batch = rows.rowStart.length - 1;
+    this.#rows = rows;
+    this.#rowNorms = rowNorms;
+    this.#gammaGram = gamma(rows.longest);
+    this.#gammaCholesky = gamma(this.batch + 1);
+    this.#gammaSolve = gamma(this.batch);
+    this.#w = new Float64Array(this.batch);
+  }
+
+  solve(y: ArrayLike<number>, out: Float64Array): Float64Array {
+    const { batch, r } = this;
     // Back substitution: R z = y, R upper triangular.
     for (let i = batch - 1; i >= 0; i--) {
       let sum = y[i]!;
@@ -92,21 +128,23 @@ export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky
       out[i] = sum / r[row + i]!;
     }
     return out;
-  };
-  const combine = (z: ArrayLike<number>, out: Float64Array): Float64Array => {
+  }
+
+  combine(z: ArrayLike<number>, out: Float64Array): Float64Array {
+    const { rowStart, index, value } = this.#rows;
     out.fill(0);
-    for (let b = 0; b < batch; b++) {
+    for (let b = 0; b < this.batch; b++) {
       const zb = z[b]!;
       if (zb === 0) continue;
       for (let t = rowStart[b]!, end = rowStart[b + 1]!; t < end; t++) out[index[t]!] = out[index[t]!]! + zb * value[t]!;
     }
     return out;
-  };
-  const gammaGram = gamma(longest);
-  const gammaCholesky = gamma(batch + 1);
-  const gammaSolve = gamma(batch);
-  const w = new Float64Array(batch);
-  const normBound = (y: ArrayLike<number>, z: ArrayLike<number>): number => {
+  }
+
+  normBound(y: ArrayLike<number>, z: ArrayLike<number>): number {
+    const { batch, r } = this;
+    const rowNorms = this.#rowNorms;
+    const w = this.#w;
     let yy = 0;
     let weighted = 0;
     for (let b = 0; b < batch; b++) {
@@ -120,11 +158,24 @@ export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky
     let ww = 0;
     for (let b = 0; b < batch; b++) ww += w[b]! * w[b]!;
     const wNorm = Math.sqrt(ww);
-    return gammaGram * weighted * weighted + gammaCholesky * ww + 2 * gammaSolve * Math.sqrt(yy) * wNorm + gammaSolve * gammaSolve * ww;
-  };
-  let uniform: ((yNorm: number) => number) | undefined;
-  const uniformNormBound = (yNorm: number): number => (uniform ??= uniformBound(r, rowNorms, batch, longest))(yNorm);
-  return { size, batch, r, normBound, uniformNormBound, solve, combine };
+    const gammaSolve = this.#gammaSolve;
+    return this.#gammaGram * weighted * weighted + this.#gammaCholesky * ww + 2 * gammaSolve * Math.sqrt(yy) * wNorm + gammaSolve * gammaSolve * ww;
+  }
+
+  uniformNormBound(yNorm: number): number {
+    const bound = (this.#uniform ??= uniformBound(this.r, this.#rowNorms, this.batch, this.#rows.longest));
+    if (bound === null) return Number.POSITIVE_INFINITY;
+    const zeta = (yNorm * bound.dw) / bound.denominator;
+    return bound.quadratic * zeta * zeta + 2 * gamma(this.batch) * yNorm * bound.rd * zeta;
+  }
+}
+
+/** The uniform bound's constants (see uniformBound): ‖DW‖_F, 1 − 2θ, ‖RD⁻¹‖_F and ζ²'s coefficient. */
+interface UniformBound {
+  readonly dw: number;
+  readonly denominator: number;
+  readonly rd: number;
+  readonly quadratic: number;
 }
 
 /**
@@ -141,7 +192,8 @@ export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky
  * substitution on eₖ); with θ = γ_B·‖RD⁻¹‖_F·‖DW‖_F < 1/2 that gives
  * ‖D·R⁻¹‖_F ≤ ‖DW‖_F/(1 − θ) and ‖Dz‖ ≤ ζ = η·‖DW‖_F/(1 − 2θ).
  */
-function uniformBound(r: Float64Array, rowNorms: Float64Array, batch: number, longest: number): (yNorm: number) => number {
+/** Null when θ ≥ 1/2: R is too ill-conditioned for the bound to hold. */
+function uniformBound(r: Float64Array, rowNorms: Float64Array, batch: number, longest: number): UniformBound | null {
   // W = R⁻¹, upper triangular, column by column: R·w = e_c has w_i = 0 for i > c.
   const w = INVERSE.zeroed(batch * batch);
   for (let c = 0; c < batch; c++) {
@@ -163,12 +215,9 @@ function uniformBound(r: Float64Array, rowNorms: Float64Array, batch: number, lo
   const dw = Math.sqrt(scaledInverse);
   const rd = Math.sqrt(scaledR);
   const theta = gamma(batch) * rd * dw;
-  if (!(theta < 0.5)) return () => Number.POSITIVE_INFINITY;
+  if (!(theta < 0.5)) return null;
   const quadratic = gamma(longest) * batch + (gamma(batch + 1) + gamma(batch) ** 2) * scaledR;
-  return (yNorm) => {
-    const zeta = (yNorm * dw) / (1 - 2 * theta);
-    return quadratic * zeta * zeta + 2 * gamma(batch) * yNorm * rd * zeta;
-  };
+  return { dw, denominator: 1 - 2 * theta, rd, quadratic };
 }
 
 /** A factor's kept rows in compressed sparse row form. */

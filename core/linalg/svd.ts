@@ -22,6 +22,7 @@
  */
 
 import { fourDots } from './dots';
+import { descendingOrder } from './order';
 import { Scratch } from './scratch';
 import { symmetricEigen } from './symmetricEigen';
 
@@ -308,8 +309,12 @@ function orthogonaliseColumns(
         // the update cancels (nearly parallel columns) recompute instead.
         const newAlpha = alpha - t * gamma;
         const newBeta = beta + t * gamma;
-        normSq[p] = newAlpha > 0.25 * alpha ? newAlpha : columnNormSquared(w, m, p);
-        normSq[q] = newBeta > 0.25 * beta ? newBeta : columnNormSquared(w, m, q);
+        // Stored, then replaced where it cancelled: as one conditional expression with the call, V8 boxed every
+        // update as a heap number (14 KB a round on the MLP's factored core, garbage that collections then chase).
+        normSq[p] = newAlpha;
+        normSq[q] = newBeta;
+        if (!(newAlpha > 0.25 * alpha)) normSq[p] = columnNormSquared(w, m, p);
+        if (!(newBeta > 0.25 * beta)) normSq[q] = columnNormSquared(w, m, q);
       }
     }
     if (!rotated) return { sweeps: sweep, converged: true };
@@ -333,7 +338,7 @@ function assemble(
   const r = n;
   const norms = new Float64Array(n);
   for (let j = 0; j < n; j++) norms[j] = Math.sqrt(columnNormSquared(w, m, j));
-  const order = Array.from({ length: n }, (_, j) => j).sort((x, y) => norms[y]! - norms[x]! || x - y);
+  const order = descendingOrder(norms, n);
 
   const largest = norms[order[0]!]!;
   const cutoff = rankTolerance(rows, cols, largest);

@@ -12,6 +12,7 @@
  */
 
 import { fourDots } from './dots';
+import { descendingOrder } from './order';
 import { Scratch } from './scratch';
 
 const EPS = Number.EPSILON;
@@ -86,7 +87,8 @@ export function symmetricEigen(a: ArrayLike<number>, n: number, options: Symmetr
  * column-major.
  */
 function tridiagonalise(s: Float64Array, n: number, diagonal: Float64Array, off: Float64Array): Float64Array {
-  const reflectors = REFLECTORS.zeroed(n * n); // reflector k at [k·n, (k+1)·n), unit norm, zero up to index k
+  // Reflector k at [k·n, (k+1)·n), unit norm, zero up to index k; read at its offset, not through a view per column.
+  const reflectors = REFLECTORS.zeroed(n * n);
   const applied = new Uint8Array(n);
   const p = new Float64Array(n);
   for (let k = 0; k + 2 < n; k++) {
@@ -100,22 +102,21 @@ function tridiagonalise(s: Float64Array, n: number, diagonal: Float64Array, off:
     }
     const norm = Math.sqrt(normSq);
     const alpha = head >= 0 ? -norm : norm;
-    const v = reflectors.subarray(col, col + n);
-    for (let i = k + 1; i < n; i++) v[i] = s[col + i]!;
-    v[k + 1] = head - alpha;
+    for (let i = k + 1; i < n; i++) reflectors[col + i] = s[col + i]!;
+    reflectors[col + k + 1] = head - alpha;
     const vNorm = Math.sqrt(2 * norm * (norm + Math.abs(head)));
-    for (let i = k + 1; i < n; i++) v[i]! /= vNorm;
+    for (let i = k + 1; i < n; i++) reflectors[col + i]! /= vNorm;
     applied[k] = 1;
     // Trailing block S' = H S H with H = I − 2vvᵀ: p = S v, q = 2(p − (vᵀp) v), S' = S − v qᵀ − q vᵀ.
-    columnProducts(s, v, n, k + 1, p);
+    columnProducts(s, reflectors, col, n, k + 1, p);
     let vp = 0;
-    for (let j = k + 1; j < n; j++) vp += p[j]! * v[j]!;
-    for (let j = k + 1; j < n; j++) p[j] = 2 * (p[j]! - vp * v[j]!);
+    for (let j = k + 1; j < n; j++) vp += p[j]! * reflectors[col + j]!;
+    for (let j = k + 1; j < n; j++) p[j] = 2 * (p[j]! - vp * reflectors[col + j]!);
     for (let j = k + 1; j < n; j++) {
       const cj = j * n;
-      const vj = v[j]!;
+      const vj = reflectors[col + j]!;
       const pj = p[j]!;
-      for (let i = k + 1; i < n; i++) s[cj + i] = s[cj + i]! - v[i]! * pj - p[i]! * vj;
+      for (let i = k + 1; i < n; i++) s[cj + i] = s[cj + i]! - reflectors[col + i]! * pj - p[i]! * vj;
     }
     off[k] = alpha;
   }
@@ -127,29 +128,28 @@ function tridiagonalise(s: Float64Array, n: number, diagonal: Float64Array, off:
   for (let j = 0; j < n; j++) q[j * n + j] = 1;
   for (let k = n - 3; k >= 0; k--) {
     if (applied[k] === 0) continue;
-    const v = reflectors.subarray(k * n, (k + 1) * n);
     // Each column's product with v first (none depends on another column's update), then each column's update.
-    columnProducts(q, v, n, k + 1, p);
-    for (let j = k + 1; j < n; j++) reflect(q, v, j * n, k + 1, n, p[j]!);
+    columnProducts(q, reflectors, k * n, n, k + 1, p);
+    for (let j = k + 1; j < n; j++) reflect(q, reflectors, k * n, j * n, k + 1, n, p[j]!);
   }
   return q;
 }
 
 /**
- * out[j] = Σ_{i ≥ from} a[j·n + i]·v[i] for j ≥ from (column j of the
- * column-major n×n `a` against v), four columns per pass (fourDots), each
- * sum in i order as one at a time would add it.
+ * out[j] = Σ_{i ≥ from} a[j·n + i]·v[vAt + i] for j ≥ from (column j of the
+ * column-major n×n `a` against the vector at vAt of `v`), four columns per
+ * pass (fourDots), each sum in i order as one at a time would add it.
  */
-function columnProducts(a: Float64Array, v: Float64Array, n: number, from: number, out: Float64Array): void {
+function columnProducts(a: Float64Array, v: Float64Array, vAt: number, n: number, from: number, out: Float64Array): void {
   let j = from;
   for (; j + 4 <= n; j += 4) {
-    fourDots(v, from, a, j * n + from, n, n - from, FOUR);
+    fourDots(v, vAt + from, a, j * n + from, n, n - from, FOUR);
     out.set(FOUR, j);
   }
   for (; j < n; j++) {
     let sum = 0;
     const c = j * n;
-    for (let i = from; i < n; i++) sum += a[c + i]! * v[i]!;
+    for (let i = from; i < n; i++) sum += a[c + i]! * v[vAt + i]!;
     out[j] = sum;
   }
 }
@@ -157,11 +157,11 @@ function columnProducts(a: Float64Array, v: Float64Array, n: number, from: numbe
 /** The last fourDots of columnProducts. */
 const FOUR = new Float64Array(4);
 
-/** q[column + i] −= 2·dot·v[i] for i ≥ from: one column of Q ← H·Q (nothing when dot = 0). */
-function reflect(q: Float64Array, v: Float64Array, column: number, from: number, n: number, dot: number): void {
+/** q[column + i] −= 2·dot·v[vAt + i] for i ≥ from: one column of Q ← H·Q (nothing when dot = 0). */
+function reflect(q: Float64Array, v: Float64Array, vAt: number, column: number, from: number, n: number, dot: number): void {
   if (dot === 0) return;
   const twice = dot * 2;
-  for (let i = from; i < n; i++) q[column + i] = q[column + i]! - twice * v[i]!;
+  for (let i = from; i < n; i++) q[column + i] = q[column + i]! - twice * v[vAt + i]!;
 }
 
 /**
@@ -233,12 +233,13 @@ function implicitQl(d: Float64Array, e: Float64Array, z: Float64Array, n: number
 
 /** Orders the eigenpairs by descending eigenvalue. */
 function sortDescending(d: Float64Array, z: Float64Array, n: number, converged: boolean): SymmetricEigen {
-  const order = Array.from({ length: n }, (_, k) => k).sort((x, y) => d[y]! - d[x]! || x - y);
+  const order = descendingOrder(d, n);
   const values = new Float64Array(n);
   const vectors = new Float64Array(n * n);
-  order.forEach((k, position) => {
+  for (let position = 0; position < n; position++) {
+    const k = order[position]!;
     values[position] = d[k]!;
-    vectors.set(z.subarray(k * n, (k + 1) * n), position * n);
-  });
+    for (let i = 0; i < n; i++) vectors[position * n + i] = z[k * n + i]!;
+  }
   return { n, values, vectors, converged };
 }
