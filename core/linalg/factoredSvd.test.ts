@@ -18,7 +18,7 @@ interface Case {
   readonly factors: GradientFactors;
   /** The QR each factor takes by default (the Gram route where it is accurate enough, else Householder). */
   readonly qr: readonly [FactorQr, FactorQr];
-  /** Examples that contribute (both rows non-zero), when not all do. */
+  /** Distinct examples that contribute (both rows non-zero, repeats counted once), when not all do. */
   readonly examples?: number;
 }
 
@@ -65,10 +65,9 @@ const cases: Case[] = [
       for (let b = 0; b < 10; b++) right[b * 30 + 4] = 0; // unit 4 never active
       left.fill(0, 7 * 60, 8 * 60); // example 7 is blank
     }),
-    // Examples 0 and 3 are equal, so both Grams are singular; but the kept triplets avoid the null direction
-    // (its σ is cut off), and their bound stays within the tolerance.
+    // Examples 0 and 3 are equal (input and delta): one term counted twice, so both Grams stay regular. Example 7 adds 0.
     qr: ['gram', 'gram'],
-    examples: 9,
+    examples: 8,
   },
   {
     name: 'rank one: every example the same',
@@ -80,7 +79,9 @@ const cases: Case[] = [
         right.copyWithin(b * 15, 0, 15);
       }
     }),
-    qr: ['householder', 'householder'],
+    // One distinct example counted six times: a 1×1 Gram on each side.
+    qr: ['gram', 'gram'],
+    examples: 1,
   },
   {
     name: 'huge magnitudes (entries of G near 1e36)',
@@ -217,6 +218,44 @@ describe('factoredSvd', () => {
     expect(unchecked.qr[0]).toBe('gram');
     expect(worst(unchecked.singularValues)).toBeGreaterThan(1e-5);
     expect(worst(factoredSvd(factors, 60, 20).singularValues)).toBeLessThan(1e-9);
+  });
+
+  it('an example drawn twice into an MNIST-like batch is one term counted twice: the Gram route, the same SVD', () => {
+    // Pixels k/255 on a sparse digit, ReLU deltas; example 5 repeats example 2 three times over (4 copies), as a batch
+    // straddling two epochs can. Kept as separate examples, X's Gram has an exactly zero Cholesky pivot.
+    const factors = factorsOf(12, 200, 24, 41, (input, delta) => {
+      input.forEach((x, i) => (input[i] = Math.abs(x) < 1 ? 0 : Math.min(255, Math.round(Math.abs(x) * 60)) / 255));
+      delta.forEach((x, i) => (delta[i] = x < 0 ? 0 : x / 32));
+      for (const copy of [5, 8, 11]) {
+        input.copyWithin(copy * 200, 2 * 200, 3 * 200);
+        delta.copyWithin(copy * 24, 2 * 24, 3 * 24);
+      }
+    });
+    const f = factoredSvd(factors, 200, 24);
+    expect(f.qr).toEqual(['gram', 'gram']);
+    expect(f.examples).toBe(9);
+    const reference = svdJacobi(product(factors, 200, 24), 200, 24).singularValues;
+    expect(f.rank).toBe(9);
+    for (let k = 0; k < f.rank; k++) expect(Math.abs(f.singularValues[k]! - reference[k]!)).toBeLessThanOrEqual(1e-9 * reference[k]!);
+    // The same G with the repeats folded into one example by hand (its delta times 4, exact in float32): the same σ.
+    const folded = [0, 1, 2, 3, 4, 6, 7, 9, 10];
+    const input = new Float32Array(9 * 200);
+    const delta = new Float32Array(9 * 24);
+    folded.forEach((b, k) => {
+      input.set(factors.input.subarray(b * 200, (b + 1) * 200), k * 200);
+      for (let j = 0; j < 24; j++) delta[k * 24 + j] = factors.delta[b * 24 + j]! * (b === 2 ? 4 : 1);
+    });
+    const byHand = factoredSvd({ batch: 9, input, delta }, 200, 24);
+    for (let k = 0; k < f.rank; k++) expect(Math.abs(f.singularValues[k]! - byHand.singularValues[k]!)).toBeLessThanOrEqual(1e-12 * byHand.singularValues[k]!);
+  });
+
+  it('examples with the same input but different deltas are different terms, and both are kept', () => {
+    const factors = factorsOf(6, 50, 12, 43, (input) => input.copyWithin(4 * 50, 1 * 50, 2 * 50));
+    const f = factoredSvd(factors, 50, 12);
+    expect(f.examples).toBe(6);
+    const reference = svdJacobi(product(factors, 50, 12), 50, 12).singularValues;
+    expect(f.rank).toBe(5); // X has rank 5: two of its rows are one
+    for (let k = 0; k < f.rank; k++) expect(Math.abs(f.singularValues[k]! - reference[k]!)).toBeLessThanOrEqual(1e-9 * reference[k]!);
   });
 
   it('reports the Σσ² of the directions it cuts off (residual), as the reference SVD has them', () => {

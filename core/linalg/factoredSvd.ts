@@ -14,7 +14,9 @@
  * several times cheaper than Householder on an MNIST batch) when an
  * a-posteriori bound shows its vectors orthonormal to GRAM_ROUTE_TOLERANCE,
  * and through Householder (core/linalg/householderQr.ts) otherwise; examples
- * with a zero row in either factor are dropped first. The core is at most
+ * with a zero row in either factor are dropped first, and an example that
+ * occurs more than once is kept once and weighed by its count in the core
+ * (distinctExamples). The core is at most
  * batch×batch (32×32 for the MLP): its SVD is one-sided Jacobi started from
  * the eigenvectors of its Gram (svdGramJacobi, core/linalg/svd.ts), and a
  * singular vector costs one application of Q: only the atoms actually sent
@@ -127,7 +129,7 @@ export type FactorQr = 'gram' | 'householder';
 export interface FactoredSvdDetails extends FactoredSvd {
   /** The QR each factor (input, delta) took in the end. */
   readonly qr: readonly [FactorQr, FactorQr];
-  /** Examples that contribute to G (a zero row in either factor is skipped). */
+  /** Distinct examples that contribute to G (a zero row in either factor is skipped, a repeated example counted once). */
   readonly examples: number;
 }
 
@@ -149,12 +151,14 @@ export interface FactoredSvdOptions {
  * core/linalg/gramCholesky.ts), and keeps it if the a-posteriori bound on its
  * vectors' orthonormality is at most GRAM_ROUTE_TOLERANCE; otherwise (and for
  * factors no taller than the batch) Householder. Examples whose input or
- * delta row is zero add nothing to G and are left out first.
+ * delta row is zero add nothing to G and are left out first; repeated
+ * examples are counted, not repeated (distinctExamples).
  */
 export function factoredSvd(factors: GradientFactors, rows: number, cols: number, options: FactoredSvdOptions = {}): FactoredSvdDetails {
   const sparse = factorRows(factors, rows, cols);
-  const examples = contributingExamples(sparse);
-  if (examples.length === 0) return emptySvd(rows, cols);
+  const contributing = contributingExamples(sparse);
+  if (contributing.length === 0) return emptySvd(rows, cols);
+  const { examples, counts } = distinctExamples(sparse, contributing);
   const inner = examples.length;
   const kept = (all: SparseRows) => (inner === factors.batch ? all : selectSparseRows(all, examples));
   const allowGram = options.qr !== 'householder';
@@ -163,7 +167,7 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
   for (;;) {
     const pl = left.p;
     const pr = right.p;
-    const core = coreProduct(left, right, inner);
+    const core = coreProduct(left, right, inner, counts);
     // The directions that will be cut off below need no orthogonality among themselves (SvdOptions.negligibleNorm).
     let coreNormSq = 0;
     for (let k = 0; k < core.length; k++) coreNormSq += core[k]! * core[k]!;
@@ -189,16 +193,17 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
 }
 
 /**
- * The core R_L·R_Rᵀ (pl×pr, in CORE's scratch). Both are upper trapezoidal,
- * so entry (i, j) sums over b ≥ max(i, j); four j share one pass over row i
- * of R_L from b = max(i, j₀), a lane's terms below its own diagonal being
- * exact zeros (x·0 added to +0 leaves +0), so every sum is the one taken
- * alone, term for term.
+ * The core R_L·C·R_Rᵀ (pl×pr, in CORE's scratch), C = diag(counts) the
+ * multiplicity of each distinct example (the identity when counts is null).
+ * Both R are upper trapezoidal, so entry (i, j) sums over b ≥ max(i, j);
+ * four j share one pass over row i of R_L from b = max(i, j₀), a lane's
+ * terms below its own diagonal being exact zeros (x·0 added to +0 leaves
+ * +0), so every sum is the one taken alone, term for term.
  */
-function coreProduct(left: Side, right: Side, inner: number): Float64Array {
+function coreProduct(left: Side, right: Side, inner: number, counts: Float64Array | null): Float64Array {
   const pl = left.p;
   const pr = right.p;
-  const l = left.r;
+  const l = counts === null ? left.r : countedColumns(left.r, pl, inner, counts);
   const r = right.r;
   const core = CORE.zeroed(pl * pr);
   for (let i = 0; i < pl; i++) {
@@ -407,6 +412,59 @@ class HouseholderSide implements Side {
   bound(): number {
     return 0;
   }
+}
+
+/** R_L·C: column b of the row-major p×inner R_L times counts[b] (a copy: R_L stays the side's own). */
+function countedColumns(r: Float64Array, p: number, inner: number, counts: Float64Array): Float64Array {
+  const scaled = new Float64Array(p * inner);
+  for (let i = 0; i < p; i++) {
+    for (let b = 0; b < inner; b++) scaled[i * inner + b] = r[i * inner + b]! * counts[b]!;
+  }
+  return scaled;
+}
+
+/**
+ * The distinct examples among `examples`, and how many times each occurs
+ * (null: all distinct). An example drawn twice into one minibatch (a batch
+ * that straddles two epochs of its shard, core/data/minibatch.ts) has the
+ * same input row and the same delta row both times, so it adds the same
+ * term x·δᵀ to G twice: G = Σ over distinct examples of count·x·δᵀ, and the
+ * core weighs each by its count. Kept twice instead, it makes both Grams
+ * singular and sends the round to Householder, code the worker otherwise
+ * runs a few rounds in a thousand, and so runs cold. Candidates are paired
+ * by their numbers of non-zeros first; a pair is the same only if every
+ * index and float32 value of both rows is.
+ */
+function distinctExamples({ input, delta }: FactorRows, examples: Uint32Array): { examples: Uint32Array; counts: Float64Array | null } {
+  let counts: Float64Array | null = null;
+  const kept = new Uint32Array(examples.length);
+  let distinct = 0;
+  for (let e = 0; e < examples.length; e++) {
+    const b = examples[e]!;
+    let twin = 0;
+    while (twin < distinct && !(sameRow(input, kept[twin]!, b) && sameRow(delta, kept[twin]!, b))) twin++;
+    if (twin === distinct) {
+      kept[distinct++] = b;
+      continue;
+    }
+    counts ??= new Float64Array(examples.length).fill(1);
+    counts[twin]! += 1;
+  }
+  if (counts === null) return { examples, counts };
+  return { examples: kept.slice(0, distinct), counts: counts.slice(0, distinct) };
+}
+
+/** Whether rows a and b of sparse rows hold the same non-zeros (indices and values). */
+function sameRow(rows: SparseRows, a: number, b: number): boolean {
+  const { rowStart, index, value } = rows;
+  const startA = rowStart[a]!;
+  const startB = rowStart[b]!;
+  const length = rowStart[a + 1]! - startA;
+  if (rowStart[b + 1]! - startB !== length) return false;
+  for (let t = 0; t < length; t++) {
+    if (index[startA + t] !== index[startB + t] || value[startA + t] !== value[startB + t]) return false;
+  }
+  return true;
 }
 
 /** The examples b whose input row and delta row both have a non-zero: the others add 0 to G = Σ_b x_b δ_bᵀ. */
