@@ -5,10 +5,11 @@
  * `npm start` runs, at the lowest priority as in that test (the teacher's
  * machine), and trains until the run's last round. Every redraw of its time
  * chart gives the last round's compute and compression (unrounded data-*
- * attributes of the card) and the chart's mean bands; the suite reports, per
- * window of rounds, the mean of the rounds seen and their ratio, and the
- * chart's own mean bands at the end of each window, for several tabs in a
- * row (docs/benchmarks.md, "A tab's time chart").
+ * attributes of the card), the chart's mean bands and how many of its drawn
+ * rounds have compression below compute; the suite reports, per window of
+ * rounds, the mean of the rounds seen and their ratio, and the chart's own
+ * figures at the end of each window, for several tabs in a row
+ * (docs/benchmarks.md, "A tab's time chart").
  *
  * Options: --tabs N (3), --window R rounds (250), --seconds S per tab (90,
  * a cap: the default run ends at 1,000 rounds), --no-report.
@@ -20,13 +21,19 @@ import { ownServer } from '../../e2e/support/ownServer';
 import { chromiumLaunchOptions } from '../chromium';
 import { fmt, loadText, markdownTable, suiteOptions, writeSection } from './report';
 
-/** One redraw of the time chart: the last round drawn, its two bands, and the chart's means over the rounds drawn. */
+/**
+ * One redraw of the time chart: the last round drawn, its two bands, the
+ * chart's means over the rounds drawn, and how many rounds it draws, and of
+ * those with compression below compute.
+ */
 interface Redraw {
   readonly round: number;
   readonly computeMs: number;
   readonly compressMs: number;
   readonly meanComputeMs: number;
   readonly meanCompressMs: number;
+  readonly roundsDrawn: number;
+  readonly roundsBelow: number;
 }
 
 /** One tab's run: its redraws (one per round seen, the last redraw of that round) and its wall time. */
@@ -56,6 +63,8 @@ const WATCH_TIME_CHART = `(() => {
       compressMs: value('last-compress-ms'),
       meanComputeMs: value('compute-ms'),
       meanCompressMs: value('compress-ms'),
+      roundsDrawn: value('rounds-drawn'),
+      roundsBelow: value('rounds-compress-below'),
     });
   }).observe(card, { attributes: true });
 })()`;
@@ -96,7 +105,11 @@ async function runTab(seconds: number): Promise<TabRun> {
   }
 }
 
-/** Per window of `window` rounds: the rounds seen, their mean compute and compression, and the chart's means at its end. */
+/**
+ * Per window of `window` rounds: the rounds seen, their mean compute and
+ * compression, and at the window's end the chart's mean bands and its drawn
+ * rounds with compression below compute.
+ */
 function windows(run: TabRun, window: number): string[][] {
   const rows: string[][] = [];
   const last = run.redraws[run.redraws.length - 1]?.round ?? -1;
@@ -113,6 +126,7 @@ function windows(run: TabRun, window: number): string[][] {
       fmt(compress),
       `${fmt(compress / compute, 2)}×`,
       `${fmt(end.meanCompressMs / end.meanComputeMs, 2)}×`,
+      `${end.roundsBelow} of ${end.roundsDrawn}`,
     ]);
   }
   return rows;
@@ -136,7 +150,15 @@ export async function benchTab(): Promise<void> {
     console.log(`tab ${tab} of ${tabs}`);
     const run = await runTab(seconds);
     const table = markdownTable(
-      ['rounds', 'rounds seen', 'compute ms', 'compress ms', 'compress / compute', "the chart's mean bands, at the window's end"],
+      [
+        'rounds',
+        'rounds seen',
+        'compute ms',
+        'compress ms',
+        'compress / compute',
+        "the chart's mean bands, at the window's end",
+        'rounds drawn with compress < compute, at its end',
+      ],
       windows(run, window),
     );
     console.log(table);
@@ -151,8 +173,10 @@ ${new Date().toISOString().slice(0, 16)} UTC, load before ${loadBefore}, after $
 A lone Chromium tab (WebGPU on SwiftShader: it calibrates and trains on the CPU) on the default run (MLP, spectral ATOMO,
 s = 2, batch 32) of the aggregator \`npm start\` runs, at niceness 19, both on this machine; one tab after another. Each row
 is a window of rounds: the mean compute and compression of the rounds the chart redrew with (its last round at each redraw,
-about one round in twenty: the chart redraws about once a second), their ratio, and the ratio of the chart's own mean bands (over every round drawn so far, which is
-what the chart's height shows) at the window's end. Compression is the tab's band: the scheme, its statistics and encoding;
+about one round in twenty: the chart redraws about once a second), their ratio, the ratio of the chart's own mean bands (over
+every round drawn so far, which is what the chart's height shows on average) at the window's end, and how many of the rounds
+the chart draws then (a thinned series of the whole run, up to 120) have a compression band below their compute band (what
+it shows round by round; one slow round moves the mean, not this). Compression is the tab's band: the scheme, its statistics and encoding;
 compute is the minibatch and the forward and backward pass; the upload band is not compared. One seed (the default run's),
 ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}. Left out: a classroom's other tabs (each waits for the round's quorum
 instead of the server's rate limit), and other devices.

@@ -139,8 +139,9 @@ const TIME_SERIES = [
 
 /**
  * The mean of each band over the rounds drawn (its height on average: which
- * band the chart shows taller), and the last round's own bands with its
- * number, unrounded (the caption rounds them to whole ms).
+ * band the chart shows taller), how many of the rounds drawn have their
+ * compression band below their compute band, and the last round's own bands
+ * with its number, unrounded (the caption rounds them to whole ms).
  */
 function meanBands(points: readonly WorkerRoundPoint[]): Record<string, number> {
   const last = points[points.length - 1];
@@ -150,6 +151,8 @@ function meanBands(points: readonly WorkerRoundPoint[]): Record<string, number> 
     'compute-ms': mean('computeMs'),
     'compress-ms': mean('compressMs'),
     'upload-ms': mean('uploadMs'),
+    'rounds-drawn': points.length,
+    'rounds-compress-below': points.filter((p) => p.compressMs < p.computeMs).length,
     'last-round': last.round,
     'last-compute-ms': last.computeMs,
     'last-compress-ms': last.compressMs,
