@@ -162,3 +162,25 @@ async function requestOnce<E extends AckEventName>(socket: AppSocket, event: E, 
     return { ok: false, error: { code: 'timeout', message: `The server did not answer ${event} in time.`, event } };
   }
 }
+
+/**
+ * Sends worker:leave, again while the server refuses it for its rate
+ * (resendWhileRateLimited) and `stillLeaving()` holds: a leave lost to the
+ * limit left the worker in the run, and each round waited for its gradient
+ * until the deadline, round after round, until it counted as dormant. A
+ * worker that has joined again meanwhile stops sending it.
+ */
+export function requestLeave(socket: AppSocket, stillLeaving: () => boolean): Promise<RequestResult<object>> {
+  const event = 'worker:leave';
+  return resendWhileRateLimited(async (): Promise<RequestResult<object>> => {
+    if (!stillLeaving()) return { ok: true };
+    if (!socket.connected) return { ok: false, error: { code: 'disconnected', message: 'Not connected to the server.', event } };
+    try {
+      // The cast bridges socket.io's variadic typing: worker:leave takes no payload, only the ack.
+      const timed = socket.timeout(REQUEST_TIMEOUT_MS) as unknown as { emitWithAck(name: typeof event): Promise<Ack> };
+      return await timed.emitWithAck(event);
+    } catch {
+      return { ok: false, error: { code: 'timeout', message: `The server did not answer ${event} in time.`, event } };
+    }
+  }, REQUEST_TIMEOUT_MS);
+}

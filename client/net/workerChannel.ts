@@ -21,7 +21,7 @@ import {
   type WorkerId,
 } from '../../core/protocol';
 import type { WireTraffic } from '../../core/traffic/frames';
-import { openSocket, request, socketMeter, type AppSocket, type OpenSocketOptions, type RequestError, type RequestResult } from './socket';
+import { openSocket, request, requestLeave, socketMeter, type AppSocket, type OpenSocketOptions, type RequestError, type RequestResult } from './socket';
 import type { IdentityStore } from './workerIdentity';
 
 /** The state of the link itself. */
@@ -149,10 +149,10 @@ class SocketWorkerChannel implements WorkerChannel {
     return true;
   }
 
-  /** Stops participating: leaves the open round and the run's room; the identity stays. */
+  /** Stops participating: leaves the open round and the run's room (sent again while rate-limited); the identity stays. */
   leave(): void {
     this.#participating = false;
-    if (this.#socket.connected) this.#socket.emit('worker:leave');
+    void requestLeave(this.#socket, () => !this.#participating);
   }
 
   /** Sends a gradient; resolves with the receipt or the refusal. */
