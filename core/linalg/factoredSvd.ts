@@ -265,19 +265,11 @@ class LiftedTriplets implements FactoredSvdDetails {
   }
 
   leftVector(k: number, out: Float64Array): Float64Array {
-    this.#checkIndex(k);
-    const { u, r: width } = this.#small;
-    const y = this.#yLeft;
-    for (let i = 0; i < y.length; i++) y[i] = u[i * width + k]!;
-    return this.#left.vector(y, out);
+    return this.#lift(k, this.#small.u, this.#yLeft, this.#left, out);
   }
 
   rightVector(k: number, out: Float64Array): Float64Array {
-    this.#checkIndex(k);
-    const { v, r: width } = this.#small;
-    const y = this.#yRight;
-    for (let j = 0; j < y.length; j++) y[j] = v[j * width + k]!;
-    return this.#right.vector(y, out);
+    return this.#lift(k, this.#small.v, this.#yRight, this.#right, out);
   }
 
   materialise(): SvdResult {
@@ -294,8 +286,12 @@ class LiftedTriplets implements FactoredSvdDetails {
     return { rows, cols, r: rank, u, singularValues: this.singularValues.slice(), v, rank, sweeps, converged };
   }
 
-  #checkIndex(k: number): void {
+  /** Column k of the core's U_c (or V_c), `coefficients` p×width row-major, through its side's Q. */
+  #lift(k: number, coefficients: Float64Array, y: Float64Array, side: Side, out: Float64Array): Float64Array {
     if (!Number.isInteger(k) || k < 0 || k >= this.rank) throw new RangeError(`factoredSvd: triplet ${k} of ${this.rank}`);
+    const width = this.#small.r;
+    for (let i = 0; i < y.length; i++) y[i] = coefficients[i * width + k]!;
+    return side.vector(y, out);
   }
 }
 
