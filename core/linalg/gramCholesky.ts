@@ -163,7 +163,9 @@ class CholeskyQr implements GramCholesky {
   }
 
   uniformNormBound(yNorm: number): number {
-    const bound = (this.#uniform ??= uniformBound(this.r, this.#rowNorms, this.batch, this.#rows.longest));
+    // Formed on first use and kept, null included (no bound for this R).
+    if (this.#uniform === undefined) this.#uniform = uniformBound(this.r, this.#rowNorms, this.batch, this.#rows.longest);
+    const bound = this.#uniform;
     if (bound === null) return Number.POSITIVE_INFINITY;
     const zeta = (yNorm * bound.dw) / bound.denominator;
     return bound.quadratic * zeta * zeta + 2 * gamma(this.batch) * yNorm * bound.rd * zeta;
@@ -190,9 +192,9 @@ interface UniformBound {
  * ζ: the computed z solves (R + ΔR)z = y with |ΔR| ≤ γ_B|R| (Higham,
  * Thm 8.5), and so does each computed column of W ≈ R⁻¹ (the same back
  * substitution on eₖ); with θ = γ_B·‖RD⁻¹‖_F·‖DW‖_F < 1/2 that gives
- * ‖D·R⁻¹‖_F ≤ ‖DW‖_F/(1 − θ) and ‖Dz‖ ≤ ζ = η·‖DW‖_F/(1 − 2θ).
+ * ‖D·R⁻¹‖_F ≤ ‖DW‖_F/(1 − θ) and ‖Dz‖ ≤ ζ = η·‖DW‖_F/(1 − 2θ). Null
+ * when θ ≥ 1/2: R is too ill-conditioned for the bound to hold.
  */
-/** Null when θ ≥ 1/2: R is too ill-conditioned for the bound to hold. */
 function uniformBound(r: Float64Array, rowNorms: Float64Array, batch: number, longest: number): UniformBound | null {
   // W = R⁻¹, upper triangular, column by column: R·w = e_c has w_i = 0 for i > c.
   const w = INVERSE.zeroed(batch * batch);
