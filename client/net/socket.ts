@@ -148,16 +148,24 @@ export function request<E extends AckEventName>(socket: AppSocket, event: E, pay
   return resendWhileRateLimited(() => requestOnce(socket, event, payload), REQUEST_TIMEOUT_MS);
 }
 
-async function requestOnce<E extends AckEventName>(socket: AppSocket, event: E, payload: RequestOf<E>): Promise<ResultOf<E>> {
+function requestOnce<E extends AckEventName>(socket: AppSocket, event: E, payload: RequestOf<E>): Promise<ResultOf<E>> {
+  // The cast bridges socket.io's variadic typing; the event's request and ack types are checked above.
+  return answerOf(socket, event, (timed) =>
+    (timed as unknown as { emitWithAck(name: E, body: RequestOf<E>): Promise<ResponseOf<E>> }).emitWithAck(event, payload),
+  );
+}
+
+/** One emit with an ack, answered by the server or by a LocalFailure (the socket is down, or no answer in time). */
+async function answerOf<R>(
+  socket: AppSocket,
+  event: string,
+  emit: (timed: ReturnType<AppSocket['timeout']>) => Promise<R>,
+): Promise<R | { readonly ok: false; readonly error: LocalFailure }> {
   if (!socket.connected) {
     return { ok: false, error: { code: 'disconnected', message: 'Not connected to the server.', event } };
   }
   try {
-    // The cast bridges socket.io's variadic typing; the event's request and ack types are checked above.
-    const timed = socket.timeout(REQUEST_TIMEOUT_MS) as unknown as {
-      emitWithAck(name: E, body: RequestOf<E>): Promise<ResponseOf<E>>;
-    };
-    return await timed.emitWithAck(event, payload);
+    return await emit(socket.timeout(REQUEST_TIMEOUT_MS));
   } catch {
     return { ok: false, error: { code: 'timeout', message: `The server did not answer ${event} in time.`, event } };
   }
@@ -174,13 +182,7 @@ export function requestLeave(socket: AppSocket, stillLeaving: () => boolean): Pr
   const event = 'worker:leave';
   return resendWhileRateLimited(async (): Promise<RequestResult<object>> => {
     if (!stillLeaving()) return { ok: true };
-    if (!socket.connected) return { ok: false, error: { code: 'disconnected', message: 'Not connected to the server.', event } };
-    try {
-      // The cast bridges socket.io's variadic typing: worker:leave takes no payload, only the ack.
-      const timed = socket.timeout(REQUEST_TIMEOUT_MS) as unknown as { emitWithAck(name: typeof event): Promise<Ack> };
-      return await timed.emitWithAck(event);
-    } catch {
-      return { ok: false, error: { code: 'timeout', message: `The server did not answer ${event} in time.`, event } };
-    }
+    // worker:leave takes no payload, only the ack (the cast as in requestOnce).
+    return answerOf(socket, event, (timed) => (timed as unknown as { emitWithAck(name: typeof event): Promise<Ack> }).emitWithAck(event));
   }, REQUEST_TIMEOUT_MS);
 }
