@@ -188,7 +188,7 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
     }
     let residual = 0;
     for (let k = rank; k < small.rank; k++) residual += small.singularValues[k]! ** 2;
-    return assemble(left, right, small, rank, residual, rows, cols, inner);
+    return new LiftedTriplets(left, right, small, rank, residual, rows, cols, inner);
   }
 }
 
@@ -223,18 +223,14 @@ function coreProduct(left: Side, right: Side, inner: number, counts: Float64Arra
   return core;
 }
 
-/** The triplets of the core's SVD lifted to G: u = Q_L·U_c eₖ, v = Q_R·V_c eₖ. */
-function assemble(left: Side, right: Side, small: SvdResult, rank: number, residual: number, rows: number, cols: number, inner: number): FactoredSvdDetails {
-  return new LiftedTriplets(left, right, small, rank, residual, rows, cols, inner);
-}
-
 /**
- * The lifted triplets. This and the two sides are classes rather than
- * closures made per call: a worker makes a few every round, and V8 holds a
- * closure's optimised code only weakly once the closure is gone, so each
- * major collection sent the next round's closures (Q·y over the factor's
- * non-zeros among them) back to the interpreter until they were recompiled
- * (docs/benchmarks.md, "Compression on the CPU against the gradient").
+ * The triplets of the core's SVD lifted to G: u = Q_L·U_c eₖ, v = Q_R·V_c eₖ.
+ * This and the two sides are classes rather than closures made per call: a
+ * worker makes a few every round, and V8 holds a closure's optimised code
+ * only weakly once the closure is gone, so each major collection sent the
+ * next round's closures (Q·y over the factor's non-zeros among them) back to
+ * the interpreter until they were recompiled (docs/benchmarks.md,
+ * "Compression on the CPU against the gradient").
  */
 class LiftedTriplets implements FactoredSvdDetails {
   readonly singularValues: Float64Array;
