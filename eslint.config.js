@@ -31,20 +31,33 @@ const platformModules = [
   'crypto',
 ];
 
-const PURE_CORE = { group: platformModules, message: 'core/ is pure TypeScript: no DOM, sockets, GPU or Node modules.' };
+const PURE_CORE = {
+  group: platformModules,
+  message: 'core/ is pure TypeScript: no DOM, sockets, GPU or Node modules.',
+};
 const ABOVE_CORE = {
   group: ['**/client/**', '**/server/**', '**/shaders/**', '**/scripts/**', '**/e2e/**'],
   message: 'core/ depends on nothing in the project above it.',
 };
-const SOCKET_CLIENT = { group: ['socket.io-client', 'socket.io-client/*'], message: 'Only client/net/ opens sockets: connect through client/net/socket.ts.' };
-const NO_SCRIPTS = { group: ['**/scripts/**'], message: 'scripts/ are entry points and tools: client/ and server/ never import them.' };
+const SOCKET_CLIENT = {
+  group: ['socket.io-client', 'socket.io-client/*'],
+  message: 'Only client/net/ opens sockets: connect through client/net/socket.ts.',
+};
+const NO_SCRIPTS = {
+  group: ['**/scripts/**'],
+  message: 'scripts/ are entry points and tools: client/ and server/ never import them.',
+};
 const NO_SERVER = { group: ['**/server/**'], message: 'client/ and server/ talk only through core/protocol.ts.' };
 const NO_CLIENT = { group: ['**/client/**'], message: 'client/ and server/ talk only through core/protocol.ts.' };
-const ONLY_CLIENT_NET = { regex: '(^|/)client/(?!net/)', message: "server's tests play a tab through client/net/ only." };
+const ONLY_CLIENT_NET = {
+  regex: '(^|/)client/(?!net/)',
+  message: "server's tests play a tab through client/net/ only.",
+};
 // From client/net/, `../x` is another client folder (`../i18n` is allowed: messages for the page); `../../core` is core.
 const NET_ONLY_CORE = {
   regex: '^\\.\\./(?!\\.\\./|i18n(/|$))',
-  message: 'client/net/ imports only core/ and client/i18n/ (and socket.io-client): report to the UI through an interface it defines.',
+  message:
+    'client/net/ imports only core/ and client/i18n/ (and socket.io-client): report to the UI through an interface it defines.',
 };
 const NO_SERVER_TESTING = {
   group: ['**/server/testing/**'],

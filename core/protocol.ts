@@ -50,12 +50,21 @@ export function asBytes(data: EncodedLayer): Uint8Array {
 // ── Runs ────────────────────────────────────────────────────────────────────
 
 // The run configuration's types are derived from its schema, the one home of its defaults and bounds.
-export type { AggregationRule, DataSplit, DownlinkMode, QuorumRule, RunConfig, RunConfigPatch } from './schema/runConfig';
+export type {
+  AggregationRule,
+  DataSplit,
+  DownlinkMode,
+  QuorumRule,
+  RunConfig,
+  RunConfigPatch,
+} from './schema/runConfig';
 export type { WorkerAttack } from './schema/attack';
 import type { WorkerAttack } from './schema/attack';
 import type { DownlinkMode, RunConfig, RunConfigPatch } from './schema/runConfig';
 
-/** created: waits for start; running: rounds open as workers come; paused: no round opens; finished: maxRounds reached. */
+/**
+ * created: waits for start; running: rounds open as workers come; paused: no round opens; finished: maxRounds reached.
+ */
 export type RunStatus = 'created' | 'running' | 'paused' | 'finished';
 
 /** Where a worker computes, as it says at worker:join (shown to the teacher, never trusted for anything else). */
@@ -87,7 +96,9 @@ export interface WorkerSummary {
   /** Every frame of its socket while it was in this run, both ways, as on the wire (core/traffic). */
   readonly traffic: WireTraffic;
   readonly rounds: number;
-  /** Server clock (ms since epoch) of its last join or accepted gradient; null before either since the server started. */
+  /**
+   * Server clock (ms since epoch) of its last join or accepted gradient; null before either since the server started.
+   */
   readonly lastSeenAt: number | null;
   /**
    * Server-measured round trip of its last accepted gradient: from round:open
@@ -133,7 +144,10 @@ export interface RunSummary {
 
 // ── Metrics ─────────────────────────────────────────────────────────────────
 
-/** How the layers of a round were sent: a decomposition (core/atomo/types.ts), dense float32, or neither (QSGD, TernGrad, PowerSGD). */
+/**
+ * How the layers of a round were sent: a decomposition (core/atomo/types.ts), dense float32, or neither (QSGD,
+ * TernGrad, PowerSGD).
+ */
 export type LayerSentAs = Decomposition | 'dense';
 
 /** Estimator variance of one layer in one round, mean over the contributing workers, and how the layer travelled. */
@@ -201,7 +215,9 @@ export interface DownlinkMetrics {
   readonly update: number;
   /** Replicas that failed their hash check this round and asked for a sync. */
   readonly resyncs: number;
-  /** `atomo`: the compression of this round's update (that brings the model to version + 1), per layer; empty otherwise. */
+  /**
+   * `atomo`: the compression of this round's update (that brings the model to version + 1), per layer; empty otherwise.
+   */
   readonly layers: readonly DownlinkLayerVariance[];
   /** `relay`, `atomo`: modelHash of the weights and momentum of version + 1, which the replicas must reach. */
   readonly hash?: string;
@@ -225,7 +241,10 @@ export interface RoundMetrics {
   readonly bytesDown: number;
   readonly cumulativeBytesUp: number;
   readonly cumulativeBytesDown: number;
-  /** Frames of the run's workers since the previous round closed (this round's model, gradients, and control), as on the wire. */
+  /**
+   * Frames of the run's workers since the previous round closed (this round's model, gradients, and control), as on the
+   * wire.
+   */
   readonly traffic: WireTraffic;
   /** Frames of the run's workers since it started (or was reset). */
   readonly cumulativeTraffic: WireTraffic;
@@ -273,7 +292,8 @@ export interface ProtocolError {
 }
 
 /** The answer to a request: ok with its result, or an error. */
-export type Ack<T extends object = object> = ({ readonly ok: true } & T) | { readonly ok: false; readonly error: ProtocolError };
+export type Ack<T extends object = object> =
+  ({ readonly ok: true } & T) | { readonly ok: false; readonly error: ProtocolError };
 
 /** worker:join. Without workerKey a new worker is created; with it the tab rejoins as itself. */
 export interface JoinRequest {
@@ -453,7 +473,10 @@ export interface ClientToServerEvents {
   'worker:move': (request: MoveWorkerRequest, ack: (response: Ack) => void) => void;
   'worker:remove': (request: RemoveWorkerRequest, ack: (response: Ack) => void) => void;
   'worker:attack': (request: AttackWorkerRequest, ack: (response: Ack) => void) => void;
-  'worker:simulate': (request: SimulateWorkerRequest, ack: (response: Ack<{ readonly workerId: WorkerId }>) => void) => void;
+  'worker:simulate': (
+    request: SimulateWorkerRequest,
+    ack: (response: Ack<{ readonly workerId: WorkerId }>) => void,
+  ) => void;
 }
 
 /** Events the server sends. */

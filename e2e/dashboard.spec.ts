@@ -61,15 +61,22 @@ test('with the token, "Start a race" creates one running run per scheme', async 
   await expect(form.getByText(/^Biased:/)).toBeVisible();
   await form.getByLabel('Start it right away').uncheck();
   await form.getByRole('button', { name: 'Create run' }).click();
-  const autoRow = page.getByTestId('runs-table').locator('tbody tr[data-scheme="atomo-auto"]', { hasText: 'auto with feedback' });
+  const autoRow = page
+    .getByTestId('runs-table')
+    .locator('tbody tr[data-scheme="atomo-auto"]', { hasText: 'auto with feedback' });
   await expect(autoRow).toContainText('12.0 kB per round split across layers, error feedback (biased)');
-  expect((await listRuns(baseURL)).find((run) => run.config.name === 'auto with feedback')?.config).toMatchObject({ byteBudget: 12_000, errorFeedback: true });
+  expect((await listRuns(baseURL)).find((run) => run.config.name === 'auto with feedback')?.config).toMatchObject({
+    byteBudget: 12_000,
+    errorFeedback: true,
+  });
   const before = (await listRuns(baseURL)).length;
   await page.getByRole('button', { name: 'Start a race' }).click();
   const raceRows = page.getByTestId('runs-table').locator('tbody tr', { hasText: 'race' });
   await expect(raceRows).toHaveCount(SCHEME_NAMES.length);
   for (const scheme of SCHEME_NAMES) {
-    await expect(page.getByTestId('runs-table').locator(`tbody tr[data-scheme="${scheme}"]`, { hasText: 'race' })).toHaveAttribute('data-status', 'running');
+    await expect(
+      page.getByTestId('runs-table').locator(`tbody tr[data-scheme="${scheme}"]`, { hasText: 'race' }),
+    ).toHaveAttribute('data-status', 'running');
   }
   expect((await listRuns(baseURL)).length).toBe(before + SCHEME_NAMES.length);
   await expect(page.getByRole('button', { name: 'Start a race' })).toBeEnabled();
@@ -91,7 +98,9 @@ test('with the token, "Start a race" creates one running run per scheme', async 
  * chance (10%) with its loss in the millions and the default run near 63%;
  * the bounds below leave wide margins either side.
  */
-test('the attacker lesson: one sign-flipped worker sinks the mean run while the default rule keeps learning', async ({ page }) => {
+test('the attacker lesson: one sign-flipped worker sinks the mean run while the default rule keeps learning', async ({
+  page,
+}) => {
   const ROUNDS = 20;
   const HONEST = 5;
   await page.goto(`${baseURL}/dashboard?token=${ADMIN_TOKEN}`);
@@ -134,14 +143,19 @@ test('the attacker lesson: one sign-flipped worker sinks the mean run while the 
       .first()
       .getByRole('combobox', { name: `Classroom attack of worker ${id}` })
       .selectOption('flip');
-    await expect(members.first().getByRole('combobox', { name: `Classroom attack of worker ${id}` })).toHaveValue('flip');
+    await expect(members.first().getByRole('combobox', { name: `Classroom attack of worker ${id}` })).toHaveValue(
+      'flip',
+    );
   }
   for (const row of rows) await row.getByRole('button', { name: 'Start' }).click();
 
   const round = (i: number) => rows[i]!.locator('[data-cell="round"]').innerText().then(Number);
   for (const i of [0, 1])
-    await expect.poll(() => round(i), { timeout: 90_000, message: `${lessons[i]!.name} reaches round ${ROUNDS}` }).toBeGreaterThanOrEqual(ROUNDS);
-  const accuracy = async (i: number) => Number((await rows[i]!.locator('[data-cell="accuracy"]').innerText()).replace('%', '')) / 100;
+    await expect
+      .poll(() => round(i), { timeout: 90_000, message: `${lessons[i]!.name} reaches round ${ROUNDS}` })
+      .toBeGreaterThanOrEqual(ROUNDS);
+  const accuracy = async (i: number) =>
+    Number((await rows[i]!.locator('[data-cell="accuracy"]').innerText()).replace('%', '')) / 100;
   const [mean, robust] = [await accuracy(0), await accuracy(1)];
   // Chance is 10%: the mean run learned nothing; the default run is well past it.
   expect(mean).toBeLessThan(0.2);

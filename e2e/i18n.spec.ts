@@ -18,14 +18,18 @@ async function openWorker(browser: Browser, locale: string, runId: string): Prom
   return page;
 }
 
-test('the Chinese pages show no untranslated English, the English ones are scanned the same way', async ({ browser, baseURL }) => {
+test('the Chinese pages show no untranslated English, the English ones are scanned the same way', async ({
+  browser,
+  baseURL,
+}) => {
   test.setTimeout(300_000);
   const runId = await createFastRun(baseURL!, { name: 'i18n run', scheme: 'atomo-svd', budget: 2, evalEvery: 1 });
   const zhWorker = await openWorker(browser, 'zh-CN', runId);
   await expect(zhWorker.locator('html')).toHaveAttribute('lang', 'zh-CN');
   await valueAbove(zhWorker, 'round', 1);
   await valueAbove(zhWorker, 'test-accuracy', 0);
-  for (const chart of ['chart-loss', 'chart-bytes', 'chart-variance', 'chart-time']) await expectChartData(zhWorker.getByTestId(chart));
+  for (const chart of ['chart-loss', 'chart-bytes', 'chart-variance', 'chart-time'])
+    await expectChartData(zhWorker.getByTestId(chart));
   await expect(zhWorker.getByTestId('digits').locator('.digit__guess').first()).not.toHaveText('?');
   // The tab's own gradient, layer by layer: spectral ATOMO measures the indicator every round where it reads g, every
   // 5th round on dense1's factored route, and the tab shows each layer's last measurement.
@@ -38,11 +42,14 @@ test('the Chinese pages show no untranslated English, the English ones are scann
   const zhDashboard = await zhWorker.context().newPage();
   await zhDashboard.goto(`/dashboard?token=${ADMIN_TOKEN}`);
   await expect(zhDashboard.getByTestId('workers-table').locator('tbody tr[data-worker-id]').first()).toBeVisible();
-  for (const chart of ['chart-tradeoff', 'chart-accuracy', 'chart-bytes']) await expectChartData(zhDashboard.getByTestId(chart));
+  for (const chart of ['chart-tradeoff', 'chart-accuracy', 'chart-bytes'])
+    await expectChartData(zhDashboard.getByTestId(chart));
   // The per-layer card, for this run: the indicator over rounds, how each layer was sent, the split of its bytes.
   await zhDashboard.getByTestId('layer-choices-run').selectOption(runId);
   await expectChartData(zhDashboard.getByTestId('chart-indicator'));
-  await expect.poll(async () => Number(await zhDashboard.getByTestId('chart-sent-as').getAttribute('data-points'))).toBeGreaterThan(0);
+  await expect
+    .poll(async () => Number(await zhDashboard.getByTestId('chart-sent-as').getAttribute('data-points')))
+    .toBeGreaterThan(0);
   await expect(zhDashboard.getByTestId('layers-table').getByTestId('layer-indicator').first()).toHaveText(/^\d/);
   const runNames = (await listRuns(baseURL!)).map((run) => run.config.name);
   expect(await untranslatedText(zhDashboard, runNames), 'English on the Chinese dashboard').toEqual([]);

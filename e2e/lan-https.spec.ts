@@ -39,7 +39,8 @@ function servedFingerprint(port: number): Promise<string> {
 
 test('a student device opens the teacher’s --https server by host name and trains on WebGPU', async () => {
   test.setTimeout(240_000);
-  // The certificate made on first use, kept in the data folder, is the one served; the banner tells the teacher what students will see.
+  // The certificate made on first use, kept in the data folder, is the one served; the banner tells the teacher what
+  // students will see.
   const certificate = new X509Certificate(readFileSync(join(server.dataDir, 'tls', 'cert.pem')));
   expect(await servedFingerprint(PORT)).toBe(certificate.fingerprint256);
   expect(certificate.subjectAltName).toContain('DNS:localhost');
@@ -51,7 +52,10 @@ test('a student device opens the teacher’s --https server by host name and tra
 
   const runId = await createFastRun(server.baseURL, { name: 'lan', scheme: 'atomo-svd', budget: 2 });
   const options = chromiumLaunchOptions();
-  const browser = await chromium.launch({ ...options, args: [...options.args, '--host-resolver-rules=MAP classroom.test 127.0.0.1'] });
+  const browser = await chromium.launch({
+    ...options,
+    args: [...options.args, '--host-resolver-rules=MAP classroom.test 127.0.0.1'],
+  });
   try {
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();

@@ -25,11 +25,23 @@ import { ADMIN_TOKEN, createFastRun, deleteRun, listRuns } from './support/admin
 
 const ROUNDS = 6;
 const SLOW_LINK: LinkModel = { name: 'slow test link', uplinkMbps: 0.25, downlinkMbps: 4, latencyMs: 250 };
-const SETTING = { scheme: 'terngrad', downlink: 'full', roundDeadlineMs: 60_000, evalEvery: 1000, maxRounds: ROUNDS } as const;
+const SETTING = {
+  scheme: 'terngrad',
+  downlink: 'full',
+  roundDeadlineMs: 60_000,
+  evalEvery: 1000,
+  maxRounds: ROUNDS,
+} as const;
 
-/** Creates a run of SETTING under `link`, has one tab train it to the end, and returns its timed rounds (1..ROUNDS−1). */
+/**
+ * Creates a run of SETTING under `link`, has one tab train it to the end, and returns its timed rounds (1..ROUNDS−1).
+ */
 async function trainedRounds(browser: Browser, baseURL: string, link: LinkModel | null): Promise<RoundMetrics[]> {
-  const runId: RunId = await createFastRun(baseURL, { ...SETTING, link, name: `link ${link?.name ?? 'none'} ${Date.now()}` });
+  const runId: RunId = await createFastRun(baseURL, {
+    ...SETTING,
+    link,
+    name: `link ${link?.name ?? 'none'} ${Date.now()}`,
+  });
   const tab = await browser.newPage();
   try {
     await tab.goto(`/?run=${runId}&cpu`);
@@ -61,7 +73,10 @@ const linkTermMs = (m: RoundMetrics, link: LinkModel) => {
   return simulatedRoundMs(round, link) - round.workerComputeMs[0]! - round.serverMs;
 };
 
-test('the teacher’s link preset reaches the run, and a slow link slows a tab’s rounds as the swarm’s time model predicts', async ({ browser, baseURL }) => {
+test('the teacher’s link preset reaches the run, and a slow link slows a tab’s rounds as the swarm’s time model predicts', async ({
+  browser,
+  baseURL,
+}) => {
   test.setTimeout(120_000);
 
   const teacher = await browser.newPage();

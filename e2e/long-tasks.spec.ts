@@ -61,7 +61,12 @@ const PROFILE_MS = 10_000;
 
 interface ProfileNode {
   readonly id: number;
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number };
+  readonly callFrame: {
+    readonly functionName: string;
+    readonly url: string;
+    readonly lineNumber: number;
+    readonly columnNumber: number;
+  };
 }
 interface CpuProfile {
   readonly nodes: readonly ProfileNode[];
@@ -140,7 +145,8 @@ test('the default tab trains on its faster backend, says why, and its page runs 
   const cpuMs = Number(await calibration.getAttribute('data-cpu-ms'));
   expect(webgpuMs).toBeGreaterThan(0);
   expect(cpuMs).toBeGreaterThan(0);
-  // SwiftShader runs the WGSL kernels on the CPU's cores, with the GPU pipeline's overheads on top: the CPU path wins here.
+  // SwiftShader runs the WGSL kernels on the CPU's cores, with the GPU pipeline's overheads on top: the CPU path wins
+  // here.
   expect(cpuMs, 'the CPU is faster than SwiftShader').toBeLessThan(webgpuMs);
   await expect(calibration).toHaveAttribute('data-choice', 'cpu');
   await expect(calibration).toHaveText(/^WebGPU \d+ ms \/ CPU \d+ ms per round → CPU$/);
@@ -168,7 +174,8 @@ test('the default tab trains on its faster backend, says why, and its page runs 
       `most on the thread ${Math.max(...tasks.map((task) => task.threadMs)).toFixed(1)} ms`,
   });
 
-  // The tab really trained during the window, and the trace saw its page at work (a redraw a second per chart at least).
+  // The tab really trained during the window, and the trace saw its page at work (a redraw a second per chart at
+  // least).
   expect(rounds, 'rounds during the window').toBeGreaterThanOrEqual(MIN_ROUNDS);
   expect(await valueOf(page, 'bytes-up')).toBeGreaterThan(sentBefore);
   expect(tasks.length, 'main-thread tasks in the trace').toBeGreaterThan((4 * WINDOW_MS) / 1000);
@@ -190,14 +197,19 @@ test('the default tab trains on its faster backend, says why, and its page runs 
     where = hottest(profile).join('\n');
   }
   await page.screenshot({ path: test.info().outputPath('worker-calibrated.png') });
-  // What the time chart draws: its mean bands over the rounds drawn, and how many of those rounds have compression below
-  // compute. Reported, not held: speed is measured by `npm run bench -- tab` (docs/benchmarks.md, "A tab's time chart").
+  // What the time chart draws: its mean bands over the rounds drawn, and how many of those rounds have compression
+  // below
+  // compute. Reported, not held: speed is measured by `npm run bench -- tab` (docs/benchmarks.md, "A tab's time
+  // chart").
   const time = page.getByTestId('chart-time');
   const figure = async (name: string) => Number(await time.getAttribute(`data-${name}`));
   const [computeMs, compressMs] = [await figure('compute-ms'), await figure('compress-ms')];
   const [drawn, below] = [await figure('rounds-drawn'), await figure('rounds-compress-below')];
   expect(drawn, 'rounds the time chart draws').toBeGreaterThan(0);
-  expect(Number.isInteger(below) && below >= 0 && below <= drawn, `${below} of ${drawn} rounds drawn counted below`).toBe(true);
+  expect(
+    Number.isInteger(below) && below >= 0 && below <= drawn,
+    `${below} of ${drawn} rounds drawn counted below`,
+  ).toBe(true);
   test.info().annotations.push({
     type: 'time chart',
     description: `compute ${computeMs.toFixed(1)} ms, compress ${compressMs.toFixed(1)} ms per round (mean); ${below} of ${drawn} rounds drawn with compress < compute`,
@@ -213,6 +225,12 @@ test('the default tab trains on its faster backend, says why, and its page runs 
   await dashboard.close();
 
   const failure = `in the ${PROFILE_MS / 1000} s after, the page's main thread spent its time in:\n${where}`;
-  expect(overThread.map(describeTask), `tasks over ${THREAD_MS} ms on the main thread after the first round; ${failure}`).toEqual([]);
-  expect(overClock.map(describeTask), `tasks over ${CLOCK_MS} ms by the clock after the first round; ${failure}`).toEqual([]);
+  expect(
+    overThread.map(describeTask),
+    `tasks over ${THREAD_MS} ms on the main thread after the first round; ${failure}`,
+  ).toEqual([]);
+  expect(
+    overClock.map(describeTask),
+    `tasks over ${CLOCK_MS} ms by the clock after the first round; ${failure}`,
+  ).toEqual([]);
 });

@@ -1,7 +1,8 @@
 import { expect, test } from '@playwright/test';
 import { valueAbove } from './support/pages';
 
-// `?webgpu`: on SwiftShader the tab would time both backends and train on the faster, the CPU (long-tasks.spec.ts checks that).
+// `?webgpu`: on SwiftShader the tab would time both backends and train on the faster, the CPU (long-tasks.spec.ts
+// checks that).
 test('the worker page opens, reports a WebGPU adapter and trains on it', async ({ page }) => {
   await page.goto('/?webgpu');
   await expect(page.getByRole('heading', { name: 'atomo-swarm' })).toBeVisible();

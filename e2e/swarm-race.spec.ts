@@ -50,11 +50,16 @@ async function versionOf(runId: RunId): Promise<number> {
 }
 
 async function historyOf(runId: RunId): Promise<RoundMetrics[]> {
-  const body = (await (await fetch(`${server.baseURL}/api/runs/${runId}/metrics.json`)).json()) as { history: RoundMetrics[] };
+  const body = (await (await fetch(`${server.baseURL}/api/runs/${runId}/metrics.json`)).json()) as {
+    history: RoundMetrics[];
+  };
   return body.history;
 }
 
-/** The number of rounds (model version after the round) at which a run first evaluated at ≥ `bar`; null if it has not yet. */
+/**
+ * The number of rounds (model version after the round) at which a run first evaluated at ≥ `bar`; null if it has not
+ * yet.
+ */
 async function roundsToReach(runId: RunId, bar: number): Promise<number | null> {
   const reached = (await historyOf(runId)).find((m) => m.testAccuracy !== null && m.testAccuracy >= bar);
   return reached === undefined ? null : reached.version + 1;
@@ -66,7 +71,8 @@ async function createRace(): Promise<RunId[]> {
   try {
     const ids: RunId[] = [];
     for (const patch of RACE) {
-      // Evaluating every 2 rounds gives the accuracy bar a fine grain; the 3 s deadline bounds the wait for a closed tab.
+      // Evaluating every 2 rounds gives the accuracy bar a fine grain; the 3 s deadline bounds the wait for a closed
+      // tab.
       const created = await teacher.emitWithAck('run:create', { ...FAST_RUN, evalEvery: 2, ...patch });
       if (!created.ok) throw new Error(`run:create: ${created.error.message}`);
       const started = await teacher.emitWithAck('run:start', { runId: created.run.runId });
@@ -90,11 +96,15 @@ async function createRace(): Promise<RunId[]> {
 async function tradeoffSeriesWithPoints(dashboard: Page): Promise<number> {
   return dashboard
     .getByTestId('chart-tradeoff')
-    .evaluate((chart) => new Set([...chart.querySelectorAll('.recharts-line-dot')].map((dot) => dot.getAttribute('stroke'))).size);
+    .evaluate(
+      (chart) =>
+        new Set([...chart.querySelectorAll('.recharts-line-dot')].map((dot) => dot.getAttribute('stroke'))).size,
+    );
 }
 
 test('four tabs race two schemes; a closed tab and a server restart do not stop them', async ({ browser }) => {
-  // About 2.5 minutes on an idle 2-core machine; the limit leaves room for a busy one, where the four tabs load the digits slowly.
+  // About 2.5 minutes on an idle 2-core machine; the limit leaves room for a busy one, where the four tabs load the
+  // digits slowly.
   test.setTimeout(300_000);
   const [svdRun, ternRun] = (await createRace()) as [RunId, RunId];
   const context = await browser.newContext({ baseURL: server.baseURL, viewport: { width: 1280, height: 720 } });
@@ -123,15 +133,22 @@ test('four tabs race two schemes; a closed tab and a server restart do not stop 
       for (const runId of [svdRun, ternRun]) {
         // Wait until the run either reached the bar or used up its rounds; then judge.
         await expect
-          .poll(async () => (await roundsToReach(runId, TARGET_ACCURACY)) !== null || (await versionOf(runId)) >= ROUND_LIMIT, {
-            timeout: 90_000,
-            message: `run ${runId} to reach the bar or ${ROUND_LIMIT} rounds`,
-          })
+          .poll(
+            async () =>
+              (await roundsToReach(runId, TARGET_ACCURACY)) !== null || (await versionOf(runId)) >= ROUND_LIMIT,
+            {
+              timeout: 90_000,
+              message: `run ${runId} to reach the bar or ${ROUND_LIMIT} rounds`,
+            },
+          )
           .toBe(true);
         const rounds = await roundsToReach(runId, TARGET_ACCURACY);
         expect(rounds, `rounds run ${runId} took to reach ${TARGET_ACCURACY}`).not.toBeNull();
         expect(rounds!).toBeLessThanOrEqual(ROUND_LIMIT);
-        test.info().annotations.push({ type: 'rounds to target', description: `${runId}: ${TARGET_ACCURACY * 100}% after ${rounds} rounds` });
+        test.info().annotations.push({
+          type: 'rounds to target',
+          description: `${runId}: ${TARGET_ACCURACY * 100}% after ${rounds} rounds`,
+        });
       }
     });
 
@@ -140,7 +157,9 @@ test('four tabs race two schemes; a closed tab and a server restart do not stop 
       await expectChartData(chart);
       // Four tabs training flat out starve the dashboard's main thread on 2 cores: one read of its DOM took 3 to 15 s
       // here with two cores' worth of other load, and longer on CI, so the poll gets more than the 30 s default.
-      await expect.poll(() => tradeoffSeriesWithPoints(dashboard), { timeout: 90_000, message: 'two series with points' }).toBe(2);
+      await expect
+        .poll(() => tradeoffSeriesWithPoints(dashboard), { timeout: 90_000, message: 'two series with points' })
+        .toBe(2);
       const legend = dashboard.getByRole('list', { name: 'Runs' });
       for (const { name } of RACE) await expect(legend).toContainText(name);
     });
@@ -150,7 +169,9 @@ test('four tabs race two schemes; a closed tab and a server restart do not stop 
       await expect(leaving.getByTestId('phase')).toHaveAttribute('data-phase', /computing|uploading/);
       await leaving.close();
       const atClose = await versionOf(svdRun);
-      await expect.poll(() => versionOf(svdRun), { timeout: 30_000, message: 'the run goes on' }).toBeGreaterThan(atClose + 2);
+      await expect
+        .poll(() => versionOf(svdRun), { timeout: 30_000, message: 'the run goes on' })
+        .toBeGreaterThan(atClose + 2);
     });
 
     await test.step('the server restarts mid-run: the runs resume and the tabs reconnect by themselves', async () => {
@@ -166,14 +187,17 @@ test('four tabs race two schemes; a closed tab and a server restart do not stop 
       const resumed = new Map<RunId, number>();
       for (const [runId, version] of before) {
         resumed.set(runId, await versionOf(runId));
-        expect(resumed.get(runId), `run ${runId} resumed from its checkpoint, not from 0`).toBeGreaterThanOrEqual(version);
+        expect(resumed.get(runId), `run ${runId} resumed from its checkpoint, not from 0`).toBeGreaterThanOrEqual(
+          version,
+        );
       }
       // No reload: the tabs' own sockets reconnect, rejoin as the same workers, and train on.
       for (const [i, tab] of open.entries()) {
         await valueAbove(tab, 'round', roundsBefore[i]!, 60_000);
         expect(await valueOf(tab, 'worker-id')).toBe(ids[i]);
       }
-      for (const [runId, version] of resumed) await expect.poll(() => versionOf(runId), { timeout: 30_000 }).toBeGreaterThan(version);
+      for (const [runId, version] of resumed)
+        await expect.poll(() => versionOf(runId), { timeout: 30_000 }).toBeGreaterThan(version);
     });
   } finally {
     await context.close();

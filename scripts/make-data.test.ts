@@ -114,10 +114,16 @@ describe('make-data --check', () => {
       const bytes = await readFile(binaryPath);
       bytes[4242] = bytes[4242]! ^ 0xff;
       await writeFile(binaryPath, bytes);
-      expect(await checkData(corruptDirectory)).toMatchObject({ ok: false, reason: expect.stringMatching(/checksum mismatch/) });
+      expect(await checkData(corruptDirectory)).toMatchObject({
+        ok: false,
+        reason: expect.stringMatching(/checksum mismatch/),
+      });
 
       await writeFile(binaryPath, bytes.subarray(0, 1000));
-      expect(await checkData(corruptDirectory)).toMatchObject({ ok: false, reason: expect.stringMatching(/truncated/) });
+      expect(await checkData(corruptDirectory)).toMatchObject({
+        ok: false,
+        reason: expect.stringMatching(/truncated/),
+      });
 
       const repaired = await makeData({ directory: corruptDirectory });
       expect(repaired.written).toBe(true);

@@ -40,7 +40,8 @@ export const TRAIN_COUNT = 8000;
 /** Examples in the package. */
 export const TOTAL_COUNT = 10000;
 const DIGITS = 10;
-const SPLIT_METHOD = 'Fisher-Yates over package order (digit files 0..9), Philox stream (seed, 0, 0, DataStreamTag.split); first 8000 train, rest test';
+const SPLIT_METHOD =
+  'Fisher-Yates over package order (digit files 0..9), Philox stream (seed, 0, 0, DataStreamTag.split); first 8000 train, rest test';
 
 /** The package's digits in package order, pixels as round(v·255). */
 export interface PackageDigits {
@@ -87,11 +88,17 @@ export function readMnistPackage(): PackageDigits {
 /** The two files' contents: the package's digits in the fixed split order, packed. */
 export function buildMnistFiles(digits: PackageDigits = readMnistPackage()): PackedMnist {
   const total = digits.labels.length;
-  const order = randomPermutation(total, new DrawSequence({ seed: SPLIT_SEED, worker: 0, round: 0, layer: DataStreamTag.split }));
+  const order = randomPermutation(
+    total,
+    new DrawSequence({ seed: SPLIT_SEED, worker: 0, round: 0, layer: DataStreamTag.split }),
+  );
   const images = new Uint8Array(total * PIXELS_PER_IMAGE);
   const labels = new Uint8Array(total);
   order.forEach((source, target) => {
-    images.set(digits.images.subarray(source * PIXELS_PER_IMAGE, (source + 1) * PIXELS_PER_IMAGE), target * PIXELS_PER_IMAGE);
+    images.set(
+      digits.images.subarray(source * PIXELS_PER_IMAGE, (source + 1) * PIXELS_PER_IMAGE),
+      target * PIXELS_PER_IMAGE,
+    );
     labels[target] = digits.labels[source]!;
   });
   return packMnist({
@@ -103,7 +110,8 @@ export function buildMnistFiles(digits: PackageDigits = readMnistPackage()): Pac
 }
 
 /** Outcome of checkData: the header when the files are present, intact and current. */
-export type DataCheck = { readonly ok: true; readonly header: MnistHeader } | { readonly ok: false; readonly reason: string };
+export type DataCheck =
+  { readonly ok: true; readonly header: MnistHeader } | { readonly ok: false; readonly reason: string };
 
 /** Whether `directory` holds intact data files (length and CRC-32) made with this split. */
 export async function checkData(directory: string = DEFAULT_DATA_DIRECTORY): Promise<DataCheck> {
@@ -113,8 +121,15 @@ export async function checkData(directory: string = DEFAULT_DATA_DIRECTORY): Pro
   } catch (error) {
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }
-  if (header.source.splitSeed !== SPLIT_SEED || header.splits.train.count !== TRAIN_COUNT || header.splits.test.count !== TOTAL_COUNT - TRAIN_COUNT) {
-    return { ok: false, reason: `split differs (seed ${header.source.splitSeed}, ${header.splits.train.count}/${header.splits.test.count})` };
+  if (
+    header.source.splitSeed !== SPLIT_SEED ||
+    header.splits.train.count !== TRAIN_COUNT ||
+    header.splits.test.count !== TOTAL_COUNT - TRAIN_COUNT
+  ) {
+    return {
+      ok: false,
+      reason: `split differs (seed ${header.source.splitSeed}, ${header.splits.train.count}/${header.splits.test.count})`,
+    };
   }
   return { ok: true, header };
 }
@@ -195,7 +210,9 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (argv.includes('--check')) {
     const check = await checkData(directory === undefined ? undefined : resolve(directory));
-    console.log(check.ok ? `MNIST data OK (CRC-32 ${check.header.binary.crc32})` : `MNIST data missing or stale: ${check.reason}`);
+    console.log(
+      check.ok ? `MNIST data OK (CRC-32 ${check.header.binary.crc32})` : `MNIST data missing or stale: ${check.reason}`,
+    );
     return check.ok ? 0 : 1;
   }
   const started = performance.now();

@@ -6,7 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 
-const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+const packageJson = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  scripts: { start: string };
+};
 
 /** `npm start`'s command line, e.g. `node --import tsx server/index.ts`. */
 export const SERVER_COMMAND = packageJson.scripts.start;
@@ -14,6 +16,7 @@ export const SERVER_COMMAND = packageJson.scripts.start;
 /** The same command as an argument list for `spawn(process.execPath, …)` (its leading `node` dropped). */
 export function serverArgs(extra: readonly string[] = []): string[] {
   const [program, ...args] = SERVER_COMMAND.split(/\s+/);
-  if (program !== 'node') throw new Error(`package.json "start" must run node directly (see scripts/startSignals.test.ts), not ${program}`);
+  if (program !== 'node')
+    throw new Error(`package.json "start" must run node directly (see scripts/startSignals.test.ts), not ${program}`);
   return [...args, ...extra];
 }

@@ -12,13 +12,21 @@ import { describe, expect, it } from 'vitest';
 import { SERVER_COMMAND as START } from './startCommand';
 const FIXTURE = 'scripts/fixtures/busyUntilSignal.ts';
 
-/** Runs `command` with the server entry replaced by the fixture; sends `signal` during a busy spell; resolves its exit code and output. */
-function stopWhileBusy(command: string, signal: 'SIGTERM' | 'SIGINT'): Promise<{ code: number | null; signal: string | null; output: string }> {
+/**
+ * Runs `command` with the server entry replaced by the fixture; sends `signal` during a busy spell; resolves its exit
+ * code and output.
+ */
+function stopWhileBusy(
+  command: string,
+  signal: 'SIGTERM' | 'SIGINT',
+): Promise<{ code: number | null; signal: string | null; output: string }> {
   const [program, ...args] = command.split(/\s+/);
   const entry = args.indexOf('server/index.ts');
   if (entry < 0) throw new Error(`the start script does not run server/index.ts: ${command}`);
   args[entry] = FIXTURE;
-  const child = spawn(program === 'node' ? process.execPath : `node_modules/.bin/${program}`, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(program === 'node' ? process.execPath : `node_modules/.bin/${program}`, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     child.on('error', reject);

@@ -71,7 +71,9 @@ if (values.backend === 'webgpu') {
   const { createGpuBackend } = await import('../client/gpu/training/gpuBackend');
   const { createGpuCompressor } = await import('../client/gpu/compression/gpuCompressor');
   const gpu = await requestNodeGpu('train-local');
-  console.log(`WebGPU adapter: ${gpu.adapterInfo.vendor} ${gpu.adapterInfo.architecture} ${gpu.adapterInfo.description}`.trim());
+  console.log(
+    `WebGPU adapter: ${gpu.adapterInfo.vendor} ${gpu.adapterInfo.architecture} ${gpu.adapterInfo.description}`.trim(),
+  );
   const gpuBackend = createGpuBackend(gpu.device, layout);
   backend = gpuBackend;
   if (values.compress !== 'cpu') deviceCompressor = createGpuCompressor(gpuBackend);

@@ -1,14 +1,22 @@
 /** Teacher control: refused without the admin token, working with it. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EVENTS, asRunId, asWorkerId, type Ack, type RunSummary } from '../core/protocol';
-import { TEST_ADMIN_TOKEN, connectClient, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
+import {
+  TEST_ADMIN_TOKEN,
+  connectClient,
+  removeDataDir,
+  startServer,
+  waitFor,
+  type TestServer,
+} from './testing/harness';
 import { joinRaw } from './testing/rawWorker';
 import type { AppSocket as ClientSocket } from '../client/net/socket';
 
 type AnyEmit = (event: string, payload: unknown) => Promise<Ack<{ run?: RunSummary }>>;
 
 function emitter(socket: ClientSocket): AnyEmit {
-  return (event, payload) => (socket.timeout(10_000) as unknown as { emitWithAck: AnyEmit }).emitWithAck(event, payload);
+  return (event, payload) =>
+    (socket.timeout(10_000) as unknown as { emitWithAck: AnyEmit }).emitWithAck(event, payload);
 }
 
 describe('teacher control', () => {
@@ -42,7 +50,9 @@ describe('teacher control', () => {
       const ack = await send(event, payloads[event]);
       expect(ack).toMatchObject({ ok: false, error: { code: 'forbidden', event } });
     }
-    expect(server.app.runs.list().map((r) => [r.id, r.status, r.config.learningRate])).toEqual([[runId, 'running', 0.1]]);
+    expect(server.app.runs.list().map((r) => [r.id, r.status, r.config.learningRate])).toEqual([
+      [runId, 'running', 0.1],
+    ]);
     expect(server.app.runs.list()[0]!.summary().workers).toEqual([]);
     student.disconnect();
   });
@@ -56,7 +66,9 @@ describe('teacher control', () => {
     const send = emitter(teacher);
 
     await teacher.timeout(10_000).emitWithAck('dashboard:subscribe', {});
-    const announced = new Promise<RunSummary>((resolve) => teacher.on('run:state', (run) => run.config.name === 'race' && resolve(run)));
+    const announced = new Promise<RunSummary>((resolve) =>
+      teacher.on('run:state', (run) => run.config.name === 'race' && resolve(run)),
+    );
     const created = await send('run:create', { name: 'race', scheme: 'terngrad', batchSize: 8, evalEvery: 1000 });
     expect(created.ok).toBe(true);
     // Dashboards see a created run at once, before anything else happens to it.
@@ -65,11 +77,16 @@ describe('teacher control', () => {
     expect(run).toMatchObject({ status: 'created', config: { name: 'race', scheme: 'terngrad' } });
     const runId = run.runId;
 
-    expect(await send('run:configure', { runId, config: { learningRate: 0.05, budget: -1 } })).toMatchObject({ ok: false, error: { code: 'invalid-config' } });
-    expect(await send('run:configure', { runId, config: { learningRate: 0.05, scheme: 'atomo-entry' } })).toMatchObject({
-      ok: true,
-      run: { config: { learningRate: 0.05, scheme: 'atomo-entry', budget: 1024 } },
+    expect(await send('run:configure', { runId, config: { learningRate: 0.05, budget: -1 } })).toMatchObject({
+      ok: false,
+      error: { code: 'invalid-config' },
     });
+    expect(await send('run:configure', { runId, config: { learningRate: 0.05, scheme: 'atomo-entry' } })).toMatchObject(
+      {
+        ok: true,
+        run: { config: { learningRate: 0.05, scheme: 'atomo-entry', budget: 1024 } },
+      },
+    );
     expect(await send('run:configure', { runId, config: { scheme: 'terngrad' } })).toMatchObject({ ok: true });
 
     // A worker in the default run moves into the new run and trains there once it starts.
@@ -92,11 +109,17 @@ describe('teacher control', () => {
     expect(await send('worker:remove', { workerId: worker.accepted.workerId })).toMatchObject({ ok: true });
     expect(await removed).toMatchObject({ workerId: worker.accepted.workerId });
     expect(server.app.workers.get(asWorkerId(worker.accepted.workerId))).toBeUndefined();
-    expect(await send('worker:remove', { workerId: worker.accepted.workerId })).toMatchObject({ ok: false, error: { code: 'unknown-worker' } });
+    expect(await send('worker:remove', { workerId: worker.accepted.workerId })).toMatchObject({
+      ok: false,
+      error: { code: 'unknown-worker' },
+    });
 
     expect(await send('run:delete', { runId })).toMatchObject({ ok: true });
     expect(server.app.runs.list().map((r) => r.id)).not.toContain(runId);
-    expect(await send('run:start', { runId: asRunId(runId) })).toMatchObject({ ok: false, error: { code: 'unknown-run' } });
+    expect(await send('run:start', { runId: asRunId(runId) })).toMatchObject({
+      ok: false,
+      error: { code: 'unknown-run' },
+    });
     worker.close();
     teacher.disconnect();
     await waitFor(() => true);

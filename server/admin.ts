@@ -7,12 +7,22 @@
 import type { ADMIN_EVENTS, RunId, WorkerId } from '../core/protocol';
 import type { AckResult } from './io';
 import type { RunRegistry } from './runs';
-import { parseAttackRequest, parseConfigureRequest, parseCreateRequest, parseMoveRequest, parseRemoveRequest, parseRunRequest } from './validation';
+import {
+  parseAttackRequest,
+  parseConfigureRequest,
+  parseCreateRequest,
+  parseMoveRequest,
+  parseRemoveRequest,
+  parseRunRequest,
+} from './validation';
 
 /** An admin event name. */
 export type AdminEvent = (typeof ADMIN_EVENTS)[number];
 
-/** One handler per admin event: untrusted payload in, the ack's result out as the protocol types it (throws ProtocolFault). */
+/**
+ * One handler per admin event: untrusted payload in, the ack's result out as the protocol types it (throws
+ * ProtocolFault).
+ */
 export type AdminHandlers = { readonly [K in AdminEvent]: (payload: unknown) => AckResult<K> };
 
 /** What the admin handlers act on besides the runs. */

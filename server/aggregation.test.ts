@@ -1,4 +1,7 @@
-/** Aggregation is exact: with known gradients and the mean rule, the update is the mean of the decoded estimates, then SGD. */
+/**
+ * Aggregation is exact: with known gradients and the mean rule, the update is the mean of the decoded estimates, then
+ * SGD.
+ */
 import { afterEach, describe, expect, it } from 'vitest';
 import { reconstruct } from '../core/atomo';
 import type { LayerSample } from '../core/atomo/types';
@@ -72,7 +75,11 @@ describe('aggregation', () => {
         aggregation: { kind: 'mean' },
       });
       const before = run.params.slice();
-      const workers = [await joinRaw(server.url, run.id), await joinRaw(server.url, run.id), await joinRaw(server.url, run.id)];
+      const workers = [
+        await joinRaw(server.url, run.id),
+        await joinRaw(server.url, run.id),
+        await joinRaw(server.url, run.id),
+      ];
       run.start();
       const tensors = run.layout.tensors;
       const expectedSum = new Float64Array(before.length);
@@ -107,7 +114,10 @@ describe('aggregation', () => {
         worst = Math.max(worst, Math.abs(after[i]! - expected) / Math.max(1, Math.abs(expected)));
       }
       expect(worst).toBeLessThan(1e-6);
-      expect(run.history[0]).toMatchObject({ contributors: 3, bytesUp: submissions.reduce((s, x) => s + x.layers.reduce((t, l) => t + l.byteLength, 0), 0) });
+      expect(run.history[0]).toMatchObject({
+        contributors: 3,
+        bytesUp: submissions.reduce((s, x) => s + x.layers.reduce((t, l) => t + l.byteLength, 0), 0),
+      });
       for (const worker of workers) worker.close();
       expect(server.errors).toEqual([]);
     });

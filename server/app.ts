@@ -75,7 +75,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   await store.init();
   const workers = new WorkerRegistry(options.identityLimits);
   let registry: RunRegistry | null = null;
-  const simulated = new SimulatedWorkers({ registry: () => registry!, train: options.train ?? null, logError, defer: nodeScheduler.defer });
+  const simulated = new SimulatedWorkers({
+    registry: () => registry!,
+    train: options.train ?? null,
+    logError,
+    defer: nodeScheduler.defer,
+  });
   const broadcast = createBroadcastHooks(io, workers, () => registry!);
   const hooks: RunHooks = {
     ...broadcast,

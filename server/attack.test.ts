@@ -9,7 +9,14 @@ import { encodeLayer } from '../core/codec';
 import type { AggregationRule, GradientSubmission } from '../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../core/schema';
 import { seededRng } from '../core/testing/seeded';
-import { TEST_ADMIN_TOKEN, connectClient, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
+import {
+  TEST_ADMIN_TOKEN,
+  connectClient,
+  removeDataDir,
+  startServer,
+  waitFor,
+  type TestServer,
+} from './testing/harness';
 import { joinRaw, type RawWorker } from './testing/rawWorker';
 
 const WORKERS = 6;
@@ -21,19 +28,33 @@ describe('classroom attacker', () => {
     removeDataDir(server.dataDir);
   });
 
-  /** One round of six workers sending g + noise, worker 0 marked as attacker; returns ⟨params_before − params_after, g⟩ / (lr ‖g‖²). */
+  /**
+   * One round of six workers sending g + noise, worker 0 marked as attacker; returns ⟨params_before − params_after, g⟩
+   * / (lr ‖g‖²).
+   */
   async function progressAlongGradient(aggregation: AggregationRule | undefined): Promise<number> {
     server = await startServer({ defaultRun: false });
     const learningRate = 0.1;
-    const run = server.app.runs.create({ scheme: 'none', learningRate, momentum: 0, maxRounds: 1, evalEvery: 1, ...(aggregation ? { aggregation } : {}) });
+    const run = server.app.runs.create({
+      scheme: 'none',
+      learningRate,
+      momentum: 0,
+      maxRounds: 1,
+      evalEvery: 1,
+      ...(aggregation ? { aggregation } : {}),
+    });
     const workers: RawWorker[] = [];
     for (let w = 0; w < WORKERS; w++) workers.push(await joinRaw(server.url, run.id));
     const teacher = await connectClient(server.url, TEST_ADMIN_TOKEN);
-    const marked = await teacher
-      .timeout(5_000)
-      .emitWithAck('worker:attack', { workerId: workers[0]!.accepted.workerId, attack: { kind: 'sign-flip', factor: 10 } });
+    const marked = await teacher.timeout(5_000).emitWithAck('worker:attack', {
+      workerId: workers[0]!.accepted.workerId,
+      attack: { kind: 'sign-flip', factor: 10 },
+    });
     expect(marked.ok).toBe(true);
-    expect(run.summary().workers.find((m) => m.workerId === workers[0]!.accepted.workerId)?.attack).toEqual({ kind: 'sign-flip', factor: 10 });
+    expect(run.summary().workers.find((m) => m.workerId === workers[0]!.accepted.workerId)?.attack).toEqual({
+      kind: 'sign-flip',
+      factor: 10,
+    });
     const before = run.params.slice();
     const rng = seededRng(11);
     const g = Float32Array.from({ length: before.length }, () => 2 * rng() - 1);
@@ -41,7 +62,10 @@ describe('classroom attacker', () => {
     for (const worker of workers) {
       const round = await worker.nextRound();
       const layers = run.layout.tensors.map((tensor, layer) => {
-        const values = Float32Array.from({ length: tensor.size }, (_, i) => g[tensor.offset + i]! + 0.2 * (rng() - 0.5));
+        const values = Float32Array.from(
+          { length: tensor.size },
+          (_, i) => g[tensor.offset + i]! + 0.2 * (rng() - 0.5),
+        );
         return encodeLayer({ scheme: 'none', shape: tensor.shape, values }, layer);
       });
       const submission: GradientSubmission = {

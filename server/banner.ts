@@ -13,7 +13,9 @@ export function formatBanner(options: {
 }): string[] {
   const { join, adminToken, tls } = options;
   const local = `${join.scheme}://localhost:${join.port}`;
-  const lines = [`atomo-swarm aggregator listening on ${local} (${join.scheme === 'https' ? 'HTTPS and WSS' : 'HTTP'})`];
+  const lines = [
+    `atomo-swarm aggregator listening on ${local} (${join.scheme === 'https' ? 'HTTPS and WSS' : 'HTTP'})`,
+  ];
   if (join.addresses.length === 0) {
     lines.push(`  students open:        ${local}/   (no network found: only this machine can join)`);
   } else {

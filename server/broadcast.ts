@@ -22,7 +22,12 @@ export interface BroadcastOptions {
 }
 
 /** Builds the hooks; `registry` is read late because it is built with these hooks. */
-export function createBroadcastHooks(io: AppServer, workers: WorkerRegistry, registry: () => RunRegistry, options: BroadcastOptions = {}): RunHooks {
+export function createBroadcastHooks(
+  io: AppServer,
+  workers: WorkerRegistry,
+  registry: () => RunRegistry,
+  options: BroadcastOptions = {},
+): RunHooks {
   const pendingState = new Map<RunId, Run>();
   let flushScheduled = false;
   const anyDashboards = options.anyDashboards ?? (() => (io.sockets.adapter.rooms.get(DASHBOARD_ROOM)?.size ?? 0) > 0);

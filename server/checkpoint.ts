@@ -50,9 +50,13 @@ export function encodeCheckpoint(stored: StoredRun): Buffer {
     ['momentum', velocity],
   ] as const) {
     const bad = firstNonFinite(values);
-    if (bad >= 0) throw new Error(`run ${snapshot.runId}: refusing to checkpoint non-finite ${name} (parameter ${bad})`);
+    if (bad >= 0)
+      throw new Error(`run ${snapshot.runId}: refusing to checkpoint non-finite ${name} (parameter ${bad})`);
   }
-  const json = Buffer.from(JSON.stringify({ ...rest, createdAt: stored.createdAt, parameterCount: params.length }), 'utf8');
+  const json = Buffer.from(
+    JSON.stringify({ ...rest, createdAt: stored.createdAt, parameterCount: params.length }),
+    'utf8',
+  );
   const header = Buffer.alloc(16);
   header.write(MAGIC, 0, 'ascii');
   header.writeUInt32LE(FORMAT_VERSION, 8);
@@ -71,7 +75,8 @@ export function decodeCheckpoint(bytes: Buffer): StoredRun {
   const version = bytes.readUInt32LE(8);
   if (version !== FORMAT_VERSION) throw new Error(`checkpoint format ${version}, expected ${FORMAT_VERSION}`);
   const jsonLength = bytes.readUInt32LE(12);
-  if (16 + jsonLength > bytes.length) throw new Error(`checkpoint JSON of ${jsonLength} bytes runs past the end of the file`);
+  if (16 + jsonLength > bytes.length)
+    throw new Error(`checkpoint JSON of ${jsonLength} bytes runs past the end of the file`);
   let raw: unknown;
   try {
     raw = JSON.parse(bytes.toString('utf8', 16, 16 + jsonLength));
@@ -83,9 +88,11 @@ export function decodeCheckpoint(bytes: Buffer): StoredRun {
   const expected = createModelLayout(meta.config.model).parameterCount;
   if (count !== expected) throw new Error(`checkpoint holds ${count} parameters, ${meta.config.model} has ${expected}`);
   const start = 16 + jsonLength;
-  if (bytes.length !== start + 8 * count) throw new Error(`checkpoint holds ${bytes.length - start} weight bytes, expected ${8 * count}`);
+  if (bytes.length !== start + 8 * count)
+    throw new Error(`checkpoint holds ${bytes.length - start} weight bytes, expected ${8 * count}`);
   // Copies: a Buffer slice may sit at an offset that is not a multiple of 4.
-  const floats = (offset: number) => new Float32Array(new Uint8Array(bytes.subarray(offset, offset + 4 * count)).buffer);
+  const floats = (offset: number) =>
+    new Float32Array(new Uint8Array(bytes.subarray(offset, offset + 4 * count)).buffer);
   const params = floats(start);
   const velocity = floats(start + 4 * count);
   for (const [name, values] of [
@@ -201,7 +208,9 @@ export class CheckpointStore {
       else if (name.endsWith(PREVIOUS_SUFFIX)) ids.add(name.slice(0, -PREVIOUS_SUFFIX.length));
     }
     for (const id of [...ids].sort()) {
-      const loaded = (await this.#loadFile(id, `${id}${RUN_SUFFIX}`, names)) ?? (await this.#loadFile(id, `${id}${PREVIOUS_SUFFIX}`, names));
+      const loaded =
+        (await this.#loadFile(id, `${id}${RUN_SUFFIX}`, names)) ??
+        (await this.#loadFile(id, `${id}${PREVIOUS_SUFFIX}`, names));
       if (loaded) runs.push(loaded);
       else this.#onError(new Error(`checkpoint: run ${id} has no valid checkpoint left; it is not restored`));
     }
@@ -209,7 +218,9 @@ export class CheckpointStore {
     return { runs, workers: await this.#loadWorkers() };
   }
 
-  /** The identities, validated; a damaged workers.json is moved aside (reported) and null returned: workers join anew. */
+  /**
+   * The identities, validated; a damaged workers.json is moved aside (reported) and null returned: workers join anew.
+   */
   async #loadWorkers(): Promise<WorkersSnapshot | null> {
     let text: string;
     try {
@@ -222,7 +233,11 @@ export class CheckpointStore {
       return parseWorkersSnapshot(JSON.parse(text));
     } catch (error) {
       const aside = await moveAside(this.#workersFile);
-      this.#onError(new Error(`workers.json is damaged (${(error as Error).message}); moved aside to ${aside}; workers join as new ones`));
+      this.#onError(
+        new Error(
+          `workers.json is damaged (${(error as Error).message}); moved aside to ${aside}; workers join as new ones`,
+        ),
+      );
       return null;
     }
   }
@@ -235,7 +250,11 @@ export class CheckpointStore {
       const stored = decodeCheckpoint(await readFile(path));
       if (stored.snapshot.runId !== runId) throw new Error(`it holds run ${stored.snapshot.runId}`);
       if (name.endsWith(PREVIOUS_SUFFIX))
-        this.#onError(new Error(`checkpoint: run ${runId} restarts from its previous checkpoint ${name} (version ${stored.snapshot.version})`));
+        this.#onError(
+          new Error(
+            `checkpoint: run ${runId} restarts from its previous checkpoint ${name} (version ${stored.snapshot.version})`,
+          ),
+        );
       return stored;
     } catch (error) {
       const aside = await moveAside(path);
@@ -255,7 +274,10 @@ export class CheckpointStore {
       writer.pending = produce;
       return;
     }
-    const entry: { inFlight: Promise<void>; pending: (() => Uint8Array | null) | null } = { inFlight: Promise.resolve(), pending: null };
+    const entry: { inFlight: Promise<void>; pending: (() => Uint8Array | null) | null } = {
+      inFlight: Promise.resolve(),
+      pending: null,
+    };
     const run = async (next: () => Uint8Array | null): Promise<void> => {
       try {
         const data = next();

@@ -39,7 +39,11 @@ describe('checkpoint recovery', () => {
       expect(restored.version).toBe(previous.snapshot.version);
       expect(Buffer.from(restored.params.buffer)).toEqual(Buffer.from(previous.snapshot.params.buffer));
       const log = second.errors.map((e) => String((e as Error).message)).join('\n');
-      expect(log).toMatch(new RegExp(`checkpoint ${run.id}\\.ckpt is damaged \\(checkpoint momentum are not finite at parameter \\d+\\); moved aside`));
+      expect(log).toMatch(
+        new RegExp(
+          `checkpoint ${run.id}\\.ckpt is damaged \\(checkpoint momentum are not finite at parameter \\d+\\); moved aside`,
+        ),
+      );
       expect(log).toContain(`run ${run.id} restarts from its previous checkpoint`);
       expect(readdirSync(runsDir).some((name) => name.startsWith(`${run.id}.ckpt.bad-`))).toBe(true);
     } finally {
@@ -50,11 +54,16 @@ describe('checkpoint recovery', () => {
   it('moves a damaged workers.json aside: the server starts, and workers join as new ones', async () => {
     const dir = makeDataDir();
     try {
-      writeFileSync(join(dir, 'workers.json'), JSON.stringify({ nextId: 2, workers: [{ workerId: 1, keyHash: 'not-a-hash', name: 'w', runId: null }] }));
+      writeFileSync(
+        join(dir, 'workers.json'),
+        JSON.stringify({ nextId: 2, workers: [{ workerId: 1, keyHash: 'not-a-hash', name: 'w', runId: null }] }),
+      );
       const server = await startServer({ dataDir: dir });
       try {
         expect(server.errors.map(String)).toEqual([
-          expect.stringMatching(/workers\.json is damaged \(workers\.json workers\.0\.keyHash: .*\); moved aside to .*workers\.json\.bad-/),
+          expect.stringMatching(
+            /workers\.json is damaged \(workers\.json workers\.0\.keyHash: .*\); moved aside to .*workers\.json\.bad-/,
+          ),
         ]);
         expect(server.app.workers.size).toBe(0);
         expect(readdirSync(dir).some((name) => name.startsWith('workers.json.bad-'))).toBe(true);

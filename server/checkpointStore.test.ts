@@ -18,7 +18,9 @@ import type { RunSnapshot } from './run';
 
 const PARAMETERS = createModelLayout(DEFAULT_RUN_CONFIG.model).parameterCount;
 
-/** A stored run at version 0 whose `bytesUp` tells the saves apart; `onEncode` is called each time its weights are read. */
+/**
+ * A stored run at version 0 whose `bytesUp` tells the saves apart; `onEncode` is called each time its weights are read.
+ */
 function storedRun(bytesUp: number, onEncode: () => void): StoredRun {
   const snapshot: RunSnapshot = {
     runId: asRunId('burst'),
@@ -70,7 +72,9 @@ describe('CheckpointStore', () => {
     bad.snapshot.velocity[3] = Number.NaN;
     store.saveRun(bad);
     await store.flush();
-    expect(errors.map(String)).toEqual([expect.stringContaining('refusing to checkpoint non-finite momentum (parameter 3)')]);
+    expect(errors.map(String)).toEqual([
+      expect.stringContaining('refusing to checkpoint non-finite momentum (parameter 3)'),
+    ]);
     expect(decodeCheckpoint(readFileSync(join(dataDir, 'runs', 'burst.ckpt'))).snapshot.bytesUp).toBe(50);
   });
 });

@@ -44,7 +44,8 @@ function relayRun(patch: RunConfigPatch, ids: readonly WorkerId[]) {
       },
       hooks: {
         openRound: (_run, deliveries) => {
-          for (const { workers, message } of deliveries) for (const w of workers) received.set(w, [...(received.get(w) ?? []), message]);
+          for (const { workers, message } of deliveries)
+            for (const w of workers) received.set(w, [...(received.get(w) ?? []), message]);
         },
         roundClosed: () => undefined,
         changed: () => undefined,
@@ -74,7 +75,11 @@ function submission(run: Run, w: WorkerId, scheme: 'atomo-svd' | 'none' = 'atomo
     layers: LAYOUT.tensors.map((t, layer) => {
       const values = g.subarray(t.offset, t.offset + t.size);
       if (scheme === 'none') return encodeLayer({ scheme: 'none', shape: t.shape, values }, layer);
-      return encodeForWire(SCHEMES['atomo-svd'].compress(values, t.shape, { budget: 2 }, { seed: 1, worker: w, round: run.version, layer }).sample, layer);
+      return encodeForWire(
+        SCHEMES['atomo-svd'].compress(values, t.shape, { budget: 2 }, { seed: 1, worker: w, round: run.version, layer })
+          .sample,
+        layer,
+      );
     }),
     loss: 1,
     layerStats: LAYOUT.tensors.map(() => ({ closedForm: 0, realised: 0, gradientNormSq: 1 })),
@@ -129,7 +134,10 @@ describe('Run: deliveries under the compressed downlinks', () => {
   });
 
   it('atomo: the server applies its own compressed update, which the replica decodes to the same model', () => {
-    const { run, scheduler, last } = relayRun({ scheme: 'atomo-svd', budget: 2, downlink: 'atomo', downlinkBudget: 2 }, [A, B]);
+    const { run, scheduler, last } = relayRun(
+      { scheme: 'atomo-svd', budget: 2, downlink: 'atomo', downlinkBudget: 2 },
+      [A, B],
+    );
     const replica = new ModelReplica(LAYOUT);
     replica.receive(last(A), run.config);
     run.acceptGradient(A, submission(run, A));

@@ -13,9 +13,17 @@ const ROUNDS = 3;
 const FAULT_VERSION = 1;
 const CONFIG = { scheme: 'none', batchSize: 8, maxRounds: ROUNDS, evalEvery: ROUNDS, roundDeadlineMs: 60_000 } as const;
 
-type Fault = (worker: SimulatedWorker, round: RoundOpen, honest: GradientSubmission, others: { peerId: number; server: TestServer }) => Promise<void>;
+type Fault = (
+  worker: SimulatedWorker,
+  round: RoundOpen,
+  honest: GradientSubmission,
+  others: { peerId: number; server: TestServer },
+) => Promise<void>;
 
-/** Trains two workers for ROUNDS rounds; worker A runs `fault` before its honest submission of FAULT_VERSION. Returns the final weights. */
+/**
+ * Trains two workers for ROUNDS rounds; worker A runs `fault` before its honest submission of FAULT_VERSION. Returns
+ * the final weights.
+ */
 async function trainWith(fault?: Fault): Promise<{ params: Buffer; server: TestServer }> {
   const { train } = await loadTestData();
   const server = await startServer({ defaultRun: false });
@@ -43,9 +51,16 @@ async function trainWith(fault?: Fault): Promise<{ params: Buffer; server: TestS
   return { params, server };
 }
 
-async function expectRefusal(worker: SimulatedWorker, submission: unknown, code: ProtocolErrorCode, detail?: string): Promise<void> {
+async function expectRefusal(
+  worker: SimulatedWorker,
+  submission: unknown,
+  code: ProtocolErrorCode,
+  detail?: string,
+): Promise<void> {
   const before = worker.errors.length;
-  const ack = (await worker.socket.timeout(10_000).emitWithAck('gradient:submit', submission as GradientSubmission)) as Ack;
+  const ack = (await worker.socket
+    .timeout(10_000)
+    .emitWithAck('gradient:submit', submission as GradientSubmission)) as Ack;
   expect(ack.ok).toBe(false);
   if (ack.ok) return;
   expect(ack.error.code).toBe(code);
@@ -76,28 +91,44 @@ const FAULTS: Record<string, Fault> = {
     const transposed = encodeLayer({ scheme: 'none', shape: [128, 784], values: new Float32Array(784 * 128) }, 0);
     return expectRefusal(w, withLayer(honest, 0, transposed), 'codec', 'shape-mismatch');
   },
-  'a wrong layer count': (w, _r, honest) => expectRefusal(w, { ...honest, layers: honest.layers.slice(1) }, 'layer-count'),
+  'a wrong layer count': (w, _r, honest) =>
+    expectRefusal(w, { ...honest, layers: honest.layers.slice(1) }, 'layer-count'),
   'another scheme': (w, _r, honest) => {
-    const ternary = encodeLayer({ scheme: 'terngrad', shape: [784, 128], scaler: 1, ternary: new Int8Array(784 * 128) }, 0);
+    const ternary = encodeLayer(
+      { scheme: 'terngrad', shape: [784, 128], scaler: 1, ternary: new Int8Array(784 * 128) },
+      0,
+    );
     return expectRefusal(w, withLayer(honest, 0, ternary), 'wrong-scheme');
   },
   'an old version': async (w, round, honest) => {
     await expectRefusal(w, { ...honest, version: round.version - 1 }, 'stale-version');
     await expectRefusal(w, { ...honest, version: round.version + 1 }, 'future-version');
   },
-  "another worker's id": (w, _r, honest, { peerId }) => expectRefusal(w, { ...honest, workerId: peerId }, 'not-your-worker'),
+  "another worker's id": (w, _r, honest, { peerId }) =>
+    expectRefusal(w, { ...honest, workerId: peerId }, 'not-your-worker'),
   'an unknown run': (w, _r, honest) => expectRefusal(w, { ...honest, runId: 'nope' }, 'unknown-run'),
   'an oversized layer': (w, _r, honest) => {
     const limit = maxLayerBytes('none', [784, 128], 1);
     return expectRefusal(w, withLayer(honest, 0, new Uint8Array(limit + 1)), 'payload-too-large');
   },
   'garbage JSON': async (w, _r, honest) => {
-    for (const garbage of ['garbage', 42, null, [1, 2, 3], { runId: 5 }, { ...honest, layers: [[1, 2, 3]] }, { ...honest, loss: 'NaN' }]) {
+    for (const garbage of [
+      'garbage',
+      42,
+      null,
+      [1, 2, 3],
+      { runId: 5 },
+      { ...honest, layers: [[1, 2, 3]] },
+      { ...honest, loss: 'NaN' },
+    ]) {
       await expectRefusal(w, garbage, 'bad-message');
     }
     await expectRefusal(w, { ...honest, layerStats: honest.layerStats.slice(1) }, 'bad-stats');
     // The indicator of layer 2 (dense2.weight, 128×10) must be a number in [√(138/1280), √138] ≈ [0.33, 11.7].
-    const withIndicator = (indicator: unknown) => ({ ...honest, layerStats: honest.layerStats.map((s, l) => (l === 2 ? { ...s, indicator } : s)) });
+    const withIndicator = (indicator: unknown) => ({
+      ...honest,
+      layerStats: honest.layerStats.map((s, l) => (l === 2 ? { ...s, indicator } : s)),
+    });
     await expectRefusal(w, withIndicator('0.5'), 'bad-message');
     await expectRefusal(w, withIndicator(-1), 'bad-message');
     await expectRefusal(w, withIndicator(Number.POSITIVE_INFINITY), 'bad-message');
@@ -107,7 +138,9 @@ const FAULTS: Record<string, Fault> = {
   'a message above maxHttpBufferSize, from another socket': async (_w, _r, _h, { server }) => {
     const intruder = await connectClient(server.url);
     const closed = new Promise<string>((resolve) => intruder.once('disconnect', resolve));
-    intruder.emit('gradient:submit', { blob: new Uint8Array(server.app.maxMessageBytes + 1024) } as unknown as GradientSubmission);
+    intruder.emit('gradient:submit', {
+      blob: new Uint8Array(server.app.maxMessageBytes + 1024),
+    } as unknown as GradientSubmission);
     // socket.io drops such a connection without an event (over maxHttpBufferSize); the server goes on.
     expect(await closed).toMatch(/transport/);
   },
@@ -175,7 +208,10 @@ describe('rounds without a worker', () => {
         return false;
       },
     });
-    const stayers = [new SimulatedWorker({ url: server.url, train, runId: run.id }), new SimulatedWorker({ url: server.url, train, runId: run.id })];
+    const stayers = [
+      new SimulatedWorker({ url: server.url, train, runId: run.id }),
+      new SimulatedWorker({ url: server.url, train, runId: run.id }),
+    ];
     await leaver.start();
     for (const w of stayers) await w.start();
     run.start();
@@ -196,7 +232,12 @@ describe('rounds without a worker', () => {
     removeDataDir(server.dataDir);
     const { train } = await loadTestData();
     server = await startServer({ defaultRun: false });
-    const run = server.app.runs.create({ ...CONFIG, maxRounds: 2, roundDeadlineMs: 400, quorum: { fraction: 0.5, minimum: 1 } });
+    const run = server.app.runs.create({
+      ...CONFIG,
+      maxRounds: 2,
+      roundDeadlineMs: 400,
+      quorum: { fraction: 0.5, minimum: 1 },
+    });
     let straggled: GradientSubmission | null = null;
     const straggler = new SimulatedWorker({
       url: server.url,
@@ -208,7 +249,10 @@ describe('rounds without a worker', () => {
         return false;
       },
     });
-    const others = [new SimulatedWorker({ url: server.url, train, runId: run.id }), new SimulatedWorker({ url: server.url, train, runId: run.id })];
+    const others = [
+      new SimulatedWorker({ url: server.url, train, runId: run.id }),
+      new SimulatedWorker({ url: server.url, train, runId: run.id }),
+    ];
     await straggler.start();
     for (const w of others) await w.start();
     run.start();

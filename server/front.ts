@@ -60,7 +60,9 @@ export function createFront(options: FrontOptions): Front {
     try {
       setSecurityHeaders(res);
       if (isApiPath(req.url) && !apiLimiter(req.socket.remoteAddress ?? '')) {
-        res.writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1' }).end('Too many requests');
+        res
+          .writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1' })
+          .end('Too many requests');
         return;
       }
       if (handleApi?.(req, res)) return;
@@ -71,7 +73,10 @@ export function createFront(options: FrontOptions): Front {
       else res.destroy();
     }
   };
-  const httpServer = options.tls === undefined ? createServer(handle) : createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handle);
+  const httpServer =
+    options.tls === undefined
+      ? createServer(handle)
+      : createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handle);
   const io: AppServer = new Server(httpServer, {
     // WebSocket only: no long-polling, so several processes need no sticky sessions.
     transports: ['websocket'],

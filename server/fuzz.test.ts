@@ -40,7 +40,15 @@ describe('socket fuzz', () => {
       // Two runs, each with an honest worker: the fuzz aims at both, and both must keep training.
       const runs = [0, 1].map((i) =>
         server.app.runs.create(
-          { name: `fuzz ${i}`, scheme: 'atomo-svd', budget: 2, batchSize: 8, maxRounds: 100_000, evalEvery: 100_000, roundDeadlineMs: 2_000 },
+          {
+            name: `fuzz ${i}`,
+            scheme: 'atomo-svd',
+            budget: 2,
+            batchSize: 8,
+            maxRounds: 100_000,
+            evalEvery: 100_000,
+            roundDeadlineMs: 2_000,
+          },
           'running',
         ),
       );
@@ -50,7 +58,11 @@ describe('socket fuzz', () => {
       await Promise.all(honest.map((h) => h.start()));
       await waitFor(() => runs.every((r) => r.version >= 1), 30_000, 'a first honest round in each run');
 
-      const joined = [await joinRaw(server.url, run.id), await joinRaw(server.url, run.id), await joinRaw(server.url, other.id)];
+      const joined = [
+        await joinRaw(server.url, run.id),
+        await joinRaw(server.url, run.id),
+        await joinRaw(server.url, other.id),
+      ];
       const stranger = await connectClient(server.url);
       const sockets = [...joined.map((j) => j.socket), stranger];
       const rng = seededRng(20261201);
@@ -82,14 +94,21 @@ describe('socket fuzz', () => {
           () => [1, 2, [3, [4]]],
           () => ({ __proto__: { admin: true }, constructor: { prototype: { admin: true } } }),
           () => new Uint8Array(Math.floor(rng() * 2000)).map(() => Math.floor(rng() * 256)),
-          () => ({ runId: pick([run.id, other.id]), workerId: pick([-1, 0, 1, 2, 2 ** 53, 1.5]), version: pick([-1, 1e300, run.version]) }),
+          () => ({
+            runId: pick([run.id, other.id]),
+            workerId: pick([-1, 0, 1, 2, 2 ** 53, 1.5]),
+            version: pick([-1, 1e300, run.version]),
+          }),
           () => ({
             protocol: pick([1, 0, 'one', 1e9]),
             runId: pick([run.id, other.id, '../etc', 'x'.repeat(200)]),
             name: '\u202e\u0000evil\n'.repeat(40),
             backend: { kind: pick(['webgpu', 'tpu']), detail: 'x'.repeat(300) },
           }),
-          () => ({ runId: pick([run.id, other.id]), config: { learningRate: pick([1e9, -1, Number.NaN, 0.1]), nope: 1 } }),
+          () => ({
+            runId: pick([run.id, other.id]),
+            config: { learningRate: pick([1e9, -1, Number.NaN, 0.1]), nope: 1 },
+          }),
           () => ({ workerId: 1, attack: { kind: 'sign-flip', factor: 1e300 } }),
         ])();
       const submission = (target: (typeof runs)[0], workerId: number) => ({
@@ -102,7 +121,11 @@ describe('socket fuzz', () => {
           () => layout.tensors.map(() => new Uint8Array(Math.floor(rng() * 64)).map(() => Math.floor(rng() * 256))),
         ])(),
         loss: pick([1, Number.NaN, 1e308, -1]),
-        layerStats: layout.tensors.map(() => ({ closedForm: pick([0, Number.POSITIVE_INFINITY]), realised: 0, gradientNormSq: 1 })),
+        layerStats: layout.tensors.map(() => ({
+          closedForm: pick([0, Number.POSITIVE_INFINITY]),
+          realised: 0,
+          gradientNormSq: 1,
+        })),
         computeMs: pick([1, -5]),
       });
 
@@ -136,7 +159,11 @@ describe('socket fuzz', () => {
       const health = await fetch(`${server.url}/api/health`);
       expect(health.status).toBe(200);
       for (const r of runs) if (r.status === 'paused') throw new Error(`the fuzz paused run ${r.id}: ${r.fault}`);
-      await waitFor(() => runs.every((r, i) => r.version >= after[i]! + 3), 60_000, 'three more rounds in each run after the fuzz');
+      await waitFor(
+        () => runs.every((r, i) => r.version >= after[i]! + 3),
+        60_000,
+        'three more rounds in each run after the fuzz',
+      );
       // No teacher action without the token: the same runs with the same configuration, still running, never reset,
       // the honest workers still in, nobody marked as an attacker, no simulated worker added.
       expect(server.app.runs.size).toBe(2);

@@ -22,7 +22,9 @@ function rawRequest(port: number, request: string | Buffer): Promise<string> {
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
-    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? resolve(Buffer.concat(chunks).toString('latin1')) : reject(error)));
+    socket.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'ECONNRESET' ? resolve(Buffer.concat(chunks).toString('latin1')) : reject(error),
+    );
     socket.setTimeout(10_000, () => {
       socket.destroy();
       reject(new Error('no answer'));
@@ -32,7 +34,10 @@ function rawRequest(port: number, request: string | Buffer): Promise<string> {
 }
 
 const get = (port: number, target: string, headers = '', method = 'GET') =>
-  rawRequest(port, Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${headers}\r\n`, 'latin1'));
+  rawRequest(
+    port,
+    Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${headers}\r\n`, 'latin1'),
+  );
 
 const statusOf = (response: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
 
@@ -144,7 +149,9 @@ describe('hostile URLs', () => {
       expect([200, 206, 416]).toContain(statusOf(response));
     }
     expect(statusOf(await get(server.port, '/assets/app.js', 'Range: bytes=0-3\r\n'))).toBe(206);
-    expect([200, 400]).toContain(statusOf(await rawRequest(server.port, 'GET / HTTP/1.1\r\nHost: %ZZ\u0000\r\nConnection: close\r\n\r\n')));
+    expect([200, 400]).toContain(
+      statusOf(await rawRequest(server.port, 'GET / HTTP/1.1\r\nHost: %ZZ\u0000\r\nConnection: close\r\n\r\n')),
+    );
     expect([400, 431]).toContain(statusOf(await get(server.port, '/', `X-Big: ${'x'.repeat(60_000)}\r\n`)));
     await healthy();
   });
@@ -175,7 +182,10 @@ describe('a finite-but-huge spectral gradient (a second crash found once)', () =
   it('never reaches the model: no non-finite weight or momentum, no exit, the run stays usable', async () => {
     const server = await startServer({ defaultRun: false });
     try {
-      const run = server.app.runs.create({ scheme: 'atomo-svd', budget: 2, maxRounds: 50, evalEvery: 1000, roundDeadlineMs: 60_000 }, 'running');
+      const run = server.app.runs.create(
+        { scheme: 'atomo-svd', budget: 2, maxRounds: 50, evalEvery: 1000, roundDeadlineMs: 60_000 },
+        'running',
+      );
       const attacker = await joinRaw(server.url, run.id);
       const layout = run.layout;
       for (let attempt = 0; attempt < 3; attempt++) {

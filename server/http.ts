@@ -37,7 +37,9 @@ export function registryApiSource(registry: RunRegistry): ApiSource {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }).end(JSON.stringify(body));
+  res
+    .writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' })
+    .end(JSON.stringify(body));
 }
 
 /** Answers with `value` now, or once it resolves; a rejection (a cluster's leader that did not answer) is a 503. */
@@ -55,7 +57,10 @@ export function isApiPath(url: string | undefined): boolean {
 }
 
 /** Returns a handler that answers /api/* requests and returns false for anything else. */
-export function createApiHandler(source: ApiSource, join: () => JoinInfo): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createApiHandler(
+  source: ApiSource,
+  join: () => JoinInfo,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     if (!isApiPath(req.url)) return false;
     // No decoding: every route is plain ASCII, so an escape only ever names no route.

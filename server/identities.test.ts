@@ -26,7 +26,9 @@ describe('WorkerRegistry bounds', () => {
     const workers = new WorkerRegistry({ maxTotal: 100, maxPerAddress: 2 });
     workers.create(undefined, '10.0.0.1');
     workers.create(undefined, '::ffff:10.0.0.1'); // the same IPv4 host
-    expect(refusal(() => workers.create(undefined, '10.0.0.1'))).toMatch(/^too-many-workers: your address already holds 2 workers \(MAX_WORKERS_PER_ADDRESS\)/);
+    expect(refusal(() => workers.create(undefined, '10.0.0.1'))).toMatch(
+      /^too-many-workers: your address already holds 2 workers \(MAX_WORKERS_PER_ADDRESS\)/,
+    );
     expect(refusal(() => workers.create(undefined, '10.0.0.2'))).toBe('created');
     // One IPv6 host may use any address of its /64: they count together.
     workers.create(undefined, '2001:db8:1:2::a');
@@ -42,7 +44,9 @@ describe('WorkerRegistry bounds', () => {
   it('refuses beyond the total, whatever the address', () => {
     const workers = new WorkerRegistry({ maxTotal: 3, maxPerAddress: 3 });
     for (const address of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) workers.create(undefined, address);
-    expect(refusal(() => workers.create(undefined, '10.0.0.4'))).toMatch(/^too-many-workers: the server already holds 3 workers \(MAX_WORKERS\)/);
+    expect(refusal(() => workers.create(undefined, '10.0.0.4'))).toMatch(
+      /^too-many-workers: the server already holds 3 workers \(MAX_WORKERS\)/,
+    );
     expect(workers.size).toBe(3);
   });
 
@@ -101,7 +105,9 @@ describe('WorkerRegistry bounds', () => {
 
   it('refuses a damaged workers.json, naming what is wrong', () => {
     const good = { workerId: 1, keyHash: 'ab'.repeat(32), name: 'w', runId: null };
-    expect(() => parseWorkersSnapshot({ nextId: 2, workers: [{ ...good, keyHash: 'nope' }] })).toThrow(/workers\.json workers\.0\.keyHash/);
+    expect(() => parseWorkersSnapshot({ nextId: 2, workers: [{ ...good, keyHash: 'nope' }] })).toThrow(
+      /workers\.json workers\.0\.keyHash/,
+    );
     expect(() => parseWorkersSnapshot({ nextId: 2, workers: [good, { ...good, name: 'twin' }] })).toThrow(/twice/);
     expect(() => parseWorkersSnapshot({ nextId: -1, workers: [] })).toThrow(/nextId/);
     expect(() => parseWorkersSnapshot([])).toThrow(/workers\.json/);
@@ -111,12 +117,16 @@ describe('WorkerRegistry bounds', () => {
 describe('identity settings', () => {
   it('reads the environment, and refuses values that are not positive', () => {
     expect(identityLimitsFromEnv({})).toEqual({});
-    expect(identityLimitsFromEnv({ MAX_WORKERS: '500', MAX_WORKERS_PER_ADDRESS: '300', WORKER_IDLE_HOURS: '0.5' })).toEqual({
+    expect(
+      identityLimitsFromEnv({ MAX_WORKERS: '500', MAX_WORKERS_PER_ADDRESS: '300', WORKER_IDLE_HOURS: '0.5' }),
+    ).toEqual({
       maxTotal: 500,
       maxPerAddress: 300,
       idleExpiryMs: 1_800_000,
     });
-    expect(() => identityLimitsFromEnv({ MAX_WORKERS_PER_ADDRESS: '0' })).toThrow(/MAX_WORKERS_PER_ADDRESS must be a positive integer, got "0"/);
+    expect(() => identityLimitsFromEnv({ MAX_WORKERS_PER_ADDRESS: '0' })).toThrow(
+      /MAX_WORKERS_PER_ADDRESS must be a positive integer, got "0"/,
+    );
     expect(() => identityLimitsFromEnv({ MAX_WORKERS: '1.5' })).toThrow(/MAX_WORKERS/);
     expect(() => identityLimitsFromEnv({ WORKER_IDLE_HOURS: 'soon' })).toThrow(/WORKER_IDLE_HOURS/);
   });
@@ -153,7 +163,8 @@ describe('keyless joins on a live server', () => {
     expect([a.answer.ok, b.answer.ok]).toEqual([true, true]);
     const third = await join();
     expect(third.answer).toMatchObject({ ok: false, error: { code: 'too-many-workers', event: 'worker:join' } });
-    if (!third.answer.ok) expect(third.answer.error.message).toMatch(/your address already holds 2 workers \(MAX_WORKERS_PER_ADDRESS\)/);
+    if (!third.answer.ok)
+      expect(third.answer.error.message).toMatch(/your address already holds 2 workers \(MAX_WORKERS_PER_ADDRESS\)/);
     third.socket.close();
     if (!a.answer.ok || !b.answer.ok) throw new Error('joins refused');
     const [first, second] = [a.answer, b.answer];

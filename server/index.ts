@@ -2,7 +2,7 @@
  * Entry point: reads the configuration from the environment and the command
  * line, loads the test digits, and listens.
  *   PORT=3000  ADMIN_TOKEN=…  DATA_DIR=data/
- *   MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24   bounds on worker identities (server/limits.ts)
+ * MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24   bounds on worker identities (server/limits.ts)
  *   --https or HTTPS=1     serve HTTPS and WSS (students' devices get WebGPU);
  *                          CERT_FILE and KEY_FILE for a real certificate, else a self-signed one in DATA_DIR/tls/
  *   --processes N          N aggregator processes on one port, joined by Redis (docs/scaling.md);
@@ -31,7 +31,8 @@ const dataDir = process.env.DATA_DIR ?? fileURLToPath(new URL('../data', import.
 const identityLimits = identityLimitsFromEnv(process.env);
 const processes = processCount(process.argv);
 const namespace = process.env.CLUSTER_NAMESPACE ?? 'atomo';
-const https = process.argv.includes('--https') || ['1', 'true', 'yes'].includes((process.env.HTTPS ?? '').toLowerCase());
+const https =
+  process.argv.includes('--https') || ['1', 'true', 'yes'].includes((process.env.HTTPS ?? '').toLowerCase());
 
 /** `--processes N` (or `--processes=N`): 1 when absent. */
 function processCount(argv: readonly string[]): number {
@@ -73,7 +74,8 @@ if (processes > 1 && cluster.isPrimary) {
     namespace,
     ...(process.env.REDIS_URL === undefined ? {} : { redisUrl: process.env.REDIS_URL }),
     ...(process.env.REDIS_PORT === undefined ? {} : { redisPort: Number(process.env.REDIS_PORT) }),
-    banner: (bound, redis) => formatBanner({ join: joinInfo(scheme, bound), adminToken, dataDir, tls, cluster: { processes, redis } }),
+    banner: (bound, redis) =>
+      formatBanner({ join: joinInfo(scheme, bound), adminToken, dataDir, tls, cluster: { processes, redis } }),
   });
 } else if (cluster.isWorker && process.env[MEMBER_ENV.redisUrl] !== undefined) {
   const { test } = await loadMnist(createFileReader());
@@ -113,7 +115,13 @@ async function startOneProcess(): Promise<void> {
   app.httpServer.listen(port, () => {
     const address = app.httpServer.address();
     const bound = address !== null && typeof address === 'object' ? address.port : port;
-    for (const line of formatBanner({ join: joinInfo(tls === null ? 'http' : 'https', bound), adminToken, dataDir, tls })) console.log(line);
+    for (const line of formatBanner({
+      join: joinInfo(tls === null ? 'http' : 'https', bound),
+      adminToken,
+      dataDir,
+      tls,
+    }))
+      console.log(line);
   });
 
   function shutdown(): void {

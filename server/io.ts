@@ -16,16 +16,26 @@ export type AppServer = Server<ClientToServerEvents, ServerToClientEvents, Recor
 export type AppSocket = Socket<ClientToServerEvents, ServerToClientEvents, Record<string, never>, SocketData>;
 
 /** The response type of an event's ack, as ClientToServerEvents declares it. */
-type AckResponse<E extends keyof ClientToServerEvents> = Parameters<Extract<Parameters<ClientToServerEvents[E]>[number], (response: never) => void>>[0];
+type AckResponse<E extends keyof ClientToServerEvents> = Parameters<
+  Extract<Parameters<ClientToServerEvents[E]>[number], (response: never) => void>
+>[0];
 
 /** What a handler of event E returns: the ack's success payload without `ok`, checked against the protocol. */
-export type AckResult<E extends keyof ClientToServerEvents> = Omit<Extract<AckResponse<E>, { readonly ok: true }>, 'ok'>;
+export type AckResult<E extends keyof ClientToServerEvents> = Omit<
+  Extract<AckResponse<E>, { readonly ok: true }>,
+  'ok'
+>;
 
 /** A value now, or later (a cluster asks its leader over Redis, docs/scaling.md). */
 export type Awaitable<T> = T | Promise<T>;
 
-/** One handler per event of E: untrusted payload in, the ack's result out (throws or rejects with ProtocolFault to refuse). */
-export type EventHandlers<E extends keyof ClientToServerEvents> = { readonly [K in E]: (socket: AppSocket, payload: unknown) => Awaitable<AckResult<K>> };
+/**
+ * One handler per event of E: untrusted payload in, the ack's result out (throws or rejects with ProtocolFault to
+ * refuse).
+ */
+export type EventHandlers<E extends keyof ClientToServerEvents> = {
+  readonly [K in E]: (socket: AppSocket, payload: unknown) => Awaitable<AckResult<K>>;
+};
 
 /** Room of every subscribed dashboard. */
 export const DASHBOARD_ROOM = 'dashboards';

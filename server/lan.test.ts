@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { formatBanner } from './banner';
 import { joinInfo, lanAddresses } from './lan';
 
-const iface = (address: string, family: 'IPv4' | 'IPv6', internal = false) => ({ address, family, internal, netmask: '', mac: '', cidr: null }) as never;
+const iface = (address: string, family: 'IPv4' | 'IPv6', internal = false) =>
+  ({ address, family, internal, netmask: '', mac: '', cidr: null }) as never;
 
 describe('lanAddresses', () => {
   it('keeps the IPv4 addresses students can reach: not loopback, not link-local, not IPv6', () => {
@@ -39,9 +40,12 @@ describe('formatBanner', () => {
     'laptop',
   );
   it('over https lists each network URL and tells what students will see and how to get past it', () => {
-    const text = formatBanner({ join, adminToken: 't0k', dataDir: '/d', tls: { origin: 'generated', certPath: '/d/tls/cert.pem', fingerprint: 'AB:CD' } }).join(
-      '\n',
-    );
+    const text = formatBanner({
+      join,
+      adminToken: 't0k',
+      dataDir: '/d',
+      tls: { origin: 'generated', certPath: '/d/tls/cert.pem', fingerprint: 'AB:CD' },
+    }).join('\n');
     expect(text).toContain('https://192.168.1.23:3000/');
     expect(text).toContain('https://10.0.0.5:3000/');
     expect(text).toContain('dashboard?token=t0k');
@@ -49,7 +53,12 @@ describe('formatBanner', () => {
     expect(text).toMatch(/Advanced → Proceed/);
   });
   it('over http says students will train on the CPU and how to give them WebGPU', () => {
-    const text = formatBanner({ join: joinInfo('http', 3000, [], 'laptop'), adminToken: 't', dataDir: '/d', tls: null }).join('\n');
+    const text = formatBanner({
+      join: joinInfo('http', 3000, [], 'laptop'),
+      adminToken: 't',
+      dataDir: '/d',
+      tls: null,
+    }).join('\n');
     expect(text).toContain('http://localhost:3000/');
     expect(text).toContain('npm start -- --https');
   });

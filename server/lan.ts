@@ -17,7 +17,8 @@ export function lanAddresses(interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = n
   const out: LanAddress[] = [];
   for (const [name, infos] of Object.entries(interfaces)) {
     for (const info of infos ?? []) {
-      if (info.internal || info.family !== 'IPv4' || info.address.startsWith('169.254.')) continue; // 169.254: no DHCP answer
+      // 169.254: no DHCP answer
+      if (info.internal || info.family !== 'IPv4' || info.address.startsWith('169.254.')) continue;
       out.push({ address: info.address, interface: name });
     }
   }
@@ -25,8 +26,14 @@ export function lanAddresses(interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = n
 }
 
 /** The join information for a server on `port` over `scheme`. */
-export function joinInfo(scheme: 'http' | 'https', port: number, addresses: readonly LanAddress[] = lanAddresses(), host = hostname()): JoinInfo {
-  const url = (h: string) => `${scheme}://${h}${(scheme === 'https' && port === 443) || (scheme === 'http' && port === 80) ? '' : `:${port}`}/`;
+export function joinInfo(
+  scheme: 'http' | 'https',
+  port: number,
+  addresses: readonly LanAddress[] = lanAddresses(),
+  host = hostname(),
+): JoinInfo {
+  const url = (h: string) =>
+    `${scheme}://${h}${(scheme === 'https' && port === 443) || (scheme === 'http' && port === 80) ? '' : `:${port}`}/`;
   return {
     scheme,
     port,

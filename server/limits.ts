@@ -25,7 +25,8 @@ export function computeMaxMessageBytes(): number {
     const layout = createModelLayout(kind);
     for (const scheme of SCHEME_NAMES) {
       let total = 0;
-      for (const tensor of layout.tensors) total += maxLayerBytes(scheme, tensor.shape, MAX_LEVELS, RUN_CONFIG_BOUNDS.bucketSize.minNonZero);
+      for (const tensor of layout.tensors)
+        total += maxLayerBytes(scheme, tensor.shape, MAX_LEVELS, RUN_CONFIG_BOUNDS.bucketSize.minNonZero);
       largest = Math.max(largest, total);
     }
   }
@@ -75,7 +76,11 @@ export interface IdentityLimits {
  * a benchmark with many workers on one machine raises maxPerAddress
  * (server/index.ts reads MAX_WORKERS, MAX_WORKERS_PER_ADDRESS, WORKER_IDLE_HOURS).
  */
-export const DEFAULT_IDENTITY_LIMITS: IdentityLimits = { maxTotal: 10_000, maxPerAddress: 64, idleExpiryMs: 24 * 3_600_000 };
+export const DEFAULT_IDENTITY_LIMITS: IdentityLimits = {
+  maxTotal: 10_000,
+  maxPerAddress: 64,
+  idleExpiryMs: 24 * 3_600_000,
+};
 
 /**
  * The key identities are counted under for a client address: an IPv4 address
@@ -97,14 +102,19 @@ export function addressKey(address: string): string {
     .join(':')}::/64`;
 }
 
-/** The identity limits set in the environment (MAX_WORKERS, MAX_WORKERS_PER_ADDRESS, WORKER_IDLE_HOURS); throws Error naming a bad value. */
+/**
+ * The identity limits set in the environment (MAX_WORKERS, MAX_WORKERS_PER_ADDRESS, WORKER_IDLE_HOURS); throws Error
+ * naming a bad value.
+ */
 export function identityLimitsFromEnv(env: Readonly<Record<string, string | undefined>>): Partial<IdentityLimits> {
   const read = (name: string, integer: boolean): number | undefined => {
     const raw = env[name];
     if (raw === undefined || raw === '') return undefined;
     const value = Number(raw);
     if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-      throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(raw.slice(0, 40))}`);
+      throw new Error(
+        `${name} must be a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(raw.slice(0, 40))}`,
+      );
     }
     return value;
   };

@@ -1,4 +1,7 @@
-/** Load: 50 simulated workers on one run for 20 rounds; no round lost, memory stable. Figures are printed, not asserted on time. */
+/**
+ * Load: 50 simulated workers on one run for 20 rounds; no round lost, memory stable. Figures are printed, not asserted
+ * on time.
+ */
 import { describe, expect, it } from 'vitest';
 import { measureLoad } from './testing/load';
 

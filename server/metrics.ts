@@ -3,7 +3,14 @@
  * run's history, streamed to dashboards and exported as JSON or CSV.
  */
 import { NO_TRAFFIC, downlinkBytes, totalBytes, uplinkBytes, type WireTraffic } from '../core/traffic/frames';
-import type { LayerSentAs, LayerVariance, ModelVersion, RoundDurations, RoundMetrics, WorkerRoundMetrics } from '../core/protocol';
+import type {
+  LayerSentAs,
+  LayerVariance,
+  ModelVersion,
+  RoundDurations,
+  RoundMetrics,
+  WorkerRoundMetrics,
+} from '../core/protocol';
 import type { Evaluation } from './model';
 import type { OpenRound } from './round';
 
@@ -24,7 +31,13 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
   const contributions = contributors.map((workerId) => round.contributions.get(workerId)!);
   const workers = contributors.map((workerId, i): WorkerRoundMetrics => {
     const c = contributions[i]!;
-    return { workerId, loss: c.loss, bytesUp: c.bytesUp, bytesDown: round.bytesDown.get(workerId) ?? 0, computeMs: c.computeMs };
+    return {
+      workerId,
+      loss: c.loss,
+      bytesUp: c.bytesUp,
+      bytesDown: round.bytesDown.get(workerId) ?? 0,
+      computeMs: c.computeMs,
+    };
   });
   const n = contributors.length;
   const sum = (values: readonly number[]): number => values.reduce((total, value) => total + value, 0);
@@ -102,8 +115,20 @@ const WIRE_COLUMNS: Readonly<Record<string, (round: WireTraffic, cumulative: Wir
 };
 
 /** Then the round's durations, and per layer (layerN_*) these fields of its LayerVariance. */
-const DURATION_COLUMNS = ['totalMs', 'collectMs', 'decodeMs', 'updateMs', 'evalMs'] as const satisfies readonly (keyof RoundDurations)[];
-const LAYER_COLUMNS = ['closedForm', 'realised', 'gradientNormSq', 'indicator', 'bytes'] as const satisfies readonly (keyof LayerVariance)[];
+const DURATION_COLUMNS = [
+  'totalMs',
+  'collectMs',
+  'decodeMs',
+  'updateMs',
+  'evalMs',
+] as const satisfies readonly (keyof RoundDurations)[];
+const LAYER_COLUMNS = [
+  'closedForm',
+  'realised',
+  'gradientNormSq',
+  'indicator',
+  'bytes',
+] as const satisfies readonly (keyof LayerVariance)[];
 
 /** Columns of the CSV export: one row per round; per-layer variances, indicator and bytes as layerN_* columns. */
 export function historyToCsv(history: readonly RoundMetrics[]): string {

@@ -16,7 +16,8 @@ import { loadTestData, removeDataDir, startServer, waitFor } from './testing/har
 describe('a worker faster than the rate limit', () => {
   it('keeps training: its refused gradients are sent again and accepted', async () => {
     const { train } = await loadTestData();
-    // 4 messages a second in bursts of 2: a worker whose rounds take a few milliseconds runs into it after its first round.
+    // 4 messages a second in bursts of 2: a worker whose rounds take a few milliseconds runs into it after its first
+    // round.
     const server = await startServer({
       defaultRun: { scheme: 'none', batchSize: 8, maxRounds: 1000, evalEvery: 1000, roundDeadlineMs: 60_000 },
       rateLimit: { perSecond: 4, burst: 2 },

@@ -18,7 +18,10 @@ export interface Contribution {
   readonly layerStats: readonly LayerStats[];
   readonly bytesUp: number;
   readonly computeMs: number;
-  /** Each layer's bytes as received, and how it was sent (server/validation.ts decodeGradient); absent in tests that build contributions by hand. */
+  /**
+   * Each layer's bytes as received, and how it was sent (server/validation.ts decodeGradient); absent in tests that
+   * build contributions by hand.
+   */
   readonly layerBytes?: readonly number[];
   readonly sentAs?: readonly (LayerSentAs | null)[];
 }
@@ -38,7 +41,9 @@ export class OpenRound {
   /** Participants sent a sync this round after a failed hash check (at most one each). */
   readonly resynced = new Set<WorkerId>();
   readonly #quorum: number;
-  /** Participants that missed `dormantAfter` rounds in a row: asked, but neither waited for nor counted in the quorum. */
+  /**
+   * Participants that missed `dormantAfter` rounds in a row: asked, but neither waited for nor counted in the quorum.
+   */
   readonly dormant: ReadonlySet<WorkerId>;
   deadlinePassed = false;
   lastAcceptedAt: number;
@@ -58,7 +63,9 @@ export class OpenRound {
     this.lastAcceptedAt = openedAt;
     this.deadline = openedAt + deadlineMs;
     this.participants = new Set(participants);
-    this.bytesDown = new Map(participants.map((id) => [id, typeof modelBytes === 'number' ? modelBytes : (modelBytes.get(id) ?? 0)]));
+    this.bytesDown = new Map(
+      participants.map((id) => [id, typeof modelBytes === 'number' ? modelBytes : (modelBytes.get(id) ?? 0)]),
+    );
     this.dormant = dormant;
     const counted = participants.filter((id) => !dormant.has(id)).length;
     this.#quorum = Math.max(quorum.minimum, Math.ceil(quorum.fraction * counted));

@@ -10,7 +10,14 @@
 import { describe, expect, it } from 'vitest';
 import { encodeLayer } from '../core/codec';
 import { createModelLayout, type ModelLayout } from '../core/model/layout';
-import { asRunId, asWorkerId, type RoundMetrics, type RoundOpen, type RunConfigPatch, type WorkerId } from '../core/protocol';
+import {
+  asRunId,
+  asWorkerId,
+  type RoundMetrics,
+  type RoundOpen,
+  type RunConfigPatch,
+  type WorkerId,
+} from '../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../core/schema';
 import { ProtocolFault } from './fault';
 import type { Evaluation, ModelRuntime } from './model';
@@ -65,7 +72,13 @@ function makeRun(options: MakeOptions = {}) {
     changed: () => undefined,
     ...options.hooks,
   };
-  const config = applyConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'none', evalEvery: 1000, maxRounds: 100, roundDeadlineMs: 1000, ...options.patch });
+  const config = applyConfigPatch(DEFAULT_RUN_CONFIG, {
+    scheme: 'none',
+    evalEvery: 1000,
+    maxRounds: 100,
+    roundDeadlineMs: 1000,
+    ...options.patch,
+  });
   const deps = {
     model,
     hooks,
@@ -73,7 +86,9 @@ function makeRun(options: MakeOptions = {}) {
     onError: (error: unknown) => seen.errors.push(error),
     ...(options.combine === undefined ? {} : { combine: options.combine }),
   };
-  const run = options.snapshot ? new Run(deps, options.snapshot) : Run.create(deps, asRunId(options.id ?? 'r'), config, 'created');
+  const run = options.snapshot
+    ? new Run(deps, options.snapshot)
+    : Run.create(deps, asRunId(options.id ?? 'r'), config, 'created');
   return { run, scheduler, model, seen };
 }
 
@@ -95,7 +110,9 @@ function submission(run: Run, workerId: WorkerId, value = 0.01, version: number 
     runId: run.id,
     workerId,
     version: version as SubmissionEnvelope['version'],
-    layers: LAYOUT.tensors.map((t, layer) => encodeLayer({ scheme: 'none', shape: t.shape, values: new Float32Array(t.size).fill(value) }, layer)),
+    layers: LAYOUT.tensors.map((t, layer) =>
+      encodeLayer({ scheme: 'none', shape: t.shape, values: new Float32Array(t.size).fill(value) }, layer),
+    ),
     loss: 2,
     layerStats: LAYOUT.tensors.map(() => ({ closedForm: 0, realised: 0, gradientNormSq: 1 })),
     computeMs: 1,
@@ -353,7 +370,10 @@ describe('Run: faults in scheduled callbacks', () => {
     const explode = () => {
       throw new Error('step exploded');
     };
-    const { run, scheduler, seen } = started([A, B], { patch: { quorum: { fraction: 0.5, minimum: 1 } }, combine: explode });
+    const { run, scheduler, seen } = started([A, B], {
+      patch: { quorum: { fraction: 0.5, minimum: 1 } },
+      combine: explode,
+    });
     const before = run.params.slice();
     run.acceptGradient(A, submission(run, A));
     // The update fails inside the deadline timer's callback: nothing reaches the timer.
@@ -380,7 +400,9 @@ describe('Run: faults in scheduled callbacks', () => {
     run.acceptGradient(A, submission(run, A, 3e38));
     expect(run.version).toBe(1);
     expect(run.status).toBe('paused');
-    expect(run.fault).toMatch(/^closing round 1 failed: the momentum overflows at parameter 0; the update was discarded$/);
+    expect(run.fault).toMatch(
+      /^closing round 1 failed: the momentum overflows at parameter 0; the update was discarded$/,
+    );
     expect(run.params).toEqual(after0);
     expect(run.snapshot().velocity.every(Number.isFinite)).toBe(true);
     expect(seen.closed).toHaveLength(1);

@@ -25,9 +25,23 @@ import {
   type WorkerBackend,
   type WorkerId,
 } from '../core/protocol';
-import { NO_TRAFFIC, addTraffic, subtractTraffic, type Direction, type FrameCategory, type WireTraffic } from '../core/traffic/frames';
+import {
+  NO_TRAFFIC,
+  addTraffic,
+  subtractTraffic,
+  type Direction,
+  type FrameCategory,
+  type WireTraffic,
+} from '../core/traffic/frames';
 import { encodeFlat, encodeWeights, packLayers } from '../core/training/modelCodec';
-import { aggregateContributions, compressUpdate, modelHash, scaleContribution, stepModel, type ModelState } from '../core/training/modelUpdate';
+import {
+  aggregateContributions,
+  compressUpdate,
+  modelHash,
+  scaleContribution,
+  stepModel,
+  type ModelState,
+} from '../core/training/modelUpdate';
 import { ProtocolFault } from './fault';
 import { buildRoundMetrics, isEvaluationRound } from './metrics';
 import type { ModelRuntime } from './model';
@@ -83,7 +97,9 @@ export interface Member extends MemberRecord {
  * were counted), the weights and momentum, the history and the members.
  */
 export interface RunSnapshot
-  extends Pick<RunSummary, 'runId' | 'config' | 'status' | 'version' | 'bytesUp' | 'bytesDown'>, Partial<Pick<RunSummary, 'traffic'>> {
+  extends
+    Pick<RunSummary, 'runId' | 'config' | 'status' | 'version' | 'bytesUp' | 'bytesDown'>,
+    Partial<Pick<RunSummary, 'traffic'>> {
   readonly params: Float32Array;
   readonly velocity: Float32Array;
   readonly history: readonly RoundMetrics[];
@@ -96,7 +112,10 @@ export interface RoundDelivery {
   readonly message: RoundOpen;
 }
 
-/** What takes the model from version `base` to base + 1 under a compressed downlink, as round:open sends it, and its bytes. */
+/**
+ * What takes the model from version `base` to base + 1 under a compressed downlink, as round:open sends it, and its
+ * bytes.
+ */
 interface DownlinkUpdate {
   readonly base: number;
   readonly message: Pick<RoundOpen, 'delivery' | 'layers' | 'relayed' | 'relayedLengths' | 'multipliers'>;
@@ -241,7 +260,9 @@ export class Run {
     }
     const layout = this.layout;
     if (this.#params.length !== layout.parameterCount || this.#velocity.length !== layout.parameterCount) {
-      throw new RangeError(`run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
+      throw new RangeError(
+        `run ${this.id}: ${this.#params.length} parameters, ${layout.kind} has ${layout.parameterCount}`,
+      );
     }
   }
 
@@ -271,7 +292,10 @@ export class Run {
   get version(): ModelVersion {
     return this.#version;
   }
-  /** How the model travels: the run's setting, or always `full` where the process cannot keep replicas in step (a cluster). */
+  /**
+   * How the model travels: the run's setting, or always `full` where the process cannot keep replicas in step (a
+   * cluster).
+   */
   get #downlink(): DownlinkMode {
     return this.#deps.compressedDownlink === false ? 'full' : this.#config.downlink;
   }
@@ -374,7 +398,10 @@ export class Run {
   addMember(workerId: WorkerId, profile?: WorkerProfile): Member {
     const existing = this.#members.get(workerId);
     if (existing) {
-      if (profile !== undefined && (profile.name !== existing.profile.name || profile.backend !== existing.profile.backend)) {
+      if (
+        profile !== undefined &&
+        (profile.name !== existing.profile.name || profile.backend !== existing.profile.backend)
+      ) {
         existing.profile = profile;
         this.#deps.hooks.changed(this);
       }
@@ -455,7 +482,10 @@ export class Run {
     this.#deps.hooks.changed(this);
   }
 
-  /** The worker joined or rejoined: whatever replica it had, it gets a sync at its next round (docs/protocol.md, "Downlink"). */
+  /**
+   * The worker joined or rejoined: whatever replica it had, it gets a sync at its next round (docs/protocol.md,
+   * "Downlink").
+   */
   forgetReplica(workerId: WorkerId): void {
     const member = this.#members.get(workerId);
     if (member) member.replicaVersion = null;
@@ -472,7 +502,13 @@ export class Run {
     if (!member) throw new ProtocolFault('unknown-worker', `worker ${workerId} is not in run ${this.id}`);
     member.replicaVersion = null;
     const round = this.#round;
-    if (round === null || this.#downlink === 'full' || !round.participants.has(workerId) || round.contributions.has(workerId)) return;
+    if (
+      round === null ||
+      this.#downlink === 'full' ||
+      !round.participants.has(workerId) ||
+      round.contributions.has(workerId)
+    )
+      return;
     if (round.resynced.has(workerId)) return;
     round.resynced.add(workerId);
     round.deliveries.resyncs += 1;
@@ -531,7 +567,13 @@ export class Run {
    * (docs/scaling.md): the same state checks, then it counts like one
    * received here; `at` is when that process accepted it.
    */
-  acceptRemote(workerId: WorkerId, version: ModelVersion, contribution: Contribution, at: number, decodeMs: number): void {
+  acceptRemote(
+    workerId: WorkerId,
+    version: ModelVersion,
+    contribution: Contribution,
+    at: number,
+    decodeMs: number,
+  ): void {
     this.#record(this.#expectContribution(workerId, version), workerId, contribution, at, decodeMs);
   }
 
@@ -539,14 +581,21 @@ export class Run {
   #expectContribution(workerId: WorkerId, version: ModelVersion): OpenRound {
     const round = this.#round;
     if (round === null) {
-      if (version < this.#version) throw new ProtocolFault('stale-version', `version ${version} is over; the model is at ${this.#version}`);
+      if (version < this.#version)
+        throw new ProtocolFault('stale-version', `version ${version} is over; the model is at ${this.#version}`);
       throw new ProtocolFault('round-closed', `no round is open in run ${this.id} (${this.#status})`);
     }
-    if (version < round.version) throw new ProtocolFault('stale-version', `version ${version} is over; round ${round.version} is open`);
-    if (version > round.version) throw new ProtocolFault('future-version', `version ${version} is not open; round ${round.version} is`);
-    if (round.contributions.has(workerId)) throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
+    if (version < round.version)
+      throw new ProtocolFault('stale-version', `version ${version} is over; round ${round.version} is open`);
+    if (version > round.version)
+      throw new ProtocolFault('future-version', `version ${version} is not open; round ${round.version} is`);
+    if (round.contributions.has(workerId))
+      throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
     if (!round.participants.has(workerId))
-      throw new ProtocolFault('not-participant', `worker ${workerId} joined after round ${version} opened; it waits for the next`);
+      throw new ProtocolFault(
+        'not-participant',
+        `worker ${workerId} joined after round ${version} opened; it waits for the next`,
+      );
     return round;
   }
 
@@ -587,7 +636,10 @@ export class Run {
   resume(): void {
     this.#expectStatus(['paused', 'finished'], 'resume');
     if (this.#version >= this.#config.maxRounds)
-      throw new ProtocolFault('invalid-state', `run ${this.id} reached maxRounds (${this.#config.maxRounds}); raise it first`);
+      throw new ProtocolFault(
+        'invalid-state',
+        `run ${this.id} reached maxRounds (${this.#config.maxRounds}); raise it first`,
+      );
     this.#status = 'running';
     this.#fault = null;
     this.#scheduleOpen();
@@ -610,11 +662,15 @@ export class Run {
    * change shape; it reinitialises them.
    */
   configure(patch: unknown): void {
-    if (this.#status === 'running') throw new ProtocolFault('invalid-state', `pause run ${this.id} before configuring it`);
+    if (this.#status === 'running')
+      throw new ProtocolFault('invalid-state', `pause run ${this.id} before configuring it`);
     const next = applyConfigPatch(this.#config, patch);
     const reinitialise = next.model !== this.#config.model || (next.seed !== this.#config.seed && this.#version === 0);
     if (next.model !== this.#config.model && this.#version !== 0) {
-      throw new ProtocolFault('invalid-state', `run ${this.id} is at version ${this.#version}; reset it before changing the model`);
+      throw new ProtocolFault(
+        'invalid-state',
+        `run ${this.id} is at version ${this.#version}; reset it before changing the model`,
+      );
     }
     this.#config = next;
     // The next update is computed with the new settings: every replica restarts from a sync.
@@ -634,7 +690,8 @@ export class Run {
   // ── The round machine ────────────────────────────────────────────────────
 
   #expectStatus(allowed: readonly RunStatus[], action: string): void {
-    if (!allowed.includes(this.#status)) throw new ProtocolFault('invalid-state', `cannot ${action} run ${this.id}: it is ${this.#status}`);
+    if (!allowed.includes(this.#status))
+      throw new ProtocolFault('invalid-state', `cannot ${action} run ${this.id}: it is ${this.#status}`);
   }
 
   #resetModel(): void {
@@ -687,7 +744,15 @@ export class Run {
     const deliveries = this.#deliveries(participants, deadline);
     const bytes = new Map<WorkerId, number>();
     for (const d of deliveries) for (const id of d.workers) bytes.set(id, d.bytes);
-    const round = new OpenRound(this.#version, participants, bytes, openedAt, this.#config.roundDeadlineMs, this.#config.quorum, dormant);
+    const round = new OpenRound(
+      this.#version,
+      participants,
+      bytes,
+      openedAt,
+      this.#config.roundDeadlineMs,
+      this.#config.quorum,
+      dormant,
+    );
     for (const d of deliveries) round.deliveries[d.kind] += d.workers.length;
     this.#round = round;
     this.#cancelDeadline = scheduler.after(
@@ -742,22 +807,32 @@ export class Run {
    * update is larger than the dense model (relaying many workers' messages),
    * everyone gets the dense model instead, and their replicas restart later.
    */
-  #deliveries(participants: readonly WorkerId[], deadline: number): (RoundDelivery & { kind: 'full' | 'sync' | 'update'; bytes: number })[] {
+  #deliveries(
+    participants: readonly WorkerId[],
+    deadline: number,
+  ): (RoundDelivery & { kind: 'full' | 'sync' | 'update'; bytes: number })[] {
     const base = { runId: this.id, version: this.#version, deadline };
     const model = this.#currentModel();
-    const full = { kind: 'full' as const, bytes: model.bytes, message: { ...base, delivery: 'full' as const, layers: model.layers } };
+    const full = {
+      kind: 'full' as const,
+      bytes: model.bytes,
+      message: { ...base, delivery: 'full' as const, layers: model.layers },
+    };
     const members = participants.map((id) => this.#members.get(id)!);
     const update = this.#lastUpdate?.base === this.#version - 1 ? this.#lastUpdate : null;
     if (this.#downlink === 'full' || (update !== null && update.bytes > model.bytes)) {
       for (const m of members) m.replicaVersion = null;
       return [{ ...full, workers: participants }];
     }
-    const current = (m: Member) => m.replicaVersion === this.#version || (update !== null && m.replicaVersion === this.#version - 1);
+    const current = (m: Member) =>
+      m.replicaVersion === this.#version || (update !== null && m.replicaVersion === this.#version - 1);
     const inStep = members.filter(current).map((m) => m.workerId);
     const behind = members.filter((m) => !current(m)).map((m) => m.workerId);
     for (const m of members) m.replicaVersion = this.#version;
     const sync = this.#syncMessage(base);
-    const out: (RoundDelivery & { kind: 'full' | 'sync' | 'update'; bytes: number })[] = [{ kind: 'sync', workers: behind, ...sync }];
+    const out: (RoundDelivery & { kind: 'full' | 'sync' | 'update'; bytes: number })[] = [
+      { kind: 'sync', workers: behind, ...sync },
+    ];
     if (update !== null) {
       const message: RoundOpen = { ...base, ...update.message, hash: this.#currentHash() };
       out.push({ kind: 'update', workers: inStep, message, bytes: update.bytes });
@@ -766,9 +841,13 @@ export class Run {
   }
 
   /** The sync message of the current version: dense weights and momentum, and their hash. */
-  #syncMessage(base: { readonly runId: RunId; readonly version: ModelVersion; readonly deadline: number }): { message: RoundOpen; bytes: number } {
+  #syncMessage(base: { readonly runId: RunId; readonly version: ModelVersion; readonly deadline: number }): {
+    message: RoundOpen;
+    bytes: number;
+  } {
     const model = this.#currentModel();
-    if (this.#encodedState?.version !== this.#version) this.#encodedState = { version: this.#version, velocity: encodeFlat(this.#velocity) };
+    if (this.#encodedState?.version !== this.#version)
+      this.#encodedState = { version: this.#version, velocity: encodeFlat(this.#velocity) };
     const { velocity } = this.#encodedState;
     return {
       message: { ...base, delivery: 'sync', layers: model.layers, velocity, hash: this.#currentHash() },
@@ -841,7 +920,9 @@ export class Run {
     };
   }
 
-  /** Logs a fault of this run, drops the open round and any evaluation in flight, and pauses the run with the reason. */
+  /**
+   * Logs a fault of this run, drops the open round and any evaluation in flight, and pauses the run with the reason.
+   */
   #failed(what: string, error: unknown): void {
     const reason = `${what} failed: ${error instanceof Error ? error.message : String(error)}`;
     try {
@@ -860,7 +941,10 @@ export class Run {
     }
   }
 
-  /** Closes the round behind the error boundary: a fault pauses the run, never reaches the caller (a socket handler or a timer). */
+  /**
+   * Closes the round behind the error boundary: a fault pauses the run, never reaches the caller (a socket handler or a
+   * timer).
+   */
   #closeRound(): void {
     const round = this.#round!;
     this.#abandonRound();
@@ -876,12 +960,19 @@ export class Run {
     const combine = this.#deps.combine;
     if (combine === undefined) {
       const layout = this.layout;
-      // The configured rule (robust by default) combines the estimates, as every replica does; each was checked finite when it arrived.
-      this.#applyUpdate(round, aggregateContributions(layout, this.#config.aggregation, flatEstimates(round, layout)), updateStarted);
+      // The configured rule (robust by default) combines the estimates, as every replica does; each was checked finite
+      // when it arrived.
+      this.#applyUpdate(
+        round,
+        aggregateContributions(layout, this.#config.aggregation, flatEstimates(round, layout)),
+        updateStarted,
+      );
       return;
     }
     // Other processes hold the estimates: no round opens until their partial sums are in.
-    this.#awaitThen(combine(this, round), `closing round ${round.version}`, (combined) => this.#applyUpdate(round, combined, updateStarted));
+    this.#awaitThen(combine(this, round), `closing round ${round.version}`, (combined) =>
+      this.#applyUpdate(round, combined, updateStarted),
+    );
   }
 
   /**
@@ -923,7 +1014,11 @@ export class Run {
       return { base: this.#version, message: { delivery: 'relay', layers: [] }, bytes: Number.POSITIVE_INFINITY };
     const { packed, lengths } = packLayers(contributions.flatMap((c) => c.layers!));
     const multipliers = contributions.map((c) => c.multiplier ?? 1);
-    return { base: this.#version, message: { delivery: 'relay', layers: [], relayed: packed, relayedLengths: lengths, multipliers }, bytes: packed.byteLength };
+    return {
+      base: this.#version,
+      message: { delivery: 'relay', layers: [], relayed: packed, relayedLengths: lengths, multipliers },
+      bytes: packed.byteLength,
+    };
   }
 
   #applyUpdate(round: OpenRound, combined: Aggregate, updateStarted: number): void {
@@ -940,7 +1035,11 @@ export class Run {
       // Compress the aggregate, then apply exactly what the workers will decode from those bytes.
       const sent = compressUpdate(layout, combined.value, config.downlinkBudget, config.seed, this.#version);
       next = stepModel(state, sent.estimate, config.learningRate, config.momentum);
-      lastUpdate = { base: this.#version, message: { delivery: 'atomo', layers: sent.layers }, bytes: byteSum(sent.layers) };
+      lastUpdate = {
+        base: this.#version,
+        message: { delivery: 'atomo', layers: sent.layers },
+        bytes: byteSum(sent.layers),
+      };
       downlinkLayers = sent.stats;
     } else {
       next = stepModel(state, combined.value, config.learningRate, config.momentum);
@@ -1015,11 +1114,17 @@ export class Run {
       .then(
         (evaluation) => {
           if (Number.isFinite(evaluation.loss) && Number.isFinite(evaluation.accuracy)) return evaluation;
-          this.#deps.onError(new Error(`run ${this.id}: the evaluation of version ${this.#version} is not finite (loss ${evaluation.loss}); not recorded`));
+          this.#deps.onError(
+            new Error(
+              `run ${this.id}: the evaluation of version ${this.#version} is not finite (loss ${evaluation.loss}); not recorded`,
+            ),
+          );
           return null;
         },
         (error: unknown) => {
-          this.#deps.onError(new Error(`run ${this.id}: the evaluation of version ${this.#version} failed`, { cause: error }));
+          this.#deps.onError(
+            new Error(`run ${this.id}: the evaluation of version ${this.#version} failed`, { cause: error }),
+          );
           return null;
         },
       )

@@ -151,7 +151,8 @@ export class RunRegistry {
     let key = request.workerKey;
     if (key !== undefined) {
       const found = this.#deps.workers.findByKey(key);
-      if (!found) throw new ProtocolFault('unknown-worker', 'unknown worker key: join without one to get a new identity');
+      if (!found)
+        throw new ProtocolFault('unknown-worker', 'unknown worker key: join without one to get a new identity');
       identity = found;
     } else {
       this.expireIdentities();
@@ -172,7 +173,11 @@ export class RunRegistry {
    * pseudo socket id: an identity of its own (no key leaves the server,
    * never checkpointed), a slot, a shard, connected at once.
    */
-  joinSimulated(runId: RunId, socketId: string, profile: Pick<WorkerIdentity, 'name' | 'backend'>): { identity: WorkerIdentity; assignment: WorkerAssignment } {
+  joinSimulated(
+    runId: RunId,
+    socketId: string,
+    profile: Pick<WorkerIdentity, 'name' | 'backend'>,
+  ): { identity: WorkerIdentity; assignment: WorkerAssignment } {
     const run = this.get(runId);
     const { identity } = this.#deps.workers.create(profile.name, 'server', true);
     identity.backend = profile.backend;
@@ -214,7 +219,8 @@ export class RunRegistry {
   /** A frame of a worker's socket, counted in its current run. */
   recordFrame(workerId: WorkerId, direction: Direction, category: FrameCategory, bytes: number): void {
     const runId = this.#deps.workers.get(workerId)?.runId;
-    if (runId !== undefined && runId !== null) this.#runs.get(runId)?.run.recordFrame(workerId, direction, category, bytes);
+    if (runId !== undefined && runId !== null)
+      this.#runs.get(runId)?.run.recordFrame(workerId, direction, category, bytes);
   }
 
   /** A recovered socket (connection state recovery) is the worker's again. */

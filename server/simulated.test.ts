@@ -18,13 +18,37 @@ import { createWorkerRound } from '../core/training/workerRound';
 import { startLocalServer } from './local';
 import type { Run } from './run';
 import { MAX_SIMULATED_PER_RUN } from './simulated';
-import { TEST_ADMIN_TOKEN, connectClient, loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
+import {
+  TEST_ADMIN_TOKEN,
+  connectClient,
+  loadTestData,
+  removeDataDir,
+  startServer,
+  waitFor,
+  type TestServer,
+} from './testing/harness';
 import type { AppSocket as ClientSocket } from '../client/net/socket';
 
-const CONFIG = { scheme: 'none', batchSize: 8, maxRounds: 1000, evalEvery: 1000, learningRate: 0.1, momentum: 0, roundDeadlineMs: 60_000 } as const;
+const CONFIG = {
+  scheme: 'none',
+  batchSize: 8,
+  maxRounds: 1000,
+  evalEvery: 1000,
+  learningRate: 0.1,
+  momentum: 0,
+  roundDeadlineMs: 60_000,
+} as const;
 
-/** The honest update of version 0 → 1 of `run` by workers in `slots` (ascending ids), each estimate multiplied by `factors[i]`. */
-async function expectedParams(run: Run, initial: Float32Array, slots: readonly number[], factors: readonly number[]): Promise<Float32Array> {
+/**
+ * The honest update of version 0 → 1 of `run` by workers in `slots` (ascending ids), each estimate multiplied by
+ * `factors[i]`.
+ */
+async function expectedParams(
+  run: Run,
+  initial: Float32Array,
+  slots: readonly number[],
+  factors: readonly number[],
+): Promise<Float32Array> {
   const { train } = await loadTestData();
   const { config, layout } = run;
   const estimates: Float32Array[] = [];
@@ -61,7 +85,10 @@ describe('simulated workers', () => {
   let teacher: ClientSocket;
   let closed = false;
   const send = <T extends object = object>(event: string, payload: unknown) =>
-    (teacher.timeout(10_000) as unknown as { emitWithAck: (e: string, p: unknown) => Promise<Ack<T>> }).emitWithAck(event, payload);
+    (teacher.timeout(10_000) as unknown as { emitWithAck: (e: string, p: unknown) => Promise<Ack<T>> }).emitWithAck(
+      event,
+      payload,
+    );
   const simulate = async (runId: RunId): Promise<WorkerId> => {
     const answer = await send<{ workerId: WorkerId }>('worker:simulate', { runId });
     if (!answer.ok) throw new Error(`worker:simulate refused: ${answer.error.message}`);
@@ -83,12 +110,18 @@ describe('simulated workers', () => {
     const initial = run.params.slice();
     const ids = [await simulate(run.id), await simulate(run.id), await simulate(run.id)];
     const workers = run.summary().workers;
-    expect(workers.map((w) => [w.workerId, w.slot, w.simulated, w.connected, w.backend?.kind])).toEqual(ids.map((id, slot) => [id, slot, true, true, 'cpu']));
+    expect(workers.map((w) => [w.workerId, w.slot, w.simulated, w.connected, w.backend?.kind])).toEqual(
+      ids.map((id, slot) => [id, slot, true, true, 'cpu']),
+    );
     run.start();
     await waitFor(() => run.version >= 1, 30_000, 'round 0');
     run.pause();
     expect(run.history[0]).toMatchObject({ participants: 3, contributors: 3 });
-    expect(Buffer.from(run.params.buffer).equals(Buffer.from((await expectedParams(run, initial, [0, 1, 2], [1, 1, 1])).buffer))).toBe(true);
+    expect(
+      Buffer.from(run.params.buffer).equals(
+        Buffer.from((await expectedParams(run, initial, [0, 1, 2], [1, 1, 1])).buffer),
+      ),
+    ).toBe(true);
   });
 
   it('the teacher’s attack toggle applies to a simulated worker', async () => {
@@ -96,7 +129,9 @@ describe('simulated workers', () => {
     const initial = run.params.slice();
     const honest = await simulate(run.id);
     const attacker = await simulate(run.id);
-    expect(await send('worker:attack', { workerId: attacker, attack: { kind: 'sign-flip', factor: 10 } })).toMatchObject({ ok: true });
+    expect(
+      await send('worker:attack', { workerId: attacker, attack: { kind: 'sign-flip', factor: 10 } }),
+    ).toMatchObject({ ok: true });
     expect(run.summary().workers.map((w) => [w.workerId, w.attack])).toEqual([
       [honest, null],
       [attacker, { kind: 'sign-flip', factor: 10 }],
@@ -104,7 +139,9 @@ describe('simulated workers', () => {
     run.start();
     await waitFor(() => run.version >= 1, 30_000, 'round 0');
     run.pause();
-    expect(Buffer.from(run.params.buffer).equals(Buffer.from((await expectedParams(run, initial, [0, 1], [1, -10])).buffer))).toBe(true);
+    expect(
+      Buffer.from(run.params.buffer).equals(Buffer.from((await expectedParams(run, initial, [0, 1], [1, -10])).buffer)),
+    ).toBe(true);
   });
 
   it('is removed by the teacher like any worker, follows its run when that is deleted, and refuses beyond the per-run bound', async () => {
@@ -128,14 +165,25 @@ describe('simulated workers', () => {
     expect(fallback.member(kept)?.connected).toBe(true);
     if (fallback.status === 'paused') fallback.resume();
     const from = fallback.version;
-    await waitFor(() => fallback.history.some((m) => m.version >= from && m.workers.some((w) => w.workerId === kept)), 30_000, 'a round in the fallback run');
+    await waitFor(
+      () => fallback.history.some((m) => m.version >= from && m.workers.some((w) => w.workerId === kept)),
+      30_000,
+      'a round in the fallback run',
+    );
 
-    for (let i = second.summary().workers.filter((w) => w.simulated).length; i < MAX_SIMULATED_PER_RUN; i++) await simulate(second.id);
+    for (let i = second.summary().workers.filter((w) => w.simulated).length; i < MAX_SIMULATED_PER_RUN; i++)
+      await simulate(second.id);
     expect(await send('worker:simulate', { runId: second.id })).toMatchObject({
       ok: false,
-      error: { code: 'invalid-state', message: `run ${second.id} already has ${MAX_SIMULATED_PER_RUN} simulated workers` },
+      error: {
+        code: 'invalid-state',
+        message: `run ${second.id} already has ${MAX_SIMULATED_PER_RUN} simulated workers`,
+      },
     });
-    expect(await send('worker:simulate', { runId: 'nope' })).toMatchObject({ ok: false, error: { code: 'unknown-run' } });
+    expect(await send('worker:simulate', { runId: 'nope' })).toMatchObject({
+      ok: false,
+      error: { code: 'unknown-run' },
+    });
     expect(server.errors).toEqual([]);
   });
 
@@ -144,7 +192,9 @@ describe('simulated workers', () => {
     const id = await simulate(run.id);
     closed = true;
     await server.close();
-    const stored = JSON.parse(readFileSync(join(server.dataDir, 'workers.json'), 'utf8')) as { workers: { workerId: number }[] };
+    const stored = JSON.parse(readFileSync(join(server.dataDir, 'workers.json'), 'utf8')) as {
+      workers: { workerId: number }[];
+    };
     expect(stored.workers.map((w) => w.workerId)).not.toContain(id);
     expect(server.app.workers.get(asWorkerId(id))?.simulated).toBe(true);
   });
@@ -156,8 +206,13 @@ describe('simulated workers without training data', () => {
     const server = await startLocalServer(test, { adminToken: TEST_ADMIN_TOKEN });
     try {
       const teacher = await connectClient(server.url, TEST_ADMIN_TOKEN);
-      const answer = await teacher.timeout(10_000).emitWithAck('worker:simulate', { runId: server.app.runs.list()[0]!.id });
-      expect(answer).toMatchObject({ ok: false, error: { code: 'invalid-state', message: 'this server has no training data, so it cannot simulate workers' } });
+      const answer = await teacher
+        .timeout(10_000)
+        .emitWithAck('worker:simulate', { runId: server.app.runs.list()[0]!.id });
+      expect(answer).toMatchObject({
+        ok: false,
+        error: { code: 'invalid-state', message: 'this server has no training data, so it cannot simulate workers' },
+      });
       teacher.disconnect();
     } finally {
       await server.close();

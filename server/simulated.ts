@@ -31,7 +31,15 @@ export const MAX_SIMULATED_PER_RUN = 16;
 const SIMULATED_BACKEND = { kind: 'cpu', detail: 'simulated by the server' } as const;
 
 /** Refusals that are races of the round machine (the round closed or moved on meanwhile), not faults. */
-const RACES: ReadonlySet<string> = new Set(['stale-version', 'future-version', 'round-closed', 'not-participant', 'duplicate', 'wrong-run', 'unknown-run']);
+const RACES: ReadonlySet<string> = new Set([
+  'stale-version',
+  'future-version',
+  'round-closed',
+  'not-participant',
+  'duplicate',
+  'wrong-run',
+  'unknown-run',
+]);
 
 /** One simulated worker: its assignment, its round function, and the newest round it was asked to train. */
 interface SimulatedMember {
@@ -65,11 +73,16 @@ export class SimulatedWorkers {
   add(runId: RunId): WorkerId {
     const registry = this.#deps.registry();
     const run = registry.get(runId);
-    if (this.#deps.train === null) throw new ProtocolFault('invalid-state', 'this server has no training data, so it cannot simulate workers');
+    if (this.#deps.train === null)
+      throw new ProtocolFault('invalid-state', 'this server has no training data, so it cannot simulate workers');
     const count = run.summary().workers.filter((w) => w.simulated).length;
-    if (count >= MAX_SIMULATED_PER_RUN) throw new ProtocolFault('invalid-state', `run ${run.id} already has ${MAX_SIMULATED_PER_RUN} simulated workers`);
+    if (count >= MAX_SIMULATED_PER_RUN)
+      throw new ProtocolFault('invalid-state', `run ${run.id} already has ${MAX_SIMULATED_PER_RUN} simulated workers`);
     const n = this.#next++;
-    const { identity, assignment } = registry.joinSimulated(runId, `simulated:${n}`, { name: `simulated ${n}`, backend: SIMULATED_BACKEND });
+    const { identity, assignment } = registry.joinSimulated(runId, `simulated:${n}`, {
+      name: `simulated ${n}`,
+      backend: SIMULATED_BACKEND,
+    });
     this.#members.set(identity.workerId, { assignment, round: null, pending: null, busy: false });
     return identity.workerId;
   }
@@ -142,7 +155,13 @@ export class SimulatedWorkers {
     }
   }
 
-  async #train(workerId: WorkerId, member: SimulatedMember, run: Run, message: RoundOpen, weights: Float32Array): Promise<void> {
+  async #train(
+    workerId: WorkerId,
+    member: SimulatedMember,
+    run: Run,
+    message: RoundOpen,
+    weights: Float32Array,
+  ): Promise<void> {
     const { assignment } = member;
     const { config } = assignment;
     member.round ??= createWorkerRound({

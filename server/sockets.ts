@@ -22,11 +22,24 @@ import {
 import { FrameMeter, type Direction, type EnginePacket, type FrameCategory } from '../core/traffic/frames';
 import type { AdminEvent, AdminHandlers } from './admin';
 import { ProtocolFault } from './fault';
-import { DASHBOARD_ROOM, type AckResult, type AppServer, type AppSocket, type Awaitable, type EventHandlers } from './io';
+import {
+  DASHBOARD_ROOM,
+  type AckResult,
+  type AppServer,
+  type AppSocket,
+  type Awaitable,
+  type EventHandlers,
+} from './io';
 import type { RateLimit } from './limits';
 import { createRateLimiter } from './rateLimit';
 import type { RunRegistry, WorkerNotifier } from './runs';
-import { parseJoinRequest, parseModelRequest, parseSubmission, parseSubscribeRequest, type SubmissionEnvelope } from './validation';
+import {
+  parseJoinRequest,
+  parseModelRequest,
+  parseSubmission,
+  parseSubscribeRequest,
+  type SubmissionEnvelope,
+} from './validation';
 import type { WorkerIdentity, WorkerRegistry } from './workers';
 
 /**
@@ -37,7 +50,12 @@ import type { WorkerIdentity, WorkerRegistry } from './workers';
  */
 export interface SocketBackend {
   /** worker:join from socket `socketId` at `address`; `previous` is the worker it spoke for until now. */
-  join(request: JoinRequest, socketId: string, address: string, previous: WorkerId | null): Awaitable<{ workerId: WorkerId; accepted: JoinAccepted }>;
+  join(
+    request: JoinRequest,
+    socketId: string,
+    address: string,
+    previous: WorkerId | null,
+  ): Awaitable<{ workerId: WorkerId; accepted: JoinAccepted }>;
   /** The worker's socket left its run or went away. */
   disconnect(workerId: WorkerId, socketId: string): void;
   /** A socket that connection state recovery restored is its worker's again. */
@@ -68,22 +86,31 @@ export function registryBackend(registry: RunRegistry, workers: WorkerRegistry, 
     submit: (workerId, socketId, submission) => {
       const identity = workers.get(workerId);
       if (submission.workerId !== workerId || identity?.socketId !== socketId) {
-        throw new ProtocolFault('not-your-worker', `this socket sends for worker ${workerId}, not ${submission.workerId}`);
+        throw new ProtocolFault(
+          'not-your-worker',
+          `this socket sends for worker ${workerId}, not ${submission.workerId}`,
+        );
       }
       const run = registry.get(submission.runId);
-      if (identity.runId !== run.id) throw new ProtocolFault('wrong-run', `worker ${workerId} trains in run ${identity.runId}, not ${run.id}`);
+      if (identity.runId !== run.id)
+        throw new ProtocolFault('wrong-run', `worker ${workerId} trains in run ${identity.runId}, not ${run.id}`);
       return run.acceptGradient(workerId, submission);
     },
     requestModel: (workerId, socketId, runId) => {
       const identity = workers.get(workerId);
-      if (identity?.socketId !== socketId) throw new ProtocolFault('not-your-worker', `this socket no longer speaks for worker ${workerId}`);
+      if (identity?.socketId !== socketId)
+        throw new ProtocolFault('not-your-worker', `this socket no longer speaks for worker ${workerId}`);
       const run = registry.get(runId);
-      if (identity.runId !== run.id) throw new ProtocolFault('wrong-run', `worker ${workerId} trains in run ${identity.runId}, not ${run.id}`);
+      if (identity.runId !== run.id)
+        throw new ProtocolFault('wrong-run', `worker ${workerId} trains in run ${identity.runId}, not ${run.id}`);
       run.requestSync(workerId);
     },
     subscribe: (runId) => {
       const runs = runId === undefined ? registry.list() : [registry.get(runId)];
-      return { runs: registry.list().map((run) => run.summary()), history: Object.fromEntries(runs.map((run) => [run.id, run.history])) };
+      return {
+        runs: registry.list().map((run) => run.summary()),
+        history: Object.fromEntries(runs.map((run) => [run.id, run.history])),
+      };
     },
     admin: (event, payload) => admin[event](payload),
   };
@@ -125,7 +152,8 @@ function leaveRunRooms(socket: AppSocket): void {
 
 /** The notifier the registry uses to reach a worker's socket. */
 export function createWorkerNotifier(io: AppServer): WorkerNotifier {
-  const socketOf = (identity: WorkerIdentity) => (identity.socketId === null ? undefined : io.sockets.sockets.get(identity.socketId));
+  const socketOf = (identity: WorkerIdentity) =>
+    identity.socketId === null ? undefined : io.sockets.sockets.get(identity.socketId);
   return {
     assigned(identity: WorkerIdentity, assignment: WorkerAssignment) {
       const socket = socketOf(identity);
@@ -151,7 +179,8 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
   io.use((socket, next) => {
     try {
       const auth: unknown = socket.handshake.auth;
-      const presented = typeof auth === 'object' && auth !== null ? (auth as Record<string, unknown>)['adminToken'] : undefined;
+      const presented =
+        typeof auth === 'object' && auth !== null ? (auth as Record<string, unknown>)['adminToken'] : undefined;
       socket.data.admin = false;
       socket.data.workerId ??= null;
       if (presented === undefined) return next();
@@ -168,12 +197,15 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
   const workerHandlers: EventHandlers<WorkerEvent> = {
     'worker:join': (socket, payload) => {
       const request = parseJoinRequest(payload);
-      return then(backend.join(request, socket.id, socket.handshake.address, socket.data.workerId), ({ workerId, accepted }) => {
-        socket.data.workerId = workerId;
-        leaveRunRooms(socket);
-        void socket.join(runRoom(accepted.runId));
-        return accepted;
-      });
+      return then(
+        backend.join(request, socket.id, socket.handshake.address, socket.data.workerId),
+        ({ workerId, accepted }) => {
+          socket.data.workerId = workerId;
+          leaveRunRooms(socket);
+          void socket.join(runRoom(accepted.runId));
+          return accepted;
+        },
+      );
     },
     'worker:leave': (socket) => {
       const workerId = socket.data.workerId;
@@ -234,7 +266,11 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
         refuse(name, error.toProtocolError(name), ack);
       } else {
         deps.logError(error);
-        refuse(name, { code: 'internal', message: 'the server failed on this message; it was dropped', event: name }, ack);
+        refuse(
+          name,
+          { code: 'internal', message: 'the server failed on this message; it was dropped', event: name },
+          ack,
+        );
       }
     };
 
@@ -245,7 +281,8 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
       const ack = typeof last === 'function' ? (last as (response: Ack) => void) : undefined;
       const payload = args[0];
       try {
-        if (!allow()) throw new ProtocolFault('rate-limited', `more than ${deps.rateLimit.perSecond} messages a second`);
+        if (!allow())
+          throw new ProtocolFault('rate-limited', `more than ${deps.rateLimit.perSecond} messages a second`);
         let handler: Handler | undefined;
         if (ADMIN_EVENT_NAMES.has(name)) {
           if (!socket.data.admin) throw new ProtocolFault('forbidden', `${name} needs the admin token`);
@@ -253,7 +290,8 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
         } else {
           handler = Object.hasOwn(workerHandlers, name) ? (workerHandlers[name as WorkerEvent] as Handler) : undefined;
         }
-        if (handler === undefined) throw new ProtocolFault('bad-message', `unknown event ${JSON.stringify(name).slice(0, 60)}`);
+        if (handler === undefined)
+          throw new ProtocolFault('bad-message', `unknown event ${JSON.stringify(name).slice(0, 60)}`);
         const result = handler(socket, payload);
         if (result instanceof Promise) {
           // Answered later (a cluster's leader); the same boundary holds for a rejection.

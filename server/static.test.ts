@@ -1,4 +1,6 @@
-/** The static handler when the built client changes under a live server: a file indexed at start-up and deleted since. */
+/**
+ * The static handler when the built client changes under a live server: a file indexed at start-up and deleted since.
+ */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -27,13 +27,20 @@ function keepRange(header: string | undefined): boolean {
  * A file that cannot be read once its headers are out (deleted by a rebuild
  * under a live server) is reported to `logError` and its connection closed.
  */
-export function createStaticHandler(rootDir: string, logError: (error: unknown) => void): (req: IncomingMessage, res: ServerResponse) => void {
+export function createStaticHandler(
+  rootDir: string,
+  logError: (error: unknown) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const serve = existsSync(rootDir)
     ? sirv(rootDir, {
         single: true,
         etag: true,
         // Hashed assets never change under their name; everything else is revalidated.
-        setHeaders: (res, pathname) => res.setHeader('Cache-Control', pathname.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'),
+        setHeaders: (res, pathname) =>
+          res.setHeader(
+            'Cache-Control',
+            pathname.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
+          ),
       })
     : null;
   return (req, res) => {
@@ -48,7 +55,9 @@ export function createStaticHandler(rootDir: string, logError: (error: unknown) 
     // sirv trusts the Range header's numbers; a reversed or multi-part range would make it throw.
     if (req.headers.range !== undefined && !keepRange(req.headers.range)) delete req.headers.range;
     if (serve === null) {
-      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('The client is not built yet: run `npm start`, which builds it.');
+      res
+        .writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' })
+        .end('The client is not built yet: run `npm start`, which builds it.');
       return;
     }
     // sirv pipes a file stream into the response without an error listener, so a read error would be

@@ -30,7 +30,10 @@ describe('loadOrCreateTls', () => {
     const first = await loadOrCreateTls({ dataDir, names: NAMES });
     expect(first.origin).toBe('generated');
     const cert = new X509Certificate(first.cert);
-    expect(certificateNames(cert)).toEqual({ dnsNames: ['localhost', 'teacher-laptop'], ips: ['127.0.0.1', '0:0:0:0:0:0:0:1', '192.168.1.23'] });
+    expect(certificateNames(cert)).toEqual({
+      dnsNames: ['localhost', 'teacher-laptop'],
+      ips: ['127.0.0.1', '0:0:0:0:0:0:0:1', '192.168.1.23'],
+    });
     expect(cert.checkPrivateKey((await import('node:crypto')).createPrivateKey(first.key))).toBe(true);
     expect(readFileSync(join(dataDir, 'tls', 'cert.pem'), 'utf8')).toBe(first.cert);
 
@@ -68,6 +71,8 @@ describe('loadOrCreateTls', () => {
     });
     expect(real.origin).toBe('file');
     expect(real.fingerprint).toBe(source.fingerprint);
-    await expect(loadOrCreateTls({ dataDir: dir, names: NAMES, certFile: join(dir, 'real.crt') })).rejects.toThrow(/CERT_FILE and KEY_FILE go together/);
+    await expect(loadOrCreateTls({ dataDir: dir, names: NAMES, certFile: join(dir, 'real.crt') })).rejects.toThrow(
+      /CERT_FILE and KEY_FILE go together/,
+    );
   }, 60_000);
 });

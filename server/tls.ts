@@ -36,7 +36,9 @@ export function canonicalIp(ip: string): string {
   const [head, tail = ''] = ip.toLowerCase().split('::') as [string, string?];
   const left = head === '' ? [] : head.split(':');
   const right = ip.includes('::') && tail !== '' ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  const groups = ip.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
   return groups.map((g) => Number.parseInt(g, 16).toString(16)).join(':');
 }
 
@@ -77,7 +79,10 @@ export async function generateCertificate(names: TlsNames): Promise<{ key: strin
       { name: 'extKeyUsage', serverAuth: true },
       {
         name: 'subjectAltName',
-        altNames: [...names.dnsNames.map((value) => ({ type: 2 as const, value })), ...names.ips.map((ip) => ({ type: 7 as const, ip }))],
+        altNames: [
+          ...names.dnsNames.map((value) => ({ type: 2 as const, value })),
+          ...names.ips.map((ip) => ({ type: 7 as const, ip })),
+        ],
       },
     ],
   });
@@ -113,7 +118,8 @@ export async function loadOrCreateTls(options: {
   try {
     const cert = readFileSync(certPath, 'utf8');
     const key = readFileSync(keyPath, 'utf8');
-    if (coversAll(new X509Certificate(cert), options.names)) return { key, cert, origin: 'reused', certPath, fingerprint: fingerprintOf(cert) };
+    if (coversAll(new X509Certificate(cert), options.names))
+      return { key, cert, origin: 'reused', certPath, fingerprint: fingerprintOf(cert) };
   } catch {
     // None yet, or unreadable: make one.
   }

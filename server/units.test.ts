@@ -51,7 +51,10 @@ describe('checkpoint format', () => {
       version: asModelVersion(7),
       params,
       velocity: Float32Array.from({ length: count }, (_, i) => Math.cos(i) * 1e-3),
-      history: Array.from({ length: 7 }, (_, version) => ({ version, trainLoss: 2 - version / 10 }) as unknown as RoundMetrics),
+      history: Array.from(
+        { length: 7 },
+        (_, version) => ({ version, trainLoss: 2 - version / 10 }) as unknown as RoundMetrics,
+      ),
       members: [{ workerId: asWorkerId(3), slot: 0, bytesUp: 5, bytesDown: 6, rounds: 2 }],
       bytesUp: 5,
       bytesDown: 6,
@@ -78,7 +81,9 @@ describe('checkpoint format', () => {
     const good = encodeCheckpoint({ snapshot, createdAt: 1 });
     const velocity = new Float32Array(count);
     velocity[9] = Number.POSITIVE_INFINITY;
-    expect(() => encodeCheckpoint({ snapshot: { ...snapshot, velocity }, createdAt: 1 })).toThrow(/non-finite momentum \(parameter 9\)/);
+    expect(() => encodeCheckpoint({ snapshot: { ...snapshot, velocity }, createdAt: 1 })).toThrow(
+      /non-finite momentum \(parameter 9\)/,
+    );
     // The same damage written by something else is refused on load.
     const poisoned = Buffer.from(good);
     poisoned.writeFloatLE(Number.NaN, poisoned.length - 4 * count + 4 * 5);
@@ -167,7 +172,14 @@ describe('metrics export', () => {
       layer0_indicator: '0.75',
       layer0_bytes: '120',
     });
-    expect(round1).toMatchObject({ version: '1', trainLoss: '1.5', testAccuracy: '0.875', bytesUp: '200', layer1_realised: '2', layer0_indicator: '' });
+    expect(round1).toMatchObject({
+      version: '1',
+      trainLoss: '1.5',
+      testAccuracy: '0.875',
+      bytesUp: '200',
+      layer1_realised: '2',
+      layer0_indicator: '',
+    });
   });
 });
 
@@ -175,8 +187,17 @@ describe('round metrics per layer', () => {
   it('average the indicator over the workers that measured it, the bytes over all, and count how each layer travelled', () => {
     const ids = [1, 2, 3].map(asWorkerId);
     const round = new OpenRound(asModelVersion(4), ids, 100, 0, 1000, { fraction: 1, minimum: 1 });
-    const stats = (indicator?: number) => ({ closedForm: 1, realised: 2, gradientNormSq: 3, ...(indicator === undefined ? {} : { indicator }) });
-    const contribution = (indicators: (number | undefined)[], layerBytes: number[], sentAs: ('spectral' | 'entry' | 'dense' | null)[]) => ({
+    const stats = (indicator?: number) => ({
+      closedForm: 1,
+      realised: 2,
+      gradientNormSq: 3,
+      ...(indicator === undefined ? {} : { indicator }),
+    });
+    const contribution = (
+      indicators: (number | undefined)[],
+      layerBytes: number[],
+      sentAs: ('spectral' | 'entry' | 'dense' | null)[],
+    ) => ({
       estimates: [],
       loss: 1,
       layerStats: indicators.map(stats),
@@ -188,10 +209,26 @@ describe('round metrics per layer', () => {
     round.add(ids[0]!, contribution([0.5, undefined], [100, 10], ['spectral', 'dense']), 1);
     round.add(ids[1]!, contribution([0.7, undefined], [300, 10], ['entry', 'dense']), 2);
     round.add(ids[2]!, contribution([undefined, undefined], [200, 20], ['spectral', null]), 3);
-    const outcome = { runId: asRunId('r'), closedAt: 9, layerCount: 2, evaluation: null, cumulativeBytesUp: 0, cumulativeBytesDown: 0, updateMs: 0, evalMs: 0 };
+    const outcome = {
+      runId: asRunId('r'),
+      closedAt: 9,
+      layerCount: 2,
+      evaluation: null,
+      cumulativeBytesUp: 0,
+      cumulativeBytesDown: 0,
+      updateMs: 0,
+      evalMs: 0,
+    };
     const traffic = { gradientUp: 0, controlUp: 0, modelDown: 0, controlDown: 0 };
     const { layers } = buildRoundMetrics(round, { ...outcome, traffic, cumulativeTraffic: traffic });
-    expect(layers[0]).toEqual({ closedForm: 1, realised: 2, gradientNormSq: 3, indicator: 0.6, bytes: 200, sentAs: { spectral: 2, entry: 1 } });
+    expect(layers[0]).toEqual({
+      closedForm: 1,
+      realised: 2,
+      gradientNormSq: 3,
+      indicator: 0.6,
+      bytes: 200,
+      sentAs: { spectral: 2, entry: 1 },
+    });
     // Nobody measured layer 1's indicator this round: null, not 0.
     expect(layers[1]).toMatchObject({ indicator: null, bytes: 40 / 3, sentAs: { dense: 2 } });
   });
@@ -224,7 +261,15 @@ describe('dormant members', () => {
   });
 
   it('a dormant member that submits again counts', () => {
-    const round = new OpenRound(asModelVersion(0), ids.slice(0, 2), 100, 0, 1000, { fraction: 1, minimum: 1 }, new Set([ids[1]!]));
+    const round = new OpenRound(
+      asModelVersion(0),
+      ids.slice(0, 2),
+      100,
+      0,
+      1000,
+      { fraction: 1, minimum: 1 },
+      new Set([ids[1]!]),
+    );
     round.add(ids[1]!, contribution, 1);
     expect(round.canClose()).toBe(false); // worker 1 is awake and still expected
     round.add(ids[0]!, contribution, 2);

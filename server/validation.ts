@@ -40,7 +40,10 @@ const MAX_ID_LENGTH = 64;
 /** A gradient submission whose fields have the right types (binary layers as Uint8Array). */
 export type SubmissionEnvelope = Omit<GradientSubmission, 'layers'> & { readonly layers: readonly Uint8Array[] };
 
-/** A decoded gradient: each layer's unbiased estimate (dense), the bytes received, and per layer its bytes and how it was sent. */
+/**
+ * A decoded gradient: each layer's unbiased estimate (dense), the bytes received, and per layer its bytes and how it
+ * was sent.
+ */
 export interface DecodedGradient {
   readonly estimates: Float32Array[];
   readonly bytes: number;
@@ -54,24 +57,33 @@ function bad(message: string): never {
 }
 
 function object(raw: unknown, what: string): Record<string, unknown> {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || raw instanceof Uint8Array || raw instanceof ArrayBuffer) {
+  if (
+    typeof raw !== 'object' ||
+    raw === null ||
+    Array.isArray(raw) ||
+    raw instanceof Uint8Array ||
+    raw instanceof ArrayBuffer
+  ) {
     bad(`${what} must be an object`);
   }
   return raw as Record<string, unknown>;
 }
 
 function id(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) bad(`${field} must be a string of 1–${MAX_ID_LENGTH} characters`);
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH)
+    bad(`${field} must be a string of 1–${MAX_ID_LENGTH} characters`);
   return value;
 }
 
 function integer(value: unknown, field: string, max = 0xffffffff): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) bad(`${field} must be an integer in 0..${max}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max)
+    bad(`${field} must be an integer in 0..${max}`);
   return value;
 }
 
 function finite(value: unknown, field: string, min = -Infinity): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) bad(`${field} must be a finite number${min > -Infinity ? ` ≥ ${min}` : ''}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min)
+    bad(`${field} must be a finite number${min > -Infinity ? ` ≥ ${min}` : ''}`);
   return value;
 }
 
@@ -89,7 +101,8 @@ export function parseJoinRequest(raw: unknown): JoinRequest {
   if (o['runId'] !== undefined) request.runId = asRunId(id(o['runId'], 'runId'));
   if (o['workerKey'] !== undefined) request.workerKey = asWorkerKey(id(o['workerKey'], 'workerKey'));
   if (o['name'] !== undefined) {
-    if (typeof o['name'] !== 'string' || o['name'].length > MAX_RAW_TEXT) bad(`name must be a string of at most ${MAX_RAW_TEXT} characters`);
+    if (typeof o['name'] !== 'string' || o['name'].length > MAX_RAW_TEXT)
+      bad(`name must be a string of at most ${MAX_RAW_TEXT} characters`);
     const name = sanitiseText(o['name'], MAX_NAME_LENGTH);
     // A name that was only control characters or spaces is no name: the server's default applies.
     if (name.length > 0) request.name = name;
@@ -142,7 +155,8 @@ function parseBackend(raw: unknown): WorkerBackend {
   const calibration = o['calibration'] === undefined ? {} : { calibration: parseCalibration(o['calibration']) };
   const detailRaw = o['detail'];
   if (detailRaw === undefined) return { kind, ...calibration };
-  if (typeof detailRaw !== 'string' || detailRaw.length > MAX_RAW_TEXT) bad(`backend.detail must be a string of at most ${MAX_RAW_TEXT} characters`);
+  if (typeof detailRaw !== 'string' || detailRaw.length > MAX_RAW_TEXT)
+    bad(`backend.detail must be a string of at most ${MAX_RAW_TEXT} characters`);
   const detail = sanitiseText(detailRaw, MAX_BACKEND_DETAIL_LENGTH);
   return detail.length > 0 ? { kind, detail, ...calibration } : { kind, ...calibration };
 }
@@ -151,9 +165,11 @@ function parseBackend(raw: unknown): WorkerBackend {
 export function parseSubmission(raw: unknown): SubmissionEnvelope {
   const o = object(raw, 'gradient submission');
   const layersRaw = o['layers'];
-  if (!Array.isArray(layersRaw) || layersRaw.length > MAX_LAYERS) bad(`layers must be an array of at most ${MAX_LAYERS} binary layers`);
+  if (!Array.isArray(layersRaw) || layersRaw.length > MAX_LAYERS)
+    bad(`layers must be an array of at most ${MAX_LAYERS} binary layers`);
   const statsRaw = o['layerStats'];
-  if (!Array.isArray(statsRaw) || statsRaw.length > MAX_LAYERS) bad(`layerStats must be an array of at most ${MAX_LAYERS} entries`);
+  if (!Array.isArray(statsRaw) || statsRaw.length > MAX_LAYERS)
+    bad(`layerStats must be an array of at most ${MAX_LAYERS} entries`);
   const layerStats = statsRaw.map((entry, layer): LayerStats => {
     const s = object(entry, `layerStats[${layer}]`);
     const stats = {
@@ -161,8 +177,11 @@ export function parseSubmission(raw: unknown): SubmissionEnvelope {
       realised: finite(s['realised'], `layerStats[${layer}].realised`, 0),
       gradientNormSq: finite(s['gradientNormSq'], `layerStats[${layer}].gradientNormSq`, 0),
     };
-    // Optional: a worker measures it on some rounds only; its range is checked against the layer's shape in decodeGradient.
-    return s['indicator'] === undefined ? stats : { ...stats, indicator: finite(s['indicator'], `layerStats[${layer}].indicator`, 0) };
+    // Optional: a worker measures it on some rounds only; its range is checked against the layer's shape in
+    // decodeGradient.
+    return s['indicator'] === undefined
+      ? stats
+      : { ...stats, indicator: finite(s['indicator'], `layerStats[${layer}].indicator`, 0) };
   });
   return {
     runId: asRunId(id(o['runId'], 'runId')),
@@ -181,19 +200,27 @@ export function parseSubmission(raw: unknown): SubmissionEnvelope {
  * codec's own checks with the expected layer index and shape, the run's
  * scheme and levels, and a finite reconstruction. Throws ProtocolFault.
  */
-export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayout, config: RunConfig): DecodedGradient {
+export function decodeGradient(
+  submission: SubmissionEnvelope,
+  layout: ModelLayout,
+  config: RunConfig,
+): DecodedGradient {
   const { layers } = submission;
   if (layers.length !== layout.tensors.length) {
     throw new ProtocolFault('layer-count', `${layers.length} layers sent, ${layout.kind} has ${layout.tensors.length}`);
   }
   if (submission.layerStats.length !== layout.tensors.length) {
-    throw new ProtocolFault('bad-stats', `${submission.layerStats.length} layerStats entries, ${layout.kind} has ${layout.tensors.length} layers`);
+    throw new ProtocolFault(
+      'bad-stats',
+      `${submission.layerStats.length} layerStats entries, ${layout.kind} has ${layout.tensors.length} layers`,
+    );
   }
   let total = 0;
   layout.tensors.forEach((tensor, layer) => {
     const indicator = submission.layerStats[layer]!.indicator;
     if (indicator !== undefined) {
-      // Every gradient's indicator lies in this range (core/atomo/indicator.ts); 1e-6 covers the σ a worker leaves out as float32 noise.
+      // Every gradient's indicator lies in this range (core/atomo/indicator.ts); 1e-6 covers the σ a worker leaves out
+      // as float32 noise.
       const { min, max } = indicatorRange(tensor.shape);
       if (!(indicator >= min * (1 - 1e-6) && indicator <= max * (1 + 1e-6))) {
         throw new ProtocolFault(
@@ -205,21 +232,34 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels, config.bucketSize ?? 0);
     const size = layers[layer]!.byteLength;
     if (size > limit) {
-      throw new ProtocolFault('payload-too-large', `layer ${layer} (${tensor.name}) is ${size} bytes; ${config.scheme} never needs more than ${limit}`);
+      throw new ProtocolFault(
+        'payload-too-large',
+        `layer ${layer} (${tensor.name}) is ${size} bytes; ${config.scheme} never needs more than ${limit}`,
+      );
     }
     total += size;
   });
   const sentAs: (LayerSentAs | null)[] = [];
   const check = (layer: number, sample: LayerSample) => {
-    // A dense layer is always accepted: a worker sends one where its scheme's encoding would be larger (core/codec encodeForWire).
+    // A dense layer is always accepted: a worker sends one where its scheme's encoding would be larger (core/codec
+    // encodeForWire).
     if (sample.scheme !== config.scheme && sample.scheme !== 'none') {
-      throw new ProtocolFault('wrong-scheme', `layer ${layer} is encoded with ${sample.scheme}; this run uses ${config.scheme}`);
+      throw new ProtocolFault(
+        'wrong-scheme',
+        `layer ${layer} is encoded with ${sample.scheme}; this run uses ${config.scheme}`,
+      );
     }
     if (sample.scheme === 'qsgd' && sample.levels !== config.levels) {
-      throw new ProtocolFault('wrong-scheme', `layer ${layer} uses ${sample.levels} QSGD levels; this run uses ${config.levels}`);
+      throw new ProtocolFault(
+        'wrong-scheme',
+        `layer ${layer} uses ${sample.levels} QSGD levels; this run uses ${config.levels}`,
+      );
     }
     if (sample.scheme === 'qsgd' && sample.bucketSize !== (config.bucketSize ?? 0)) {
-      throw new ProtocolFault('wrong-scheme', `layer ${layer} uses QSGD buckets of ${sample.bucketSize}; this run uses ${config.bucketSize ?? 0}`);
+      throw new ProtocolFault(
+        'wrong-scheme',
+        `layer ${layer} uses QSGD buckets of ${sample.bucketSize}; this run uses ${config.bucketSize ?? 0}`,
+      );
     }
     sentAs.push(sampleDecomposition(sample));
   };
@@ -229,9 +269,11 @@ export function decodeGradient(submission: SubmissionEnvelope, layout: ModelLayo
     estimates = decodeContribution(layout, layers, check);
   } catch (error) {
     const at = (layer: number) => `layer ${layer} (${layout.tensors[layer]!.name})`;
-    if (error instanceof LayerCodecError) throw new ProtocolFault('codec', `${at(error.layer)}: ${error.message}`, error.codecError.code);
+    if (error instanceof LayerCodecError)
+      throw new ProtocolFault('codec', `${at(error.layer)}: ${error.message}`, error.codecError.code);
     // Finite inputs can still overflow float32 when multiplied out (u·σ/p·vᵀ).
-    if (error instanceof EstimateOverflow) throw new ProtocolFault('codec', `${at(error.layer)}: ${error.message}`, 'non-finite');
+    if (error instanceof EstimateOverflow)
+      throw new ProtocolFault('codec', `${at(error.layer)}: ${error.message}`, 'non-finite');
     throw error;
   }
   return { estimates, bytes: total, layerBytes: layers.map((l) => l.byteLength), sentAs };

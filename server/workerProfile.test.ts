@@ -12,7 +12,9 @@ import { SimulatedWorker } from '../client/net/simulatedWorker';
 describe('worker profile in the run summary', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServer({ defaultRun: { scheme: 'terngrad', batchSize: 8, maxRounds: 1000, evalEvery: 1000, roundDeadlineMs: 2000 } });
+    server = await startServer({
+      defaultRun: { scheme: 'terngrad', batchSize: 8, maxRounds: 1000, evalEvery: 1000, roundDeadlineMs: 2000 },
+    });
   });
   afterAll(async () => {
     await server.close();
@@ -44,20 +46,28 @@ describe('worker profile in the run summary', () => {
 
   it('names a worker that sent no usable name by its id, and refuses an unknown backend', async () => {
     const socket = await connectClient(server.url);
-    const blank = await socket.timeout(10_000).emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, name: '\n\t ' });
+    const blank = await socket
+      .timeout(10_000)
+      .emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, name: '\n\t ' });
     expect(blank.ok).toBe(true);
     const blankId = blank.ok ? blank.workerId : -1;
     expect(summaryOf(blankId)).toMatchObject({ name: `worker ${blankId}`, backend: null });
-    const bad = await socket.timeout(10_000).emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, backend: { kind: 'tpu' } as never });
+    const bad = await socket
+      .timeout(10_000)
+      .emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, backend: { kind: 'tpu' } as never });
     expect(bad).toMatchObject({ ok: false, error: { code: 'bad-message' } });
-    const long = await socket.timeout(10_000).emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, name: 'x'.repeat(300) });
+    const long = await socket
+      .timeout(10_000)
+      .emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, name: 'x'.repeat(300) });
     socket.disconnect();
     expect(long).toMatchObject({ ok: false, error: { code: 'bad-message' } });
   });
 
   it('passes a calibrated backend through when the worker rejoins with it, and refuses times that are not times', async () => {
     const socket = await connectClient(server.url);
-    const first = await socket.timeout(10_000).emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, backend: { kind: 'webgpu', detail: 'SwiftShader' } });
+    const first = await socket
+      .timeout(10_000)
+      .emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, backend: { kind: 'webgpu', detail: 'SwiftShader' } });
     expect(first.ok).toBe(true);
     if (!first.ok) return;
     // A tab joins before it has timed its backends, then rejoins with the times and its choice.
@@ -68,12 +78,28 @@ describe('worker profile in the run summary', () => {
       backend: { kind: 'cpu', detail: 'The CPU was faster than WebGPU (SwiftShader) on this device.', calibration },
     });
     expect(again).toMatchObject({ ok: true, workerId: first.workerId });
-    expect(summaryOf(first.workerId)?.backend).toEqual({ kind: 'cpu', detail: 'The CPU was faster than WebGPU (SwiftShader) on this device.', calibration });
-    for (const bad of [{ webgpuMs: -1, cpuMs: 2 }, { webgpuMs: 1, cpuMs: Number.NaN }, { webgpuMs: 1 }, { webgpuMs: '1', cpuMs: 2 }, [1, 2], 4e6]) {
-      const answer = await socket
-        .timeout(10_000)
-        .emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, workerKey: first.workerKey, backend: { kind: 'cpu', calibration: bad } as never });
-      expect(answer, JSON.stringify(bad)).toMatchObject({ ok: false, error: { code: 'bad-message', message: expect.stringContaining('calibration') } });
+    expect(summaryOf(first.workerId)?.backend).toEqual({
+      kind: 'cpu',
+      detail: 'The CPU was faster than WebGPU (SwiftShader) on this device.',
+      calibration,
+    });
+    for (const bad of [
+      { webgpuMs: -1, cpuMs: 2 },
+      { webgpuMs: 1, cpuMs: Number.NaN },
+      { webgpuMs: 1 },
+      { webgpuMs: '1', cpuMs: 2 },
+      [1, 2],
+      4e6,
+    ]) {
+      const answer = await socket.timeout(10_000).emitWithAck('worker:join', {
+        protocol: PROTOCOL_VERSION,
+        workerKey: first.workerKey,
+        backend: { kind: 'cpu', calibration: bad } as never,
+      });
+      expect(answer, JSON.stringify(bad)).toMatchObject({
+        ok: false,
+        error: { code: 'bad-message', message: expect.stringContaining('calibration') },
+      });
     }
     socket.disconnect();
     // Nothing of the refused joins was applied.
@@ -82,7 +108,12 @@ describe('worker profile in the run summary', () => {
 
   it('measures the round trip of an accepted gradient on the server clock', async () => {
     const { train } = await loadTestData();
-    const worker = new SimulatedWorker({ url: server.url, train, name: 'sim', backend: { kind: 'cpu', detail: 'headless' } });
+    const worker = new SimulatedWorker({
+      url: server.url,
+      train,
+      name: 'sim',
+      backend: { kind: 'cpu', detail: 'headless' },
+    });
     const joinedAt = Date.now();
     const { workerId } = await worker.start();
     expect(summaryOf(workerId)?.latencyMs).toBeNull();

@@ -6,7 +6,14 @@
  * and in total (IdentityLimits), and one unused for a day is forgotten.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { asWorkerId, asWorkerKey, type RunId, type WorkerBackend, type WorkerId, type WorkerKey } from '../core/protocol';
+import {
+  asWorkerId,
+  asWorkerKey,
+  type RunId,
+  type WorkerBackend,
+  type WorkerId,
+  type WorkerKey,
+} from '../core/protocol';
 import type { WorkersSnapshot } from '../core/schema';
 import { ProtocolFault } from './fault';
 import { DEFAULT_IDENTITY_LIMITS, addressKey, type IdentityLimits } from './limits';
@@ -23,9 +30,15 @@ export interface WorkerIdentity {
   backend: WorkerBackend | null;
   runId: RunId | null;
   socketId: string | null;
-  /** addressKey of the address whose keyless join created it; null when not known (identities stored before it was kept). */
+  /**
+   * addressKey of the address whose keyless join created it; null when not known (identities stored before it was
+   * kept).
+   */
   readonly address: string | null;
-  /** Server clock (ms) when it last joined, reconnected or lost its socket: it expires that long after, unless a socket holds it. */
+  /**
+   * Server clock (ms) when it last joined, reconnected or lost its socket: it expires that long after, unless a socket
+   * holds it.
+   */
   lastUsedAt: number;
   /** A worker the server simulates itself (server/simulated.ts): never checkpointed, gone after a restart. */
   readonly simulated: boolean;
@@ -182,6 +195,7 @@ export class WorkerRegistry {
   #add(identity: WorkerIdentity): void {
     this.#byId.set(identity.workerId, identity);
     this.#byKeyHash.set(identity.keyHash, identity);
-    if (identity.address !== null) this.#perAddress.set(identity.address, (this.#perAddress.get(identity.address) ?? 0) + 1);
+    if (identity.address !== null)
+      this.#perAddress.set(identity.address, (this.#perAddress.get(identity.address) ?? 0) + 1);
   }
 }

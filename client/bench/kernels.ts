@@ -120,7 +120,14 @@ async function benchMatmul(device: GPUDevice): Promise<MatmulRow[]> {
 }
 
 /** ‖A − UΣVᵀ‖F / ‖A‖F with U, V stored column by column (atom t at [t·rows, …)). */
-function reconstructionError(a: Float32Array, rows: number, cols: number, u: Float32Array, s: Float32Array, v: Float32Array): number {
+function reconstructionError(
+  a: Float32Array,
+  rows: number,
+  cols: number,
+  u: Float32Array,
+  s: Float32Array,
+  v: Float32Array,
+): number {
   let num = 0;
   let den = 0;
   for (let i = 0; i < rows; i++) {
@@ -151,7 +158,11 @@ async function benchSvd(device: GPUDevice): Promise<SvdRow[]> {
     { data: dW2, rows: 128, cols: 10 },
     { data: randomF32(10, 8), rows: 1, cols: 10 },
   ];
-  const randoms = Array.from({ length: 64 }, (_, i) => ({ data: new Float32Array(randomMatrix(64, 64, 100 + i)), rows: 64, cols: 64 }));
+  const randoms = Array.from({ length: 64 }, (_, i) => ({
+    data: new Float32Array(randomMatrix(64, 64, 100 + i)),
+    rows: 64,
+    cols: 64,
+  }));
   const rows: SvdRow[] = [];
   for (const [name, batch] of [
     ['one MLP step (784×128, 1×128, 128×10, 1×10)', step],
@@ -227,6 +238,8 @@ export async function main(): Promise<KernelBenchResult> {
   const want = (part: string) => only === null || only.split(',').includes(part);
   const matmul = want('matmul') ? await benchMatmul(ctx.device) : [];
   const svd = want('svd') ? await benchSvd(ctx.device) : [];
-  const draws = want('bernoulli') ? await benchBernoulli(ctx.device) : { n: 0, gpuDrawsPerSecond: Number.NaN, cpuDrawsPerSecond: Number.NaN };
+  const draws = want('bernoulli')
+    ? await benchBernoulli(ctx.device)
+    : { n: 0, gpuDrawsPerSecond: Number.NaN, cpuDrawsPerSecond: Number.NaN };
   return { ...host, limits, matmul, svd, bernoulli: draws };
 }

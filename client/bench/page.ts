@@ -27,6 +27,7 @@ run().then(
 );
 
 function run(): Promise<unknown> {
-  if (!Object.hasOwn(BENCHES, name)) return Promise.reject(new Error(`unknown benchmark "${name}": expected one of ${Object.keys(BENCHES).join(', ')}`));
+  if (!Object.hasOwn(BENCHES, name))
+    return Promise.reject(new Error(`unknown benchmark "${name}": expected one of ${Object.keys(BENCHES).join(', ')}`));
   return BENCHES[name as BrowserBenchName]();
 }

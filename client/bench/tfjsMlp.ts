@@ -51,13 +51,20 @@ export async function timeTfjsSteps(options: TfjsStepOptions): Promise<TfjsStepT
   const batchSize = options.batches[0]?.labels.length ?? 0;
   if (!(await tf.setBackend(options.backend))) throw new Error(`TF.js backend ${options.backend} is unavailable`);
   await tf.ready();
-  if (options.backend === 'webgpu') log(`TF.js WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD = ${String(tf.env().get('WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD'))}`);
+  if (options.backend === 'webgpu')
+    log(`TF.js WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD = ${String(tf.env().get('WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD'))}`);
   const before = tf.memory().numTensors;
 
   const weight = (name: string, rows: number, cols: number) => {
     const tensor = findTensor(layout, name);
     // tidy frees the initial tensor; the variable is not tracked by it.
-    return tf.tidy(() => tf.variable(tf.tensor2d(params.subarray(tensor.offset, tensor.offset + tensor.size), [rows, cols]), true, `Bench.${name}`));
+    return tf.tidy(() =>
+      tf.variable(
+        tf.tensor2d(params.subarray(tensor.offset, tensor.offset + tensor.size), [rows, cols]),
+        true,
+        `Bench.${name}`,
+      ),
+    );
   };
   const hidden = findTensor(layout, 'dense1.bias').size;
   const inputs = layout.inputSize;

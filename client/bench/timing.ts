@@ -12,7 +12,11 @@ export function median(values: readonly number[]): number {
  * resolve when they are finished: warm-up once, then pick `reps` so a batch
  * lasts about `targetMs`, and report the median of `samples` batches.
  */
-export async function msPerCall(runBatch: (reps: number) => Promise<void>, targetMs = 300, samples = 5): Promise<number> {
+export async function msPerCall(
+  runBatch: (reps: number) => Promise<void>,
+  targetMs = 300,
+  samples = 5,
+): Promise<number> {
   await runBatch(1); // the first call may compile pipelines: not timed
   let start = performance.now();
   await runBatch(1);
@@ -42,5 +46,8 @@ export interface BenchHost {
 
 /** The adapter's description (or its vendor and architecture) and this browser's user agent. */
 export function benchHost(info: GPUAdapterInfo): BenchHost {
-  return { adapter: info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter', userAgent: navigator.userAgent };
+  return {
+    adapter: info.description || [info.vendor, info.architecture].filter(Boolean).join(' ') || 'unnamed adapter',
+    userAgent: navigator.userAgent,
+  };
 }

@@ -77,7 +77,8 @@ const LEARNING_RATE = 0.05;
 const COMPRESSIONS: readonly (Compression & { label: string; gpu?: GpuCompressorOptions })[] = [
   { label: 'none', scheme: 'none', budget: 0, levels: 0 },
   { label: 'atomo-svd (budget 2)', scheme: 'atomo-svd', budget: 2, levels: 0 },
-  // Spectral and Fourier ATOMO's device routes beside the defaults (host route, CPU path) in the same run (docs/design.md).
+  // Spectral and Fourier ATOMO's device routes beside the defaults (host route, CPU path) in the same run
+  // (docs/design.md).
   {
     label: 'atomo-svd (budget 2), device route, core SVD on the device',
     scheme: 'atomo-svd',
@@ -85,19 +86,52 @@ const COMPRESSIONS: readonly (Compression & { label: string; gpu?: GpuCompressor
     levels: 0,
     gpu: { spectral: 'device', core: 'device' },
   },
-  { label: 'atomo-svd (budget 2), device route, core SVD on the host', scheme: 'atomo-svd', budget: 2, levels: 0, gpu: { spectral: 'device', core: 'host' } },
-  { label: 'atomo-svd (budget 2), device route, core SVD side measured', scheme: 'atomo-svd', budget: 2, levels: 0, gpu: { spectral: 'device' } },
+  {
+    label: 'atomo-svd (budget 2), device route, core SVD on the host',
+    scheme: 'atomo-svd',
+    budget: 2,
+    levels: 0,
+    gpu: { spectral: 'device', core: 'host' },
+  },
+  {
+    label: 'atomo-svd (budget 2), device route, core SVD side measured',
+    scheme: 'atomo-svd',
+    budget: 2,
+    levels: 0,
+    gpu: { spectral: 'device' },
+  },
   { label: 'atomo-entry (budget 1024)', scheme: 'atomo-entry', budget: 1024, levels: 0 },
   { label: 'atomo-dct (budget 1024)', scheme: 'atomo-dct', budget: 1024, levels: 0 },
-  { label: 'atomo-dct (budget 1024), on the device', scheme: 'atomo-dct', budget: 1024, levels: 0, gpu: { dct: 'device' } },
-  // atomo-auto by bytes: every decomposition on the CPU path (the default), or the DCT and SVD on the device and the split on the host.
+  {
+    label: 'atomo-dct (budget 1024), on the device',
+    scheme: 'atomo-dct',
+    budget: 1024,
+    levels: 0,
+    gpu: { dct: 'device' },
+  },
+  // atomo-auto by bytes: every decomposition on the CPU path (the default), or the DCT and SVD on the device and the
+  // split on the host.
   { label: 'atomo-auto (9000 bytes)', scheme: 'atomo-auto', budget: 0, levels: 0, byteBudget: 9000 },
-  { label: 'atomo-auto (9000 bytes), transforms on the device', scheme: 'atomo-auto', budget: 0, levels: 0, byteBudget: 9000, gpu: { byteBudget: 'device' } },
+  {
+    label: 'atomo-auto (9000 bytes), transforms on the device',
+    scheme: 'atomo-auto',
+    budget: 0,
+    levels: 0,
+    byteBudget: 9000,
+    gpu: { byteBudget: 'device' },
+  },
   { label: 'qsgd (4 levels)', scheme: 'qsgd', budget: 0, levels: 4 },
   { label: 'terngrad', scheme: 'terngrad', budget: 0, levels: 1 },
-  // PowerSGD with error feedback on the device; P orthonormalised on the host (the default) or in WGSL (powerSgdCompressor.ts).
+  // PowerSGD with error feedback on the device; P orthonormalised on the host (the default) or in WGSL
+  // (powerSgdCompressor.ts).
   { label: 'powersgd (rank 2)', scheme: 'powersgd', budget: 2, levels: 0 },
-  { label: 'powersgd (rank 2), P orthonormalised on the device', scheme: 'powersgd', budget: 2, levels: 0, gpu: { powerSgd: 'device' } },
+  {
+    label: 'powersgd (rank 2), P orthonormalised on the device',
+    scheme: 'powersgd',
+    budget: 2,
+    levels: 0,
+    gpu: { powerSgd: 'device' },
+  },
 ];
 
 /** A worker round with its own weights, stepped with plain SGD on its decoded estimate after every round (untimed). */
@@ -187,7 +221,9 @@ export async function main(): Promise<TrainingBenchResult> {
 
   // The same digits TF.js trains on: the first rounds' minibatches of the same sampler.
   const sampler = new MinibatchSampler(shard, BATCH_SIZE, SEED, 0);
-  const batches: Batch[] = Array.from({ length: 16 }, (_, round) => train.batch(sampler.batch(round), createBatch(BATCH_SIZE)));
+  const batches: Batch[] = Array.from({ length: 16 }, (_, round) =>
+    train.batch(sampler.batch(round), createBatch(BATCH_SIZE)),
+  );
 
   const trainees = COMPRESSIONS.map((compression) => ({
     label: compression.label,
@@ -246,13 +282,22 @@ export async function main(): Promise<TrainingBenchResult> {
           `cycle ${cycle + 1}, TF.js ${timing.backend}: ${timing.stepMs.toFixed(1)} ms per step (${timing.steps} steps, loss ${timing.firstLoss.toFixed(3)} → ${timing.lastLoss.toFixed(3)}, ${timing.leakedTensors} tensors leaked)`,
         );
       }
-      cycleTimings.push({ gpuNoneMs, cpuNoneMs, tfjsWebgpuMs: stepMs.webgpu ?? Number.NaN, tfjsCpuMs: stepMs.cpu ?? Number.NaN });
+      cycleTimings.push({
+        gpuNoneMs,
+        cpuNoneMs,
+        tfjsWebgpuMs: stepMs.webgpu ?? Number.NaN,
+        tfjsCpuMs: stepMs.cpu ?? Number.NaN,
+      });
     }
   } finally {
     for (const compressor of compressors.values()) compressor.destroy();
     gpuBackend.destroy();
   }
-  const schemes: SchemeRow[] = trainees.map(({ label, gpu, cpu }) => ({ scheme: label, gpu: gpu.timing(), cpu: cpu.timing() }));
+  const schemes: SchemeRow[] = trainees.map(({ label, gpu, cpu }) => ({
+    scheme: label,
+    gpu: gpu.timing(),
+    cpu: cpu.timing(),
+  }));
   const tfjs: TfjsStepTiming[] = [...tfjsRuns.values()].map(poolTimings);
   const spectralCore = spectralCoreChoice(ctx.device);
   if (spectralCore !== undefined) {

@@ -39,13 +39,18 @@ describe('the catalogues', () => {
   });
 
   it('keep every placeholder of the English string in its translation', () => {
-    const dropped = [...english].filter(([key, text]) => JSON.stringify(placeholders(text)) !== JSON.stringify(placeholders(chinese.get(key) ?? '')));
+    const dropped = [...english].filter(
+      ([key, text]) => JSON.stringify(placeholders(text)) !== JSON.stringify(placeholders(chinese.get(key) ?? '')),
+    );
     expect(dropped).toEqual([]);
   });
 
   it('translate every sentence: no Chinese string equals its English one unless it is only names, symbols and placeholders', () => {
-    const names = /^(?:[\s\d{}().,:;/×=%–→?+\-‖ĝ²÷]|ATOMO|QSGD|TernGrad|float32|WebGPU|GPU|CPU|MB|Dirichlet|α|\w+(?=\}\}))*$/;
-    const same = [...english].filter(([key, text]) => chinese.get(key) === text && !names.test(text)).map(([key]) => key);
+    const names =
+      /^(?:[\s\d{}().,:;/×=%–→?+\-‖ĝ²÷]|ATOMO|QSGD|TernGrad|float32|WebGPU|GPU|CPU|MB|Dirichlet|α|\w+(?=\}\}))*$/;
+    const same = [...english]
+      .filter(([key, text]) => chinese.get(key) === text && !names.test(text))
+      .map(([key]) => key);
     expect(same).toEqual([]);
   });
 });

@@ -39,9 +39,21 @@ export function matchLanguage(tag: string | null | undefined): Language | null {
   return null;
 }
 
-/** The language to show: the address's `?lang=`, else the saved choice, else the first browser language we have, else English. */
-export function pickLanguage(sources: { readonly query: string | null; readonly saved: string | null; readonly browser: readonly string[] }): Language {
-  return matchLanguage(sources.query) ?? matchLanguage(sources.saved) ?? sources.browser.map(matchLanguage).find((l) => l !== null) ?? 'en';
+/**
+ * The language to show: the address's `?lang=`, else the saved choice, else the first browser language we have, else
+ * English.
+ */
+export function pickLanguage(sources: {
+  readonly query: string | null;
+  readonly saved: string | null;
+  readonly browser: readonly string[];
+}): Language {
+  return (
+    matchLanguage(sources.query) ??
+    matchLanguage(sources.saved) ??
+    sources.browser.map(matchLanguage).find((l) => l !== null) ??
+    'en'
+  );
 }
 
 function savedLanguage(): string | null {
@@ -98,7 +110,10 @@ export async function setLanguage(language: Language): Promise<void> {
 /** Translates outside React (formatting helpers). */
 export const t = i18n.t.bind(i18n);
 
-/** A message the session or the network layer hands to the page, translated when shown (so a language switch re-translates it). */
+/**
+ * A message the session or the network layer hands to the page, translated when shown (so a language switch
+ * re-translates it).
+ */
 export interface LocalMessage {
   readonly key: MessageKey;
   readonly params?: Readonly<Record<string, string | number>>;

@@ -26,7 +26,8 @@ export interface DashboardSink {
 }
 
 /** The result of a teacher action: done, or why not. */
-export type ActionResult<T = object> = ({ readonly ok: true } & T) | { readonly ok: false; readonly error: RequestError };
+export type ActionResult<T = object> =
+  ({ readonly ok: true } & T) | { readonly ok: false; readonly error: RequestError };
 
 /** Everything a teacher can do, each answered once. */
 export interface DashboardActions {

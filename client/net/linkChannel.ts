@@ -9,11 +9,16 @@ import { asBytes, roundOpenBytes, type EncodedLayer, type GradientSubmission } f
 import { deliveryMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { ChannelFactory, WorkerChannel } from './workerChannel';
 
-const layerBytes = (layers: readonly EncodedLayer[]) => layers.reduce((sum, layer) => sum + asBytes(layer).byteLength, 0);
+const layerBytes = (layers: readonly EncodedLayer[]) =>
+  layers.reduce((sum, layer) => sum + asBytes(layer).byteLength, 0);
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Wraps `factory`'s channels in the link `link()` names at each message (null: no delay). */
-export function linkedChannelFactory(factory: ChannelFactory, link: () => LinkModel | null, sleep: (ms: number) => Promise<void> = wait): ChannelFactory {
+export function linkedChannelFactory(
+  factory: ChannelFactory,
+  link: () => LinkModel | null,
+  sleep: (ms: number) => Promise<void> = wait,
+): ChannelFactory {
   return (options) => {
     const { listener } = options;
     const inner: WorkerChannel = factory({
@@ -23,7 +28,9 @@ export function linkedChannelFactory(factory: ChannelFactory, link: () => LinkMo
         onRoundOpen: (round) => {
           const l = link();
           if (l === null) return listener.onRoundOpen(round);
-          void sleep(deliveryMs(roundOpenBytes(round), l.downlinkMbps, l.latencyMs)).then(() => listener.onRoundOpen(round));
+          void sleep(deliveryMs(roundOpenBytes(round), l.downlinkMbps, l.latencyMs)).then(() =>
+            listener.onRoundOpen(round),
+          );
         },
       },
     });

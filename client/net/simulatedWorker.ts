@@ -41,7 +41,11 @@ export interface SimulatedWorkerOptions {
    * Called with the honest submission before it is sent; fault tests send
    * bad messages from here. Return false to skip the honest one.
    */
-  readonly beforeSubmit?: (worker: SimulatedWorker, round: RoundOpen, submission: GradientSubmission) => Promise<boolean | void>;
+  readonly beforeSubmit?: (
+    worker: SimulatedWorker,
+    round: RoundOpen,
+    submission: GradientSubmission,
+  ) => Promise<boolean | void>;
   /** Timeout of a gradient's acknowledgement (ms). */
   readonly ackTimeoutMs?: number;
   /**
@@ -67,7 +71,10 @@ export interface StepContext {
 }
 
 /** A round function: weights of version v → the parts of gradient:submit it computes. */
-export type SubmissionStep = (weights: Float32Array, version: number) => Promise<Pick<WorkerRoundResult, 'layers' | 'loss' | 'layerStats'>>;
+export type SubmissionStep = (
+  weights: Float32Array,
+  version: number,
+) => Promise<Pick<WorkerRoundResult, 'layers' | 'loss' | 'layerStats'>>;
 
 /** Every shard of a split, cached: each simulated worker would otherwise recompute the permutation. */
 const shardCache = new Map<string, Shards>();
@@ -77,7 +84,10 @@ function shardsFor(train: Dataset, assignment: WorkerAssignment): Uint32Array {
   const key = `${JSON.stringify(split)}/${shards}/${seed}/${train.count}`;
   let all = shardCache.get(key);
   if (!all) {
-    all = split.kind === 'iid' ? shardIid(train.labels, shards, seed) : shardDirichlet(train.labels, shards, split.alpha, seed);
+    all =
+      split.kind === 'iid'
+        ? shardIid(train.labels, shards, seed)
+        : shardDirichlet(train.labels, shards, split.alpha, seed);
     shardCache.set(key, all);
   }
   return all[assignment.shard]!;
@@ -94,7 +104,8 @@ export class SimulatedWorker {
   recoveries = 0;
   assignment: WorkerAssignment | null = null;
   workerKey: WorkerKey | undefined;
-  #step: { assignment: WorkerAssignment; layout: ModelLayout; step: SubmissionStep; replica: ModelReplica } | null = null;
+  #step: { assignment: WorkerAssignment; layout: ModelLayout; step: SubmissionStep; replica: ModelReplica } | null =
+    null;
   #pending: RoundOpen | null = null;
   #reused: GradientSubmission | null = null;
   #busy = false;
@@ -104,7 +115,12 @@ export class SimulatedWorker {
   constructor(options: SimulatedWorkerOptions) {
     this.#options = options;
     this.workerKey = options.workerKey;
-    this.socket = io(options.url, { transports: ['websocket'], autoConnect: false, reconnectionDelay: 100, reconnectionDelayMax: 500 });
+    this.socket = io(options.url, {
+      transports: ['websocket'],
+      autoConnect: false,
+      reconnectionDelay: 100,
+      reconnectionDelayMax: 500,
+    });
     this.socket.on('server:error', (error) => this.errors.push(error));
     this.socket.on('round:open', (round) => this.#enqueue(round));
     this.socket.on('worker:assigned', (assignment) => {
@@ -163,7 +179,8 @@ export class SimulatedWorker {
   async compute(round: RoundOpen): Promise<GradientSubmission | null> {
     const assignment = this.assignment;
     if (!assignment) throw new Error('not joined');
-    if (this.#options.reuseGradient && this.#reused?.runId === round.runId) return { ...this.#reused, version: round.version };
+    if (this.#options.reuseGradient && this.#reused?.runId === round.runId)
+      return { ...this.#reused, version: round.version };
     const { step, replica } = this.#stepFor(assignment);
     const outcome = replica.receive(round, assignment.config);
     if (outcome.kind === 'resync') {
@@ -186,10 +203,16 @@ export class SimulatedWorker {
     return submission;
   }
 
-  /** Sends a submission and waits for its acknowledgement (sent again while the server refuses it for its rate, as the tab's). */
+  /**
+   * Sends a submission and waits for its acknowledgement (sent again while the server refuses it for its rate, as the
+   * tab's).
+   */
   async submit(submission: GradientSubmission): Promise<Ack> {
     const timeoutMs = this.#options.ackTimeoutMs ?? 30_000;
-    return resendWhileRateLimited(() => this.socket.timeout(timeoutMs).emitWithAck('gradient:submit', submission), timeoutMs);
+    return resendWhileRateLimited(
+      () => this.socket.timeout(timeoutMs).emitWithAck('gradient:submit', submission),
+      timeoutMs,
+    );
   }
 
   #stepFor(assignment: WorkerAssignment): { step: SubmissionStep; layout: ModelLayout; replica: ModelReplica } {
@@ -233,7 +256,8 @@ export class SimulatedWorker {
         if (proceed === false) continue;
         // socket.io would drop the connection on an oversized message without saying why: check first.
         const bytes = submission.layers.reduce((sum: number, layer) => sum + layer.byteLength, 0);
-        if (bytes > (this.assignment?.maxMessageBytes ?? Infinity)) throw new Error(`gradient of ${bytes} bytes exceeds the server's limit`);
+        if (bytes > (this.assignment?.maxMessageBytes ?? Infinity))
+          throw new Error(`gradient of ${bytes} bytes exceeds the server's limit`);
         const ack = await this.submit(submission).catch(() => null);
         if (ack?.ok) this.accepted.push(round.version);
       }

@@ -6,7 +6,13 @@
  * handle a thrown timeout.
  */
 import { io, type Socket } from 'socket.io-client';
-import type { Ack, ClientToServerEvents, HandshakeAuth, ProtocolError, ServerToClientEvents } from '../../core/protocol';
+import type {
+  Ack,
+  ClientToServerEvents,
+  HandshakeAuth,
+  ProtocolError,
+  ServerToClientEvents,
+} from '../../core/protocol';
 import { FrameMeter, type EnginePacket } from '../../core/traffic/frames';
 
 /** A client socket speaking the project's protocol. */
@@ -125,15 +131,18 @@ export const RATE_LIMITED_RETRY_MS = 50;
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Calls `send` again, RATE_LIMITED_RETRY_MS apart, while it answers a rate-limited refusal, for at most `withinMs` in all. */
-export async function resendWhileRateLimited<R extends { readonly ok: boolean; readonly error?: { readonly code: string } }>(
-  send: () => Promise<R>,
-  withinMs: number,
-): Promise<R> {
+/**
+ * Calls `send` again, RATE_LIMITED_RETRY_MS apart, while it answers a rate-limited refusal, for at most `withinMs` in
+ * all.
+ */
+export async function resendWhileRateLimited<
+  R extends { readonly ok: boolean; readonly error?: { readonly code: string } },
+>(send: () => Promise<R>, withinMs: number): Promise<R> {
   const giveUpAt = Date.now() + withinMs;
   for (;;) {
     const answer = await send();
-    if (answer.ok || answer.error?.code !== 'rate-limited' || Date.now() + RATE_LIMITED_RETRY_MS > giveUpAt) return answer;
+    if (answer.ok || answer.error?.code !== 'rate-limited' || Date.now() + RATE_LIMITED_RETRY_MS > giveUpAt)
+      return answer;
     await wait(RATE_LIMITED_RETRY_MS);
   }
 }
@@ -144,14 +153,21 @@ export async function resendWhileRateLimited<R extends { readonly ok: boolean; r
  * resolves with a LocalFailure when the socket is down or no answer comes in
  * time.
  */
-export function request<E extends AckEventName>(socket: AppSocket, event: E, payload: RequestOf<E>): Promise<ResultOf<E>> {
+export function request<E extends AckEventName>(
+  socket: AppSocket,
+  event: E,
+  payload: RequestOf<E>,
+): Promise<ResultOf<E>> {
   return resendWhileRateLimited(() => requestOnce(socket, event, payload), REQUEST_TIMEOUT_MS);
 }
 
 function requestOnce<E extends AckEventName>(socket: AppSocket, event: E, payload: RequestOf<E>): Promise<ResultOf<E>> {
   // The cast bridges socket.io's variadic typing; the event's request and ack types are checked above.
   return answerOf(socket, event, (timed) =>
-    (timed as unknown as { emitWithAck(name: E, body: RequestOf<E>): Promise<ResponseOf<E>> }).emitWithAck(event, payload),
+    (timed as unknown as { emitWithAck(name: E, body: RequestOf<E>): Promise<ResponseOf<E>> }).emitWithAck(
+      event,
+      payload,
+    ),
   );
 }
 
@@ -183,6 +199,8 @@ export function requestLeave(socket: AppSocket, stillLeaving: () => boolean): Pr
   return resendWhileRateLimited(async (): Promise<RequestResult<object>> => {
     if (!stillLeaving()) return { ok: true };
     // worker:leave takes no payload, only the ack (the cast as in requestOnce).
-    return answerOf(socket, event, (timed) => (timed as unknown as { emitWithAck(name: typeof event): Promise<Ack> }).emitWithAck(event));
+    return answerOf(socket, event, (timed) =>
+      (timed as unknown as { emitWithAck(name: typeof event): Promise<Ack> }).emitWithAck(event),
+    );
   }, REQUEST_TIMEOUT_MS);
 }

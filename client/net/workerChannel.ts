@@ -21,7 +21,16 @@ import {
   type WorkerId,
 } from '../../core/protocol';
 import type { WireTraffic } from '../../core/traffic/frames';
-import { openSocket, request, requestLeave, socketMeter, type AppSocket, type OpenSocketOptions, type RequestError, type RequestResult } from './socket';
+import {
+  openSocket,
+  request,
+  requestLeave,
+  socketMeter,
+  type AppSocket,
+  type OpenSocketOptions,
+  type RequestError,
+  type RequestResult,
+} from './socket';
 import type { IdentityStore } from './workerIdentity';
 
 /** The state of the link itself. */
@@ -121,7 +130,10 @@ class SocketWorkerChannel implements WorkerChannel {
     return socketMeter(this.#socket)!.traffic;
   }
 
-  /** Joins the run (first time: `?run=` or the default; after: its own run); a stale key is dropped and a new identity asked for. */
+  /**
+   * Joins the run (first time: `?run=` or the default; after: its own run); a stale key is dropped and a new identity
+   * asked for.
+   */
   async join(): Promise<boolean> {
     this.#participating = true;
     const { identity, listener } = this.#options;
@@ -149,7 +161,9 @@ class SocketWorkerChannel implements WorkerChannel {
     return true;
   }
 
-  /** Stops participating: leaves the open round and the run's room (sent again while rate-limited); the identity stays. */
+  /**
+   * Stops participating: leaves the open round and the run's room (sent again while rate-limited); the identity stays.
+   */
   leave(): void {
     this.#participating = false;
     void requestLeave(this.#socket, () => !this.#participating);
@@ -160,7 +174,9 @@ class SocketWorkerChannel implements WorkerChannel {
     return request(this.#socket, 'gradient:submit', submission);
   }
 
-  /** Asks for a sync; the answer is a round:open (delivery `sync`), and a refusal goes to the listener as server:error. */
+  /**
+   * Asks for a sync; the answer is a round:open (delivery `sync`), and a refusal goes to the listener as server:error.
+   */
   requestModel(runId: RunId): void {
     if (this.#socket.connected) this.#socket.emit('model:request', { runId });
   }

@@ -107,7 +107,10 @@ export class WorkerIdentity implements IdentityStore {
  * Claims a worker identity for this tab: a free key from the pool, or none.
  * Without Web Locks (old browsers) the first key is shared by every tab.
  */
-export async function claimWorkerIdentity(storage: Storage = localStorage, locks: LockManager | undefined = navigator.locks): Promise<WorkerIdentity> {
+export async function claimWorkerIdentity(
+  storage: Storage = localStorage,
+  locks: LockManager | undefined = navigator.locks,
+): Promise<WorkerIdentity> {
   let held: WorkerKey | null = null;
   if (locks === undefined) {
     held = readPool(storage)[0] ?? null;

@@ -37,7 +37,13 @@ export async function startWorkerSession(store: WorkerStore, runId?: RunId): Pro
   // A script that does not load (or an error nothing caught) reaches the page here.
   worker.addEventListener('error', (event) => stopped(event.message || 'the training worker could not start'));
   const post = (message: ToSessionWorker) => worker.postMessage(message);
-  post({ type: 'start', href: location.href, name: browserName(), workerKey: identity.key, ...(runId === undefined ? {} : { runId }) });
+  post({
+    type: 'start',
+    href: location.href,
+    name: browserName(),
+    workerKey: identity.key,
+    ...(runId === undefined ? {} : { runId }),
+  });
   return {
     pause: () => post({ type: 'pause' }),
     resume: () => post({ type: 'resume' }),

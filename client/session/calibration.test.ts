@@ -3,8 +3,15 @@ import { createModelLayout } from '../../core/model';
 import { calibrateBackends, calibrationSteps, CALIBRATION_ROUNDS } from './calibration';
 import type { Trainer, TrainerRound } from './trainer';
 
-/** A trainer whose round `version` takes `cost(version)` ms on the shared fake clock, and which records the versions asked. */
-function fakeTrainer(kind: Trainer['kind'], clock: { t: number }, cost: (version: number) => number): Trainer & { versions: number[] } {
+/**
+ * A trainer whose round `version` takes `cost(version)` ms on the shared fake clock, and which records the versions
+ * asked.
+ */
+function fakeTrainer(
+  kind: Trainer['kind'],
+  clock: { t: number },
+  cost: (version: number) => number,
+): Trainer & { versions: number[] } {
   const versions: number[] = [];
   const trainer = {
     kind,
@@ -29,7 +36,10 @@ describe('calibrateBackends', () => {
     const gpu = fakeTrainer('webgpu', clock, (v) => (v === 0 ? 5_000 : v === 2 ? 400 : 40));
     const cpu = fakeTrainer('cpu', clock, (v) => (v === 0 ? 30 : 9));
     const progress: [number, number][] = [];
-    const result = await calibrateBackends(gpu, cpu, new Float32Array(0), { now: () => clock.t, onProgress: (done, total) => progress.push([done, total]) });
+    const result = await calibrateBackends(gpu, cpu, new Float32Array(0), {
+      now: () => clock.t,
+      onProgress: (done, total) => progress.push([done, total]),
+    });
     expect(result).toEqual({ webgpuMs: 40, cpuMs: 9, choice: 'cpu' });
     expect(gpu.versions).toEqual([0, 1, 2, 3]);
     expect(cpu.versions).toEqual(gpu.versions);

@@ -35,7 +35,12 @@ export function calibrationSteps(rounds = CALIBRATION_ROUNDS): number {
 }
 
 /** Times `gpu` and `cpu` on the rounds of model `weights` and picks the faster (ties go to WebGPU). */
-export async function calibrateBackends(gpu: Trainer, cpu: Trainer, weights: Float32Array, options: CalibrationOptions): Promise<Calibration> {
+export async function calibrateBackends(
+  gpu: Trainer,
+  cpu: Trainer,
+  weights: Float32Array,
+  options: CalibrationOptions,
+): Promise<Calibration> {
   const rounds = options.rounds ?? CALIBRATION_ROUNDS;
   const total = calibrationSteps(rounds);
   let done = 0;

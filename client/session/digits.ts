@@ -19,6 +19,7 @@ export function sampleDigits(train: Dataset, shard: Uint32Array): DigitSample {
   const count = Math.min(SHOWN_DIGITS, shard.length);
   const indices = Array.from({ length: count }, (_, i) => shard[Math.floor((i * shard.length) / count)]!);
   const batch = train.batch(indices, createBatch(count));
-  // Copies, not views: the pixels travel to the page by postMessage, which would copy a view's whole buffer (every digit of the set).
+  // Copies, not views: the pixels travel to the page by postMessage, which would copy a view's whole buffer (every
+  // digit of the set).
   return { pixels: indices.map((i) => train.image(i).slice()), labels: batch.labels, images: batch.pixels, count };
 }

@@ -51,7 +51,16 @@ const point = (round: number) => ({
 });
 
 /** The replica's status as the session reports it (a relayed round whose hash matched). */
-const downlinkView = { mode: 'relay', delivery: 'relay', version: 7, hash: 'ab12', bytes: 25_000, verified: 6, resyncs: 1, closedRel: null } as const;
+const downlinkView = {
+  mode: 'relay',
+  delivery: 'relay',
+  version: 7,
+  hash: 'ab12',
+  bytes: 25_000,
+  verified: 6,
+  resyncs: 1,
+  closedRel: null,
+} as const;
 
 describe('postingSink (in the worker)', () => {
   it('sends the writes of a task as one message, at most one message per FLUSH_MS, in order, as plain data the page can apply', () => {
@@ -76,7 +85,8 @@ describe('postingSink (in the worker)', () => {
 
     // Applied on a store, the messages give what direct calls give.
     const viaMessages = createWorkerStore();
-    for (const message of posted) if (message.type === 'sink') for (const call of message.calls) applySinkCall(viaMessages.getState(), call);
+    for (const message of posted)
+      if (message.type === 'sink') for (const call of message.calls) applySinkCall(viaMessages.getState(), call);
     const direct = createWorkerStore();
     direct.getState().setPhase('joining');
     direct.getState().assigned(assignment);
@@ -107,7 +117,9 @@ describe('postingSink (in the worker)', () => {
     const models = () =>
       posted.flatMap(({ message, transfer }) =>
         message.type === 'sink'
-          ? message.calls.filter((c): c is Extract<SinkCall, { action: 'setModel' }> => c.action === 'setModel').map((c) => ({ c, transfer }))
+          ? message.calls
+              .filter((c): c is Extract<SinkCall, { action: 'setModel' }> => c.action === 'setModel')
+              .map((c) => ({ c, transfer }))
           : [],
       );
     sink.setModel(model(1));

@@ -22,7 +22,10 @@ export interface BridgeClock {
   now(): number;
 }
 
-const globalClock: BridgeClock = { setTimeout: (callback, ms) => setTimeout(callback, ms), now: () => performance.now() };
+const globalClock: BridgeClock = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  now: () => performance.now(),
+};
 
 /** The sink's actions that postingSink queues as they come: all but setModel, which it throttles. */
 const QUEUED_ACTIONS = [
@@ -48,10 +51,15 @@ type QueuedActions = Pick<Required<WorkerSessionSink>, (typeof QUEUED_ACTIONS)[n
  */
 function queuedActions(push: (call: SinkCall) => void): QueuedActions {
   // The casts: TypeScript cannot pair each action with its own argument type across a mapped union.
-  return Object.fromEntries(QUEUED_ACTIONS.map((action) => [action, (arg: SinkCall['arg']) => push({ action, arg } as SinkCall)])) as QueuedActions;
+  return Object.fromEntries(
+    QUEUED_ACTIONS.map((action) => [action, (arg: SinkCall['arg']) => push({ action, arg } as SinkCall)]),
+  ) as QueuedActions;
 }
 
-/** A sink that posts the session's writes to the page: batched (one message per FLUSH_MS at most), the model throttled and transferred. */
+/**
+ * A sink that posts the session's writes to the page: batched (one message per FLUSH_MS at most), the model throttled
+ * and transferred.
+ */
 export function postingSink(
   post: (message: FromSessionWorker, transfer: Transferable[]) => void,
   clock: BridgeClock = globalClock,

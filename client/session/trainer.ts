@@ -67,7 +67,8 @@ function argmaxRows(logits: Float32Array, count: number, classes: number): Uint8
 }
 
 function predictor(backend: TrainingBackend, layout: ModelLayout): Trainer['predict'] {
-  return async (weights, images, count) => argmaxRows(await backend.predict(weights, images, count), count, layout.classCount);
+  return async (weights, images, count) =>
+    argmaxRows(await backend.predict(weights, images, count), count, layout.classCount);
 }
 
 /** The trainer around the worker round on `backend`; `deviceCompressor` keeps compression on the GPU. */
@@ -128,5 +129,7 @@ function gpuTrainer(options: TrainerOptions, ctx: GpuContext, layout: ModelLayou
 /** Builds the trainer of one run configuration on `options.device`. */
 export function createTrainer(options: TrainerOptions): Trainer {
   const layout = createModelLayout(options.config.model);
-  return options.device.kind === 'webgpu' ? gpuTrainer(options, options.device.ctx, layout) : cpuTrainer(options, layout);
+  return options.device.kind === 'webgpu'
+    ? gpuTrainer(options, options.device.ctx, layout)
+    : cpuTrainer(options, layout);
 }

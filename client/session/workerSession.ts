@@ -47,7 +47,9 @@ export interface WorkerSession extends WorkerControls {
   close(): void;
 }
 
-/** Where the session reports: the worker store's actions in a tab, a message port from a Web Worker, counters headless. */
+/**
+ * Where the session reports: the worker store's actions in a tab, a message port from a Web Worker, counters headless.
+ */
 export type WorkerSessionSink = WorkerActions;
 
 /** A sink that records nothing: headless hosts spread it and override what they count. */
@@ -117,7 +119,10 @@ function errorText(error: unknown): string {
 
 /** SwiftShader, or an adapter the browser marks as a fallback (a CPU implementation of WebGPU). */
 function isSoftware(ctx: GpuContext): boolean {
-  return isSoftwareAdapter(ctx.device) || (ctx.adapterInfo as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter === true;
+  return (
+    isSoftwareAdapter(ctx.device) ||
+    (ctx.adapterInfo as GPUAdapterInfo & { isFallbackAdapter?: boolean }).isFallbackAdapter === true
+  );
 }
 
 function adapterName(info: GPUAdapterInfo): string {
@@ -157,8 +162,11 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   // The WebGPU device while it works, whichever backend trains: a later setting may be calibrated again.
   let gpu: GpuContext | null = chosen.kind === 'webgpu' ? chosen.ctx : null;
   let backendView: WorkerBackend =
-    chosen.kind === 'webgpu' ? { kind: 'webgpu', detail: adapterName(chosen.ctx.adapterInfo) } : { kind: 'cpu', detail: chosen.reason };
-  const showWebgpu = (ctx: GpuContext) => sink.setBackend({ kind: 'webgpu', adapterName: adapterName(ctx.adapterInfo), software: isSoftware(ctx) });
+    chosen.kind === 'webgpu'
+      ? { kind: 'webgpu', detail: adapterName(chosen.ctx.adapterInfo) }
+      : { kind: 'cpu', detail: chosen.reason };
+  const showWebgpu = (ctx: GpuContext) =>
+    sink.setBackend({ kind: 'webgpu', adapterName: adapterName(ctx.adapterInfo), software: isSoftware(ctx) });
   if (chosen.kind === 'webgpu') showWebgpu(chosen.ctx);
   else sink.setBackend({ ...chosen, code: chosen.code ?? 'unknown', detail: chosen.reason });
 
@@ -182,7 +190,9 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     if (device.kind === 'cpu') return;
     device = { kind: 'cpu' };
     const reason =
-      code === 'lost' ? `The WebGPU device was lost (${detail}); training on the CPU.` : `WebGPU training failed (${detail}); training on the CPU.`;
+      code === 'lost'
+        ? `The WebGPU device was lost (${detail}); training on the CPU.`
+        : `WebGPU training failed (${detail}); training on the CPU.`;
     backendView = { kind: 'cpu', detail: reason };
     state().setBackend({ kind: 'cpu', code, detail, reason });
     if (current !== null) {
@@ -228,7 +238,9 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     sink.setCalibration({ state: 'done', ...times });
   };
 
-  /** Times both backends on this setting's rounds (the first time it is seen) and returns a fresh trainer on the faster. */
+  /**
+   * Times both backends on this setting's rounds (the first time it is seen) and returns a fresh trainer on the faster.
+   */
   const calibratedTrainer = async (inputs: Omit<TrainerOptions, 'device'>, ctx: GpuContext): Promise<Trainer> => {
     const key = calibrationKey(inputs.config);
     const known = calibrations.get(key);
@@ -266,11 +278,23 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     current = null;
     const inputs = trainerInputs(assignment);
     const reported = backendView;
-    const trainer = deps.calibrate === true && gpu !== null ? await calibratedTrainer(inputs, gpu) : createTrainer({ ...inputs, device });
+    const trainer =
+      deps.calibrate === true && gpu !== null
+        ? await calibratedTrainer(inputs, gpu)
+        : createTrainer({ ...inputs, device });
     const digits = sampleDigits(data.train, inputs.shard);
-    current = { key, assignment, trainer, digits, denseBytes: denseBytes(trainer.layout), replica: new ModelReplica(trainer.layout) };
-    if (showDigits) state().setDigits(digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: null })));
-    // The join said where this worker computes before it had timed it: a rejoin tells the teacher's table the times and the choice.
+    current = {
+      key,
+      assignment,
+      trainer,
+      digits,
+      denseBytes: denseBytes(trainer.layout),
+      replica: new ModelReplica(trainer.layout),
+    };
+    if (showDigits)
+      state().setDigits(digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: null })));
+    // The join said where this worker computes before it had timed it: a rejoin tells the teacher's table the times and
+    // the choice.
     if (backendView !== reported && participating) void channel.join();
   };
   // One assignment at a time (a calibration takes seconds); one overtaken by a newer is skipped.
@@ -289,7 +313,17 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
 
   let downlink: DownlinkView | null = null;
   const reportDownlink = (change: Partial<DownlinkView> & Pick<DownlinkView, 'mode'>) => {
-    downlink = { delivery: 'full', version: 0, hash: null, bytes: 0, verified: 0, resyncs: 0, closedRel: null, ...downlink, ...change };
+    downlink = {
+      delivery: 'full',
+      version: 0,
+      hash: null,
+      bytes: 0,
+      verified: 0,
+      resyncs: 0,
+      closedRel: null,
+      ...downlink,
+      ...change,
+    };
     sink.setDownlink?.(downlink);
   };
 
@@ -303,7 +337,14 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     const mode = config.downlink ?? 'full';
     const bytes = roundOpenBytes(round);
     if (outcome.kind === 'resync') {
-      reportDownlink({ mode, delivery: round.delivery, version: round.version, hash: null, bytes, resyncs: (downlink?.resyncs ?? 0) + 1 });
+      reportDownlink({
+        mode,
+        delivery: round.delivery,
+        version: round.version,
+        hash: null,
+        bytes,
+        resyncs: (downlink?.resyncs ?? 0) + 1,
+      });
       channel.requestModel(round.runId);
       return;
     }
@@ -364,12 +405,17 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       });
       state().setNotice(null);
     } else if (!ROUND_RACES.has(receipt.error.code)) {
-      state().setNotice({ key: 'worker.notice.refused', params: { round: round.version, detail: receipt.error.message } });
+      state().setNotice({
+        key: 'worker.notice.refused',
+        params: { round: round.version, detail: receipt.error.message },
+      });
     }
     if (!showDigits) return;
     const { digits } = active;
     const predictions = await active.trainer.predict(weights, digits.images, digits.count);
-    state().setDigits(digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: predictions[i]! })));
+    state().setDigits(
+      digits.pixels.map((pixels, i) => ({ pixels, label: digits.labels[i]!, prediction: predictions[i]! })),
+    );
   };
 
   const pump = async () => {
@@ -385,7 +431,10 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
         try {
           await play(round, here);
         } catch (error) {
-          state().setNotice({ key: 'worker.notice.roundFailed', params: { round: round.version, detail: errorText(error) } });
+          state().setNotice({
+            key: 'worker.notice.roundFailed',
+            params: { round: round.version, detail: errorText(error) },
+          });
         }
       }
     } finally {
@@ -396,7 +445,10 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
 
   const identity = await deps.identity();
   setPhase('joining');
-  const openChannel = deps.simulateLink === false ? deps.openChannel : linkedChannelFactory(deps.openChannel, () => current?.assignment.config.link ?? null);
+  const openChannel =
+    deps.simulateLink === false
+      ? deps.openChannel
+      : linkedChannelFactory(deps.openChannel, () => current?.assignment.config.link ?? null);
   const channel = openChannel({
     identity,
     name: deps.name,

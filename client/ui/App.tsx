@@ -3,11 +3,15 @@ import { lazy, Suspense } from 'react';
 import { useTranslation } from 'react-i18next';
 import '../i18n';
 
-// Each page loads only its own code: a student's phone never downloads the dashboard, nor the teacher's laptop the GPU kernels.
+// Each page loads only its own code: a student's phone never downloads the dashboard, nor the teacher's laptop the GPU
+// kernels.
 const DashboardPage = lazy(() => import('./dashboard/DashboardPage').then((m) => ({ default: m.DashboardPage })));
 const WorkerPage = lazy(() => import('./worker/WorkerPage').then((m) => ({ default: m.WorkerPage })));
 
-/** The application root; a language switch re-renders the page in the new language (the stores outside React keep their state). */
+/**
+ * The application root; a language switch re-renders the page in the new language (the stores outside React keep their
+ * state).
+ */
 export function App() {
   const { t, i18n } = useTranslation();
   const dashboard = location.pathname.replace(/\/+$/, '') === '/dashboard';

@@ -17,7 +17,12 @@
  * core/atomo/byteBudget.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
-import { drawPlannedLayer, planByBytes, type ByteBudgetScheme, type BytesLayer } from '../../core/atomo/compressByBytes';
+import {
+  drawPlannedLayer,
+  planByBytes,
+  type ByteBudgetScheme,
+  type BytesLayer,
+} from '../../core/atomo/compressByBytes';
 import { encodeForWire } from '../../core/codec';
 import { MinibatchSampler, createBatch } from '../../core/data';
 import { createCpuBackend } from '../../core/model/cpu/backend';
@@ -31,7 +36,9 @@ import { loadMnistForTests } from './testing';
 const ROUNDS = 56;
 const SNAPSHOT_EVERY = 7;
 
-/** Real gradients of `model` along a training run: every SNAPSHOT_EVERY-th round's layers (copies, with their factors). */
+/**
+ * Real gradients of `model` along a training run: every SNAPSHOT_EVERY-th round's layers (copies, with their factors).
+ */
 async function gradientSnapshots(model: ModelKind): Promise<BytesLayer[][]> {
   const { train } = await loadMnistForTests();
   const layout = createModelLayout(model);
@@ -63,7 +70,10 @@ async function gradientSnapshots(model: ModelKind): Promise<BytesLayer[][]> {
   return snapshots;
 }
 
-/** Mean bytes per round over the snapshots, with its standard error, and the worst planned total's distance from the budget. */
+/**
+ * Mean bytes per round over the snapshots, with its standard error, and the worst planned total's distance from the
+ * budget.
+ */
 function measure(scheme: ByteBudgetScheme, snapshots: readonly BytesLayer[][], budget: number) {
   let sum = 0;
   let varianceOfSum = 0;
@@ -76,7 +86,10 @@ function measure(scheme: ByteBudgetScheme, snapshots: readonly BytesLayer[][], b
       let bytes = 0;
       let squares = 0;
       for (let d = 0; d < draws; d++) {
-        const size = encodeForWire(drawPlannedLayer(planned, l, { seed: 11 + d, worker: 0, round: s, layer: l }).sample, l).length;
+        const size = encodeForWire(
+          drawPlannedLayer(planned, l, { seed: 11 + d, worker: 0, round: s, layer: l }).sample,
+          l,
+        ).length;
         bytes += size;
         squares += size * size;
       }
@@ -115,7 +128,10 @@ describe.each([
       // The split spends the budget to within one saturation step (4 bytes) per layer.
       expect(worstPlan, label).toBeLessThanOrEqual(4 * snapshots[0]!.length);
       expect(standardError, label).toBeLessThan((0.02 / 3) * budget);
-      expect(Math.abs(mean - budget), `${label}: mean ${mean.toFixed(1)} B ± ${standardError.toFixed(1)}`).toBeLessThanOrEqual(0.02 * budget);
+      expect(
+        Math.abs(mean - budget),
+        `${label}: mean ${mean.toFixed(1)} B ± ${standardError.toFixed(1)}`,
+      ).toBeLessThanOrEqual(0.02 * budget);
     }
   }, 180_000);
 });

@@ -89,5 +89,13 @@ export async function trainLocally<G>(options: LocalTrainingOptions<G>): Promise
     options.onRound?.(result, evaluation);
   }
   const rounds = Math.max(1, steps);
-  return { before, after, params, bytes, meanComputeMs: computeMs / rounds, meanCompressMs: compressMs / rounds, meanEncodeMs: encodeMs / rounds };
+  return {
+    before,
+    after,
+    params,
+    bytes,
+    meanComputeMs: computeMs / rounds,
+    meanCompressMs: compressMs / rounds,
+    meanEncodeMs: encodeMs / rounds,
+  };
 }

@@ -1,4 +1,6 @@
-/** Test helpers of local training: real MNIST from public/data/ (vitest's global set-up, scripts/testData.ts, makes it). */
+/**
+ * Test helpers of local training: real MNIST from public/data/ (vitest's global set-up, scripts/testData.ts, makes it).
+ */
 import { readFile } from 'node:fs/promises';
 import { loadMnist, type MnistData } from '../../core/data';
 

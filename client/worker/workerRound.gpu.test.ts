@@ -41,9 +41,15 @@ function near(a: number, b: number, relative: number, absolute = 0): void {
 describe('worker round (WebGPU backend, GPU compression)', () => {
   gpuTest('compresses on the device and agrees with the CPU round, for every scheme', async ({ gpu }) => {
     const backend = createGpuBackend(gpu.device, layout);
-    // The device routes of spectral and Fourier ATOMO are options; the spectral core side is fixed here (its per-adapter
+    // The device routes of spectral and Fourier ATOMO are options; the spectral core side is fixed here (its
+    // per-adapter
     // choice is measured and tested in client/gpu/compression/spectralCompressor.gpu.test.ts).
-    const deviceCompressor = createGpuCompressor(backend, { spectral: 'device', core: 'device', dct: 'device', byteBudget: 'device' });
+    const deviceCompressor = createGpuCompressor(backend, {
+      spectral: 'device',
+      core: 'device',
+      dct: 'device',
+      byteBudget: 'device',
+    });
     const byDefault = createGpuCompressor(backend);
     expect(byDefault.supports({ scheme: 'atomo-svd', budget: 2, levels: 1 })).toBe(false);
     expect(byDefault.supports({ scheme: 'atomo-entry', budget: 2, levels: 1 })).toBe(true);
@@ -64,8 +70,13 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
         expect(onGpu.compressedOn, scheme).toBe(scheme === 'none' ? 'cpu' : 'webgpu');
         near(onGpu.loss, onCpu.loss, 1e-5);
         // The CPU gradient of round v's minibatch.
-        const batch = train.batch(new MinibatchSampler(shard, common.batchSize, common.seed, common.worker).batch(version));
-        const cpuLayers = layerGradients(layout, await cpuBackend.lossAndGradient(weights, batch.pixels, batch.labels, common.batchSize));
+        const batch = train.batch(
+          new MinibatchSampler(shard, common.batchSize, common.seed, common.worker).batch(version),
+        );
+        const cpuLayers = layerGradients(
+          layout,
+          await cpuBackend.lossAndGradient(weights, batch.pixels, batch.labels, common.batchSize),
+        );
         expect(onGpu.layers).toHaveLength(layout.tensors.length);
         for (const { layer, shape, values } of cpuLayers) {
           const label = `${scheme} layer ${layer}`;
@@ -81,7 +92,8 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
         }
         expect(onGpu.bytes).toBe(onGpu.layers.reduce((sum, l) => sum + l.length, 0));
       }
-      // atomo-entry by bytes has no transform for the device to save: the CPU path, though the device compresses atomo-entry.
+      // atomo-entry by bytes has no transform for the device to save: the CPU path, though the device compresses
+      // atomo-entry.
       const byBytes = await createWorkerRound({
         ...common,
         compression: { scheme: 'atomo-entry', budget: 3, levels: 1, byteBudget: 6000 },
@@ -95,36 +107,54 @@ describe('worker round (WebGPU backend, GPU compression)', () => {
     }
   });
 
-  gpuTest('PowerSGD keeps its error feedback on the device across rounds and agrees with the CPU round', async ({ gpu }) => {
-    const backend = createGpuBackend(gpu.device, layout);
-    const deviceCompressor = createGpuCompressor(backend);
-    const weights = randomParameters(layout, 5);
-    const compression = { scheme: 'powersgd', budget: 2, levels: 1 } as const;
-    try {
-      const onGpu = createWorkerRound({ ...common, compression, backend, deviceCompressor });
-      const onCpu = createWorkerRound({ ...common, compression, backend: createCpuBackend(layout) });
-      for (let version = 0; version < 4; version++) {
-        const gpuRound = await onGpu(weights, version);
-        const cpuRound = await onCpu(weights, version);
-        expect(gpuRound.compressedOn).toBe('webgpu');
-        layout.tensors.forEach((tensor, layer) => {
-          const label = `round ${version} layer ${layer}`;
-          const decode = (bytes: Uint8Array) => reconstruct(decodeLayer(bytes, { expectedLayer: layer, expectedShape: tensor.shape }).sample);
-          const gpuEstimate = decode(gpuRound.layers[layer]!);
-          const cpuEstimate = decode(cpuRound.layers[layer]!);
-          // The two backends' gradients differ by f32 rounding (~1e-6 relative); the warm-started power step and
-          // the memory carry that forward, amplified by P's conditioning: 1e-3 of the estimate allows for it over
-          // 4 rounds, while a lost memory or warm start changes the estimate by O(1) of itself.
-          expect(realisedError(gpuEstimate, cpuEstimate), label).toBeLessThanOrEqual(1e-6 * realisedError(cpuEstimate, new Float32Array(tensor.size)));
-          near(gpuRound.layerStats[layer]!.realised, cpuRound.layerStats[layer]!.realised, 1e-2, 1e-6 * cpuRound.layerStats[layer]!.gradientNormSq);
-        });
+  gpuTest(
+    'PowerSGD keeps its error feedback on the device across rounds and agrees with the CPU round',
+    async ({ gpu }) => {
+      const backend = createGpuBackend(gpu.device, layout);
+      const deviceCompressor = createGpuCompressor(backend);
+      const weights = randomParameters(layout, 5);
+      const compression = { scheme: 'powersgd', budget: 2, levels: 1 } as const;
+      try {
+        const onGpu = createWorkerRound({ ...common, compression, backend, deviceCompressor });
+        const onCpu = createWorkerRound({ ...common, compression, backend: createCpuBackend(layout) });
+        for (let version = 0; version < 4; version++) {
+          const gpuRound = await onGpu(weights, version);
+          const cpuRound = await onCpu(weights, version);
+          expect(gpuRound.compressedOn).toBe('webgpu');
+          layout.tensors.forEach((tensor, layer) => {
+            const label = `round ${version} layer ${layer}`;
+            const decode = (bytes: Uint8Array) =>
+              reconstruct(decodeLayer(bytes, { expectedLayer: layer, expectedShape: tensor.shape }).sample);
+            const gpuEstimate = decode(gpuRound.layers[layer]!);
+            const cpuEstimate = decode(cpuRound.layers[layer]!);
+            // The two backends' gradients differ by f32 rounding (~1e-6 relative); the warm-started power step and
+            // the memory carry that forward, amplified by P's conditioning: 1e-3 of the estimate allows for it over
+            // 4 rounds, while a lost memory or warm start changes the estimate by O(1) of itself.
+            expect(realisedError(gpuEstimate, cpuEstimate), label).toBeLessThanOrEqual(
+              1e-6 * realisedError(cpuEstimate, new Float32Array(tensor.size)),
+            );
+            near(
+              gpuRound.layerStats[layer]!.realised,
+              cpuRound.layerStats[layer]!.realised,
+              1e-2,
+              1e-6 * cpuRound.layerStats[layer]!.gradientNormSq,
+            );
+          });
+        }
+        // Error feedback on an unbiased scheme keeps its memory on the CPU.
+        const entryWithFeedback = { scheme: 'atomo-entry', budget: 3, levels: 1, errorFeedback: true } as const;
+        expect(
+          (
+            await createWorkerRound({ ...common, compression: entryWithFeedback, backend, deviceCompressor })(
+              weights,
+              0,
+            )
+          ).compressedOn,
+        ).toBe('cpu');
+      } finally {
+        deviceCompressor.destroy();
+        backend.destroy();
       }
-      // Error feedback on an unbiased scheme keeps its memory on the CPU.
-      const entryWithFeedback = { scheme: 'atomo-entry', budget: 3, levels: 1, errorFeedback: true } as const;
-      expect((await createWorkerRound({ ...common, compression: entryWithFeedback, backend, deviceCompressor })(weights, 0)).compressedOn).toBe('cpu');
-    } finally {
-      deviceCompressor.destroy();
-      backend.destroy();
-    }
-  });
+    },
+  );
 });

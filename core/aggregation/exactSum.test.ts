@@ -76,7 +76,9 @@ describe('the exact sum: the same bits whatever the order and grouping', () => {
     const rng = seededRng(5);
     const length = 200;
     const segments = [0, 120];
-    const estimates = Array.from({ length: 25 }, () => Float32Array.from({ length }, () => (rng() - 0.5) * (rng() < 0.1 ? 1e4 : 1)));
+    const estimates = Array.from({ length: 25 }, () =>
+      Float32Array.from({ length }, () => (rng() - 0.5) * (rng() < 0.1 ? 1e4 : 1)),
+    );
     const value = sumAll({ kind: 'mean' }, estimates, segments);
     segments.forEach((start, s) => {
       const end = s + 1 < segments.length ? segments[s + 1]! : length;

@@ -28,7 +28,10 @@ export interface EstimateStats {
   readonly segmentMax: readonly number[];
 }
 
-/** How a round's sum is taken: each contributor's weight (in the order of the stats given) and each segment's scale exponent S. */
+/**
+ * How a round's sum is taken: each contributor's weight (in the order of the stats given) and each segment's scale
+ * exponent S.
+ */
 export interface SumPlan {
   readonly weights: readonly number[];
   readonly scales: readonly number[];
@@ -61,7 +64,8 @@ function segmentEnd(segments: readonly number[], s: number, length: number): num
 
 /** The statistics of one flat estimate; `segments` are the start offsets of its tensors (the first is 0). */
 export function estimateStats(estimate: Float32Array, segments: readonly number[]): EstimateStats {
-  // One pass: the sum of squares in entry order, as norm2 takes it. Plain loops and locals: this runs once per gradient.
+  // One pass: the sum of squares in entry order, as norm2 takes it. Plain loops and locals: this runs once per
+  // gradient.
   let squares = 0;
   const segmentMax: number[] = [];
   for (let s = 0; s < segments.length; s++) {
@@ -120,28 +124,44 @@ export function planSum(rule: SumRule, stats: readonly EstimateStats[]): SumPlan
   return { weights, scales, count: n, clipped: weights.filter((w) => w < 1).length };
 }
 
-/** Adds round(fround(weight·x)·2^S) (ties to even) for every entry of `estimate` into `into` (a sum of integers, one per entry). */
-export function accumulate(into: Float64Array, estimate: Float32Array, weight: number, plan: Pick<SumPlan, 'scales'>, segments: readonly number[]): void {
-  if (estimate.length !== into.length) throw new RangeError(`an estimate has ${estimate.length} entries, expected ${into.length}`);
+/**
+ * Adds round(fround(weight·x)·2^S) (ties to even) for every entry of `estimate` into `into` (a sum of integers, one per
+ * entry).
+ */
+export function accumulate(
+  into: Float64Array,
+  estimate: Float32Array,
+  weight: number,
+  plan: Pick<SumPlan, 'scales'>,
+  segments: readonly number[],
+): void {
+  if (estimate.length !== into.length)
+    throw new RangeError(`an estimate has ${estimate.length} entries, expected ${into.length}`);
   for (let s = 0; s < segments.length; s++) {
     const end = segmentEnd(segments, s, into.length);
     const factor = 2 ** plan.scales[s]!;
     if (weight === 1) {
       for (let i = segments[s]!; i < end; i++) into[i]! += estimate[i]! * factor + ROUNDER - ROUNDER;
     } else {
-      for (let i = segments[s]!; i < end; i++) into[i]! += Math.fround(weight * estimate[i]!) * factor + ROUNDER - ROUNDER;
+      for (let i = segments[s]!; i < end; i++)
+        into[i]! += Math.fround(weight * estimate[i]!) * factor + ROUNDER - ROUNDER;
     }
   }
 }
 
 /** Adds a partial sum into another: exact, since both hold integers whose total stays below 2^53. */
 export function addPartial(into: Float64Array, partial: Float64Array): void {
-  if (partial.length !== into.length) throw new RangeError(`a partial sum has ${partial.length} entries, expected ${into.length}`);
+  if (partial.length !== into.length)
+    throw new RangeError(`a partial sum has ${partial.length} entries, expected ${into.length}`);
   for (let i = 0; i < into.length; i++) into[i]! += partial[i]!;
 }
 
 /** The mean from the exact sum: fround(Σq · 2^−S / n) per entry. */
-export function finishMean(sum: Float64Array, plan: Pick<SumPlan, 'scales' | 'count'>, segments: readonly number[]): Float32Array {
+export function finishMean(
+  sum: Float64Array,
+  plan: Pick<SumPlan, 'scales' | 'count'>,
+  segments: readonly number[],
+): Float32Array {
   const out = new Float32Array(sum.length);
   const count = plan.count;
   for (let s = 0; s < segments.length; s++) {

@@ -24,7 +24,9 @@ describe('aggregation rules, checked by hand', () => {
 
   it('norm bound leaves estimates within k·M untouched: it is then the mean', () => {
     const estimates = [f(1, 1), f(2, 0), f(0, -1.5)];
-    expect([...aggregate({ kind: 'norm-bound', k: 3 }, estimates, 2).value]).toEqual([...aggregate({ kind: 'mean' }, estimates, 2).value]);
+    expect([...aggregate({ kind: 'norm-bound', k: 3 }, estimates, 2).value]).toEqual([
+      ...aggregate({ kind: 'mean' }, estimates, 2).value,
+    ]);
     expect(aggregate({ kind: 'norm-bound', k: 3 }, estimates, 2).clipped).toBe(0);
   });
 
@@ -35,9 +37,13 @@ describe('aggregation rules, checked by hand', () => {
 
   it('trimmed mean: per coordinate, drop ⌊trim·n⌋ at each end, average the rest', () => {
     // n = 5, trim 0.2 → drop 1 at each end: sorted 1, 2, 3, 4, 1000 → (2 + 3 + 4) / 3 = 3.
-    expect([...aggregate({ kind: 'trimmed-mean', trim: 0.2 }, [f(4), f(1000), f(2), f(1), f(3)], 1).value]).toEqual([3]);
+    expect([...aggregate({ kind: 'trimmed-mean', trim: 0.2 }, [f(4), f(1000), f(2), f(1), f(3)], 1).value]).toEqual([
+      3,
+    ]);
     // trim 0 is the mean.
-    expect([...aggregate({ kind: 'trimmed-mean', trim: 0 }, [f(4), f(1000), f(2), f(1), f(3)], 1).value]).toEqual([202]);
+    expect([...aggregate({ kind: 'trimmed-mean', trim: 0 }, [f(4), f(1000), f(2), f(1), f(3)], 1).value]).toEqual([
+      202,
+    ]);
   });
 
   it('refuses mismatched lengths and an empty round', () => {

@@ -40,9 +40,15 @@ export interface Aggregate {
  * `segments` are the start offsets of the parameter tensors (each gets its
  * own fixed-point scale), one segment by default.
  */
-export function aggregate(rule: AggregationRule, estimates: readonly Float32Array[], length: number, segments: readonly number[] = [0]): Aggregate {
+export function aggregate(
+  rule: AggregationRule,
+  estimates: readonly Float32Array[],
+  length: number,
+  segments: readonly number[] = [0],
+): Aggregate {
   if (estimates.length === 0) throw new RangeError('nothing to aggregate');
-  for (const e of estimates) if (e.length !== length) throw new RangeError(`an estimate has ${e.length} entries, expected ${length}`);
+  for (const e of estimates)
+    if (e.length !== length) throw new RangeError(`an estimate has ${e.length} entries, expected ${length}`);
   switch (rule.kind) {
     case 'mean':
     case 'norm-bound': {
@@ -58,13 +64,20 @@ export function aggregate(rule: AggregationRule, estimates: readonly Float32Arra
       return { value: perCoordinate(estimates, length, median), clipped: 0 };
     case 'trimmed-mean': {
       const drop = Math.floor(rule.trim * estimates.length);
-      return { value: perCoordinate(estimates, length, (sorted) => meanOf(sorted, drop, sorted.length - drop)), clipped: 0 };
+      return {
+        value: perCoordinate(estimates, length, (sorted) => meanOf(sorted, drop, sorted.length - drop)),
+        clipped: 0,
+      };
     }
   }
 }
 
 /** Applies `reduce` to the sorted values of each coordinate. */
-function perCoordinate(estimates: readonly Float32Array[], length: number, reduce: (sorted: Float64Array) => number): Float32Array {
+function perCoordinate(
+  estimates: readonly Float32Array[],
+  length: number,
+  reduce: (sorted: Float64Array) => number,
+): Float32Array {
   const n = estimates.length;
   const column = new Float64Array(n);
   const out = new Float32Array(length);

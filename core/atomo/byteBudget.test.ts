@@ -90,7 +90,9 @@ describe('a variance curve', () => {
         }
         const mean = sum / draws;
         const standardError = Math.sqrt((sumSquares / draws - mean * mean) / draws);
-        expect(Math.abs(mean - point.bytes), `${family} ${target}`).toBeLessThanOrEqual(5 * standardError + 3 / 8 + 1e-9);
+        expect(Math.abs(mean - point.bytes), `${family} ${target}`).toBeLessThanOrEqual(
+          5 * standardError + 3 / 8 + 1e-9,
+        );
       }
     }
   });
@@ -125,7 +127,8 @@ describe('a variance curve', () => {
 });
 
 /** The summed variance of a split. */
-const totalVariance = (plans: ReturnType<typeof splitByteBudget>) => plans.reduce((sum, p) => sum + p.point.variance, 0);
+const totalVariance = (plans: ReturnType<typeof splitByteBudget>) =>
+  plans.reduce((sum, p) => sum + p.point.variance, 0);
 
 describe('splitting a byte budget across layers', () => {
   const layers = (): LayerCurves[] => {
@@ -134,7 +137,10 @@ describe('splitting a byte budget across layers', () => {
     // A bias whose gradient is large for its size, as biases' are: cheap to send exactly.
     const bias = Float32Array.from(randomMatrix(1, 12, 3), (x) => 10 * x);
     return [
-      { shape: [60, 40], curves: [new VarianceCurve('spectral', [60, 40], spectralDecomposition(wide, [60, 40]).coefficients)] },
+      {
+        shape: [60, 40],
+        curves: [new VarianceCurve('spectral', [60, 40], spectralDecomposition(wide, [60, 40]).coefficients)],
+      },
       { shape: [30, 10], curves: [new VarianceCurve('entry', [30, 10], tall)] },
       { shape: [1, 12], curves: [new VarianceCurve('entry', [1, 12], bias)] },
     ];
@@ -148,7 +154,8 @@ describe('splitting a byte budget across layers', () => {
       expect(Math.abs(plans.reduce((sum, p) => sum + p.point.bytes, 0) - budget)).toBeLessThanOrEqual(4);
       expect(plans.some((p) => p.point.variance > 0)).toBe(true);
       const best = totalVariance(plans);
-      // Shift 2% of the smaller share between every pair of layers sent on a curve: the variance cannot fall (KKT of the split).
+      // Shift 2% of the smaller share between every pair of layers sent on a curve: the variance cannot fall (KKT of
+      // the split).
       for (let i = 0; i < plans.length; i++) {
         for (let j = 0; j < plans.length; j++) {
           const from = plans[i]!;
@@ -175,12 +182,14 @@ describe('splitting a byte budget across layers', () => {
 
   it('sends a small layer dense once its bytes buy float32, spends what is left on the others, and stops at what sends everything exactly', () => {
     const exact = splitByteBudget(layers(), 10_000);
-    // Spectral at rank 4 (16 + 4·404 bytes), the 30×10 layer dense (its 300 saturated entries would cost more), the bias dense.
+    // Spectral at rank 4 (16 + 4·404 bytes), the 30×10 layer dense (its 300 saturated entries would cost more), the
+    // bias dense.
     expect(exact.map((p) => p.option)).toEqual(['spectral', 'dense', 'dense']);
     expect(exact.reduce((sum, p) => sum + p.point.bytes, 0)).toBeCloseTo(1632 + 1212 + 60, 6);
     expect(exact.every((p) => p.point.variance === 0)).toBe(true);
     const plans = splitByteBudget(layers(), 2000);
-    // 12 + 48 bytes send the bias exactly while the 30×10 layer is still sampled; its entry-wise message would cost more for the same (zero) variance.
+    // 12 + 48 bytes send the bias exactly while the 30×10 layer is still sampled; its entry-wise message would cost
+    // more for the same (zero) variance.
     expect(plans.map((p) => p.option)).toEqual(['spectral', 'entry', 'dense']);
     expect(plans[2]!.point.bytes).toBe(60);
     expect(plans[1]!.point.variance).toBeGreaterThan(0);
@@ -192,14 +201,26 @@ describe('splitting a byte budget across layers', () => {
     for (const { grad, shape } of [sparseGradient(), lowRankGradient(), smoothGradient()]) {
       const curves = (['entry', 'spectral', 'dct'] as const).map(
         (d) =>
-          new VarianceCurve(d, shape, d === 'entry' ? grad : d === 'dct' ? dct2(grad, shape[0], shape[1]) : spectralDecomposition(grad, shape).coefficients),
+          new VarianceCurve(
+            d,
+            shape,
+            d === 'entry'
+              ? grad
+              : d === 'dct'
+                ? dct2(grad, shape[0], shape[1])
+                : spectralDecomposition(grad, shape).coefficients,
+          ),
       );
       for (const budget of [50, 600, 3000]) {
         const [plan] = splitByteBudget([{ shape, curves }], budget);
-        for (const curve of curves) expect(plan!.point.variance).toBeLessThanOrEqual(curve.point(curve.tauForBytes(plan!.point.bytes)).variance);
+        for (const curve of curves)
+          expect(plan!.point.variance).toBeLessThanOrEqual(curve.point(curve.tauForBytes(plan!.point.bytes)).variance);
       }
     }
-    const [tiny] = splitByteBudget([{ shape: [64, 32], curves: [new VarianceCurve('entry', [64, 32], randomGradient().grad)] }], 20);
+    const [tiny] = splitByteBudget(
+      [{ shape: [64, 32], curves: [new VarianceCurve('entry', [64, 32], randomGradient().grad)] }],
+      20,
+    );
     expect(tiny!.point.budget).toBeGreaterThan(0);
     expect(() => splitByteBudget([], 0)).toThrow(RangeError);
   });

@@ -56,7 +56,10 @@ export class VarianceCurve {
   readonly #sorted: Float64Array;
   readonly #tail: Float64Array;
   readonly #tailSq: Float64Array;
-  /** Spectral: bytes per atom; entry-wise and DCT: bytes of an atom's gap varint (refine() measures it), without its 2-bit code. */
+  /**
+   * Spectral: bytes per atom; entry-wise and DCT: bytes of an atom's gap varint (refine() measures it), without its
+   * 2-bit code.
+   */
   #perAtom: number;
   /** P(K = k) for a spectral layer's count of atoms kept, k = 0..atoms (work space of #spectralBytes). */
   readonly #countDistribution: Float64Array;
@@ -86,7 +89,8 @@ export class VarianceCurve {
       this.#tail[i] = this.#tail[i + 1]! + a;
       this.#tailSq[i] = this.#tailSq[i + 1]! + a * a;
     }
-    // Spectral: bytes per atom (u, v and σ/p). Entry-wise and DCT: the bytes of an atom's gap varint, measured by refine().
+    // Spectral: bytes per atom (u, v and σ/p). Entry-wise and DCT: the bytes of an atom's gap varint, measured by
+    // refine().
     this.#perAtom = decomposition === 'spectral' ? spectralBodyBytes(1, shape) - spectralBodyBytes(0, shape) : 1;
   }
 
@@ -108,7 +112,8 @@ export class VarianceCurve {
   /** What water level τ costs and buys (τ = 0: exact). */
   point(tau: number): CurvePoint {
     const n = this.#sorted.length;
-    if (n === 0) return { tau, budget: Number.POSITIVE_INFINITY, saturated: 0, variance: 0, bytes: this.#bytes(0, 0, tau) };
+    if (n === 0)
+      return { tau, budget: Number.POSITIVE_INFINITY, saturated: 0, variance: 0, bytes: this.#bytes(0, 0, tau) };
     // k = #{|λ| ≥ τ}: the saturated atoms (p = 1), by binary search on the descending magnitudes.
     let lo = 0;
     let hi = n;
@@ -118,11 +123,18 @@ export class VarianceCurve {
       else hi = mid;
     }
     const k = lo;
-    if (k === n) return { tau, budget: Number.POSITIVE_INFINITY, saturated: n, variance: 0, bytes: this.#bytes(n, n, tau) };
+    if (k === n)
+      return { tau, budget: Number.POSITIVE_INFINITY, saturated: n, variance: 0, bytes: this.#bytes(n, n, tau) };
     const rest = this.#tail[k]!;
     const restSq = this.#tailSq[k]!;
     const budget = k + rest / tau;
-    return { tau, budget, saturated: k, variance: Math.max(0, tau * rest - restSq), bytes: this.#bytes(budget, k, tau) };
+    return {
+      tau,
+      budget,
+      saturated: k,
+      variance: Math.max(0, tau * rest - restSq),
+      bytes: this.#bytes(budget, k, tau),
+    };
   }
 
   /**
@@ -141,7 +153,8 @@ export class VarianceCurve {
     let atStar = this.point(star);
     let bestTau = star;
     let best = atStar.variance + mu * atStar.bytes;
-    // Below one atom on average, τ's 4 bytes and the code byte's rounding grow with the budget too: a ≈ marginalBytes + 4 + 3/8.
+    // Below one atom on average, τ's 4 bytes and the code byte's rounding grow with the budget too: a ≈ marginalBytes +
+    // 4 + 3/8.
     const sparse = Math.sqrt(mu * (this.marginalBytes + 4 + 3 / 8));
     const atSparse = this.point(sparse);
     if (atSparse.budget < 1 && atSparse.variance + mu * atSparse.bytes < best) {
@@ -159,7 +172,8 @@ export class VarianceCurve {
       const restSq = this.#tailSq[k]!;
       const budget = k + rest / tau;
       const variance = Math.max(0, tau * rest - restSq);
-      // A lower bound of the cost there (atoms k.. unsaturated): V + μ(header + count + a·s), which only grows above τ*.
+      // A lower bound of the cost there (atoms k.. unsaturated): V + μ(header + count + a·s), which only grows above
+      // τ*.
       if (variance + mu * (HEADER_BYTES + 4 + this.marginalBytes * budget) >= best) break;
       const cost = variance + mu * this.#bytes(budget, k, tau);
       if (cost < best) {
@@ -250,7 +264,11 @@ export interface LayerCurves {
 }
 
 function densePlan(shape: Shape): LayerPlan {
-  return { option: 'dense', curve: null, point: { tau: 0, budget: Number.POSITIVE_INFINITY, saturated: 0, variance: 0, bytes: denseLayerBytes(shape) } };
+  return {
+    option: 'dense',
+    curve: null,
+    point: { tau: 0, budget: Number.POSITIVE_INFINITY, saturated: 0, variance: 0, bytes: denseLayerBytes(shape) },
+  };
 }
 
 function curvePlan(curve: VarianceCurve, tau: number): LayerPlan {
@@ -316,7 +334,10 @@ export function splitByteBudget(layers: readonly LayerCurves[], byteBudget: numb
     // The choice of option per layer at the rate that fits (it may jump between options) ...
     const chosen = fitRate((mu) => layers.map((layer) => bestAt(layer, mu)), byteBudget).plans;
     // ... then, those options kept, the rate that fits them.
-    const fitted = fitRate((mu) => chosen.map((plan) => (plan.curve === null ? plan : curvePlan(plan.curve, plan.curve.tauAtRate(mu)))), byteBudget);
+    const fitted = fitRate(
+      (mu) => chosen.map((plan) => (plan.curve === null ? plan : curvePlan(plan.curve, plan.curve.tauAtRate(mu)))),
+      byteBudget,
+    );
     plans = fitted.plans;
     if (round === REFINEMENTS) break;
     for (const layer of layers) for (const curve of layer.curves) curve.refine(curve.tauAtRate(fitted.mu));

@@ -9,7 +9,10 @@ import { lowRankGradient, randomGradient, smoothGradient, sparseGradient } from 
 
 const streamOf = (layer: number): StreamId => ({ seed: 5, worker: 1, round: 3, layer });
 
-/** A layer with its spectral and DCT decompositions handed over as a device would: σ, atom-major float32 U and V, DCT coefficients. */
+/**
+ * A layer with its spectral and DCT decompositions handed over as a device would: σ, atom-major float32 U and V, DCT
+ * coefficients.
+ */
 function withGivenDecompositions(layer: BytesLayer, dctScale = 1): BytesLayer {
   const [rows, cols] = layer.shape;
   const { svd } = spectralDecomposition(layer.grad, layer.shape);
@@ -22,7 +25,10 @@ function withGivenDecompositions(layer: BytesLayer, dctScale = 1): BytesLayer {
   const coefficients = dct2(layer.grad, rows, cols).map((c) => c * dctScale);
   return {
     ...layer,
-    decompositions: { spectral: spectralAtoms(layer.shape, svd.singularValues.slice(0, svd.rank), u, v), dct: dctAtoms(coefficients, layer.shape) },
+    decompositions: {
+      spectral: spectralAtoms(layer.shape, svd.singularValues.slice(0, svd.rank), u, v),
+      dct: dctAtoms(coefficients, layer.shape),
+    },
   };
 }
 
@@ -62,6 +68,8 @@ describe('compressByBytes with decompositions computed elsewhere (the GPU route)
   });
 
   it('refuses spectral vectors shorter than the atoms given', () => {
-    expect(() => spectralAtoms([3, 2], Float64Array.of(2, 1), new Float32Array(6), new Float32Array(3))).toThrow(RangeError);
+    expect(() => spectralAtoms([3, 2], Float64Array.of(2, 1), new Float32Array(6), new Float32Array(3))).toThrow(
+      RangeError,
+    );
   });
 });

@@ -16,7 +16,14 @@ import { spectralDecomposition } from './decompositions/spectral';
 import { checkGradient } from './gradient';
 import { sampleAtomsAtLevel } from './schemes/atomo';
 import { coefficientError } from './schemes/atomo-dct';
-import { DECOMPOSITIONS, type AtomSample, type AtomoSchemeName, type Decomposition, type LayerSample, type Shape } from './types';
+import {
+  DECOMPOSITIONS,
+  type AtomSample,
+  type AtomoSchemeName,
+  type Decomposition,
+  type LayerSample,
+  type Shape,
+} from './types';
 
 /** One layer's gradient, and its factors when the backend kept them (spectral atoms come from those). */
 export interface BytesLayer {
@@ -31,7 +38,10 @@ export interface BytesLayer {
   readonly decompositions?: Partial<Record<Decomposition, AtomicDecomposition<AtomSample>>> | undefined;
 }
 
-/** One layer compressed under the split: its sample, closed-form variance, the plan it was drawn by, and what else the compression found. */
+/**
+ * One layer compressed under the split: its sample, closed-form variance, the plan it was drawn by, and what else the
+ * compression found.
+ */
 export interface ByteCompressedLayer {
   readonly sample: LayerSample;
   readonly variance: number;
@@ -49,11 +59,18 @@ export type ByteBudgetScheme = AtomoSchemeName | 'atomo-auto';
 export interface BytePlan {
   readonly scheme: ByteBudgetScheme;
   readonly layers: readonly BytesLayer[];
-  readonly candidates: readonly (readonly { readonly decomposition: AtomicDecomposition<AtomSample>; readonly curve: VarianceCurve }[])[];
+  readonly candidates: readonly (readonly {
+    readonly decomposition: AtomicDecomposition<AtomSample>;
+    readonly curve: VarianceCurve;
+  }[])[];
   readonly plans: readonly LayerPlan[];
 }
 
-const FAMILY: Readonly<Record<AtomoSchemeName, Decomposition>> = { 'atomo-entry': 'entry', 'atomo-svd': 'spectral', 'atomo-dct': 'dct' };
+const FAMILY: Readonly<Record<AtomoSchemeName, Decomposition>> = {
+  'atomo-entry': 'entry',
+  'atomo-svd': 'spectral',
+  'atomo-dct': 'dct',
+};
 
 function decompose(family: Decomposition, layer: BytesLayer): AtomicDecomposition<AtomSample> {
   const given = layer.decompositions?.[family];
@@ -68,7 +85,10 @@ function decompose(family: Decomposition, layer: BytesLayer): AtomicDecompositio
   }
 }
 
-/** Decomposes every layer and splits `byteBudget` (expected bytes, headers included) across them with the least summed variance. */
+/**
+ * Decomposes every layer and splits `byteBudget` (expected bytes, headers included) across them with the least summed
+ * variance.
+ */
 export function planByBytes(scheme: ByteBudgetScheme, layers: readonly BytesLayer[], byteBudget: number): BytePlan {
   const families = scheme === 'atomo-auto' ? DECOMPOSITIONS : [FAMILY[scheme]];
   const candidates = layers.map((layer) => {
@@ -92,10 +112,18 @@ export function drawPlannedLayer(planned: BytePlan, l: number, stream: StreamId)
   const spectral = planned.candidates[l]!.find((o) => o.curve.decomposition === 'spectral');
   const nuclear = spectral === undefined ? {} : { nuclearNorm: spectral.curve.l1 };
   const chosen = planned.candidates[l]!.find((o) => o.curve === plan.curve);
-  if (chosen === undefined) return { sample: { scheme: 'none', shape: layer.shape, values: layer.grad.slice() }, variance: 0, plan, ...nuclear };
+  if (chosen === undefined)
+    return {
+      sample: { scheme: 'none', shape: layer.shape, values: layer.grad.slice() },
+      variance: 0,
+      plan,
+      ...nuclear,
+    };
   const { sample, variance } = sampleAtomsAtLevel(chosen.decomposition, plan.point.tau, stream);
-  const realised = sample.scheme === 'atomo-dct' ? { realised: coefficientError(chosen.decomposition.coefficients, sample) } : {};
-  const wrapped: LayerSample = planned.scheme === 'atomo-auto' ? { scheme: 'atomo-auto', shape: layer.shape, atoms: sample } : sample;
+  const realised =
+    sample.scheme === 'atomo-dct' ? { realised: coefficientError(chosen.decomposition.coefficients, sample) } : {};
+  const wrapped: LayerSample =
+    planned.scheme === 'atomo-auto' ? { scheme: 'atomo-auto', shape: layer.shape, atoms: sample } : sample;
   return { sample: wrapped, variance, plan, ...nuclear, ...realised };
 }
 

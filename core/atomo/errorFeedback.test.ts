@@ -31,7 +31,13 @@ describe('error feedback', () => {
     const sumEstimate = new Float64Array(200);
     for (let round = 0; round < 50; round++) {
       const grad = Float32Array.from(randomMatrix(20, 10, 500 + round));
-      const { sample, variance } = compressLayer('atomo-entry', grad, shape, { budget: 20, errorFeedback: true, memory }, streamOf(round));
+      const { sample, variance } = compressLayer(
+        'atomo-entry',
+        grad,
+        shape,
+        { budget: 20, errorFeedback: true, memory },
+        streamOf(round),
+      );
       const estimate = reconstruct(sample);
       expect(variance).toBe(realisedError(estimate, grad));
       for (let i = 0; i < 200; i++) {

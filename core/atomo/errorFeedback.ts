@@ -49,7 +49,12 @@ export function correctedGradient(grad: Float32Array, memory: LayerMemory): Floa
 }
 
 /** Keeps e ← M − ĝ for the next round and returns ‖ĝ − g‖², the realised error against this round's own gradient. */
-export function rememberError(memory: LayerMemory, corrected: Float64Array, sample: LayerSample, grad: Float32Array): number {
+export function rememberError(
+  memory: LayerMemory,
+  corrected: Float64Array,
+  sample: LayerSample,
+  grad: Float32Array,
+): number {
   const estimate = reconstruct(sample);
   const next = new Float64Array(corrected.length);
   for (let i = 0; i < next.length; i++) next[i] = corrected[i]! - estimate[i]!;

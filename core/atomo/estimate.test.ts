@@ -29,8 +29,12 @@ describe('estimate', () => {
 
   it('uses budget 2 and 1-bit QSGD by default', () => {
     for (const seed of [1, 2]) {
-      expect(estimate('atomo-svd', grad, shape, { seed })).toEqual(estimate('atomo-svd', grad, shape, { seed, budget: DEFAULT_BUDGET }));
-      expect(estimate('atomo-entry', grad, shape, { seed })).toEqual(estimate('atomo-entry', grad, shape, { seed, budget: 2 }));
+      expect(estimate('atomo-svd', grad, shape, { seed })).toEqual(
+        estimate('atomo-svd', grad, shape, { seed, budget: DEFAULT_BUDGET }),
+      );
+      expect(estimate('atomo-entry', grad, shape, { seed })).toEqual(
+        estimate('atomo-entry', grad, shape, { seed, budget: 2 }),
+      );
       expect(estimate('qsgd', grad, shape, { seed })).toEqual(estimate('qsgd', grad, shape, { seed, levels: 1 }));
     }
   });

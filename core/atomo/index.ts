@@ -21,7 +21,15 @@ export { compressLayer } from './errorFeedback';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
 export { realisedStats, reconstruct, type RealisedStats } from './reconstruct';
 export { checkBudget, samplingProbabilities } from './waterfilling';
-export { atomicRealisedError, atomicVariance, modelVariance, realisedError, squaredNorm, type ModelVariance, type VarianceStats } from './variance';
+export {
+  atomicRealisedError,
+  atomicVariance,
+  modelVariance,
+  realisedError,
+  squaredNorm,
+  type ModelVariance,
+  type VarianceStats,
+} from './variance';
 export { checkGradient } from './gradient';
 export type { AtomicDecomposition, Decompose } from './decompositions/decomposition';
 export { dctDecomposition } from './decompositions/dct';

@@ -34,7 +34,10 @@ export function spectralIndicator(nuclear: number, grad: ArrayLike<number>, shap
   return indicatorFromNorms(nuclear, l1Norm(grad), shape);
 }
 
-/** spectralIndicator from ‖G‖_* and ‖g‖₁ both already known (core/atomo/reconstruct.ts's layerStatistics sums ‖g‖₁ as l1Norm does). */
+/**
+ * spectralIndicator from ‖G‖_* and ‖g‖₁ both already known (core/atomo/reconstruct.ts's layerStatistics sums ‖g‖₁ as
+ * l1Norm does).
+ */
 export function indicatorFromNorms(nuclear: number, l1: number, [rows, cols]: Shape): number | null {
   return l1 > 0 ? (nuclear * Math.sqrt(rows + cols)) / l1 : null;
 }

@@ -91,7 +91,10 @@ describe('realisedStats', () => {
   it('is exactly realisedError(reconstruct(sample)) and squaredNorm(g) for sums of outer products, streamed row by row', () => {
     for (let count = 0; count <= 5; count++) {
       const sample = spectral(count);
-      expect(realisedStats(sample, grad)).toEqual({ realised: realisedError(reconstruct(sample), grad), gradientNormSq: squaredNorm(grad) });
+      expect(realisedStats(sample, grad)).toEqual({
+        realised: realisedError(reconstruct(sample), grad),
+        gradientNormSq: squaredNorm(grad),
+      });
     }
     const powersgd: LayerSample = {
       scheme: 'powersgd',
@@ -100,11 +103,19 @@ describe('realisedStats', () => {
       p: Float32Array.from(randomMatrix(2, rows, 30)),
       q: Float32Array.from(randomMatrix(2, cols, 31)),
     };
-    expect(realisedStats(powersgd, grad)).toEqual({ realised: realisedError(reconstruct(powersgd), grad), gradientNormSq: squaredNorm(grad) });
+    expect(realisedStats(powersgd, grad)).toEqual({
+      realised: realisedError(reconstruct(powersgd), grad),
+      gradientNormSq: squaredNorm(grad),
+    });
   });
 
   it('layerStatistics adds ‖g‖₁ exactly as l1Norm sums it, for every kind of sample', () => {
-    const entry: LayerSample = { scheme: 'atomo-entry', shape: [rows, cols], indices: Uint32Array.of(0, 5, 400), values: Float32Array.of(1, -2, 3) };
+    const entry: LayerSample = {
+      scheme: 'atomo-entry',
+      shape: [rows, cols],
+      indices: Uint32Array.of(0, 5, 400),
+      values: Float32Array.of(1, -2, 3),
+    };
     const auto: LayerSample = { scheme: 'atomo-auto', shape: [rows, cols], atoms: spectral(3) as SpectralSample };
     for (const sample of [...[0, 1, 2, 4, 5].map(spectral), entry, auto]) {
       expect(layerStatistics(sample, grad)).toEqual({ ...realisedStats(sample, grad), gradientL1: l1Norm(grad) });
@@ -112,8 +123,16 @@ describe('realisedStats', () => {
   });
 
   it('is the same for the other schemes too, and checks the length', () => {
-    const entry: LayerSample = { scheme: 'atomo-entry', shape: [rows, cols], indices: Uint32Array.of(0, 5, 400), values: Float32Array.of(1, -2, 3) };
-    expect(realisedStats(entry, grad)).toEqual({ realised: realisedError(reconstruct(entry), grad), gradientNormSq: squaredNorm(grad) });
+    const entry: LayerSample = {
+      scheme: 'atomo-entry',
+      shape: [rows, cols],
+      indices: Uint32Array.of(0, 5, 400),
+      values: Float32Array.of(1, -2, 3),
+    };
+    expect(realisedStats(entry, grad)).toEqual({
+      realised: realisedError(reconstruct(entry), grad),
+      gradientNormSq: squaredNorm(grad),
+    });
     expect(() => realisedStats(spectral(2), grad.subarray(1))).toThrow(RangeError);
   });
 });

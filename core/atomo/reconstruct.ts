@@ -5,15 +5,29 @@
 import { idct2 } from '../linalg/dct';
 import { gradientNorms } from './gradient';
 import { realisedError } from './variance';
-import type { DctSample, EntrySample, LayerSample, PowerSgdSample, QsgdSample, Shape, SpectralSample, TernGradSample } from './types';
+import type {
+  DctSample,
+  EntrySample,
+  LayerSample,
+  PowerSgdSample,
+  QsgdSample,
+  Shape,
+  SpectralSample,
+  TernGradSample,
+} from './types';
 
-/** ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad rules). */
+/**
+ * ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad
+ * rules).
+ */
 export function reconstruct(sample: LayerSample): Float32Array {
   return (RECONSTRUCTORS[sample.scheme] as (sample: LayerSample) => Float32Array)(sample);
 }
 
 /** Each scheme's reconstruction, by the scheme its samples name (the cast above pairs a sample with its own). */
-const RECONSTRUCTORS: { readonly [K in LayerSample['scheme']]: (sample: Extract<LayerSample, { readonly scheme: K }>) => Float32Array } = {
+const RECONSTRUCTORS: {
+  readonly [K in LayerSample['scheme']]: (sample: Extract<LayerSample, { readonly scheme: K }>) => Float32Array;
+} = {
   none: (sample) => sample.values.slice(),
   'atomo-entry': reconstructEntries,
   'atomo-svd': reconstructSpectral,
@@ -58,8 +72,10 @@ interface OuterProducts {
 }
 
 function outerProducts(sample: LayerSample): OuterProducts | null {
-  if (sample.scheme === 'atomo-svd') return { shape: sample.shape, count: sample.count, u: sample.u, v: sample.v, scales: sample.scales };
-  if (sample.scheme === 'powersgd') return { shape: sample.shape, count: sample.rank, u: sample.p, v: sample.q, scales: null };
+  if (sample.scheme === 'atomo-svd')
+    return { shape: sample.shape, count: sample.count, u: sample.u, v: sample.v, scales: sample.scales };
+  if (sample.scheme === 'powersgd')
+    return { shape: sample.shape, count: sample.rank, u: sample.p, v: sample.q, scales: null };
   return null;
 }
 
@@ -86,7 +102,10 @@ export interface LayerStatistics extends RealisedStats {
   readonly gradientL1: number;
 }
 
-/** realisedStats(sample, grad) plus ‖g‖₁, exactly, in one pass over g: the statistics a worker reports (core/training/compression.ts). */
+/**
+ * realisedStats(sample, grad) plus ‖g‖₁, exactly, in one pass over g: the statistics a worker reports
+ * (core/training/compression.ts).
+ */
 export function layerStatistics(sample: LayerSample, grad: Float32Array): LayerStatistics {
   if (sample.scheme === 'atomo-auto') return layerStatistics(sample.atoms, grad);
   const products = outerProducts(sample);
@@ -95,7 +114,8 @@ export function layerStatistics(sample: LayerSample, grad: Float32Array): LayerS
     return { realised: realisedError(reconstruct(sample), grad), gradientNormSq: normSq, gradientL1: l1 };
   }
   const [rows, cols] = sample.shape;
-  if (grad.length !== rows * cols) throw new RangeError(`realisedError: estimate has ${rows * cols} entries, gradient ${grad.length}`);
+  if (grad.length !== rows * cols)
+    throw new RangeError(`realisedError: estimate has ${rows * cols} entries, gradient ${grad.length}`);
   const { count, u, v, scales } = products;
   const atoms = Array.from({ length: count }, (_, a) => v.subarray(a * cols, (a + 1) * cols));
   const none = new Float32Array(cols);
@@ -173,7 +193,13 @@ export function layerStatistics(sample: LayerSample, grad: Float32Array): LayerS
  * Σₐ scaleₐ uₐvₐᵀ, each entry accumulated in float64 over the atoms in order
  * and rounded to float32 once. Row by row, so no full-size float64 buffer.
  */
-function sumOfOuterProducts(shape: Shape, count: number, u: Float32Array, v: Float32Array, scales: Float32Array | null): Float32Array {
+function sumOfOuterProducts(
+  shape: Shape,
+  count: number,
+  u: Float32Array,
+  v: Float32Array,
+  scales: Float32Array | null,
+): Float32Array {
   const [rows, cols] = shape;
   const out = new Float32Array(rows * cols);
   const products = { shape, count, u, v, scales };
@@ -183,8 +209,16 @@ function sumOfOuterProducts(shape: Shape, count: number, u: Float32Array, v: Flo
   return out;
 }
 
-/** sum (cols values) = row i of Σₐ scaleₐ uₐvₐᵀ in float64; false (sum untouched) when the row is exactly zero. `left` is scratch of count values. */
-function rowOfOuterProducts({ shape, count, u, v, scales }: OuterProducts, i: number, left: Float64Array, sum: Float64Array): boolean {
+/**
+ * sum (cols values) = row i of Σₐ scaleₐ uₐvₐᵀ in float64; false (sum untouched) when the row is exactly zero. `left`
+ * is scratch of count values.
+ */
+function rowOfOuterProducts(
+  { shape, count, u, v, scales }: OuterProducts,
+  i: number,
+  left: Float64Array,
+  sum: Float64Array,
+): boolean {
   const [rows, cols] = shape;
   let any = false;
   for (let a = 0; a < count; a++) {

@@ -5,9 +5,19 @@
  */
 
 /** The compression schemes. `none` is the uncompressed float32 baseline. */
-export type SchemeName = 'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad' | 'atomo-dct' | 'powersgd' | 'atomo-auto';
+export type SchemeName =
+  'none' | 'atomo-entry' | 'atomo-svd' | 'qsgd' | 'terngrad' | 'atomo-dct' | 'powersgd' | 'atomo-auto';
 
-export const SCHEME_NAMES: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd', 'atomo-auto'];
+export const SCHEME_NAMES: readonly SchemeName[] = [
+  'none',
+  'atomo-entry',
+  'atomo-svd',
+  'qsgd',
+  'terngrad',
+  'atomo-dct',
+  'powersgd',
+  'atomo-auto',
+];
 
 /**
  * Biased by design: PowerSGD (a deterministic low-rank projection with
@@ -49,7 +59,9 @@ export interface Compression {
   readonly levels: number;
   /** Error feedback on an unbiased scheme (then biased, isBiased); PowerSGD always has it. */
   readonly errorFeedback?: boolean | undefined;
-  /** QSGD bucket size d: one norm per d consecutive entries (512 in the QSGD paper); 0 or absent: one bucket per layer. */
+  /**
+   * QSGD bucket size d: one norm per d consecutive entries (512 in the QSGD paper); 0 or absent: one bucket per layer.
+   */
   readonly bucketSize?: number;
   /**
    * Expected bytes of one worker's gradient per round, all layers with their
@@ -157,9 +169,13 @@ export interface AutoSample {
 }
 
 /** What a worker sends for one layer, before encoding. */
-export type LayerSample = DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample | PowerSgdSample | AutoSample;
+export type LayerSample =
+  DenseSample | EntrySample | SpectralSample | QsgdSample | TernGradSample | DctSample | PowerSgdSample | AutoSample;
 
-/** The decomposition a scheme's atoms belong to; 'dense' for float32; null for atomo-auto (its message says) and for the schemes that are not ATOMO. */
+/**
+ * The decomposition a scheme's atoms belong to; 'dense' for float32; null for atomo-auto (its message says) and for the
+ * schemes that are not ATOMO.
+ */
 export function schemeDecomposition(scheme: SchemeName): Decomposition | 'dense' | null {
   switch (scheme) {
     case 'none':
@@ -175,7 +191,10 @@ export function schemeDecomposition(scheme: SchemeName): Decomposition | 'dense'
   }
 }
 
-/** The decomposition a sample's atoms belong to; 'dense' for float32 values; null for the schemes that are not ATOMO (QSGD, TernGrad, PowerSGD). */
+/**
+ * The decomposition a sample's atoms belong to; 'dense' for float32 values; null for the schemes that are not ATOMO
+ * (QSGD, TernGrad, PowerSGD).
+ */
 export function sampleDecomposition(sample: LayerSample): Decomposition | 'dense' | null {
   return sample.scheme === 'atomo-auto' ? schemeDecomposition(sample.atoms.scheme) : schemeDecomposition(sample.scheme);
 }

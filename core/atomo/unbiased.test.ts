@@ -9,7 +9,12 @@ import { estimate } from './estimate';
 import { DEFAULT_LEVELS } from './schemes';
 import type { SchemeName } from './types';
 import { dct2 } from '../linalg/dct';
-import { dctCoordinateVariance, entrywiseCoordinateVariance, qsgdCoordinateVariance, terngradCoordinateVariance } from './testing/coordinate-variance';
+import {
+  dctCoordinateVariance,
+  entrywiseCoordinateVariance,
+  qsgdCoordinateVariance,
+  terngradCoordinateVariance,
+} from './testing/coordinate-variance';
 import { TEST_SHAPE, lowRankGradient, randomGradient, type TestGradient } from './testing/gradients';
 import { biasedCoordinates, monteCarlo } from './testing/monte-carlo';
 import { samplingProbabilities } from './waterfilling';
@@ -45,7 +50,8 @@ const cases: Case[] = [
   },
   { scheme: 'qsgd', levels: 1, coordinateVariance: (g) => qsgdCoordinateVariance(g, 1) },
   { scheme: 'qsgd', levels: 5, coordinateVariance: (g) => qsgdCoordinateVariance(g, 5) },
-  // QSGD at its best, as in its paper: 2^b − 1 levels and a norm per bucket of 512 (the last bucket short here: 2,048 = 4·512).
+  // QSGD at its best, as in its paper: 2^b − 1 levels and a norm per bucket of 512 (the last bucket short here: 2,048 =
+  // 4·512).
   { scheme: 'qsgd', levels: 3, bucketSize: 512, coordinateVariance: (g) => qsgdCoordinateVariance(g, 3, 512) },
   { scheme: 'qsgd', levels: 15, bucketSize: 512, coordinateVariance: (g) => qsgdCoordinateVariance(g, 15, 512) },
   { scheme: 'qsgd', levels: 1, bucketSize: 300, coordinateVariance: (g) => qsgdCoordinateVariance(g, 1, 300) },
@@ -91,7 +97,9 @@ describe.each([randomGradient(), lowRankGradient()])('estimate() on the $name gr
 
       // Mean realised error within 5 standard errors of the closed form; the
       // small absolute term is float32 rounding of ĝ (≈ n·(2⁻²⁴‖g‖∞)²).
-      expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(SIGMAS * summary.meanErrorStandardError + 1e-9 * Math.max(variance, 1));
+      expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(
+        SIGMAS * summary.meanErrorStandardError + 1e-9 * Math.max(variance, 1),
+      );
       if (c.scheme !== 'none') expect(variance).toBeGreaterThan(0);
     });
   }

@@ -11,7 +11,10 @@ describe('modelVariance', () => {
   });
 
   it('gives 0, not NaN, for a zero gradient (its estimate is exact)', () => {
-    expect(modelVariance([{ closedForm: 0, realised: 0, gradientNormSq: 0 }])).toMatchObject({ closedRel: 0, realisedRel: 0 });
+    expect(modelVariance([{ closedForm: 0, realised: 0, gradientNormSq: 0 }])).toMatchObject({
+      closedRel: 0,
+      realisedRel: 0,
+    });
     expect(modelVariance([])).toMatchObject({ closedRel: 0, realisedRel: 0, gradientNormSq: 0 });
   });
 });
@@ -40,7 +43,10 @@ describe('atomicRealisedError', () => {
     ] as const) {
       const exact = realisedError(dense(kept, scales), g);
       expect(atomicRealisedError(g, Uint32Array.from(kept), Float32Array.from(scales))).toBeCloseTo(exact, 12);
-      expect(atomicRealisedError(g, Uint32Array.from(kept), Float32Array.from(scales), 0.75)).toBeCloseTo(exact + 0.75, 12);
+      expect(atomicRealisedError(g, Uint32Array.from(kept), Float32Array.from(scales), 0.75)).toBeCloseTo(
+        exact + 0.75,
+        12,
+      );
     }
     expect(atomicRealisedError(g, Uint32Array.of(), Float32Array.of())).toBe(realisedError(new Float32Array(6), g));
   });

@@ -31,8 +31,14 @@ export function atomicVariance(coefficients: ArrayLike<number>, probabilities: A
  * the atoms (directions a decomposition cut off). Equal to realisedError of
  * the reconstruction up to the float32 rounding of the atoms on the wire.
  */
-export function atomicRealisedError(coefficients: ArrayLike<number>, kept: ArrayLike<number>, scales: ArrayLike<number>, residual = 0): number {
-  if (kept.length !== scales.length) throw new RangeError(`atomicRealisedError: ${kept.length} atoms kept, ${scales.length} scales`);
+export function atomicRealisedError(
+  coefficients: ArrayLike<number>,
+  kept: ArrayLike<number>,
+  scales: ArrayLike<number>,
+  residual = 0,
+): number {
+  if (kept.length !== scales.length)
+    throw new RangeError(`atomicRealisedError: ${kept.length} atoms kept, ${scales.length} scales`);
   let error = residual;
   let next = 0;
   for (let i = 0; i < coefficients.length; i++) {
@@ -40,7 +46,8 @@ export function atomicRealisedError(coefficients: ArrayLike<number>, kept: Array
     const d = next < kept.length && kept[next] === i ? scales[next++]! - lambda : lambda;
     error += d * d;
   }
-  if (next !== kept.length) throw new RangeError(`atomicRealisedError: kept atoms must be increasing indices below ${coefficients.length}`);
+  if (next !== kept.length)
+    throw new RangeError(`atomicRealisedError: kept atoms must be increasing indices below ${coefficients.length}`);
   return error;
 }
 
@@ -93,6 +100,10 @@ export function modelVariance(layers: readonly VarianceStats[]): ModelVariance {
 }
 
 /** modelVariance of a compressed update (the server's `atomo` downlink), relative to the update's own Σ‖u‖². */
-export function updateVariance(layers: readonly { readonly closedForm: number; readonly realised: number; readonly updateNormSq: number }[]): ModelVariance {
-  return modelVariance(layers.map((l) => ({ closedForm: l.closedForm, realised: l.realised, gradientNormSq: l.updateNormSq })));
+export function updateVariance(
+  layers: readonly { readonly closedForm: number; readonly realised: number; readonly updateNormSq: number }[],
+): ModelVariance {
+  return modelVariance(
+    layers.map((l) => ({ closedForm: l.closedForm, realised: l.realised, gradientNormSq: l.updateNormSq })),
+  );
 }

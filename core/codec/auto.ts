@@ -33,7 +33,10 @@ function atomsOf(sample: AutoSample): AtomSample {
   const { atoms, shape } = sample;
   if (typeof atoms !== 'object' || atoms === null || !INNER.includes(atoms.scheme)) {
     const named = typeof atoms === 'object' && atoms !== null ? JSON.stringify(atoms.scheme) : String(atoms);
-    throw new CodecError('bad-decomposition', `atomo-auto (${shapeText(shape[0], shape[1])}): atoms of ${named}, expected ${INNER.join(', ')}`);
+    throw new CodecError(
+      'bad-decomposition',
+      `atomo-auto (${shapeText(shape[0], shape[1])}): atoms of ${named}, expected ${INNER.join(', ')}`,
+    );
   }
   if (atoms.shape[0] !== shape[0] || atoms.shape[1] !== shape[1]) {
     throw new CodecError(
@@ -62,7 +65,10 @@ export const autoCodec: SchemeCodec<AutoSample> = {
     const id = reader.u8();
     const scheme = INNER.find((s) => SCHEME_IDS[s] === id);
     if (scheme === undefined) {
-      throw new CodecError('bad-decomposition', `${where(header)}: decomposition id ${id}, expected ${INNER.map((s) => `${SCHEME_IDS[s]} (${s})`).join(', ')}`);
+      throw new CodecError(
+        'bad-decomposition',
+        `${where(header)}: decomposition id ${id}, expected ${INNER.map((s) => `${SCHEME_IDS[s]} (${s})`).join(', ')}`,
+      );
     }
     const atoms = innerCodec(scheme).decodeBody(reader, { ...header, scheme });
     return { scheme: 'atomo-auto', shape: atoms.shape, atoms };

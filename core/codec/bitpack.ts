@@ -74,7 +74,10 @@ export class BitReader {
   /** Checks that the padding bits are zero; returns the offset after the stream. `what` names the stream. */
   finish(what: string): number {
     if (this.acc !== 0) {
-      throw new CodecError('nonzero-padding', `${what}: padding bits after the last entry are not zero (byte at offset ${this.pos - 1})`);
+      throw new CodecError(
+        'nonzero-padding',
+        `${what}: padding bits after the last entry are not zero (byte at offset ${this.pos - 1})`,
+      );
     }
     return this.pos;
   }

@@ -18,7 +18,8 @@ describe('budgets matched by bytes', () => {
       // PowerSGD's rank is an integer: within half a rank's bytes of the target.
       const power = compressions.find((c) => c.scheme === 'powersgd')!;
       expect(Number.isInteger(power.budget)).toBe(true);
-      const perRank = expectedBytes(layout, { ...power, budget: 1 }, 32) - expectedBytes(layout, { ...power, budget: 0 }, 32);
+      const perRank =
+        expectedBytes(layout, { ...power, budget: 1 }, 32) - expectedBytes(layout, { ...power, budget: 0 }, 32);
       expect(Math.abs(expectedBytes(layout, power, 32) - target)).toBeLessThanOrEqual(perRank / 2 + 1);
     });
   }
@@ -29,7 +30,9 @@ describe('budgets matched by bytes', () => {
     const large = solveBudget(layout, 'atomo-svd', 40_000, 32);
     expect(large).toBeGreaterThan(small);
     // Rounded to 3 significant digits, so within 0.5% of the target either way.
-    expect(Math.abs(expectedBytes(layout, { scheme: 'atomo-svd', budget: small, levels: 1 }, 32) - 10_000)).toBeLessThan(50);
+    expect(
+      Math.abs(expectedBytes(layout, { scheme: 'atomo-svd', budget: small, levels: 1 }, 32) - 10_000),
+    ).toBeLessThan(50);
     expect(expectedBytes(layout, { scheme: 'atomo-svd', budget: small * 0.95, levels: 1 }, 32)).toBeLessThan(10_000);
   });
 });

@@ -14,8 +14,16 @@ import { expectedBytes } from './sizes';
 /** QSGD's bucket size in a byte-matched comparison: one norm per 512 entries, as in the QSGD paper. */
 export const MATCHED_QSGD_BUCKET = 512;
 
-/** The smallest budget (to 3 significant digits) whose expected bytes per round reach `target`, by bisection (bytes grow with the budget). */
-export function solveBudget(layout: ModelLayout, scheme: AtomoSchemeName | 'powersgd', target: number, batchSize: number): number {
+/**
+ * The smallest budget (to 3 significant digits) whose expected bytes per round reach `target`, by bisection (bytes grow
+ * with the budget).
+ */
+export function solveBudget(
+  layout: ModelLayout,
+  scheme: AtomoSchemeName | 'powersgd',
+  target: number,
+  batchSize: number,
+): number {
   let low = 0;
   let high = layout.tensors.reduce((max, t) => Math.max(max, t.size), 1);
   for (let i = 0; i < 60; i++) {
@@ -32,7 +40,11 @@ export function matchedTargetBytes(layout: ModelLayout, batchSize: number): numb
 }
 
 /** The compression of each scheme, matched to TernGrad's bytes per round (float32 unmatched), in the order given. */
-export function matchedCompressions(layout: ModelLayout, batchSize: number, schemes: readonly SchemeName[]): Compression[] {
+export function matchedCompressions(
+  layout: ModelLayout,
+  batchSize: number,
+  schemes: readonly SchemeName[],
+): Compression[] {
   const target = matchedTargetBytes(layout, batchSize);
   return schemes.map((scheme): Compression => {
     switch (scheme) {

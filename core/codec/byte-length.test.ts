@@ -91,7 +91,12 @@ describe('byte counts', () => {
       // The layer (2^30 entries) ends inside the 5-byte width.
       const last = bytes === 5 ? 2 ** 30 - 1 : 2 ** (7 * bytes) - 1;
       for (const index of [first, last]) {
-        const sample: LayerSample = { scheme: 'atomo-entry', shape: [2 ** 15, 2 ** 15], indices: Uint32Array.of(index), values: Float32Array.of(1) };
+        const sample: LayerSample = {
+          scheme: 'atomo-entry',
+          shape: [2 ** 15, 2 ** 15],
+          indices: Uint32Array.of(index),
+          values: Float32Array.of(1),
+        };
         // + τ (4) + one byte of codes.
         expect(encodedByteLength(sample)).toBe(16 + bytes + 4 + 1);
       }

@@ -35,7 +35,10 @@ export class ByteReader extends Cursor {
   /** Throws 'truncated' unless `count` more bytes are available; `what` names them. */
   need(count: number, what: string): void {
     if (count > this.remaining) {
-      throw new CodecError('truncated', `truncated: need ${count} bytes of ${what} at offset ${this.pos}, got ${this.remaining}`);
+      throw new CodecError(
+        'truncated',
+        `truncated: need ${count} bytes of ${what} at offset ${this.pos}, got ${this.remaining}`,
+      );
     }
   }
 

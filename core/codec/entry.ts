@@ -96,10 +96,16 @@ function sparseCodec<S extends SparseSample>(scheme: S['scheme']): SchemeCodec<S
       for (let i = 0; i < indices.length; i++) {
         const index = indices[i]!;
         if (index <= previous) {
-          throw new CodecError('indices-unsorted', `${ctx}: index ${index} at position ${i} does not exceed the previous index ${previous}`);
+          throw new CodecError(
+            'indices-unsorted',
+            `${ctx}: index ${index} at position ${i} does not exceed the previous index ${previous}`,
+          );
         }
         if (index >= elements) {
-          throw new CodecError('index-out-of-range', `${ctx}: index ${index} out of range for a layer of ${elements} entries`);
+          throw new CodecError(
+            'index-out-of-range',
+            `${ctx}: index ${index} out of range for a layer of ${elements} entries`,
+          );
         }
         varintBytes += varintLength(index - previous - 1);
         previous = index;
@@ -151,7 +157,10 @@ function sparseCodec<S extends SparseSample>(scheme: S['scheme']): SchemeCodec<S
       for (let i = 0; i < count; i++) {
         const index = previous + 1 + readVarint(reader, `${scheme} index`);
         if (index >= header.elements) {
-          throw new CodecError('index-out-of-range', `${ctx}: index ${index} (entry ${i}) out of range for ${header.elements} entries`);
+          throw new CodecError(
+            'index-out-of-range',
+            `${ctx}: index ${index} (entry ${i}) out of range for ${header.elements} entries`,
+          );
         }
         indices[i] = index;
         previous = index;
@@ -161,7 +170,8 @@ function sparseCodec<S extends SparseSample>(scheme: S['scheme']): SchemeCodec<S
         reader.need(4 + packedByteLength(count, 2), `τ and ${count} 2-bit codes`);
         const tau = reader.f32();
         const tauBits = bitsOf(tau);
-        if (tauBits >>> 31 === 1 || !Number.isFinite(tau)) throw new CodecError('bad-value', `${ctx}: τ is ${tau}, not a finite magnitude`);
+        if (tauBits >>> 31 === 1 || !Number.isFinite(tau))
+          throw new CodecError('bad-value', `${ctx}: τ is ${tau}, not a finite magnitude`);
         const codes = new BitReader(reader.bytes, reader.pos);
         const own: number[] = [];
         for (let i = 0; i < count; i++) {
@@ -179,7 +189,10 @@ function sparseCodec<S extends SparseSample>(scheme: S['scheme']): SchemeCodec<S
         // Canonical: τ is what the encoder picks for these values.
         const chosen = chooseTau(values);
         if (chosen.tauBits !== tauBits || chosen.own !== own.length) {
-          throw new CodecError('bad-value', `${ctx}: τ = ${tau} is not the magnitude most entries share (the encoder would send ${floatOf(chosen.tauBits)})`);
+          throw new CodecError(
+            'bad-value',
+            `${ctx}: τ = ${tau} is not the magnitude most entries share (the encoder would send ${floatOf(chosen.tauBits)})`,
+          );
         }
       }
       // S is the one member of the union whose scheme is `scheme`.

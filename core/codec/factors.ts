@@ -79,18 +79,35 @@ export function factoredCodec<S extends LayerSample, K extends string>(body: Fac
 }
 
 /** Refuses a sample whose factor count is not an integer in 0..min(rows, cols). */
-function checkFactorCount(ctx: string, count: number, rows: number, cols: number, text: (count: number) => string): void {
+function checkFactorCount(
+  ctx: string,
+  count: number,
+  rows: number,
+  cols: number,
+  text: (count: number) => string,
+): void {
   const max = Math.min(rows, cols);
   if (!Number.isInteger(count) || count < 0 || count > max) {
-    throw new CodecError('count-out-of-range', `${ctx}: ${text(count)}, expected an integer in 0..${max} = min(rows, cols)`);
+    throw new CodecError(
+      'count-out-of-range',
+      `${ctx}: ${text(count)}, expected an integer in 0..${max} = min(rows, cols)`,
+    );
   }
 }
 
 /** Reads the u32 factor count and refuses one above min(rows, cols). */
-function readFactorCount(reader: ByteReader, ctx: string, rows: number, cols: number, field: string, text: (count: number) => string): number {
+function readFactorCount(
+  reader: ByteReader,
+  ctx: string,
+  rows: number,
+  cols: number,
+  field: string,
+  text: (count: number) => string,
+): number {
   reader.need(4, field);
   const count = reader.u32();
   const max = Math.min(rows, cols);
-  if (count > max) throw new CodecError('count-out-of-range', `${ctx}: ${text(count)}, more than min(rows, cols) = ${max}`);
+  if (count > max)
+    throw new CodecError('count-out-of-range', `${ctx}: ${text(count)}, more than min(rows, cols) = ${max}`);
   return count;
 }

@@ -11,7 +11,11 @@ import type { ByteReader, ByteWriter } from './cursor';
 export const HOST_IS_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Copies `source` to the writer as float32 LE. */
-export function writeFloat32Block(writer: ByteWriter, source: Float32Array, littleEndianHost = HOST_IS_LITTLE_ENDIAN): void {
+export function writeFloat32Block(
+  writer: ByteWriter,
+  source: Float32Array,
+  littleEndianHost = HOST_IS_LITTLE_ENDIAN,
+): void {
   const at = writer.pos;
   if (littleEndianHost) {
     writer.bytes.set(new Uint8Array(source.buffer, source.byteOffset, source.byteLength), at);
@@ -23,7 +27,11 @@ export function writeFloat32Block(writer: ByteWriter, source: Float32Array, litt
 }
 
 /** Reads `count` float32 LE into a fresh array; the caller has checked that the bytes are there. */
-export function readFloat32Block(reader: ByteReader, count: number, littleEndianHost = HOST_IS_LITTLE_ENDIAN): Float32Array {
+export function readFloat32Block(
+  reader: ByteReader,
+  count: number,
+  littleEndianHost = HOST_IS_LITTLE_ENDIAN,
+): Float32Array {
   const at = reader.pos;
   const out = new Float32Array(count);
   if (littleEndianHost) {

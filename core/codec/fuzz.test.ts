@@ -10,7 +10,8 @@ function check(bytes: Uint8Array, outcomes: Map<string, number>): void {
   try {
     decoded = decodeLayer(bytes);
   } catch (error) {
-    if (!(error instanceof CodecError)) throw new Error(`non-CodecError for ${toHex(bytes)}: ${String(error)}`, { cause: error });
+    if (!(error instanceof CodecError))
+      throw new Error(`non-CodecError for ${toHex(bytes)}: ${String(error)}`, { cause: error });
     outcomes.set(error.code, (outcomes.get(error.code) ?? 0) + 1);
     return;
   }
@@ -51,7 +52,8 @@ function mutate(rng: Rng, bytes: Uint8Array): Uint8Array {
       out[randomInt(rng, 4, 15)]! += randomInt(rng, -1, 1);
       return out;
     default: // flip several bits
-      for (let i = 0; i < 4 && out.length > 0; i++) out[randomInt(rng, 0, out.length - 1)]! ^= 1 << randomInt(rng, 0, 7);
+      for (let i = 0; i < 4 && out.length > 0; i++)
+        out[randomInt(rng, 0, out.length - 1)]! ^= 1 << randomInt(rng, 0, 7);
       return out;
   }
 }

@@ -14,7 +14,12 @@ function hex(text: string): Uint8Array {
 const auto = (atoms: AtomSample): LayerSample => ({ scheme: 'atomo-auto', shape: atoms.shape, atoms });
 
 const cases: [string, LayerSample, number, string][] = [
-  ['none 1×2 [1.5, -2]', { scheme: 'none', shape: [1, 2], values: Float32Array.of(1.5, -2) }, 3, '02 00 0300 01000000 02000000   0000c03f 000000c0'],
+  [
+    'none 1×2 [1.5, -2]',
+    { scheme: 'none', shape: [1, 2], values: Float32Array.of(1.5, -2) },
+    3,
+    '02 00 0300 01000000 02000000   0000c03f 000000c0',
+  ],
   [
     // τ = 0.5 (a tie, so the smaller magnitude); codes 00 (+τ), 10 (own value −2) → byte 0x08.
     'atomo-entry 2×3 indices [1, 5]',
@@ -109,7 +114,14 @@ const cases: [string, LayerSample, number, string][] = [
   ],
   [
     'atomo-auto 2×2 carrying one spectral atom',
-    auto({ scheme: 'atomo-svd', shape: [2, 2], count: 1, u: Float32Array.of(1, 0), v: Float32Array.of(0, 1), scales: Float32Array.of(3) }),
+    auto({
+      scheme: 'atomo-svd',
+      shape: [2, 2],
+      count: 1,
+      u: Float32Array.of(1, 0),
+      v: Float32Array.of(0, 1),
+      scales: Float32Array.of(3),
+    }),
     0,
     // decomposition 02 (atomo-svd), then its body
     '02 07 0000 02000000 02000000   02   01000000 0000803f 00000000 00000000 0000803f 00004040',

@@ -31,7 +31,16 @@ export const SCHEME_IDS: Readonly<Record<SchemeName, number>> = {
 };
 
 /** Scheme of each wire id (the inverse of SCHEME_IDS). */
-export const SCHEME_BY_ID: readonly SchemeName[] = ['none', 'atomo-entry', 'atomo-svd', 'qsgd', 'terngrad', 'atomo-dct', 'powersgd', 'atomo-auto'];
+export const SCHEME_BY_ID: readonly SchemeName[] = [
+  'none',
+  'atomo-entry',
+  'atomo-svd',
+  'qsgd',
+  'terngrad',
+  'atomo-dct',
+  'powersgd',
+  'atomo-auto',
+];
 
 /** Default cap on rows·cols for decodeLayer: 16M entries (64 MiB as float32). */
 export const DEFAULT_MAX_ELEMENTS = 16 * 1024 * 1024;
@@ -79,18 +88,27 @@ export function where(header: Header): string {
 export function checkEncodeHeader(scheme: SchemeName, shape: Shape, layer: number): number {
   // The type system rules this out, but samples can come from untyped code.
   if (!Object.hasOwn(SCHEME_IDS, scheme)) {
-    throw new CodecError('unknown-scheme', `unknown scheme ${JSON.stringify(scheme)} (known: ${SCHEME_BY_ID.join(', ')})`);
+    throw new CodecError(
+      'unknown-scheme',
+      `unknown scheme ${JSON.stringify(scheme)} (known: ${SCHEME_BY_ID.join(', ')})`,
+    );
   }
   if (!Number.isInteger(layer) || layer < 0 || layer > MAX_LAYER) {
     throw new CodecError('bad-layer', `${scheme}: layer index ${layer} is not an integer in 0..${MAX_LAYER}`);
   }
   const [rows, cols] = shape;
   if (!isDim(rows) || !isDim(cols)) {
-    throw new CodecError('bad-shape', `${scheme}: shape ${shapeText(rows, cols)} needs integer rows and cols in 1..${MAX_DIM}`);
+    throw new CodecError(
+      'bad-shape',
+      `${scheme}: shape ${shapeText(rows, cols)} needs integer rows and cols in 1..${MAX_DIM}`,
+    );
   }
   const elements = rows * cols;
   if (elements > MAX_ELEMENTS_CEILING) {
-    throw new CodecError('too-large', `${scheme}: shape ${shapeText(rows, cols)} has ${elements} entries, above the codec ceiling of ${MAX_ELEMENTS_CEILING}`);
+    throw new CodecError(
+      'too-large',
+      `${scheme}: shape ${shapeText(rows, cols)} has ${elements} entries, above the codec ceiling of ${MAX_ELEMENTS_CEILING}`,
+    );
   }
   return elements;
 }
@@ -115,7 +133,10 @@ export function readHeader(reader: ByteReader, limits: DecodeLimits): Header {
   if (reader.remaining >= 1) {
     const version = reader.peekU8();
     if (version !== CODEC_VERSION) {
-      throw new CodecError('unknown-version', `unknown format version ${version} (this codec reads version ${CODEC_VERSION})`);
+      throw new CodecError(
+        'unknown-version',
+        `unknown format version ${version} (this codec reads version ${CODEC_VERSION})`,
+      );
     }
   }
   reader.need(HEADER_BYTES, 'header');
@@ -127,7 +148,10 @@ export function readHeader(reader: ByteReader, limits: DecodeLimits): Header {
 
   const scheme = SCHEME_BY_ID[schemeId];
   if (scheme === undefined) {
-    throw new CodecError('unknown-scheme', `unknown scheme id ${schemeId} in layer ${layer} (known: 0..${SCHEME_BY_ID.length - 1})`);
+    throw new CodecError(
+      'unknown-scheme',
+      `unknown scheme id ${schemeId} in layer ${layer} (known: 0..${SCHEME_BY_ID.length - 1})`,
+    );
   }
   if (rows === 0 || cols === 0) {
     throw new CodecError('bad-shape', `${scheme} layer ${layer}: empty shape ${shapeText(rows, cols)}`);
@@ -136,14 +160,20 @@ export function readHeader(reader: ByteReader, limits: DecodeLimits): Header {
   const elements = rows * cols;
   // Written as !(≤) so that a NaN limit refuses everything rather than nothing.
   if (!(elements <= maxElements)) {
-    throw new CodecError('too-large', `${scheme} layer ${layer}: shape ${shapeText(rows, cols)} has ${elements} entries, above the limit of ${maxElements}`);
+    throw new CodecError(
+      'too-large',
+      `${scheme} layer ${layer}: shape ${shapeText(rows, cols)} has ${elements} entries, above the limit of ${maxElements}`,
+    );
   }
   if (limits.expectedLayer !== undefined && layer !== limits.expectedLayer) {
     throw new CodecError('layer-mismatch', `${scheme}: got layer ${layer}, expected layer ${limits.expectedLayer}`);
   }
   const expected = limits.expectedShape;
   if (expected !== undefined && (rows !== expected[0] || cols !== expected[1])) {
-    throw new CodecError('shape-mismatch', `${scheme} layer ${layer}: got shape ${shapeText(rows, cols)}, expected ${shapeText(expected[0], expected[1])}`);
+    throw new CodecError(
+      'shape-mismatch',
+      `${scheme} layer ${layer}: got shape ${shapeText(rows, cols)}, expected ${shapeText(expected[0], expected[1])}`,
+    );
   }
   return { scheme, layer, rows, cols, elements };
 }

@@ -18,7 +18,14 @@ import { spectralCodec } from './spectral';
 import { terngradCodec } from './terngrad';
 
 export { CodecError, type CodecErrorCode } from './errors';
-export { CODEC_VERSION, DEFAULT_MAX_ELEMENTS, HEADER_BYTES, MAX_ELEMENTS_CEILING, SCHEME_IDS, type DecodeLimits } from './header';
+export {
+  CODEC_VERSION,
+  DEFAULT_MAX_ELEMENTS,
+  HEADER_BYTES,
+  MAX_ELEMENTS_CEILING,
+  SCHEME_IDS,
+  type DecodeLimits,
+} from './header';
 export { denseBytes, expectedBytes, maxLayerBytes, MIN_LAYER_BYTE_BUDGET } from './sizes';
 
 /** A decoded layer: which layer it is and its sample. */
@@ -80,7 +87,10 @@ export function decodeLayer(bytes: Uint8Array, limits: DecodeLimits = {}): Decod
   const header = readHeader(reader, limits);
   const sample = codecOf(header.scheme).decodeBody(reader, header);
   if (reader.remaining !== 0) {
-    throw new CodecError('trailing-bytes', `trailing bytes: ${header.scheme} layer ${header.layer} ends at byte ${reader.pos}, input has ${bytes.length}`);
+    throw new CodecError(
+      'trailing-bytes',
+      `trailing bytes: ${header.scheme} layer ${header.layer} ends at byte ${reader.pos}, input has ${bytes.length}`,
+    );
   }
   return { layer: header.layer, sample };
 }

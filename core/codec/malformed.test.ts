@@ -22,7 +22,12 @@ function rejects(bytes: Uint8Array, code: CodecErrorCode, message?: RegExp, limi
 }
 
 /** rejects() of patched(sample, patch): a valid encoding, patched, refused with `code`. */
-function rejectsPatched(sample: LayerSample, patch: (view: DataView, bytes: Uint8Array) => void, code: CodecErrorCode, message?: RegExp): void {
+function rejectsPatched(
+  sample: LayerSample,
+  patch: (view: DataView, bytes: Uint8Array) => void,
+  code: CodecErrorCode,
+  message?: RegExp,
+): void {
   rejects(patched(sample, patch), code, message);
 }
 
@@ -74,7 +79,12 @@ const qsgd = (n: number, levels = 4, norm = 1): LayerSample => ({
   negative: new Uint8Array(n),
   level: new Uint16Array(n),
 });
-const terngrad = (n: number, scaler = 1): LayerSample => ({ scheme: 'terngrad', shape: [1, n], scaler, ternary: new Int8Array(n) });
+const terngrad = (n: number, scaler = 1): LayerSample => ({
+  scheme: 'terngrad',
+  shape: [1, n],
+  scaler,
+  ternary: new Int8Array(n),
+});
 
 const ALL_SCHEMES: [string, LayerSample][] = [
   ['none', dense(3, 2)],
@@ -116,7 +126,8 @@ describe('decodeLayer rejects', () => {
   });
 
   it('truncated: an entry count promising more entries than bytes remain', () => {
-    // Each entry needs at least one byte after the count; claim 20 with 7 bytes left (a 2-byte varint, τ, one code byte).
+    // Each entry needs at least one byte after the count; claim 20 with 7 bytes left (a 2-byte varint, τ, one code
+    // byte).
     const bytes = patched(entry([200], [20, 20]), (v) => v.setUint32(BODY, 20, true));
     rejects(bytes, 'truncated', /20 entries/);
   });
@@ -192,11 +203,21 @@ describe('decodeLayer rejects', () => {
     const p = BODY + 4;
     const q = p + 4 * 6;
     rejectsPatched(powersgd(3, 4, 2), (d) => d.setFloat32(p + 4 * 5, NaN, true), 'non-finite', /p\[5\] is NaN/);
-    rejectsPatched(powersgd(3, 4, 2), (d) => d.setFloat32(q + 4 * 7, -Infinity, true), 'non-finite', /q\[7\] is -Infinity/);
+    rejectsPatched(
+      powersgd(3, 4, 2),
+      (d) => d.setFloat32(q + 4 * 7, -Infinity, true),
+      'non-finite',
+      /q\[7\] is -Infinity/,
+    );
   });
 
   it('count-out-of-range: more entries than rows·cols', () => {
-    rejectsPatched(entry([1]), (v) => v.setUint32(BODY, 21, true), 'count-out-of-range', /21 entries for a layer of 20/);
+    rejectsPatched(
+      entry([1]),
+      (v) => v.setUint32(BODY, 21, true),
+      'count-out-of-range',
+      /21 entries for a layer of 20/,
+    );
   });
 
   it('atomo-dct: the sparse body rules, in messages that name atomo-dct', () => {
@@ -207,12 +228,15 @@ describe('decodeLayer rejects', () => {
 
   it("bad-decomposition: atomo-auto atoms of no decomposition, and the atoms' own rules in their own words", () => {
     const auto = (atoms: AtomSample): LayerSample => ({ scheme: 'atomo-auto', shape: atoms.shape, atoms });
-    // The byte after the header names the decomposition: 1, 2 or 5; not dense (0), QSGD (3), TernGrad (4), PowerSGD (6), itself (7).
+    // The byte after the header names the decomposition: 1, 2 or 5; not dense (0), QSGD (3), TernGrad (4), PowerSGD
+    // (6), itself (7).
     for (const id of [0, 3, 4, 6, 7, 255]) {
       rejects(
         patched(auto(entry([0, 7]) as AtomSample), (v) => v.setUint8(BODY, id)),
         'bad-decomposition',
-        new RegExp(`atomo-auto layer 0 .*decomposition id ${id}, expected 1 \\(atomo-entry\\), 2 \\(atomo-svd\\), 5 \\(atomo-dct\\)`),
+        new RegExp(
+          `atomo-auto layer 0 .*decomposition id ${id}, expected 1 \\(atomo-entry\\), 2 \\(atomo-svd\\), 5 \\(atomo-dct\\)`,
+        ),
       );
     }
     // The spectral atoms' count after the tag.
@@ -222,14 +246,24 @@ describe('decodeLayer rejects', () => {
       'count-out-of-range',
       /atomo-svd layer 0 \(3×4\): 4 atoms, more than min\(rows, cols\) = 3/,
     );
-    rejectsPatched(auto(dct([0, 19]) as AtomSample), (v) => v.setUint8(BODY + 6, 19), 'index-out-of-range', /atomo-dct layer 0 .*index 20/);
+    rejectsPatched(
+      auto(dct([0, 19]) as AtomSample),
+      (v) => v.setUint8(BODY + 6, 19),
+      'index-out-of-range',
+      /atomo-dct layer 0 .*index 20/,
+    );
     // Nothing after the tag.
     rejects(encodeLayer(auto(entry([0]) as AtomSample), 0).subarray(0, BODY + 1), 'truncated');
   });
 
   it('index-out-of-range: an entry index at rows·cols', () => {
     // 4×5 layer: index 19 is the last valid one; a first delta of 20 points past it.
-    rejectsPatched(entry([19]), (v) => v.setUint8(BODY + 4, 20), 'index-out-of-range', /index 20 .* out of range for 20 entries/);
+    rejectsPatched(
+      entry([19]),
+      (v) => v.setUint8(BODY + 4, 20),
+      'index-out-of-range',
+      /index 20 .* out of range for 20 entries/,
+    );
     // The second index: 0, then delta 19 → 0 + 1 + 19 = 20.
     rejectsPatched(entry([0, 1]), (v) => v.setUint8(BODY + 5, 19), 'index-out-of-range', /index 20 \(entry 1\)/);
   });
@@ -241,20 +275,83 @@ describe('decodeLayer rejects', () => {
   });
 
   it('bad-varint: an index wider than 32 bits', () => {
-    const fifth = Uint8Array.of(2, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0x80, 0x3f);
+    const fifth = Uint8Array.of(
+      2,
+      1,
+      0,
+      0,
+      10,
+      0,
+      0,
+      0,
+      10,
+      0,
+      0,
+      0,
+      1,
+      0,
+      0,
+      0,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0x10,
+      0,
+      0,
+      0x80,
+      0x3f,
+    );
     rejects(fifth, 'bad-varint', /32 bits/);
-    const sixBytes = Uint8Array.of(2, 1, 0, 0, 10, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0, 0x80, 0x3f);
+    const sixBytes = Uint8Array.of(
+      2,
+      1,
+      0,
+      0,
+      10,
+      0,
+      0,
+      0,
+      10,
+      0,
+      0,
+      0,
+      1,
+      0,
+      0,
+      0,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0xff,
+      0x01,
+      0,
+      0,
+      0x80,
+      0x3f,
+    );
     rejects(sixBytes, 'bad-varint');
   });
 
   it('non-finite: NaN or Infinity in dense values', () => {
     rejectsPatched(dense(2, 2), (v) => v.setFloat32(BODY + 4, NaN, true), 'non-finite', /values\[1\] is NaN/);
-    rejectsPatched(dense(2, 2), (v) => v.setFloat32(BODY + 12, -Infinity, true), 'non-finite', /values\[3\] is -Infinity/);
+    rejectsPatched(
+      dense(2, 2),
+      (v) => v.setFloat32(BODY + 12, -Infinity, true),
+      'non-finite',
+      /values\[3\] is -Infinity/,
+    );
   });
 
   it('non-finite: Infinity in an own entry value; bad-value: an infinite or negative τ', () => {
     // count (4) + three one-byte varints (3) + τ (4) + one code byte, then entry 2's own value.
-    const mixed: LayerSample = { scheme: 'atomo-entry', shape: [4, 5], indices: Uint32Array.of(0, 7, 19), values: Float32Array.of(1, -1, 2) };
+    const mixed: LayerSample = {
+      scheme: 'atomo-entry',
+      shape: [4, 5],
+      indices: Uint32Array.of(0, 7, 19),
+      values: Float32Array.of(1, -1, 2),
+    };
     rejectsPatched(mixed, (v) => v.setFloat32(BODY + 12, Infinity, true), 'non-finite', /values\[2\] is Infinity/);
     rejectsPatched(mixed, (v) => v.setFloat32(BODY + 7, Infinity, true), 'bad-value', /τ is Infinity/);
     rejectsPatched(mixed, (v) => v.setFloat32(BODY + 7, -1, true), 'bad-value', /τ is -1/);
@@ -262,10 +359,25 @@ describe('decodeLayer rejects', () => {
 
   it('bad-value: entry code 11, and a τ that is not the shared magnitude (non-canonical)', () => {
     // entry([0, 7, 19]): every value 1, codes 00 00 00 in the byte at BODY + 11.
-    rejectsPatched(entry([0, 7, 19]), (v) => v.setUint8(BODY + 11, 0b11 << 2), 'bad-value', /entry 1 has the invalid code 11/);
+    rejectsPatched(
+      entry([0, 7, 19]),
+      (v) => v.setUint8(BODY + 11, 0b11 << 2),
+      'bad-value',
+      /entry 1 has the invalid code 11/,
+    );
     // Entry 2's own value rewritten to −1: it now shares τ's magnitude, so the encoder would have coded it −τ.
-    const mixed: LayerSample = { scheme: 'atomo-entry', shape: [4, 5], indices: Uint32Array.of(0, 7, 19), values: Float32Array.of(1, -1, 2) };
-    rejectsPatched(mixed, (v) => v.setFloat32(BODY + 12, -1, true), 'bad-value', /not the magnitude most entries share/);
+    const mixed: LayerSample = {
+      scheme: 'atomo-entry',
+      shape: [4, 5],
+      indices: Uint32Array.of(0, 7, 19),
+      values: Float32Array.of(1, -1, 2),
+    };
+    rejectsPatched(
+      mixed,
+      (v) => v.setFloat32(BODY + 12, -1, true),
+      'bad-value',
+      /not the magnitude most entries share/,
+    );
   });
 
   it('nonzero-padding: bits after the last entry code', () => {
@@ -279,7 +391,12 @@ describe('decodeLayer rejects', () => {
     const s = v + 4 * 8;
     rejectsPatched(spectral(3, 4, 2), (d) => d.setFloat32(u + 4 * 5, NaN, true), 'non-finite', /u\[5\] is NaN/);
     rejectsPatched(spectral(3, 4, 2), (d) => d.setFloat32(v, NaN, true), 'non-finite', /v\[0\] is NaN/);
-    rejectsPatched(spectral(3, 4, 2), (d) => d.setFloat32(s + 4, Infinity, true), 'non-finite', /scales\[1\] is Infinity/);
+    rejectsPatched(
+      spectral(3, 4, 2),
+      (d) => d.setFloat32(s + 4, Infinity, true),
+      'non-finite',
+      /scales\[1\] is Infinity/,
+    );
   });
 
   it('non-finite: NaN qsgd norm and infinite terngrad scaler', () => {
@@ -302,13 +419,23 @@ describe('decodeLayer rejects', () => {
 
   it('level-out-of-range: a qsgd level above s', () => {
     // s = 4: 4-bit codes; entry 1 (high nibble of the first packed byte) gets level 5.
-    rejectsPatched(qsgd(5), (v) => v.setUint8(BODY + 10, 5 << 5), 'level-out-of-range', /entry 1 has level 5, above s = 4/);
+    rejectsPatched(
+      qsgd(5),
+      (v) => v.setUint8(BODY + 10, 5 << 5),
+      'level-out-of-range',
+      /entry 1 has level 5, above s = 4/,
+    );
     // s = 4 → 3 level bits; 7 is the largest they can hold.
     rejectsPatched(qsgd(5), (v) => v.setUint8(BODY + 10, 7 << 1), 'level-out-of-range', /entry 0 has level 7/);
   });
 
   it('bad-value: terngrad code 11', () => {
-    rejectsPatched(terngrad(5), (v) => v.setUint8(BODY + 4, 0b11 << 4), 'bad-value', /entry 2 has the invalid ternary code 11/);
+    rejectsPatched(
+      terngrad(5),
+      (v) => v.setUint8(BODY + 4, 0b11 << 4),
+      'bad-value',
+      /entry 2 has the invalid ternary code 11/,
+    );
   });
 
   it('nonzero-padding: bits after the last qsgd or terngrad entry', () => {
@@ -349,7 +476,18 @@ describe('encodeLayer rejects', () => {
     ];
     for (const shape of shapes) {
       expectCodecError(
-        () => encodeLayer({ scheme: 'atomo-svd', shape, count: 0, u: new Float32Array(), v: new Float32Array(), scales: new Float32Array() }, 0),
+        () =>
+          encodeLayer(
+            {
+              scheme: 'atomo-svd',
+              shape,
+              count: 0,
+              u: new Float32Array(),
+              v: new Float32Array(),
+              scales: new Float32Array(),
+            },
+            0,
+          ),
         'bad-shape',
       );
     }
@@ -374,16 +512,27 @@ describe('encodeLayer rejects', () => {
       /values has length 5, expected 6/,
     );
     expectCodecError(
-      () => encodeLayer({ scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(1, 2), values: new Float32Array(1) }, 0),
+      () =>
+        encodeLayer(
+          { scheme: 'atomo-entry', shape: [2, 3], indices: Uint32Array.of(1, 2), values: new Float32Array(1) },
+          0,
+        ),
       'length-mismatch',
     );
     const svd = spectral(3, 4, 2);
     if (svd.scheme !== 'atomo-svd') throw new Error('unreachable');
-    expectCodecError(() => encodeLayer({ ...svd, u: new Float32Array(5) }, 0), 'length-mismatch', /u has length 5, expected 6/);
+    expectCodecError(
+      () => encodeLayer({ ...svd, u: new Float32Array(5) }, 0),
+      'length-mismatch',
+      /u has length 5, expected 6/,
+    );
     expectCodecError(() => encodeLayer({ ...svd, v: new Float32Array(9) }, 0), 'length-mismatch', /v has length 9/);
     expectCodecError(() => encodeLayer({ ...svd, scales: new Float32Array(1) }, 0), 'length-mismatch', /scales/);
     expectCodecError(() => encodeLayer({ ...qsgd(4), shape: [1, 5] } as LayerSample, 0), 'length-mismatch');
-    expectCodecError(() => encodeLayer({ scheme: 'terngrad', shape: [2, 2], scaler: 1, ternary: new Int8Array(3) }, 0), 'length-mismatch');
+    expectCodecError(
+      () => encodeLayer({ scheme: 'terngrad', shape: [2, 2], scaler: 1, ternary: new Int8Array(3) }, 0),
+      'length-mismatch',
+    );
   });
 
   it('count-out-of-range: too many svd atoms, a fractional count, too many entries', () => {
@@ -394,8 +543,15 @@ describe('encodeLayer rejects', () => {
 
   it('powersgd: a rank above min(rows, cols), a fractional rank, factors of the wrong length', () => {
     expectCodecError(() => encodeLayer(powersgd(2, 5, 3), 0), 'count-out-of-range', /^powersgd \(2×5\): rank 3/);
-    expectCodecError(() => encodeLayer({ ...(powersgd(2, 5, 1) as PowerSgdSample), rank: 0.5 }, 0), 'count-out-of-range');
-    expectCodecError(() => encodeLayer({ ...(powersgd(2, 5, 1) as PowerSgdSample), q: new Float32Array(4) }, 0), 'length-mismatch', /q has length 4/);
+    expectCodecError(
+      () => encodeLayer({ ...(powersgd(2, 5, 1) as PowerSgdSample), rank: 0.5 }, 0),
+      'count-out-of-range',
+    );
+    expectCodecError(
+      () => encodeLayer({ ...(powersgd(2, 5, 1) as PowerSgdSample), q: new Float32Array(4) }, 0),
+      'length-mismatch',
+      /q has length 4/,
+    );
   });
 
   it('indices-unsorted: repeated or decreasing entry indices', () => {
@@ -408,8 +564,14 @@ describe('encodeLayer rejects', () => {
   });
 
   it('non-finite: NaN values, infinite norm, a norm that overflows float32', () => {
-    expectCodecError(() => encodeLayer({ scheme: 'none', shape: [1, 2], values: Float32Array.of(1, NaN) }, 0), 'non-finite');
-    expectCodecError(() => encodeLayer({ ...spectral(2, 2, 1), scales: Float32Array.of(Infinity) } as LayerSample, 0), 'non-finite');
+    expectCodecError(
+      () => encodeLayer({ scheme: 'none', shape: [1, 2], values: Float32Array.of(1, NaN) }, 0),
+      'non-finite',
+    );
+    expectCodecError(
+      () => encodeLayer({ ...spectral(2, 2, 1), scales: Float32Array.of(Infinity) } as LayerSample, 0),
+      'non-finite',
+    );
     expectCodecError(() => encodeLayer(qsgd(3, 4, Infinity), 0), 'non-finite');
     expectCodecError(() => encodeLayer(terngrad(3, 1e39), 0), 'non-finite', /scaler is Infinity/);
   });
@@ -426,13 +588,24 @@ describe('encodeLayer rejects', () => {
   it('level-out-of-range: a level above s', () => {
     const sample = qsgd(3, 4);
     if (sample.scheme !== 'qsgd') throw new Error('unreachable');
-    expectCodecError(() => encodeLayer({ ...sample, level: Uint16Array.of(0, 5, 0) }, 0), 'level-out-of-range', /level\[1\] is 5/);
+    expectCodecError(
+      () => encodeLayer({ ...sample, level: Uint16Array.of(0, 5, 0) }, 0),
+      'level-out-of-range',
+      /level\[1\] is 5/,
+    );
   });
 
   it('bad-value: sign flag other than 0/1, ternary other than −1/0/+1', () => {
     const q = qsgd(3, 4);
     if (q.scheme !== 'qsgd') throw new Error('unreachable');
-    expectCodecError(() => encodeLayer({ ...q, negative: Uint8Array.of(0, 0, 2) }, 0), 'bad-value', /negative\[2\] is 2/);
-    expectCodecError(() => encodeLayer({ scheme: 'terngrad', shape: [1, 2], scaler: 1, ternary: Int8Array.of(0, 2) }, 0), 'bad-value');
+    expectCodecError(
+      () => encodeLayer({ ...q, negative: Uint8Array.of(0, 0, 2) }, 0),
+      'bad-value',
+      /negative\[2\] is 2/,
+    );
+    expectCodecError(
+      () => encodeLayer({ scheme: 'terngrad', shape: [1, 2], scaler: 1, ternary: Int8Array.of(0, 2) }, 0),
+      'bad-value',
+    );
   });
 });

@@ -98,7 +98,10 @@ function checkLevels(ctx: string, levels: number): void {
 
 function checkBucketSize(ctx: string, bucketSize: number): void {
   if (!Number.isInteger(bucketSize) || bucketSize < 0 || bucketSize > MAX_BUCKET_SIZE) {
-    throw new CodecError('bad-bucket', `${ctx}: bucket size d = ${bucketSize}, expected an integer in 0..${MAX_BUCKET_SIZE}`);
+    throw new CodecError(
+      'bad-bucket',
+      `${ctx}: bucket size d = ${bucketSize}, expected an integer in 0..${MAX_BUCKET_SIZE}`,
+    );
   }
 }
 

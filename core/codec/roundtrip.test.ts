@@ -3,7 +3,16 @@ import { SCHEME_NAMES, sampleDecomposition, type LayerSample, type Shape } from 
 import { reconstruct } from '../atomo/reconstruct';
 import { decodeLayer, encodeForWire, encodeLayer, messageDecomposition } from './index';
 import { seededRng } from '../testing/seeded';
-import { randomEntry, randomQsgd, randomSample, randomShape, randomSpectral, randomTernGrad, sampleBits, toHex } from './testing/random-samples';
+import {
+  randomEntry,
+  randomQsgd,
+  randomSample,
+  randomShape,
+  randomSpectral,
+  randomTernGrad,
+  sampleBits,
+  toHex,
+} from './testing/random-samples';
 
 function expectRoundTrip(sample: LayerSample, layer: number): void {
   const bytes = encodeLayer(sample, layer);
@@ -59,7 +68,12 @@ describe('round trip', () => {
 
   it('atomo-entry with gaps needing 1 to 5 varint bytes', () => {
     const indices = Uint32Array.of(0, 128, 128 + 16385, 2 ** 21 + 20000, 2 ** 29, 2 ** 30 - 1);
-    const sample: LayerSample = { scheme: 'atomo-entry', shape: [2 ** 15, 2 ** 15], indices, values: new Float32Array(indices.length).fill(1) };
+    const sample: LayerSample = {
+      scheme: 'atomo-entry',
+      shape: [2 ** 15, 2 ** 15],
+      indices,
+      values: new Float32Array(indices.length).fill(1),
+    };
     // A 2^30-entry layer is above the default decode limit; raise it for this test.
     const bytes = encodeLayer(sample, 0);
     expect(sampleBits(decodeLayer(bytes, { maxElements: 2 ** 30 }).sample)).toEqual(sampleBits(sample));
@@ -70,7 +84,15 @@ describe('round trip', () => {
       const n = shape[0] * shape[1];
       for (const levels of [1, 2, 4, 255, 65535]) {
         expectRoundTrip(
-          { scheme: 'qsgd', shape, levels, bucketSize: 0, norms: new Float32Array(1), negative: new Uint8Array(n), level: new Uint16Array(n) },
+          {
+            scheme: 'qsgd',
+            shape,
+            levels,
+            bucketSize: 0,
+            norms: new Float32Array(1),
+            negative: new Uint8Array(n),
+            level: new Uint16Array(n),
+          },
           4,
         );
         expectRoundTrip(

@@ -26,8 +26,15 @@ describe('wire sizes', () => {
     for (const scheme of SCHEME_NAMES) {
       for (const budget of [1, 3, Infinity]) {
         // atomo-auto's knob is the layer's bytes: from a few atoms' worth to more than float32.
-        const { sample } = SCHEMES[scheme].compress(g, shape, { budget, levels: 7, byteBudget: Math.min(40 * budget, 1e6) }, stream);
-        expect(encodeLayer(sample, 0).length, `${scheme} s=${budget}`).toBeLessThanOrEqual(maxLayerBytes(scheme, shape, 7));
+        const { sample } = SCHEMES[scheme].compress(
+          g,
+          shape,
+          { budget, levels: 7, byteBudget: Math.min(40 * budget, 1e6) },
+          stream,
+        );
+        expect(encodeLayer(sample, 0).length, `${scheme} s=${budget}`).toBeLessThanOrEqual(
+          maxLayerBytes(scheme, shape, 7),
+        );
       }
     }
     // All kept: dense, spectral and PowerSGD at full rank, QSGD and TernGrad are exactly at the bound.
@@ -42,15 +49,21 @@ describe('wire sizes', () => {
     const g = gradient(32);
     for (const scheme of ['none', 'qsgd', 'terngrad'] as const) {
       const { sample } = SCHEMES[scheme].compress(g, shape, { levels: 300 }, stream);
-      expect(expectedLayerBytes({ scheme, budget: 0, levels: 300 }, shape, 32), scheme).toBe(encodeForWire(sample, 0).length);
+      expect(expectedLayerBytes({ scheme, budget: 0, levels: 300 }, shape, 32), scheme).toBe(
+        encodeForWire(sample, 0).length,
+      );
     }
     const { sample } = SCHEMES['atomo-svd'].compress(g, shape, { budget: 4 }, stream);
-    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 32)).toBe(encodeForWire(sample, 0).length);
+    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 32)).toBe(
+      encodeForWire(sample, 0).length,
+    );
     // Four atoms of an 8×4 layer (12 + 4 + 4·4·13 = 224 bytes) are more than the layer as float32: it goes dense.
     expect(encodeLayer(sample, 0).length).toBe(224);
     expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 32)).toBe(12 + 4 * 32);
     // At most rank ≤ batch atoms exist, whatever the budget.
-    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 2)).toBe(12 + 4 + 4 * 2 * (8 + 4 + 1));
+    expect(expectedLayerBytes({ scheme: 'atomo-svd', budget: 4, levels: 1 }, shape, 2)).toBe(
+      12 + 4 + 4 * 2 * (8 + 4 + 1),
+    );
   });
 
   it('agrees with the wire-format worked example for one 784×128 layer', () => {
@@ -64,7 +77,12 @@ describe('wire sizes', () => {
   it('counts the dense baseline as what scheme none sends for the whole model', () => {
     const g = gradient(layout.parameterCount);
     const sent = layout.tensors.reduce((sum, tensor, layer) => {
-      const { sample } = SCHEMES.none.compress(g.subarray(tensor.offset, tensor.offset + tensor.size), tensor.shape, {}, stream);
+      const { sample } = SCHEMES.none.compress(
+        g.subarray(tensor.offset, tensor.offset + tensor.size),
+        tensor.shape,
+        {},
+        stream,
+      );
       return sum + encodeLayer(sample, layer).length;
     }, 0);
     expect(denseBytes(layout)).toBe(sent);

@@ -133,7 +133,12 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, 
     case 'atomo-auto':
       return (
         HEADER_BYTES +
-        autoBodyBytes(Math.max(maxLayerBytes('atomo-entry', shape, levels) - HEADER_BYTES, maxLayerBytes('atomo-svd', shape, levels) - HEADER_BYTES))
+        autoBodyBytes(
+          Math.max(
+            maxLayerBytes('atomo-entry', shape, levels) - HEADER_BYTES,
+            maxLayerBytes('atomo-svd', shape, levels) - HEADER_BYTES,
+          ),
+        )
       );
     case 'none':
       return denseLayerBytes(shape);
@@ -171,7 +176,8 @@ function schemeLayerBytes(compression: Compression, shape: Shape, batchSize: num
   const elements = rows * cols;
   switch (compression.scheme) {
     case 'atomo-auto':
-      // Only a byte budget for the whole model says what atomo-auto sends (expectedBytes); per layer, no more than float32.
+      // Only a byte budget for the whole model says what atomo-auto sends (expectedBytes); per layer, no more than
+      // float32.
       return denseLayerBytes(shape);
     case 'atomo-svd':
       return HEADER_BYTES + spectralBodyBytes(Math.min(compression.budget, rows, cols, batchSize), shape);

@@ -70,11 +70,17 @@ export const terngradCodec: SchemeCodec<TernGradSample> = {
       // Padding first, so a set padding bit is never reported as an entry.
       const count = Math.min(4, n - first);
       if (count < 4 && byte >>> (2 * count) !== 0) {
-        throw new CodecError('nonzero-padding', `${ctx}: padding bits after the last entry are not zero (byte at offset ${start + b})`);
+        throw new CodecError(
+          'nonzero-padding',
+          `${ctx}: padding bits after the last entry are not zero (byte at offset ${start + b})`,
+        );
       }
       // A field is 11 exactly when its low bit and its high bit are both set.
       if ((byte & (byte >>> 1) & LOW_BITS) !== 0) {
-        throw new CodecError('bad-value', `${ctx}: entry ${first + invalidField(byte)} has the invalid ternary code 11`);
+        throw new CodecError(
+          'bad-value',
+          `${ctx}: entry ${first + invalidField(byte)} has the invalid ternary code 11`,
+        );
       }
       for (let j = 0; j < count; j++) {
         const code = (byte >>> (2 * j)) & 3;

@@ -48,7 +48,21 @@ describe('LEB128 varint', () => {
   });
 
   it('round-trips edge and random values', () => {
-    const values = [0, 1, 127, 128, 16383, 16384, 2 ** 21 - 1, 2 ** 21, 2 ** 28 - 1, 2 ** 28, 2 ** 31 - 1, 2 ** 31, 0xffffffff];
+    const values = [
+      0,
+      1,
+      127,
+      128,
+      16383,
+      16384,
+      2 ** 21 - 1,
+      2 ** 21,
+      2 ** 28 - 1,
+      2 ** 28,
+      2 ** 31 - 1,
+      2 ** 31,
+      0xffffffff,
+    ];
     const next = seededUint32(99);
     for (let i = 0; i < 500; i++) values.push(next() >>> (i % 32));
     for (const value of values) expect(decode(Array.from(encode(value)))).toBe(value);

@@ -56,7 +56,10 @@ export function readVarint(reader: ByteReader, what: string): number {
     value += group * scale;
     if ((byte & 0x80) === 0) {
       if (byte === 0 && i > 0) {
-        throw new CodecError('bad-varint', `${what}: overlong varint at offset ${start} (${i + 1} bytes, trailing zero group)`);
+        throw new CodecError(
+          'bad-varint',
+          `${what}: overlong varint at offset ${start} (${i + 1} bytes, trailing zero group)`,
+        );
       }
       reader.pos = at + 1;
       return value;

@@ -55,7 +55,8 @@ describe('orthonormal DCT-II', () => {
       for (let k = 0; k < rows; k++) {
         for (let l = 0; l < cols; l++) {
           let sum = 0;
-          for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) sum += dm[k * rows + i]! * g[i * cols + j]! * dn[l * cols + j]!;
+          for (let i = 0; i < rows; i++)
+            for (let j = 0; j < cols; j++) sum += dm[k * rows + i]! * g[i * cols + j]! * dn[l * cols + j]!;
           dense[k * cols + l] = sum;
         }
       }
@@ -87,7 +88,8 @@ describe('orthonormal DCT-II', () => {
     const atom = idct2(c, rows, cols);
     const dm = dctMatrix(rows);
     const dn = dctMatrix(cols);
-    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) expect(atom[i * cols + j]).toBeCloseTo(dm[2 * rows + i]! * dn[3 * cols + j]!, 14);
+    for (let i = 0; i < rows; i++)
+      for (let j = 0; j < cols; j++) expect(atom[i * cols + j]).toBeCloseTo(dm[2 * rows + i]! * dn[3 * cols + j]!, 14);
   });
 
   it('refuses arrays that are not rows×cols', () => {

@@ -44,7 +44,13 @@ export function idct2(c: ArrayLike<number>, rows: number, cols: number): Float64
 type Transform1d = (x: Float64Array, work: FftWork) => void;
 
 /** A 1-D transform applied along every row and then every column of a copy of `a`. */
-function separable(name: string, a: ArrayLike<number>, rows: number, cols: number, transform: Transform1d): Float64Array {
+function separable(
+  name: string,
+  a: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  transform: Transform1d,
+): Float64Array {
   checkSize(name, a.length, rows, cols);
   const out = Float64Array.from(a);
   alongRows(out, rows, cols, transform);

@@ -11,7 +11,15 @@
  * out[k] = Σ_{i < length} x[xAt + i]·y[yAt + k·stride + i] for k = 0…3, each
  * sum in i order (out needs 4 places; y must hold all four runs).
  */
-export function fourDots(x: Float64Array, xAt: number, y: Float64Array, yAt: number, stride: number, length: number, out: Float64Array): void {
+export function fourDots(
+  x: Float64Array,
+  xAt: number,
+  y: Float64Array,
+  yAt: number,
+  stride: number,
+  length: number,
+  out: Float64Array,
+): void {
   const twice = 2 * stride;
   const thrice = 3 * stride;
   let d0 = 0;

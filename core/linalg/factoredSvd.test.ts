@@ -22,7 +22,13 @@ interface Case {
   readonly examples?: number;
 }
 
-function factorsOf(inner: number, rows: number, cols: number, seed: number, edit?: (left: Float32Array, right: Float32Array) => void): GradientFactors {
+function factorsOf(
+  inner: number,
+  rows: number,
+  cols: number,
+  seed: number,
+  edit?: (left: Float32Array, right: Float32Array) => void,
+): GradientFactors {
   const left = Float32Array.from(randomMatrix(inner, rows, seed));
   const right = Float32Array.from(randomMatrix(inner, cols, seed + 1));
   edit?.(left, right);
@@ -39,7 +45,11 @@ function nearDuplicates(): GradientFactors {
 }
 
 /** G = Xᵀ·Δ in Float64, row-major rows×cols. */
-function product({ batch: inner, input: left, delta: right }: GradientFactors, rows: number, cols: number): Float64Array {
+function product(
+  { batch: inner, input: left, delta: right }: GradientFactors,
+  rows: number,
+  cols: number,
+): Float64Array {
   const g = new Float64Array(rows * cols);
   for (let b = 0; b < inner; b++) {
     for (let i = 0; i < rows; i++) {
@@ -52,9 +62,27 @@ function product({ batch: inner, input: left, delta: right }: GradientFactors, r
 }
 
 const cases: Case[] = [
-  { name: 'random, batch below both sides', rows: 96, cols: 40, factors: factorsOf(8, 96, 40, 1), qr: ['gram', 'gram'] },
-  { name: 'the MLP output layer shape, batch above cols (B > n)', rows: 128, cols: 10, factors: factorsOf(32, 128, 10, 3), qr: ['gram', 'householder'] },
-  { name: 'batch above rows (B > m)', rows: 6, cols: 50, factors: factorsOf(12, 6, 50, 5), qr: ['householder', 'gram'] },
+  {
+    name: 'random, batch below both sides',
+    rows: 96,
+    cols: 40,
+    factors: factorsOf(8, 96, 40, 1),
+    qr: ['gram', 'gram'],
+  },
+  {
+    name: 'the MLP output layer shape, batch above cols (B > n)',
+    rows: 128,
+    cols: 10,
+    factors: factorsOf(32, 128, 10, 3),
+    qr: ['gram', 'householder'],
+  },
+  {
+    name: 'batch above rows (B > m)',
+    rows: 6,
+    cols: 50,
+    factors: factorsOf(12, 6, 50, 5),
+    qr: ['householder', 'gram'],
+  },
   {
     name: 'rank-deficient: repeated examples, a dead unit, an all-zero example',
     rows: 60,
@@ -65,7 +93,8 @@ const cases: Case[] = [
       for (let b = 0; b < 10; b++) right[b * 30 + 4] = 0; // unit 4 never active
       left.fill(0, 7 * 60, 8 * 60); // example 7 is blank
     }),
-    // Examples 0 and 3 are equal (input and delta): one term counted twice, so both Grams stay regular. Example 7 adds 0.
+    // Examples 0 and 3 are equal (input and delta): one term counted twice, so both Grams stay regular. Example 7 adds
+    // 0.
     qr: ['gram', 'gram'],
     examples: 8,
   },
@@ -133,61 +162,65 @@ const cases: Case[] = [
   },
 ];
 
-describe.each<{ route: string; qr?: FactorQr }>([{ route: 'the default route' }, { route: 'Householder on both factors', qr: 'householder' }])(
-  'factoredSvd(G = Xᵀ·Δ) against svdJacobi(G), $route',
-  ({ qr }) => {
-    for (const { name, rows, cols, factors, qr: expectedQr, examples } of cases) {
-      it(name, () => {
-        const g = product(factors, rows, cols);
-        const reference = svdJacobi(g, rows, cols);
-        const f = factoredSvd(factors, rows, cols, qr === undefined ? {} : { qr });
-        expect(f.qr).toEqual(qr === undefined ? expectedQr : ['householder', 'householder']);
-        expect(f.examples).toBe(examples ?? factors.batch);
-        const normG = Math.sqrt(reference.singularValues.reduce((a, s) => a + s * s, 0));
-        const expectedRank = reference.singularValues.filter((s) => s > LOW_RANK_RELATIVE_TOLERANCE * normG).length;
-        expect(f.rank).toBe(expectedRank);
-        for (let k = 0; k < f.rank; k++) {
-          expect(Math.abs(f.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(1e-5 * reference.singularValues[k]!);
-        }
-        const svd = f.materialise();
-        const r = svd.rank;
-        // Orthonormal columns.
-        for (const [m, vectors] of [
-          [rows, svd.u],
-          [cols, svd.v],
-        ] as const) {
-          for (let a = 0; a < r; a++) {
-            for (let b = 0; b < r; b++) {
-              let dot = 0;
-              for (let i = 0; i < m; i++) dot += vectors[i * r + a]! * vectors[i * r + b]!;
-              expect(Math.abs(dot - (a === b ? 1 : 0))).toBeLessThan(1e-10);
-            }
+describe.each<{ route: string; qr?: FactorQr }>([
+  { route: 'the default route' },
+  { route: 'Householder on both factors', qr: 'householder' },
+])('factoredSvd(G = Xᵀ·Δ) against svdJacobi(G), $route', ({ qr }) => {
+  for (const { name, rows, cols, factors, qr: expectedQr, examples } of cases) {
+    it(name, () => {
+      const g = product(factors, rows, cols);
+      const reference = svdJacobi(g, rows, cols);
+      const f = factoredSvd(factors, rows, cols, qr === undefined ? {} : { qr });
+      expect(f.qr).toEqual(qr === undefined ? expectedQr : ['householder', 'householder']);
+      expect(f.examples).toBe(examples ?? factors.batch);
+      const normG = Math.sqrt(reference.singularValues.reduce((a, s) => a + s * s, 0));
+      const expectedRank = reference.singularValues.filter((s) => s > LOW_RANK_RELATIVE_TOLERANCE * normG).length;
+      expect(f.rank).toBe(expectedRank);
+      for (let k = 0; k < f.rank; k++) {
+        expect(Math.abs(f.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(
+          1e-5 * reference.singularValues[k]!,
+        );
+      }
+      const svd = f.materialise();
+      const r = svd.rank;
+      // Orthonormal columns.
+      for (const [m, vectors] of [
+        [rows, svd.u],
+        [cols, svd.v],
+      ] as const) {
+        for (let a = 0; a < r; a++) {
+          for (let b = 0; b < r; b++) {
+            let dot = 0;
+            for (let i = 0; i < m; i++) dot += vectors[i * r + a]! * vectors[i * r + b]!;
+            expect(Math.abs(dot - (a === b ? 1 : 0))).toBeLessThan(1e-10);
           }
         }
-        // U Σ Vᵀ rebuilds G but for the directions cut off (each below 1e-6·‖G‖_F): an entry is off by at most their norm.
-        const droppedSq = reference.singularValues.slice(f.rank).reduce((a, s) => a + s * s, 0);
-        const dropped = Math.sqrt(droppedSq);
-        // Their Σσ² is reported, to the core's rounding: each σ of R_X·R_Δᵀ is off by up to ~B·ε·‖X‖_F·‖Δ‖_F
-        // (more than ε·‖G‖ where XᵀΔ cancels, as with opposite deltas), and the reference reports those at zero.
-        const floor = factors.batch * Number.EPSILON * Math.hypot(...factors.input) * Math.hypot(...factors.delta);
-        expect(Math.abs(f.residual - droppedSq)).toBeLessThanOrEqual(1e-6 * droppedSq + factors.batch * floor ** 2);
-        let worst = 0;
-        for (let i = 0; i < rows; i++) {
-          for (let j = 0; j < cols; j++) {
-            let s = 0;
-            for (let k = 0; k < r; k++) s += svd.u[i * r + k]! * svd.singularValues[k]! * svd.v[j * r + k]!;
-            worst = Math.max(worst, Math.abs(s - g[i * cols + j]!));
-          }
+      }
+      // U Σ Vᵀ rebuilds G but for the directions cut off (each below 1e-6·‖G‖_F): an entry is off by at most their
+      // norm.
+      const droppedSq = reference.singularValues.slice(f.rank).reduce((a, s) => a + s * s, 0);
+      const dropped = Math.sqrt(droppedSq);
+      // Their Σσ² is reported, to the core's rounding: each σ of R_X·R_Δᵀ is off by up to ~B·ε·‖X‖_F·‖Δ‖_F
+      // (more than ε·‖G‖ where XᵀΔ cancels, as with opposite deltas), and the reference reports those at zero.
+      const floor = factors.batch * Number.EPSILON * Math.hypot(...factors.input) * Math.hypot(...factors.delta);
+      expect(Math.abs(f.residual - droppedSq)).toBeLessThanOrEqual(1e-6 * droppedSq + factors.batch * floor ** 2);
+      let worst = 0;
+      for (let i = 0; i < rows; i++) {
+        for (let j = 0; j < cols; j++) {
+          let s = 0;
+          for (let k = 0; k < r; k++) s += svd.u[i * r + k]! * svd.singularValues[k]! * svd.v[j * r + k]!;
+          worst = Math.max(worst, Math.abs(s - g[i * cols + j]!));
         }
-        expect(worst).toBeLessThanOrEqual(dropped + 1e-10 * normG);
-      });
-    }
-  },
-);
+      }
+      expect(worst).toBeLessThanOrEqual(dropped + 1e-10 * normG);
+    });
+  }
+});
 
 describe('factoredSvd', () => {
   it('keeps the Gram route for examples graded over eight orders of magnitude, with vectors orthonormal to its tolerance', () => {
-    // Row scaling leaves CholeskyQR exact (R scales with the rows), so the bound, which is invariant to it, stays small.
+    // Row scaling leaves CholeskyQR exact (R scales with the rows), so the bound, which is invariant to it, stays
+    // small.
     for (const grade of [0, 3, 8]) {
       const factors = factorsOf(8, 120, 30, 21, (left) => {
         for (let b = 0; b < 8; b++) for (let i = 0; i < 120; i++) left[b * 120 + i]! *= 10 ** ((-grade * b) / 7);
@@ -197,7 +230,9 @@ describe('factoredSvd', () => {
       const svd = f.materialise();
       const reference = svdJacobi(product(factors, 120, 30), 120, 30);
       for (let k = 0; k < f.rank; k++)
-        expect(Math.abs(svd.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(1e-5 * reference.singularValues[k]!);
+        expect(Math.abs(svd.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(
+          1e-5 * reference.singularValues[k]!,
+        );
       let worst = 0;
       for (let a = 0; a < svd.rank; a++) {
         for (let b = 0; b < svd.rank; b++) {
@@ -213,7 +248,8 @@ describe('factoredSvd', () => {
   it('needs its check: on near-duplicate examples the unchecked Gram route is off by more than 1e-5', () => {
     const factors = nearDuplicates();
     const reference = svdJacobi(product(factors, 60, 20), 60, 20).singularValues;
-    const worst = (sigma: Float64Array) => Math.max(...Array.from(sigma, (s, k) => Math.abs(s - reference[k]!) / reference[k]!));
+    const worst = (sigma: Float64Array) =>
+      Math.max(...Array.from(sigma, (s, k) => Math.abs(s - reference[k]!) / reference[k]!));
     const unchecked = factoredSvd(factors, 60, 20, { qr: 'gram' });
     expect(unchecked.qr[0]).toBe('gram');
     expect(worst(unchecked.singularValues)).toBeGreaterThan(1e-5);
@@ -236,7 +272,8 @@ describe('factoredSvd', () => {
     expect(f.examples).toBe(9);
     const reference = svdJacobi(product(factors, 200, 24), 200, 24).singularValues;
     expect(f.rank).toBe(9);
-    for (let k = 0; k < f.rank; k++) expect(Math.abs(f.singularValues[k]! - reference[k]!)).toBeLessThanOrEqual(1e-9 * reference[k]!);
+    for (let k = 0; k < f.rank; k++)
+      expect(Math.abs(f.singularValues[k]! - reference[k]!)).toBeLessThanOrEqual(1e-9 * reference[k]!);
     // The same G with the repeats folded into one example by hand (its delta times 4, exact in float32): the same σ.
     const folded = [0, 1, 2, 3, 4, 6, 7, 9, 10];
     const input = new Float32Array(9 * 200);
@@ -246,7 +283,10 @@ describe('factoredSvd', () => {
       for (let j = 0; j < 24; j++) delta[k * 24 + j] = factors.delta[b * 24 + j]! * (b === 2 ? 4 : 1);
     });
     const byHand = factoredSvd({ batch: 9, input, delta }, 200, 24);
-    for (let k = 0; k < f.rank; k++) expect(Math.abs(f.singularValues[k]! - byHand.singularValues[k]!)).toBeLessThanOrEqual(1e-12 * byHand.singularValues[k]!);
+    for (let k = 0; k < f.rank; k++)
+      expect(Math.abs(f.singularValues[k]! - byHand.singularValues[k]!)).toBeLessThanOrEqual(
+        1e-12 * byHand.singularValues[k]!,
+      );
   });
 
   it('examples with the same input but different deltas are different terms, and both are kept', () => {
@@ -255,11 +295,13 @@ describe('factoredSvd', () => {
     expect(f.examples).toBe(6);
     const reference = svdJacobi(product(factors, 50, 12), 50, 12).singularValues;
     expect(f.rank).toBe(5); // X has rank 5: two of its rows are one
-    for (let k = 0; k < f.rank; k++) expect(Math.abs(f.singularValues[k]! - reference[k]!)).toBeLessThanOrEqual(1e-9 * reference[k]!);
+    for (let k = 0; k < f.rank; k++)
+      expect(Math.abs(f.singularValues[k]! - reference[k]!)).toBeLessThanOrEqual(1e-9 * reference[k]!);
   });
 
   it('reports the Σσ² of the directions it cuts off (residual), as the reference SVD has them', () => {
-    // Example 3's delta is 1e-8 of the others': its direction's σ falls below the 1e-6·‖G‖_F cut-off, but not to rounding.
+    // Example 3's delta is 1e-8 of the others': its direction's σ falls below the 1e-6·‖G‖_F cut-off, but not to
+    // rounding.
     const factors = factorsOf(4, 40, 16, 25, (_input, delta) => {
       for (let j = 0; j < 16; j++) delta[3 * 16 + j]! *= 1e-8;
     });

@@ -58,17 +58,25 @@ export interface FactoredSvd {
   readonly rank: number;
   /** rank values, descending, all > 0. */
   readonly singularValues: Float64Array;
-  /** Σσ² of the directions below the cut-off: ‖G‖_F² − Σ singularValues², without the cancellation of that difference. */
+  /**
+   * Σσ² of the directions below the cut-off: ‖G‖_F² − Σ singularValues², without the cancellation of that difference.
+   */
   readonly residual: number;
   /** Writes uₖ (rows values) into `out`. */
   leftVector(k: number, out: Float64Array): Float64Array;
   /** Writes vₖ (cols values) into `out`. */
   rightVector(k: number, out: Float64Array): Float64Array;
-  /** The same triplets in svdJacobi's layout (u rows×rank, v cols×rank): for tests and diagnostics, it forms every vector. */
+  /**
+   * The same triplets in svdJacobi's layout (u rows×rank, v cols×rank): for tests and diagnostics, it forms every
+   * vector.
+   */
   materialise(): SvdResult;
 }
 
-/** Both factors in sparse rows (all B examples), read off one pass that also checks their shapes and that they are finite. */
+/**
+ * Both factors in sparse rows (all B examples), read off one pass that also checks their shapes and that they are
+ * finite.
+ */
 interface FactorRows {
   readonly input: SparseRows;
   readonly delta: SparseRows;
@@ -76,19 +84,26 @@ interface FactorRows {
 
 function factorRows(factors: GradientFactors, rows: number, cols: number): FactorRows {
   const { batch, input, delta } = factors;
-  if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`gradient factors: batch ${batch} is not a positive integer`);
+  if (!Number.isInteger(batch) || batch < 1)
+    throw new RangeError(`gradient factors: batch ${batch} is not a positive integer`);
   if (input.length !== batch * rows)
-    throw new RangeError(`gradient factors: input has ${input.length} values, a ${batch}×${rows} factor needs ${batch * rows}`);
+    throw new RangeError(
+      `gradient factors: input has ${input.length} values, a ${batch}×${rows} factor needs ${batch * rows}`,
+    );
   if (delta.length !== batch * cols)
-    throw new RangeError(`gradient factors: delta has ${delta.length} values, a ${batch}×${cols} factor needs ${batch * cols}`);
+    throw new RangeError(
+      `gradient factors: delta has ${delta.length} values, a ${batch}×${cols} factor needs ${batch * cols}`,
+    );
   const all = new Uint32Array(batch);
   for (let b = 0; b < batch; b++) all[b] = b;
   const sparse = { input: sparseRows(input, rows, all), delta: sparseRows(delta, cols, all) };
-  // A sum of squares of float32 values is finite iff every value is; only then is the factor scanned for the one to name.
+  // A sum of squares of float32 values is finite iff every value is; only then is the factor scanned for the one to
+  // name.
   for (const name of ['input', 'delta'] as const) {
     if (Number.isFinite(sparse[name].sumOfSquares)) continue;
     const a = factors[name];
-    for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) throw new RangeError(`gradient factors: ${name}[${i}] is ${a[i]}`);
+    for (let i = 0; i < a.length; i++)
+      if (!Number.isFinite(a[i]!)) throw new RangeError(`gradient factors: ${name}[${i}] is ${a[i]}`);
   }
   return sparse;
 }
@@ -129,7 +144,9 @@ export type FactorQr = 'gram' | 'householder';
 export interface FactoredSvdDetails extends FactoredSvd {
   /** The QR each factor (input, delta) took in the end. */
   readonly qr: readonly [FactorQr, FactorQr];
-  /** Distinct examples that contribute to G (a zero row in either factor is skipped, a repeated example counted once). */
+  /**
+   * Distinct examples that contribute to G (a zero row in either factor is skipped, a repeated example counted once).
+   */
   readonly examples: number;
 }
 
@@ -154,7 +171,12 @@ export interface FactoredSvdOptions {
  * delta row is zero add nothing to G and are left out first; repeated
  * examples are counted, not repeated (distinctExamples).
  */
-export function factoredSvd(factors: GradientFactors, rows: number, cols: number, options: FactoredSvdOptions = {}): FactoredSvdDetails {
+export function factoredSvd(
+  factors: GradientFactors,
+  rows: number,
+  cols: number,
+  options: FactoredSvdOptions = {},
+): FactoredSvdDetails {
   const sparse = factorRows(factors, rows, cols);
   const contributing = contributingExamples(sparse);
   if (contributing.length === 0) return emptySvd(rows, cols);
@@ -163,7 +185,8 @@ export function factoredSvd(factors: GradientFactors, rows: number, cols: number
   const kept = (all: SparseRows) => (inner === factors.batch ? all : selectSparseRows(all, examples));
   const allowGram = options.qr !== 'householder';
   let left = (allowGram && gramSide(kept(sparse.input), rows, inner)) || householderSide(factors.input, rows, examples);
-  let right = (allowGram && gramSide(kept(sparse.delta), cols, inner)) || householderSide(factors.delta, cols, examples);
+  let right =
+    (allowGram && gramSide(kept(sparse.delta), cols, inner)) || householderSide(factors.delta, cols, examples);
   for (;;) {
     const pl = left.p;
     const pr = right.p;
@@ -284,7 +307,8 @@ class LiftedTriplets implements FactoredSvdDetails {
 
   /** Column k of the core's U_c (or V_c), `coefficients` p×width row-major, through its side's Q. */
   #lift(k: number, coefficients: Float64Array, y: Float64Array, side: Side, out: Float64Array): Float64Array {
-    if (!Number.isInteger(k) || k < 0 || k >= this.rank) throw new RangeError(`factoredSvd: triplet ${k} of ${this.rank}`);
+    if (!Number.isInteger(k) || k < 0 || k >= this.rank)
+      throw new RangeError(`factoredSvd: triplet ${k} of ${this.rank}`);
     const width = this.#small.r;
     for (let i = 0; i < y.length; i++) y[i] = coefficients[i * width + k]!;
     return side.vector(y, out);
@@ -305,7 +329,17 @@ function emptySvd(rows: number, cols: number): FactoredSvdDetails {
     residual: 0,
     leftVector: none,
     rightVector: none,
-    materialise: () => ({ rows, cols, r: 0, u: empty, singularValues: empty, v: empty, rank: 0, sweeps: 0, converged: true }),
+    materialise: () => ({
+      rows,
+      cols,
+      r: 0,
+      u: empty,
+      singularValues: empty,
+      v: empty,
+      rank: 0,
+      sweeps: 0,
+      converged: true,
+    }),
     qr: ['householder', 'householder'],
     examples: 0,
   };
@@ -320,11 +354,17 @@ interface Side {
   readonly r: Float64Array;
   /** out (the factor's full length, 0 on its zero columns) = Q·y. */
   vector(y: Float64Array, out: Float64Array): Float64Array;
-  /** The largest bound on |(Qyₖ)·(Qyₖ) − 1| over the first `count` columns yₖ of the row-major p×width `y` (0 for Householder). */
+  /**
+   * The largest bound on |(Qyₖ)·(Qyₖ) − 1| over the first `count` columns yₖ of the row-major p×width `y` (0 for
+   * Householder).
+   */
   bound(y: Float64Array, width: number, count: number): number;
 }
 
-/** The Gram route for a factor taller than the batch; null when it is not (Householder is cheap then) or Cholesky breaks down. */
+/**
+ * The Gram route for a factor taller than the batch; null when it is not (Householder is cheap then) or Cholesky breaks
+ * down.
+ */
 function gramSide(factor: SparseRows, size: number, inner: number): Side | null {
   if (size <= inner) return null;
   const qr = gramCholeskyOfRows(factor, size);
@@ -427,7 +467,10 @@ function countedColumns(r: Float64Array, p: number, inner: number, counts: Float
  * by their numbers of non-zeros first; a pair is the same only if every
  * index and float32 value of both rows is.
  */
-function distinctExamples({ input, delta }: FactorRows, examples: Uint32Array): { examples: Uint32Array; counts: Float64Array | null } {
+function distinctExamples(
+  { input, delta }: FactorRows,
+  examples: Uint32Array,
+): { examples: Uint32Array; counts: Float64Array | null } {
   let counts: Float64Array | null = null;
   const kept = new Uint32Array(examples.length);
   let distinct = 0;

@@ -26,7 +26,8 @@ describe('fft', () => {
       const [expectRe, expectIm] = directDft(re, im);
       fft(re, im);
       let worst = 0;
-      for (let k = 0; k < n; k++) worst = Math.max(worst, Math.abs(re[k]! - expectRe[k]!), Math.abs(im[k]! - expectIm[k]!));
+      for (let k = 0; k < n; k++)
+        worst = Math.max(worst, Math.abs(re[k]! - expectRe[k]!), Math.abs(im[k]! - expectIm[k]!));
       // Entries of size ~√n; float64 rounding of O(n) terms, and the direct sum's own error, stay far below 1e-9·n.
       expect(worst, `n = ${n}`).toBeLessThan(1e-9 * n);
     }

@@ -93,7 +93,15 @@ export function fft(re: Float64Array, im: Float64Array): void {
 }
 
 /** One Stockham stage of radix p at stride s (docs in fft()). The twiddle W_len^{jt} is W_N^{j·t·s}, index < N. */
-function stage(plan: FftPlan, p: number, s: number, xr: Float64Array, xi: Float64Array, yr: Float64Array, yi: Float64Array): void {
+function stage(
+  plan: FftPlan,
+  p: number,
+  s: number,
+  xr: Float64Array,
+  xi: Float64Array,
+  yr: Float64Array,
+  yi: Float64Array,
+): void {
   const { n, cos, sin } = plan;
   const m = n / (s * p); // the length each sub-sequence has after this stage
   const sm = s * m;

@@ -10,11 +10,22 @@ import { randomMatrix } from './random-matrix';
 
 const all = (batch: number) => Uint32Array.from({ length: batch }, (_, b) => b);
 
-/** A batch×size float32 factor of Gaussians, each entry 0 with probability `zeros` (a seeded draw), row b scaled by rowScale(b). */
-function factor(batch: number, size: number, seed: number, zeros = 0, rowScale: (b: number) => number = () => 1): Float32Array {
+/**
+ * A batch×size float32 factor of Gaussians, each entry 0 with probability `zeros` (a seeded draw), row b scaled by
+ * rowScale(b).
+ */
+function factor(
+  batch: number,
+  size: number,
+  seed: number,
+  zeros = 0,
+  rowScale: (b: number) => number = () => 1,
+): Float32Array {
   const values = randomMatrix(batch, size, seed);
   const stream = { seed, worker: 0, round: 0, layer: 1 };
-  return Float32Array.from(values, (x, k) => (randomBits(stream, k) >>> 8 < zeros * 0x1000000 ? 0 : x * rowScale(Math.floor(k / size))));
+  return Float32Array.from(values, (x, k) =>
+    randomBits(stream, k) >>> 8 < zeros * 0x1000000 ? 0 : x * rowScale(Math.floor(k / size)),
+  );
 }
 
 /** Q's columns Q·eₖ = Fᵀ R⁻¹ eₖ, k < batch, each of length size. */
@@ -39,11 +50,21 @@ function bounds(qr: NonNullable<ReturnType<typeof gramCholesky>>): number[] {
 describe('gramCholesky', () => {
   const cases = [
     { name: 'dense 100×8', batch: 8, size: 100, f: factor(8, 100, 1) },
-    { name: 'sparse (80% zeros) 784×13: a batch not a multiple of the 4-row blocks', batch: 13, size: 784, f: factor(13, 784, 2, 0.8) },
+    {
+      name: 'sparse (80% zeros) 784×13: a batch not a multiple of the 4-row blocks',
+      batch: 13,
+      size: 784,
+      f: factor(13, 784, 2, 0.8),
+    },
     { name: 'half zeros 128×32, as a ReLU delta', batch: 32, size: 128, f: factor(32, 128, 3, 0.5) },
     { name: 'one example', batch: 1, size: 9, f: factor(1, 9, 4) },
     // Row scaling is what CholeskyQR is exact about, so the bound must not grow with it.
-    { name: 'rows graded over twelve orders of magnitude', batch: 6, size: 50, f: factor(6, 50, 5, 0, (b) => 10 ** (-b * 2.4)) },
+    {
+      name: 'rows graded over twelve orders of magnitude',
+      batch: 6,
+      size: 50,
+      f: factor(6, 50, 5, 0, (b) => 10 ** (-b * 2.4)),
+    },
   ];
   for (const { name, batch, size, f } of cases) {
     it(`RᵀR = F·Fᵀ and Q = Fᵀ·R⁻¹ is orthonormal within its bound: ${name}`, () => {
@@ -79,7 +100,9 @@ describe('gramCholesky', () => {
   for (const { name, batch, size, f } of cases) {
     it(`uniformNormBound is at least normBound for every vector it covers: ${name}`, () => {
       const qr = gramCholesky(f, size, all(batch))!;
-      const ys = [...Array.from({ length: batch }, (_, k) => Float64Array.from({ length: batch }, (_, i) => (i === k ? 1 : 0)))];
+      const ys = [
+        ...Array.from({ length: batch }, (_, k) => Float64Array.from({ length: batch }, (_, i) => (i === k ? 1 : 0))),
+      ];
       for (let seed = 0; seed < 8; seed++) ys.push(Float64Array.from(randomMatrix(1, batch, 100 + seed)));
       for (const y of ys) {
         const norm = Math.hypot(...y);
@@ -104,7 +127,11 @@ describe('gramCholesky', () => {
     const f = factor(10, 40, 6);
     const picked = Uint32Array.of(1, 4, 7);
     const qr = gramCholesky(f, 40, picked)!;
-    const alone = gramCholesky(Float32Array.from([...f.subarray(40, 80), ...f.subarray(160, 200), ...f.subarray(280, 320)]), 40, all(3))!;
+    const alone = gramCholesky(
+      Float32Array.from([...f.subarray(40, 80), ...f.subarray(160, 200), ...f.subarray(280, 320)]),
+      40,
+      all(3),
+    )!;
     expect(Array.from(qr.r)).toEqual(Array.from(alone.r));
   });
 

@@ -136,7 +136,8 @@ class CholeskyQr implements GramCholesky {
     for (let b = 0; b < this.batch; b++) {
       const zb = z[b]!;
       if (zb === 0) continue;
-      for (let t = rowStart[b]!, end = rowStart[b + 1]!; t < end; t++) out[index[t]!] = out[index[t]!]! + zb * value[t]!;
+      for (let t = rowStart[b]!, end = rowStart[b + 1]!; t < end; t++)
+        out[index[t]!] = out[index[t]!]! + zb * value[t]!;
     }
     return out;
   }
@@ -159,12 +160,18 @@ class CholeskyQr implements GramCholesky {
     for (let b = 0; b < batch; b++) ww += w[b]! * w[b]!;
     const wNorm = Math.sqrt(ww);
     const gammaSolve = this.#gammaSolve;
-    return this.#gammaGram * weighted * weighted + this.#gammaCholesky * ww + 2 * gammaSolve * Math.sqrt(yy) * wNorm + gammaSolve * gammaSolve * ww;
+    return (
+      this.#gammaGram * weighted * weighted +
+      this.#gammaCholesky * ww +
+      2 * gammaSolve * Math.sqrt(yy) * wNorm +
+      gammaSolve * gammaSolve * ww
+    );
   }
 
   uniformNormBound(yNorm: number): number {
     // Formed on first use and kept, null included (no bound for this R).
-    if (this.#uniform === undefined) this.#uniform = uniformBound(this.r, this.#rowNorms, this.batch, this.#rows.longest);
+    if (this.#uniform === undefined)
+      this.#uniform = uniformBound(this.r, this.#rowNorms, this.batch, this.#rows.longest);
     const bound = this.#uniform;
     if (bound === null) return Number.POSITIVE_INFINITY;
     const zeta = (yNorm * bound.dw) / bound.denominator;
@@ -239,7 +246,10 @@ export interface SparseRows {
 let scratchIndex = new Uint32Array(0);
 let scratchValue = new Float32Array(0);
 
-/** The rows `examples` of the row-major float32 `factor` (rows of `size` values) in compressed sparse row form, from one pass. */
+/**
+ * The rows `examples` of the row-major float32 `factor` (rows of `size` values) in compressed sparse row form, from one
+ * pass.
+ */
 export function sparseRows(factor: Float32Array, size: number, examples: Uint32Array): SparseRows {
   const batch = examples.length;
   if (scratchIndex.length < batch * size) {
@@ -265,7 +275,9 @@ export function sparseRows(factor: Float32Array, size: number, examples: Uint32A
   return { rowStart, index: scratchIndex.slice(0, t), value: scratchValue.slice(0, t), longest, sumOfSquares };
 }
 
-/** The rows `keep` (increasing positions in `rows`) of sparse rows, as sparseRows would give them for those rows alone. */
+/**
+ * The rows `keep` (increasing positions in `rows`) of sparse rows, as sparseRows would give them for those rows alone.
+ */
 export function selectSparseRows(rows: SparseRows, keep: Uint32Array): SparseRows {
   const rowStart = new Uint32Array(keep.length + 1);
   let total = 0;
@@ -295,7 +307,14 @@ export function selectSparseRows(rows: SparseRows, keep: Uint32Array): SparseRow
  * sparse row b ≤ a is read once for all four dot products: a quarter of the
  * index loads of one row at a time, with the same sums in the same order.
  */
-function gram(rowStart: Uint32Array, index: Uint32Array, value: Float32Array, size: number, batch: number, out: Float64Array): void {
+function gram(
+  rowStart: Uint32Array,
+  index: Uint32Array,
+  value: Float32Array,
+  size: number,
+  batch: number,
+  out: Float64Array,
+): void {
   const dense = LANES.zeroed(size * 4);
   for (let a0 = 0; a0 < batch; a0 += 4) {
     const width = Math.min(4, batch - a0);

@@ -30,7 +30,8 @@ export interface ThinQr {
 
 /** Householder thin QR of the column-major m×k matrix `a` (not modified). */
 export function householderQr(a: Float32Array | Float64Array, m: number, k: number): ThinQr {
-  if (!Number.isInteger(m) || !Number.isInteger(k) || m < 1 || k < 1) throw new RangeError(`householderQr: bad shape ${m}×${k}`);
+  if (!Number.isInteger(m) || !Number.isInteger(k) || m < 1 || k < 1)
+    throw new RangeError(`householderQr: bad shape ${m}×${k}`);
   if (a.length !== m * k) throw new RangeError(`householderQr: ${a.length} elements for a ${m}×${k} matrix`);
   const p = Math.min(m, k);
   const w = Float64Array.from(a);
@@ -70,7 +71,8 @@ export function householderQr(a: Float32Array | Float64Array, m: number, k: numb
  */
 export function applyQ(qr: ThinQr, y: ArrayLike<number>, out: Float64Array): Float64Array {
   const { m, p, reflectors } = qr;
-  if (y.length !== p || out.length !== m) throw new RangeError(`applyQ: y of ${y.length} (want ${p}), out of ${out.length} (want ${m})`);
+  if (y.length !== p || out.length !== m)
+    throw new RangeError(`applyQ: y of ${y.length} (want ${p}), out of ${out.length} (want ${m})`);
   out.fill(0);
   for (let i = 0; i < p; i++) out[i] = y[i]!;
   for (let j = p - 1; j >= 0; j--) {

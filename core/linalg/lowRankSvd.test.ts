@@ -18,7 +18,15 @@ function lowRank(rows: number, cols: number, rank: number, seed: number): Float3
 }
 
 /** max |(UΣVᵀ − A)ij| / max |Aij|. */
-function reconstructionError(a: Float32Array, rows: number, cols: number, u: Float64Array, s: Float64Array, v: Float64Array, r: number): number {
+function reconstructionError(
+  a: Float32Array,
+  rows: number,
+  cols: number,
+  u: Float64Array,
+  s: Float64Array,
+  v: Float64Array,
+  r: number,
+): number {
   let worst = 0;
   let scale = 0;
   for (let i = 0; i < rows; i++) {
@@ -40,7 +48,9 @@ describe('svdLowRank', () => {
     expect(fast.rank).toBe(6);
     // σ agree to 1e-9 relative to σ₁: both are Float64 factorisations of the same matrix.
     for (let i = 0; i < 6; i++) {
-      expect(Math.abs(fast.singularValues[i]! - reference.singularValues[i]!) / reference.singularValues[0]!).toBeLessThan(1e-9);
+      expect(
+        Math.abs(fast.singularValues[i]! - reference.singularValues[i]!) / reference.singularValues[0]!,
+      ).toBeLessThan(1e-9);
     }
     expect(reconstructionError(g, 120, 40, fast.u, fast.singularValues, fast.v, fast.r)).toBeLessThan(1e-6);
   });

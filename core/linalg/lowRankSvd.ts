@@ -98,7 +98,14 @@ function pivotedQr(a: Float64Array | Float32Array, rows: number, cols: number): 
 const FOUR = new Float64Array(4);
 
 /** w[at + i] −= factor·q[qAt + i] for i < length: a column of the residual loses its component along q. */
-function subtractMultiple(w: Float64Array, at: number, q: Float64Array, qAt: number, length: number, factor: number): void {
+function subtractMultiple(
+  w: Float64Array,
+  at: number,
+  q: Float64Array,
+  qAt: number,
+  length: number,
+  factor: number,
+): void {
   for (let i = 0; i < length; i++) w[at + i]! -= factor * q[qAt + i]!;
 }
 

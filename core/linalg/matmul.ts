@@ -42,7 +42,8 @@ export interface MatmulShape {
 export type ResolvedMatmulShape = { readonly [K in keyof MatmulShape]-?: NonNullable<MatmulShape[K]> };
 
 function checkCount(name: string, value: number): void {
-  if (!Number.isInteger(value) || value < 0) throw new RangeError(`matmul: ${name} must be a non-negative integer, got ${value}`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new RangeError(`matmul: ${name} must be a non-negative integer, got ${value}`);
 }
 
 /** Fills in the defaults of a MatmulShape and rejects negative or fractional sizes. */
@@ -61,7 +62,8 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
     alpha: shape.alpha ?? 1,
     beta: shape.beta ?? 0,
   };
-  for (const name of ['m', 'n', 'k', 'batch', 'strideA', 'strideB', 'strideC'] as const) checkCount(name, resolved[name]);
+  for (const name of ['m', 'n', 'k', 'batch', 'strideA', 'strideB', 'strideC'] as const)
+    checkCount(name, resolved[name]);
   return resolved;
 }
 
@@ -81,7 +83,9 @@ export function matmul(shape: MatmulShape, a: Float32Array, b: Float32Array, c: 
   const s = resolveMatmulShape(shape);
   const need = matmulExtents(s);
   if (a.length < need.a || b.length < need.b || c.length < need.c) {
-    throw new RangeError(`matmul: arrays hold ${a.length}/${b.length}/${c.length} elements, the shape needs ${need.a}/${need.b}/${need.c}`);
+    throw new RangeError(
+      `matmul: arrays hold ${a.length}/${b.length}/${c.length} elements, the shape needs ${need.a}/${need.b}/${need.c}`,
+    );
   }
   const { m, n, k, alpha, beta } = s;
   // Element (row, col) of op(A) is at a[baseA + row·rowA + col·colA]; likewise for B.

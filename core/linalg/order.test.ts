@@ -11,7 +11,10 @@ describe('descendingOrder', () => {
     for (let trial = 0; trial < 200; trial++) {
       const n = 1 + Math.floor(next() * 70);
       // Few distinct values, so ties are common.
-      const key = Array.from({ length: n }, () => [0, -0, 1, 2.5, -3, 1e-300, Infinity, -Infinity][Math.floor(next() * 8)]! * (next() < 0.5 ? 1 : next()));
+      const key = Array.from(
+        { length: n },
+        () => [0, -0, 1, 2.5, -3, 1e-300, Infinity, -Infinity][Math.floor(next() * 8)]! * (next() < 0.5 ? 1 : next()),
+      );
       expect([...descendingOrder(Float64Array.from(key), n)]).toEqual(bySort(key));
     }
   });

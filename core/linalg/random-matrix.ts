@@ -15,7 +15,10 @@ export function gaussians(count: number, seed: number): Float64Array {
   return gaussiansFrom(streamOf(seed), count);
 }
 
-/** `count` standard normal draws from `stream`: draw i uses randomBits(stream, i) (Box–Muller on pairs of 24-bit uniforms). */
+/**
+ * `count` standard normal draws from `stream`: draw i uses randomBits(stream, i) (Box–Muller on pairs of 24-bit
+ * uniforms).
+ */
 export function gaussiansFrom(stream: StreamId, count: number): Float64Array {
   const out = new Float64Array(count);
   for (let i = 0; i < count; i += 2) {
@@ -43,7 +46,12 @@ export function randomOrthonormal(rows: number, k: number, seed: number): Float6
 }
 
 /** U diag(σ) Vᵀ with random orthonormal U (rows×k), V (cols×k), k = σ.length: known singular values. */
-export function matrixWithSingularValues(rows: number, cols: number, singularValues: readonly number[], seed: number): Float64Array {
+export function matrixWithSingularValues(
+  rows: number,
+  cols: number,
+  singularValues: readonly number[],
+  seed: number,
+): Float64Array {
   const k = singularValues.length;
   const u = randomOrthonormal(rows, k, seed);
   const v = randomOrthonormal(cols, k, seed + 1);
@@ -57,8 +65,16 @@ export function lowRankMatrix(rows: number, cols: number, rank: number, seed: nu
   return sumOverInner(rows, cols, rank, (i, j, p) => left[i * rank + p]! * right[p * cols + j]!);
 }
 
-/** The row-major rows×cols matrix whose (i, j) entry is Σ term(i, j, p) over p < inner, summed in float64 in order of p: a reference product for test matrices. */
-export function sumOverInner(rows: number, cols: number, inner: number, term: (i: number, j: number, p: number) => number): Float64Array {
+/**
+ * The row-major rows×cols matrix whose (i, j) entry is Σ term(i, j, p) over p < inner, summed in float64 in order of p:
+ * a reference product for test matrices.
+ */
+export function sumOverInner(
+  rows: number,
+  cols: number,
+  inner: number,
+  term: (i: number, j: number, p: number) => number,
+): Float64Array {
   const a = new Float64Array(rows * cols);
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {

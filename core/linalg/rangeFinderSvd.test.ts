@@ -10,7 +10,12 @@ import { RANGE_FINDER_OVERSAMPLING, svdRangeFinder } from './rangeFinderSvd';
 import { svdJacobi, type SvdResult } from './svd';
 import { orthogonalityError, reconstructionError } from './testing/svdChecks';
 
-function expectSameAsReference(a: Float64Array, rows: number, cols: number, { svd, residual }: { svd: SvdResult; residual: number }): void {
+function expectSameAsReference(
+  a: Float64Array,
+  rows: number,
+  cols: number,
+  { svd, residual }: { svd: SvdResult; residual: number },
+): void {
   const reference = svdJacobi(a, rows, cols);
   const norm = Math.sqrt(reference.singularValues.reduce((s, x) => s + x * x, 0));
   const expectedRank = reference.singularValues.filter((s) => s > LOW_RANK_RELATIVE_TOLERANCE * norm).length;
@@ -19,7 +24,9 @@ function expectSameAsReference(a: Float64Array, rows: number, cols: number, { sv
   // σ of Q·B: below G's by at most residual²/(2σ) (AᵀA = BᵀB + RᵀR), plus rounding.
   for (let k = 0; k < svd.rank; k++) {
     const sigma = reference.singularValues[k]!;
-    expect(Math.abs(svd.singularValues[k]! - sigma)).toBeLessThanOrEqual(1e-10 * sigma + residual ** 2 / (2 * svd.singularValues[k]!));
+    expect(Math.abs(svd.singularValues[k]! - sigma)).toBeLessThanOrEqual(
+      1e-10 * sigma + residual ** 2 / (2 * svd.singularValues[k]!),
+    );
   }
   expect(orthogonalityError(svd.u, rows, svd.r, svd.rank)).toBeLessThan(1e-10);
   expect(orthogonalityError(svd.v, cols, svd.r, svd.rank)).toBeLessThan(1e-10);
@@ -31,7 +38,8 @@ function expectSameAsReference(a: Float64Array, rows: number, cols: number, { sv
 
 describe('svdRangeFinder', () => {
   it('warm-started from last round’s subspace, captures the range at the first sketch', () => {
-    // A rank-6 "gradient" L·R and a next round L·(R + 10⁻³R′) that moved a little: last round's V is nearly this round's.
+    // A rank-6 "gradient" L·R and a next round L·(R + 10⁻³R′) that moved a little: last round's V is nearly this
+    // round's.
     const left = randomMatrix(90, 6, 1);
     const right = randomMatrix(6, 60, 2);
     const moved = randomMatrix(6, 60, 3);

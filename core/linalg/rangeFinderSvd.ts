@@ -47,10 +47,18 @@ export interface RangeFinderSvd {
  * when the sketch would need min(rows, cols) columns (no cheaper than the
  * direct route).
  */
-export function svdRangeFinder(a: Float32Array | Float64Array, rows: number, cols: number, start: Float64Array = new Float64Array(0)): RangeFinderSvd | null {
-  if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1) throw new RangeError(`svdRangeFinder: bad shape ${rows}×${cols}`);
-  if (a.length !== rows * cols) throw new RangeError(`svdRangeFinder: ${a.length} elements for a ${rows}×${cols} matrix`);
-  if (start.length % cols !== 0) throw new RangeError(`svdRangeFinder: a start of ${start.length} values is not cols × k`);
+export function svdRangeFinder(
+  a: Float32Array | Float64Array,
+  rows: number,
+  cols: number,
+  start: Float64Array = new Float64Array(0),
+): RangeFinderSvd | null {
+  if (!Number.isInteger(rows) || !Number.isInteger(cols) || rows < 1 || cols < 1)
+    throw new RangeError(`svdRangeFinder: bad shape ${rows}×${cols}`);
+  if (a.length !== rows * cols)
+    throw new RangeError(`svdRangeFinder: ${a.length} elements for a ${rows}×${cols} matrix`);
+  if (start.length % cols !== 0)
+    throw new RangeError(`svdRangeFinder: a start of ${start.length} values is not cols × k`);
   let total = 0;
   for (let i = 0; i < a.length; i++) total += a[i]! * a[i]!;
   if (!Number.isFinite(total)) throw new RangeError('svdRangeFinder: a non-finite entry');
@@ -88,7 +96,13 @@ export function svdRangeFinder(a: Float32Array | Float64Array, rows: number, col
 }
 
 /** Y = A·Ω (rows×k column-major) for the row-major A and column-major Ω (cols×k). */
-function product(a: Float32Array | Float64Array, rows: number, cols: number, omega: Float64Array, k: number): Float64Array {
+function product(
+  a: Float32Array | Float64Array,
+  rows: number,
+  cols: number,
+  omega: Float64Array,
+  k: number,
+): Float64Array {
   const y = new Float64Array(rows * k);
   for (let j = 0; j < k; j++) {
     const oj = j * cols;
@@ -118,7 +132,14 @@ function orthonormalBasis(y: Float64Array, rows: number, k: number): Float64Arra
 }
 
 /** U = Q·U_B, σ and V = V_B of the triplets above the cut-off, in svdLowRank's layout, and V as the next warm start. */
-function lift(small: SvdResult, q: Float64Array, rows: number, cols: number, norm: number, residual: number): RangeFinderSvd {
+function lift(
+  small: SvdResult,
+  q: Float64Array,
+  rows: number,
+  cols: number,
+  norm: number,
+  residual: number,
+): RangeFinderSvd {
   const cutoff = LOW_RANK_RELATIVE_TOLERANCE * norm;
   let rank = 0;
   while (rank < small.rank && small.singularValues[rank]! > cutoff) rank++;

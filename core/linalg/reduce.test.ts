@@ -12,7 +12,9 @@ describe('reduceSegments (CPU reference)', () => {
 
   test('uniform segments are the rows of a matrix', () => {
     expect(Array.from(uniformSegments(3, 4))).toEqual([0, 4, 8, 12]);
-    expect(Array.from(reduceSegments('sum', new Float32Array([1, 2, 3, 4, 5, 6]), uniformSegments(2, 3)))).toEqual([6, 15]);
+    expect(Array.from(reduceSegments('sum', new Float32Array([1, 2, 3, 4, 5, 6]), uniformSegments(2, 3)))).toEqual([
+      6, 15,
+    ]);
   });
 
   test('rejects offsets that decrease or leave the array', () => {

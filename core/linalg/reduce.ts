@@ -28,7 +28,8 @@ export function checkSegmentOffsets(offsets: ArrayLike<number>, length: number):
   if (offsets.length < 1) throw new RangeError('reduce: offsets needs at least one entry');
   for (let s = 0; s < offsets.length; s++) {
     const o = offsets[s]!;
-    if (!Number.isInteger(o) || o < 0 || o > length) throw new RangeError(`reduce: offsets[${s}] = ${o} is outside [0, ${length}]`);
+    if (!Number.isInteger(o) || o < 0 || o > length)
+      throw new RangeError(`reduce: offsets[${s}] = ${o} is outside [0, ${length}]`);
     if (s > 0 && o < offsets[s - 1]!) throw new RangeError(`reduce: offsets decrease at ${s}`);
   }
 }

@@ -141,7 +141,8 @@ describe.each<{ name: string; svd: Svd }>([
 });
 
 describe('negligibleNorm', () => {
-  // σ from 1 down to 2.5e-19 in steps of 10^0.6: ten above the floor 1e-6·‖A‖_F, 22 below it, most of them rounding noise.
+  // σ from 1 down to 2.5e-19 in steps of 10^0.6: ten above the floor 1e-6·‖A‖_F, 22 below it, most of them rounding
+  // noise.
   const sigmas = Array.from({ length: 32 }, (_, k) => 10 ** (-0.6 * k));
   const a = matrixWithSingularValues(32, 32, sigmas, 11);
   const floor = 1e-6 * frobenius(a);
@@ -158,7 +159,9 @@ describe('negligibleNorm', () => {
     // (σ to ~n·tolerance relative: 3.2e-10; the coarser start of SymmetricEigenOptions.noiseLevel moves the smallest
     // kept σ, 4e-6·σ₀, by 3e-12 relative).
     for (let k = 0; k < kept; k++) {
-      expect(Math.abs(floored.singularValues[k]! - full.singularValues[k]!)).toBeLessThan(32 * tolerance * full.singularValues[k]!);
+      expect(Math.abs(floored.singularValues[k]! - full.singularValues[k]!)).toBeLessThan(
+        32 * tolerance * full.singularValues[k]!,
+      );
       let uDot = 0;
       let vDot = 0;
       for (let i = 0; i < 32; i++) {
@@ -206,7 +209,9 @@ describe('svdGramJacobi against svdJacobi', () => {
       const reference = svdJacobi(a, rows, cols);
       const fast = svdGramJacobi(a, rows, cols);
       for (let k = 0; k < reference.r; k++) {
-        expect(Math.abs(fast.singularValues[k]! - reference.singularValues[k]!)).toBeLessThan(1e-13 * reference.singularValues[0]!);
+        expect(Math.abs(fast.singularValues[k]! - reference.singularValues[k]!)).toBeLessThan(
+          1e-13 * reference.singularValues[0]!,
+        );
       }
       expect(fast.sweeps).toBeLessThan(reference.sweeps);
     }
@@ -220,11 +225,14 @@ describe('svdGramJacobi against svdJacobi', () => {
     const reference = svdJacobi(a, 30, 7);
     const fast = svdGramJacobi(a, 30, 7);
     for (let k = 0; k < sigmas.length; k++) {
-      expect(Math.abs(fast.singularValues[k]! - reference.singularValues[k]!)).toBeLessThan(1e-8 * reference.singularValues[k]!);
+      expect(Math.abs(fast.singularValues[k]! - reference.singularValues[k]!)).toBeLessThan(
+        1e-8 * reference.singularValues[k]!,
+      );
     }
     // The Gram's own eigenvalues would not do: √λ of the smallest is off by far more than 1e-8.
     const gram = new Float64Array(7 * 7);
-    for (let p = 0; p < 7; p++) for (let q = 0; q < 7; q++) for (let i = 0; i < 30; i++) gram[p * 7 + q]! += a[i * 7 + p]! * a[i * 7 + q]!;
+    for (let p = 0; p < 7; p++)
+      for (let q = 0; q < 7; q++) for (let i = 0; i < 30; i++) gram[p * 7 + q]! += a[i * 7 + p]! * a[i * 7 + q]!;
     const smallest = Math.sqrt(Math.max(0, symmetricEigen(gram, 7).values[6]!));
     expect(Math.abs(smallest - reference.singularValues[6]!)).toBeGreaterThan(1e-6 * reference.singularValues[6]!);
   });

@@ -86,7 +86,12 @@ export function rankTolerance(rows: number, cols: number, largestSingularValue: 
 }
 
 /** Thin SVD of a row-major rows×cols matrix by one-sided Jacobi (Hestenes 1958; LAPACK dgesvj's stopping rule). */
-export function svdJacobi(a: Float64Array | Float32Array, rows: number, cols: number, options: SvdOptions = {}): SvdResult {
+export function svdJacobi(
+  a: Float64Array | Float32Array,
+  rows: number,
+  cols: number,
+  options: SvdOptions = {},
+): SvdResult {
   const work = workingCopy(a, rows, cols, 'svdJacobi');
   const { n } = work;
   // Accumulated rotations, column-major n×n, starting at the identity.
@@ -105,13 +110,19 @@ export function svdJacobi(a: Float64Array | Float32Array, rows: number, cols: nu
  * Gram's lost digits never reach them. If the eigensolver fails to converge,
  * the start is the identity (plain svdJacobi).
  */
-export function svdGramJacobi(a: Float64Array | Float32Array, rows: number, cols: number, options: SvdOptions = {}): SvdResult {
+export function svdGramJacobi(
+  a: Float64Array | Float32Array,
+  rows: number,
+  cols: number,
+  options: SvdOptions = {},
+): SvdResult {
   const work = workingCopy(a, rows, cols, 'svdGramJacobi');
   const { w, m, n } = work;
   const gram = GRAM.zeroed(n * n);
   for (let p = 0; p < n; p++) {
     let q = 0;
-    // Four dot products per pass over column p (independent sums, each in i order, so the same values as one at a time).
+    // Four dot products per pass over column p (independent sums, each in i order, so the same values as one at a
+    // time).
     for (; q + 4 <= p + 1; q += 4) {
       dotsWith(w, m, p, q, 4);
       gram.set(DOTS, p * n + q);
@@ -147,7 +158,12 @@ export function svdGramJacobi(a: Float64Array | Float32Array, rows: number, cols
       const s2 = s1 + m;
       const s3 = s2 + m;
       for (let i = 0; i < m; i++) {
-        w[target + i] = w[target + i]! + c0 * original[s0 + i]! + c1 * original[s1 + i]! + c2 * original[s2 + i]! + c3 * original[s3 + i]!;
+        w[target + i] =
+          w[target + i]! +
+          c0 * original[s0 + i]! +
+          c1 * original[s1 + i]! +
+          c2 * original[s2 + i]! +
+          c3 * original[s3 + i]!;
       }
     }
     for (; k < n; k++) {
@@ -206,7 +222,13 @@ function workingCopy(a: Float64Array | Float32Array, rows: number, cols: number,
 }
 
 /** Jacobi sweeps on the working copy from the rotation `rot`, then U, σ, V. */
-function finish({ w, m, n, transposed, maxAbs }: WorkingCopy, rot: Float64Array, rows: number, cols: number, options: SvdOptions): SvdResult {
+function finish(
+  { w, m, n, transposed, maxAbs }: WorkingCopy,
+  rot: Float64Array,
+  rows: number,
+  cols: number,
+  options: SvdOptions,
+): SvdResult {
   const tolerance = options.tolerance ?? Math.max(Math.sqrt(m), 4) * EPS;
   const maxSweeps = options.maxSweeps ?? SVD_MAX_SWEEPS;
   // The working copy is A scaled by 1/maxAbs: so is the floor.
@@ -293,7 +315,8 @@ function orthogonaliseColumns(
         }
         const gamma = DOTS[q - batchStart]!;
         span = 4;
-        if (Math.abs(gamma) <= tolerance * Math.sqrt(Math.max(alpha, floorSq)) * Math.sqrt(Math.max(beta, floorSq))) continue;
+        if (Math.abs(gamma) <= tolerance * Math.sqrt(Math.max(alpha, floorSq)) * Math.sqrt(Math.max(beta, floorSq)))
+          continue;
         rotated = true;
         batchEnd = q + 1;
         span = 1;

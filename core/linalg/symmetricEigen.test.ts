@@ -61,7 +61,8 @@ describe('symmetricEigen', () => {
   it('gives σ² of M for the Gram MᵀM (against svdJacobi)', () => {
     const m = randomMatrix(40, 12, 3);
     const gram = new Float64Array(12 * 12);
-    for (let p = 0; p < 12; p++) for (let q = 0; q < 12; q++) for (let i = 0; i < 40; i++) gram[p * 12 + q]! += m[i * 12 + p]! * m[i * 12 + q]!;
+    for (let p = 0; p < 12; p++)
+      for (let q = 0; q < 12; q++) for (let i = 0; i < 40; i++) gram[p * 12 + q]! += m[i * 12 + p]! * m[i * 12 + q]!;
     const values = check(gram, 12);
     const sigma = svdJacobi(m, 40, 12).singularValues;
     for (let k = 0; k < 12; k++) expect(Math.abs(values[k]! - sigma[k]! ** 2)).toBeLessThan(1e-12 * sigma[0]! ** 2);
@@ -99,7 +100,8 @@ describe('symmetricEigen', () => {
     const sigmas = Array.from({ length: 32 }, (_, k) => 10 ** (-0.6 * k));
     const m = matrixWithSingularValues(32, 32, sigmas, 11);
     const gram = new Float64Array(32 * 32);
-    for (let p = 0; p < 32; p++) for (let q = 0; q < 32; q++) for (let i = 0; i < 32; i++) gram[p * 32 + q]! += m[i * 32 + p]! * m[i * 32 + q]!;
+    for (let p = 0; p < 32; p++)
+      for (let q = 0; q < 32; q++) for (let i = 0; i < 32; i++) gram[p * 32 + q]! += m[i * 32 + p]! * m[i * 32 + q]!;
     // check: converged, A v = λ v to 1e-12·‖A‖ and V orthogonal to 1e-12.
     const values = check(gram, 32, { noiseLevel: Number.EPSILON });
     // λ = σ² to a few ε·λ₀ absolute, what the Gram knows of them (1e-14 leaves slack; a coupling taken as zero that was

@@ -140,7 +140,14 @@ function tridiagonalise(s: Float64Array, n: number, diagonal: Float64Array, off:
  * column-major n×n `a` against the vector at vAt of `v`), four columns per
  * pass (fourDots), each sum in i order as one at a time would add it.
  */
-function columnProducts(a: Float64Array, v: Float64Array, vAt: number, n: number, from: number, out: Float64Array): void {
+function columnProducts(
+  a: Float64Array,
+  v: Float64Array,
+  vAt: number,
+  n: number,
+  from: number,
+  out: Float64Array,
+): void {
   let j = from;
   for (; j + 4 <= n; j += 4) {
     fourDots(v, vAt + from, a, j * n + from, n, n - from, FOUR);
@@ -158,7 +165,15 @@ function columnProducts(a: Float64Array, v: Float64Array, vAt: number, n: number
 const FOUR = new Float64Array(4);
 
 /** q[column + i] −= 2·dot·v[vAt + i] for i ≥ from: one column of Q ← H·Q (nothing when dot = 0). */
-function reflect(q: Float64Array, v: Float64Array, vAt: number, column: number, from: number, n: number, dot: number): void {
+function reflect(
+  q: Float64Array,
+  v: Float64Array,
+  vAt: number,
+  column: number,
+  from: number,
+  n: number,
+  dot: number,
+): void {
   if (dot === 0) return;
   const twice = dot * 2;
   for (let i = from; i < n; i++) q[column + i] = q[column + i]! - twice * v[vAt + i]!;
@@ -183,7 +198,12 @@ function implicitQl(d: Float64Array, e: Float64Array, z: Float64Array, n: number
     for (let iteration = 0; ; iteration++) {
       // The first negligible coupling at or below l ends the unreduced block [l, m].
       let m = l;
-      while (m < n - 1 && Math.abs(e[m]!) > EPS * (Math.abs(d[m]!) + Math.abs(d[m + 1]!)) && Math.abs(e[m]!) > negligible) m++;
+      while (
+        m < n - 1 &&
+        Math.abs(e[m]!) > EPS * (Math.abs(d[m]!) + Math.abs(d[m + 1]!)) &&
+        Math.abs(e[m]!) > negligible
+      )
+        m++;
       if (m === l) break;
       if (iteration === MAX_ITERATIONS_PER_VALUE) return false;
       // Shift: the eigenvalue of the leading 2×2 of the block nearer d[l].

@@ -32,7 +32,12 @@ export interface LossAndGradient {
 export interface TrainingBackend {
   readonly kind: BackendKind;
   /** Loss and gradient of the mean cross-entropy over the batch, for the given parameters. */
-  lossAndGradient(params: Float32Array, images: Float32Array /* batch·784 in [0,1] */, labels: Uint8Array, batch: number): Promise<LossAndGradient>;
+  lossAndGradient(
+    params: Float32Array,
+    images: Float32Array /* batch·784 in [0,1] */,
+    labels: Uint8Array,
+    batch: number,
+  ): Promise<LossAndGradient>;
   /** Logits for evaluation: batch·classCount, example-major. */
   predict(params: Float32Array, images: Float32Array, batch: number): Promise<Float32Array>;
 }
@@ -43,7 +48,9 @@ export interface TrainingBackend {
  * backend, whose handle G names GPU buffers.
  */
 export interface DeviceTrainingBackend<G> extends TrainingBackend {
-  /** Submits forward + backward without reading anything back; the handle is valid until the next call of any method. */
+  /**
+   * Submits forward + backward without reading anything back; the handle is valid until the next call of any method.
+   */
   computeGradient(params: Float32Array, images: Float32Array, labels: Uint8Array, batch: number): G;
   /** Resolves when the device has finished the work submitted so far. */
   settled(): Promise<void>;

@@ -29,8 +29,10 @@ export async function evaluate(
   count: number,
   options: EvaluateOptions = {},
 ): Promise<Evaluation> {
-  if (!Number.isInteger(count) || count < 1) throw new RangeError(`evaluate: count must be a positive integer, got ${count}`);
-  if (images.length < count * INPUT_SIZE || labels.length < count) throw new RangeError(`evaluate: the dataset holds fewer than ${count} examples`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new RangeError(`evaluate: count must be a positive integer, got ${count}`);
+  if (images.length < count * INPUT_SIZE || labels.length < count)
+    throw new RangeError(`evaluate: the dataset holds fewer than ${count} examples`);
   const chunkSize = Math.min(options.chunkSize ?? DEFAULT_CHUNK_SIZE, count);
   const chunkPixels = images instanceof Uint8Array ? new Float32Array(chunkSize * INPUT_SIZE) : null;
 
@@ -39,7 +41,9 @@ export async function evaluate(
   for (let start = 0; start < count; start += chunkSize) {
     const size = Math.min(chunkSize, count - start);
     const pixels =
-      images instanceof Uint8Array ? bytesToUnit(images, start, size, chunkPixels!) : images.subarray(start * INPUT_SIZE, (start + size) * INPUT_SIZE);
+      images instanceof Uint8Array
+        ? bytesToUnit(images, start, size, chunkPixels!)
+        : images.subarray(start * INPUT_SIZE, (start + size) * INPUT_SIZE);
     const logits = await backend.predict(params, pixels, size);
     for (let n = 0; n < size; n++) {
       const label = labels[start + n]!;

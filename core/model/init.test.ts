@@ -15,19 +15,24 @@ describe.each(MODEL_KINDS)('heInitialize (%s)', (kind) => {
   const layout = createModelLayout(kind);
   const params = heInitialize(layout, 20240601);
 
-  it.each(layout.tensors.filter((t) => t.role === 'weight').map((t) => [t.name, t] as const))('%s ~ N(0, 2/fanIn)', (_name, tensor) => {
-    const values = tensorView(params, tensor);
-    const n = values.length;
-    const expectedVariance = 2 / tensor.fanIn;
-    let sum = 0;
-    for (const value of values) sum += value;
-    const mean = sum / n;
-    let squares = 0;
-    for (const value of values) squares += (value - mean) ** 2;
-    const variance = squares / (n - 1);
-    expect(Math.abs(mean)).toBeLessThanOrEqual(STANDARD_ERRORS * Math.sqrt(expectedVariance / n));
-    expect(Math.abs(variance - expectedVariance)).toBeLessThanOrEqual(STANDARD_ERRORS * expectedVariance * Math.sqrt(2 / (n - 1)));
-  });
+  it.each(layout.tensors.filter((t) => t.role === 'weight').map((t) => [t.name, t] as const))(
+    '%s ~ N(0, 2/fanIn)',
+    (_name, tensor) => {
+      const values = tensorView(params, tensor);
+      const n = values.length;
+      const expectedVariance = 2 / tensor.fanIn;
+      let sum = 0;
+      for (const value of values) sum += value;
+      const mean = sum / n;
+      let squares = 0;
+      for (const value of values) squares += (value - mean) ** 2;
+      const variance = squares / (n - 1);
+      expect(Math.abs(mean)).toBeLessThanOrEqual(STANDARD_ERRORS * Math.sqrt(expectedVariance / n));
+      expect(Math.abs(variance - expectedVariance)).toBeLessThanOrEqual(
+        STANDARD_ERRORS * expectedVariance * Math.sqrt(2 / (n - 1)),
+      );
+    },
+  );
 
   it('sets every bias to zero', () => {
     for (const tensor of layout.tensors.filter((t) => t.role === 'bias')) {

@@ -55,9 +55,15 @@ describe('createModelLayout', () => {
   });
 
   it('rejects a CNN whose feature maps cannot be pooled', () => {
-    expect(() => cnnLayout({ input: { channels: 1, height: 13, width: 13 }, kernelSize: 3, conv1Channels: 2, conv2Channels: 2, classCount: 3 })).toThrow(
-      RangeError,
-    );
+    expect(() =>
+      cnnLayout({
+        input: { channels: 1, height: 13, width: 13 },
+        kernelSize: 3,
+        conv1Channels: 2,
+        conv2Channels: 2,
+        classCount: 3,
+      }),
+    ).toThrow(RangeError);
     expect(() => findTensor(createModelLayout('mlp'), 'conv1.weight')).toThrow(RangeError);
   });
 });

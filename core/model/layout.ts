@@ -228,14 +228,22 @@ function denseLayer(parameters: ParameterAllocator, name: string, inputSize: num
   };
 }
 
-function convLayer(parameters: ParameterAllocator, name: string, input: FeatureShape, outChannels: number, kernelSize: number): Conv2dLayer {
+function convLayer(
+  parameters: ParameterAllocator,
+  name: string,
+  input: FeatureShape,
+  outChannels: number,
+  kernelSize: number,
+): Conv2dLayer {
   const output: FeatureShape = {
     channels: outChannels,
     height: input.height - kernelSize + 1,
     width: input.width - kernelSize + 1,
   };
   if (output.height < 1 || output.width < 1) {
-    throw new RangeError(`${name}: a ${kernelSize}×${kernelSize} kernel does not fit a ${input.height}×${input.width} input`);
+    throw new RangeError(
+      `${name}: a ${kernelSize}×${kernelSize} kernel does not fit a ${input.height}×${input.width} input`,
+    );
   }
   const patchSize = input.channels * kernelSize * kernelSize;
   return {

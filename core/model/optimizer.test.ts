@@ -26,6 +26,8 @@ describe('sgdMomentumStep', () => {
   });
 
   it('rejects buffers of different lengths', () => {
-    expect(() => sgdMomentumStep(new Float32Array(2), new Float32Array(1), new Float32Array(2), 0.1, 0.9)).toThrow(RangeError);
+    expect(() => sgdMomentumStep(new Float32Array(2), new Float32Array(1), new Float32Array(2), 0.1, 0.9)).toThrow(
+      RangeError,
+    );
   });
 });

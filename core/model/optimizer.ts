@@ -7,9 +7,17 @@
  */
 
 /** One in-place update of params and velocity from gradient; all three have the same length. */
-export function sgdMomentumStep(params: Float32Array, velocity: Float32Array, gradient: Float32Array, learningRate: number, momentum: number): void {
+export function sgdMomentumStep(
+  params: Float32Array,
+  velocity: Float32Array,
+  gradient: Float32Array,
+  learningRate: number,
+  momentum: number,
+): void {
   if (velocity.length !== params.length || gradient.length !== params.length) {
-    throw new RangeError(`sgdMomentumStep: params ${params.length}, velocity ${velocity.length}, gradient ${gradient.length} differ in length`);
+    throw new RangeError(
+      `sgdMomentumStep: params ${params.length}, velocity ${velocity.length}, gradient ${gradient.length} differ in length`,
+    );
   }
   for (let i = 0; i < params.length; i++) {
     const v = momentum * velocity[i]! + gradient[i]!;

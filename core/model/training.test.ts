@@ -14,7 +14,9 @@ import { createModelLayout, INPUT_SIZE, type ModelKind } from './layout';
 import { sgdMomentumStep } from './optimizer';
 import { syntheticDigits } from './testing/synthetic';
 
-/** Training examples generated; a run cycles through them (synthesising ~7k images would cost more than the training). */
+/**
+ * Training examples generated; a run cycles through them (synthesising ~7k images would cost more than the training).
+ */
 const TRAINING_SET_SIZE = 1600;
 
 interface Schedule {
@@ -48,14 +50,24 @@ async function trainOnSyntheticDigits(kind: ModelKind, schedule: Schedule) {
 
 describe('training on synthetic digits', () => {
   it('MLP: 200 steps, batch 32, lr 0.1, momentum 0.9 bring the held-out loss below 0.05', async () => {
-    const { before, after } = await trainOnSyntheticDigits('mlp', { steps: 200, batch: 32, learningRate: 0.1, momentum: 0.9 });
+    const { before, after } = await trainOnSyntheticDigits('mlp', {
+      steps: 200,
+      batch: 32,
+      learningRate: 0.1,
+      momentum: 0.9,
+    });
     expect(before.loss).toBeGreaterThan(1);
     expect(after.loss).toBeLessThan(0.05);
     expect(after.accuracy).toBeGreaterThanOrEqual(0.98);
   });
 
   it('CNN: 60 steps, batch 16, lr 0.02, momentum 0.9 bring the held-out loss below 0.1', async () => {
-    const { before, after } = await trainOnSyntheticDigits('cnn', { steps: 60, batch: 16, learningRate: 0.02, momentum: 0.9 });
+    const { before, after } = await trainOnSyntheticDigits('cnn', {
+      steps: 60,
+      batch: 16,
+      learningRate: 0.02,
+      momentum: 0.9,
+    });
     expect(before.loss).toBeGreaterThan(1);
     expect(after.loss).toBeLessThan(0.1);
     expect(after.accuracy).toBeGreaterThanOrEqual(0.95);

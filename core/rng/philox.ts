@@ -42,7 +42,15 @@ export function philox4x32(counter: PhiloxCounter, key: PhiloxKey, out: Uint32Ar
  * philox4x32 on scalar words: the hot path, since it allocates nothing
  * (one call per atom per round adds up).
  */
-export function philox4x32Words(c0: number, c1: number, c2: number, c3: number, k0: number, k1: number, out: Uint32Array): Uint32Array {
+export function philox4x32Words(
+  c0: number,
+  c1: number,
+  c2: number,
+  c3: number,
+  k0: number,
+  k1: number,
+  out: Uint32Array,
+): Uint32Array {
   c0 >>>= 0;
   c1 >>>= 0;
   c2 >>>= 0;

@@ -38,12 +38,18 @@ export const AttackWorkerRequestSchema = v.strictObject({
 });
 
 /** Validates a worker:attack request; returns the parsed value or the first problem. */
-export function parseAttackWorkerRequest(raw: unknown): { ok: true; value: v.InferOutput<typeof AttackWorkerRequestSchema> } | { ok: false; message: string } {
+export function parseAttackWorkerRequest(
+  raw: unknown,
+): { ok: true; value: v.InferOutput<typeof AttackWorkerRequestSchema> } | { ok: false; message: string } {
   const result = v.safeParse(AttackWorkerRequestSchema, raw);
-  return result.success ? { ok: true, value: result.output } : { ok: false, message: result.issues[0]?.message ?? 'invalid request' };
+  return result.success
+    ? { ok: true, value: result.output }
+    : { ok: false, message: result.issues[0]?.message ?? 'invalid request' };
 }
 
-/** What the attack multiplies an estimate by: ×factor (scale) or ×−factor (sign-flip); 1 for an honest worker (null). */
+/**
+ * What the attack multiplies an estimate by: ×factor (scale) or ×−factor (sign-flip); 1 for an honest worker (null).
+ */
 export function attackMultiplier(attack: WorkerAttack | null): number {
   if (attack === null) return 1;
   return attack.kind === 'scale' ? attack.factor : -attack.factor;

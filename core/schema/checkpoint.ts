@@ -6,7 +6,12 @@
 import * as v from 'valibot';
 import { DEFAULT_RUN_CONFIG, RunConfigSchema } from './runConfig';
 
-const count = (field: string) => v.pipe(v.number(`${field} must be a number`), v.finite(`${field} must be finite`), v.minValue(0, `${field} must be ≥ 0`));
+const count = (field: string) =>
+  v.pipe(
+    v.number(`${field} must be a number`),
+    v.finite(`${field} must be finite`),
+    v.minValue(0, `${field} must be ≥ 0`),
+  );
 const index = (field: string) =>
   v.pipe(
     v.number(`${field} must be a number`),
@@ -49,9 +54,15 @@ const MemberRecordSchema = v.object({
 const RoundRecordSchema = v.looseObject({ version: index('history[].version') });
 
 export const CheckpointMetaSchema = v.object({
-  runId: v.pipe(v.string('runId must be a string'), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'runId must be 1–64 URL-safe characters')),
+  runId: v.pipe(
+    v.string('runId must be a string'),
+    v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'runId must be 1–64 URL-safe characters'),
+  ),
   config: RunConfigSchema,
-  status: v.picklist(['created', 'running', 'paused', 'finished'], 'status must be created, running, paused or finished'),
+  status: v.picklist(
+    ['created', 'running', 'paused', 'finished'],
+    'status must be created, running, paused or finished',
+  ),
   version: index('version'),
   history: v.array(RoundRecordSchema, 'history must be an array'),
   members: v.array(MemberRecordSchema, 'members must be an array'),
@@ -71,18 +82,23 @@ export type CheckpointMeta = v.InferOutput<typeof CheckpointMetaSchema>;
  */
 export function parseCheckpointMeta(raw: unknown): CheckpointMeta {
   const withDefaults =
-    typeof raw === 'object' && raw !== null && typeof (raw as { config?: unknown }).config === 'object' && (raw as { config?: unknown }).config !== null
+    typeof raw === 'object' &&
+    raw !== null &&
+    typeof (raw as { config?: unknown }).config === 'object' &&
+    (raw as { config?: unknown }).config !== null
       ? { ...raw, config: { ...DEFAULT_RUN_CONFIG, ...(raw as { config: object }).config } }
       : raw;
   const meta = parsed(CheckpointMetaSchema, withDefaults, 'checkpoint');
-  if (meta.history.length !== meta.version) throw new Error(`checkpoint at version ${meta.version} holds ${meta.history.length} round records`);
+  if (meta.history.length !== meta.version)
+    throw new Error(`checkpoint at version ${meta.version} holds ${meta.history.length} round records`);
   meta.history.forEach((record, i) => {
     if (record.version !== i) throw new Error(`checkpoint history[${i}] is for version ${record.version}`);
   });
   const slots = new Set<number>();
   const ids = new Set<number>();
   for (const m of meta.members) {
-    if (slots.has(m.slot) || ids.has(m.workerId)) throw new Error(`checkpoint lists worker ${m.workerId} or slot ${m.slot} twice`);
+    if (slots.has(m.slot) || ids.has(m.workerId))
+      throw new Error(`checkpoint lists worker ${m.workerId} or slot ${m.slot} twice`);
     slots.add(m.slot);
     ids.add(m.workerId);
   }
@@ -91,12 +107,25 @@ export function parseCheckpointMeta(raw: unknown): CheckpointMeta {
 
 /** One identity in workers.json. */
 const StoredIdentitySchema = v.object({
-  workerId: v.pipe(index('workers[].workerId'), v.minValue(1, 'workers[].workerId must be ≥ 1'), v.maxValue(0xffffffff, 'workers[].workerId must be a u32')),
-  keyHash: v.pipe(v.string('workers[].keyHash must be a string'), v.regex(/^[0-9a-f]{64}$/, 'workers[].keyHash must be a sha-256 in hex')),
+  workerId: v.pipe(
+    index('workers[].workerId'),
+    v.minValue(1, 'workers[].workerId must be ≥ 1'),
+    v.maxValue(0xffffffff, 'workers[].workerId must be a u32'),
+  ),
+  keyHash: v.pipe(
+    v.string('workers[].keyHash must be a string'),
+    v.regex(/^[0-9a-f]{64}$/, 'workers[].keyHash must be a sha-256 in hex'),
+  ),
   name: v.pipe(v.string('workers[].name must be a string'), v.maxLength(256, 'workers[].name is too long')),
-  runId: v.nullable(v.pipe(v.string('workers[].runId must be a string or null'), v.maxLength(64, 'workers[].runId is too long'))),
+  runId: v.nullable(
+    v.pipe(v.string('workers[].runId must be a string or null'), v.maxLength(64, 'workers[].runId is too long')),
+  ),
   /** Absent in files written before identities were bounded per address. */
-  address: v.optional(v.nullable(v.pipe(v.string('workers[].address must be a string'), v.maxLength(64, 'workers[].address is too long')))),
+  address: v.optional(
+    v.nullable(
+      v.pipe(v.string('workers[].address must be a string'), v.maxLength(64, 'workers[].address is too long')),
+    ),
+  ),
   /** Absent in files written before identities expired. */
   lastUsedAt: v.optional(count('workers[].lastUsedAt')),
 });
@@ -115,7 +144,8 @@ export function parseWorkersSnapshot(raw: unknown): WorkersSnapshot {
   const ids = new Set<number>();
   const keys = new Set<string>();
   for (const w of snapshot.workers) {
-    if (ids.has(w.workerId) || keys.has(w.keyHash)) throw new Error(`workers.json lists worker ${w.workerId} or its key twice`);
+    if (ids.has(w.workerId) || keys.has(w.keyHash))
+      throw new Error(`workers.json lists worker ${w.workerId} or its key twice`);
     ids.add(w.workerId);
     keys.add(w.keyHash);
   }

@@ -19,8 +19,12 @@ describe('run configuration schema', () => {
   });
 
   it('has one bound for QSGD levels: the u16 of the wire', () => {
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', levels: RUN_CONFIG_BOUNDS.levels.max }).levels).toBe(65_535);
-    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', levels: 65_536 })).toThrow(/levels must be an integer in 1..65535/);
+    expect(
+      applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', levels: RUN_CONFIG_BOUNDS.levels.max }).levels,
+    ).toBe(65_535);
+    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', levels: 65_536 })).toThrow(
+      /levels must be an integer in 1..65535/,
+    );
     expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { levels: 2.5 })).toThrow(RunConfigError);
   });
 
@@ -50,17 +54,25 @@ describe('run configuration schema', () => {
     expect(auto.byteBudget).toBe(defaultByteBudget('mlp', 32));
     expect(auto.byteBudget).toBeGreaterThan(8000);
     expect(auto.byteBudget).toBeLessThan(10_000);
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'atomo-auto', byteBudget: 20_000 }).byteBudget).toBe(20_000);
+    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'atomo-auto', byteBudget: 20_000 }).byteBudget).toBe(
+      20_000,
+    );
     expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: 5000 }).byteBudget).toBe(5000);
     // Leaving for a scheme without one drops it.
     expect(applyRunConfigPatch(auto, { scheme: 'terngrad' }).byteBudget).toBeUndefined();
-    expect(() => parseRunConfig({ ...DEFAULT_RUN_CONFIG, scheme: 'atomo-auto' })).toThrow(/atomo-auto needs byteBudget/);
-    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', byteBudget: 5000 })).toThrow(/ATOMO schemes only/);
+    expect(() => parseRunConfig({ ...DEFAULT_RUN_CONFIG, scheme: 'atomo-auto' })).toThrow(
+      /atomo-auto needs byteBudget/,
+    );
+    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', byteBudget: 5000 })).toThrow(
+      /ATOMO schemes only/,
+    );
     const { min, max } = byteBudgetRange('mlp');
     expect(min).toBe(4 * MIN_LAYER_BYTE_BUDGET);
     expect(max).toBe(denseBytes(createModelLayout('mlp')));
     expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: min }).byteBudget).toBe(min);
-    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: min - 1 })).toThrow(/byteBudget must be an integer in 120\.\.407128 for the mlp/);
+    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: min - 1 })).toThrow(
+      /byteBudget must be an integer in 120\.\.407128 for the mlp/,
+    );
     expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: max + 1 })).toThrow(/byteBudget/);
     expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: 2.5 })).toThrow(/byteBudget must be an integer/);
     // The CNN is smaller: the same budget can be too large for it.
@@ -68,8 +80,12 @@ describe('run configuration schema', () => {
   });
 
   it('validates the aggregation rule and its parameter', () => {
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { aggregation: { kind: 'median' } }).aggregation).toEqual({ kind: 'median' });
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { aggregation: { kind: 'trimmed-mean', trim: 0.2 } }).aggregation).toEqual({
+    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { aggregation: { kind: 'median' } }).aggregation).toEqual({
+      kind: 'median',
+    });
+    expect(
+      applyRunConfigPatch(DEFAULT_RUN_CONFIG, { aggregation: { kind: 'trimmed-mean', trim: 0.2 } }).aggregation,
+    ).toEqual({
       kind: 'trimmed-mean',
       trim: 0.2,
     });
@@ -104,9 +120,13 @@ describe('checkpoint metadata schema', () => {
   it('refuses inconsistent versions, duplicate members and bad fields', () => {
     expect(() => parseCheckpointMeta({ ...meta, version: 2 })).toThrow(/version 2 holds 1 round records/);
     expect(() => parseCheckpointMeta({ ...meta, history: [{ version: 3 }] })).toThrow(/history\[0\] is for version 3/);
-    expect(() => parseCheckpointMeta({ ...meta, members: [...meta.members, { ...meta.members[0], workerId: 2 }] })).toThrow(/twice/);
+    expect(() =>
+      parseCheckpointMeta({ ...meta, members: [...meta.members, { ...meta.members[0], workerId: 2 }] }),
+    ).toThrow(/twice/);
     expect(() => parseCheckpointMeta({ ...meta, runId: '../x' })).toThrow(/runId/);
-    expect(() => parseCheckpointMeta({ ...meta, config: { ...DEFAULT_RUN_CONFIG, learningRate: -1 } })).toThrow(/config.learningRate/);
+    expect(() => parseCheckpointMeta({ ...meta, config: { ...DEFAULT_RUN_CONFIG, learningRate: -1 } })).toThrow(
+      /config.learningRate/,
+    );
     expect(() => parseCheckpointMeta({ ...meta, bytesUp: null })).toThrow(/bytesUp/);
     expect(() => parseCheckpointMeta('nonsense')).toThrow(/checkpoint/);
   });
@@ -118,6 +138,8 @@ describe('checkpoint metadata schema', () => {
     expect(parsed.members[0]!.traffic).toEqual(traffic);
     expect(parseCheckpointMeta(meta).traffic).toBeUndefined();
     expect(() => parseCheckpointMeta({ ...meta, traffic: { ...traffic, modelDown: -1 } })).toThrow(/traffic.modelDown/);
-    expect(() => parseCheckpointMeta({ ...meta, members: [{ ...meta.members[0], traffic: { ...traffic, gradientUp: NaN } }] })).toThrow(/gradientUp/);
+    expect(() =>
+      parseCheckpointMeta({ ...meta, members: [{ ...meta.members[0], traffic: { ...traffic, gradientUp: NaN } }] }),
+    ).toThrow(/gradientUp/);
   });
 });

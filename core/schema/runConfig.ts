@@ -30,7 +30,10 @@ export const RUN_CONFIG_BOUNDS = {
    */
   byteBudget: { min: 1, max: 1e9 },
   levels: { min: 1, max: MAX_LEVELS },
-  /** QSGD bucket size: 0 (one bucket per layer) or at least `minNonZero` entries per norm (a norm per 16 entries at most). */
+  /**
+   * QSGD bucket size: 0 (one bucket per layer) or at least `minNonZero` entries per norm (a norm per 16 entries at
+   * most).
+   */
   bucketSize: { min: 0, minNonZero: 16, max: 1 << 24 },
   /** learningRate > min. */
   learningRate: { minExclusive: 0, max: 10 },
@@ -61,14 +64,20 @@ export const RUN_CONFIG_BOUNDS = {
 
 const B = RUN_CONFIG_BOUNDS;
 
-/** An integer within a setting's bounds; every refusal names the field and the range, e.g. `seed must be an integer in 0..4294967295`. */
+/**
+ * An integer within a setting's bounds; every refusal names the field and the range, e.g. `seed must be an integer in
+ * 0..4294967295`.
+ */
 function integer(field: string, { min, max }: { readonly min: number; readonly max: number }) {
   const message = `${field} must be an integer in ${min}..${max}`;
   return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max, message));
 }
 
 function finite(field: string, range: string) {
-  return v.pipe(v.number(`${field} must be a number in ${range}`), v.finite(`${field} must be a finite number in ${range}`));
+  return v.pipe(
+    v.number(`${field} must be a number in ${range}`),
+    v.finite(`${field} must be a finite number in ${range}`),
+  );
 }
 
 /** The bounds of one setting as RUN_CONFIG_BOUNDS writes them: each end inclusive (min, max) or exclusive. */
@@ -77,7 +86,9 @@ type Bounds =
   | { readonly minExclusive: number; readonly max: number }
   | { readonly min: number; readonly maxExclusive: number };
 
-/** A finite number within `bounds`; every refusal names the field and the range, e.g. `learningRate must be in (0, 10]`. */
+/**
+ * A finite number within `bounds`; every refusal names the field and the range, e.g. `learningRate must be in (0, 10]`.
+ */
 function finiteIn(field: string, bounds: Bounds) {
   const range = `${'minExclusive' in bounds ? `(${bounds.minExclusive}` : `[${bounds.min}`}, ${'maxExclusive' in bounds ? `${bounds.maxExclusive})` : `${bounds.max}]`}`;
   const message = `${field} must be in ${range}`;
@@ -193,7 +204,9 @@ const RUN_CONFIG_ENTRIES = {
    * ATOMO schemes only; atomo-auto needs it. Absent: the per-layer budget.
    */
   byteBudget: v.optional(integer('byteBudget', B.byteBudget)),
-  /** QSGD bucket size d: one norm per d entries, 0 for one per layer (absent in checkpoints written before buckets: 0). */
+  /**
+   * QSGD bucket size d: one norm per d entries, 0 for one per layer (absent in checkpoints written before buckets: 0).
+   */
   bucketSize: v.optional(
     v.pipe(
       integer('bucketSize', B.bucketSize),
@@ -241,12 +254,18 @@ const RUN_CONFIG_ENTRIES = {
 /** A complete run configuration, cross-field rules included. */
 export const RunConfigSchema = v.pipe(
   v.strictObject(RUN_CONFIG_ENTRIES),
-  v.check((config) => !isAtomoScheme(config.scheme) || config.budget > 0, 'budget must be a positive number for ATOMO schemes'),
+  v.check(
+    (config) => !isAtomoScheme(config.scheme) || config.budget > 0,
+    'budget must be a positive number for ATOMO schemes',
+  ),
   v.check(
     (config) => config.scheme !== 'powersgd' || (Number.isInteger(config.budget) && config.budget >= 1),
     'budget (the rank) must be an integer ≥ 1 for PowerSGD',
   ),
-  v.check((config) => config.scheme !== 'atomo-auto' || config.byteBudget !== undefined, 'atomo-auto needs byteBudget (bytes per round for the whole model)'),
+  v.check(
+    (config) => config.scheme !== 'atomo-auto' || config.byteBudget !== undefined,
+    'atomo-auto needs byteBudget (bytes per round for the whole model)',
+  ),
   v.check(
     (config) => config.byteBudget === undefined || takesByteBudget(config.scheme),
     'byteBudget applies to the ATOMO schemes only (atomo-entry, atomo-svd, atomo-dct, atomo-auto)',
@@ -279,7 +298,13 @@ export function byteBudgetRange(model: ModelKind): { readonly min: number; reado
  * (core/codec/sizes.ts), so the switch keeps the traffic.
  */
 export function defaultByteBudget(model: ModelKind, batchSize: number): number {
-  return Math.round(expectedBytes(createModelLayout(model), { scheme: 'atomo-svd', budget: DEFAULT_BUDGETS['atomo-svd'], levels: 1 }, batchSize));
+  return Math.round(
+    expectedBytes(
+      createModelLayout(model),
+      { scheme: 'atomo-svd', budget: DEFAULT_BUDGETS['atomo-svd'], levels: 1 },
+      batchSize,
+    ),
+  );
 }
 
 /** A partial configuration, as a teacher sends it to create or configure a run (unknown fields refused). */
@@ -387,7 +412,8 @@ export function parseRunConfig(raw: unknown): RunConfig {
 
 /** Validates a patch; throws RunConfigError naming the first bad field. */
 export function parseRunConfigPatch(raw: unknown): RunConfigPatch {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new RunConfigError('configuration must be an object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new RunConfigError('configuration must be an object');
   for (const key of Object.keys(raw)) {
     if (!KNOWN_KEYS.has(key)) throw new RunConfigError(`unknown configuration field '${key.slice(0, 40)}'`);
   }
@@ -407,7 +433,8 @@ export function applyRunConfigPatch(base: RunConfig, raw: unknown): RunConfig {
   for (const [key, value] of Object.entries(patch)) if (value !== undefined) merged[key] = value;
   if (schemeChanged && patch.budget === undefined) merged['budget'] = DEFAULT_BUDGETS[patch.scheme];
   const scheme = merged['scheme'] as SchemeName;
-  // A byte budget goes with the schemes that take one: a switch away drops it, a switch to atomo-auto brings the default.
+  // A byte budget goes with the schemes that take one: a switch away drops it, a switch to atomo-auto brings the
+  // default.
   if (schemeChanged && patch.byteBudget === undefined) {
     if (!takesByteBudget(scheme)) delete merged['byteBudget'];
     else if (scheme === 'atomo-auto' && merged['byteBudget'] === undefined) {

@@ -6,7 +6,14 @@
  */
 
 /** Σₜ σₜ uₜ vₜᵀ over the first k triplets, row-major rows×cols. */
-export function fromTriplets(u: ArrayLike<number>, sigma: ArrayLike<number>, v: ArrayLike<number>, rows: number, cols: number, k: number): Float64Array {
+export function fromTriplets(
+  u: ArrayLike<number>,
+  sigma: ArrayLike<number>,
+  v: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  k: number,
+): Float64Array {
   const out = new Float64Array(rows * cols);
   for (let t = 0; t < k; t++) {
     const s = sigma[t]!;

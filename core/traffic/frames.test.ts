@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { FrameMeter, downlinkBytes, parseSocketIoPacket, totalBytes, uplinkBytes, utf8Length, webSocketFrameBytes } from './frames';
+import {
+  FrameMeter,
+  downlinkBytes,
+  parseSocketIoPacket,
+  totalBytes,
+  uplinkBytes,
+  utf8Length,
+  webSocketFrameBytes,
+} from './frames';
 
 describe('webSocketFrameBytes', () => {
   it('adds RFC 6455 header sizes at the 126 and 65536 boundaries, and the mask for client frames', () => {
@@ -24,7 +32,10 @@ describe('utf8Length', () => {
 describe('parseSocketIoPacket', () => {
   it('reads the event of plain and binary events, with ack ids and namespaces', () => {
     expect(parseSocketIoPacket('2["metrics:round",{}]')).toEqual({ event: 'metrics:round', attachments: 0 });
-    expect(parseSocketIoPacket('53-12["gradient:submit",{"layers":[]}]')).toEqual({ event: 'gradient:submit', attachments: 3 });
+    expect(parseSocketIoPacket('53-12["gradient:submit",{"layers":[]}]')).toEqual({
+      event: 'gradient:submit',
+      attachments: 3,
+    });
     expect(parseSocketIoPacket('2/admin,7["run:start",{}]')).toEqual({ event: 'run:start', attachments: 0 });
     expect(parseSocketIoPacket('312[{"ok":true}]')).toEqual({ event: null, attachments: 0 });
     expect(parseSocketIoPacket('62-4[{"ok":true}]')).toEqual({ event: null, attachments: 2 });
@@ -44,7 +55,11 @@ describe('FrameMeter', () => {
     meter.record('up', { type: 'message', data: new Uint8Array(300) });
     meter.record('up', { type: 'message', data: '30[{"ok":true}]' });
     const t = meter.traffic;
-    expect(t.modelDown).toBe(webSocketFrameBytes(1 + header.length, false) + webSocketFrameBytes(200, false) + webSocketFrameBytes(70_000, false));
+    expect(t.modelDown).toBe(
+      webSocketFrameBytes(1 + header.length, false) +
+        webSocketFrameBytes(200, false) +
+        webSocketFrameBytes(70_000, false),
+    );
     expect(t.controlDown).toBe(webSocketFrameBytes(1, false));
     expect(t.gradientUp).toBe(webSocketFrameBytes(1 + 66, true) + webSocketFrameBytes(300, true));
     expect(t.controlUp).toBe(webSocketFrameBytes(1, true) + webSocketFrameBytes(1 + 15, true));

@@ -87,7 +87,15 @@ export function utf8Length(text: string): number {
 }
 
 /** engine.io v4 packet types, by the names engine.io's packet events use. */
-const ENGINE_TYPES: Readonly<Record<string, string>> = { open: '0', close: '1', ping: '2', pong: '3', message: '4', upgrade: '5', noop: '6' };
+const ENGINE_TYPES: Readonly<Record<string, string>> = {
+  open: '0',
+  close: '1',
+  ping: '2',
+  pong: '3',
+  message: '4',
+  upgrade: '5',
+  noop: '6',
+};
 
 /** An engine.io packet as engine.io's 'packet' / 'packetCreate' events give it. */
 export interface EnginePacket {

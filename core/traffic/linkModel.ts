@@ -23,7 +23,12 @@ export interface LinkModel {
 /** Links to try: a classroom's shared Wi-Fi, a phone, a data centre. */
 export const LINK_PRESETS = {
   /** 30 students sharing 20 Mbit/s each way: 0.67 Mbit/s per worker. */
-  schoolWifi: { name: 'school Wi-Fi, 30 students sharing 20 Mbit/s', uplinkMbps: 20 / 30, downlinkMbps: 20 / 30, latencyMs: 15 },
+  schoolWifi: {
+    name: 'school Wi-Fi, 30 students sharing 20 Mbit/s',
+    uplinkMbps: 20 / 30,
+    downlinkMbps: 20 / 30,
+    latencyMs: 15,
+  },
   /** A typical 4G phone: 10 Mbit/s up, 30 down. */
   lte: { name: '4G', uplinkMbps: 10, downlinkMbps: 30, latencyMs: 40 },
   /** A data-centre network. */
@@ -37,10 +42,18 @@ export function symmetricLink(mbps: number, latencyMs: number): LinkModel {
 
 /** Throws RangeError unless the link's bandwidths are positive and its latency ≥ 0. */
 export function checkLink(link: LinkModel): void {
-  if (!(link.uplinkMbps > 0 && link.downlinkMbps > 0 && Number.isFinite(link.uplinkMbps) && Number.isFinite(link.downlinkMbps))) {
-    throw new RangeError(`link ${link.name}: bandwidths must be positive, got ${link.uplinkMbps} up, ${link.downlinkMbps} down`);
+  if (!(
+    link.uplinkMbps > 0 &&
+    link.downlinkMbps > 0 &&
+    Number.isFinite(link.uplinkMbps) &&
+    Number.isFinite(link.downlinkMbps)
+  )) {
+    throw new RangeError(
+      `link ${link.name}: bandwidths must be positive, got ${link.uplinkMbps} up, ${link.downlinkMbps} down`,
+    );
   }
-  if (!(link.latencyMs >= 0 && Number.isFinite(link.latencyMs))) throw new RangeError(`link ${link.name}: latency must be ≥ 0, got ${link.latencyMs}`);
+  if (!(link.latencyMs >= 0 && Number.isFinite(link.latencyMs)))
+    throw new RangeError(`link ${link.name}: latency must be ≥ 0, got ${link.latencyMs}`);
 }
 
 /** Milliseconds until `bytes` sent at `mbps` are delivered: bytes·8 / bandwidth + latency. */
@@ -60,7 +73,10 @@ export interface WorkerRoundCost {
 export function roundTimeMs(workers: readonly WorkerRoundCost[], serverMs: number, link: LinkModel): number {
   let slowest = 0;
   for (const w of workers) {
-    const t = deliveryMs(w.downBytes, link.downlinkMbps, link.latencyMs) + w.computeMs + deliveryMs(w.upBytes, link.uplinkMbps, link.latencyMs);
+    const t =
+      deliveryMs(w.downBytes, link.downlinkMbps, link.latencyMs) +
+      w.computeMs +
+      deliveryMs(w.upBytes, link.uplinkMbps, link.latencyMs);
     slowest = Math.max(slowest, t);
   }
   return slowest + serverMs;

@@ -29,7 +29,10 @@ export interface LayerGradient {
   /** rows·cols, row-major. */
   readonly values: Float32Array;
   readonly factors?: GradientFactors;
-  /** Decompositions a device computed (byte budgets on the GPU): the split uses them instead of its own (core/atomo/compressByBytes.ts). */
+  /**
+   * Decompositions a device computed (byte budgets on the GPU): the split uses them instead of its own
+   * (core/atomo/compressByBytes.ts).
+   */
   readonly decompositions?: BytesLayer['decompositions'];
 }
 
@@ -72,11 +75,16 @@ export interface DeviceCompressor<G> {
 }
 
 /** The layers of a flat gradient laid out by `layout`, with the factors the backend kept. */
-export function layerGradients(layout: ModelLayout, { gradient, factors }: Pick<LossAndGradient, 'gradient' | 'factors'>): LayerGradient[] {
+export function layerGradients(
+  layout: ModelLayout,
+  { gradient, factors }: Pick<LossAndGradient, 'gradient' | 'factors'>,
+): LayerGradient[] {
   return layout.tensors.map((tensor, layer) => {
     const values = gradient.subarray(tensor.offset, tensor.offset + tensor.size);
     const kept = factors?.get(layer);
-    return kept === undefined ? { layer, shape: tensor.shape, values } : { layer, shape: tensor.shape, values, factors: kept };
+    return kept === undefined
+      ? { layer, shape: tensor.shape, values }
+      : { layer, shape: tensor.shape, values, factors: kept };
   });
 }
 
@@ -92,7 +100,10 @@ export interface CpuCompressionOptions {
   readonly measureIndicator?: boolean;
 }
 
-/** A compressed layer before its statistics: the sample, its variance, and what the compression found of g on the way (‖G‖_*, ‖ĝ − g‖²). */
+/**
+ * A compressed layer before its statistics: the sample, its variance, and what the compression found of g on the way
+ * (‖G‖_*, ‖ĝ − g‖²).
+ */
 interface Compressed {
   readonly sample: LayerSample;
   readonly variance: number;
@@ -120,16 +131,26 @@ export function compressOnCpu(
       : compressEach(layers, compression, stream, memories);
   return layers.map(({ shape, values, factors }, l) => {
     const { sample, variance, nuclearNorm: nuclear, realised, gradientNorms } = compressed[l]!;
-    // ‖g‖² and ‖g‖₁ (the indicator's denominator) come from the pass over g the scheme or the statistics take, if either
+    // ‖g‖² and ‖g‖₁ (the indicator's denominator) come from the pass over g the scheme or the statistics take, if
+    // either
     // takes one; spectral ATOMO's factored route has ‖g‖² from its SVD and reads no g.
-    let measured: { readonly realised: number; readonly gradientNormSq: number; readonly gradientL1?: number | undefined };
+    let measured: {
+      readonly realised: number;
+      readonly gradientNormSq: number;
+      readonly gradientL1?: number | undefined;
+    };
     if (realised === undefined) {
       measured = layerStatistics(sample, values);
     } else {
       const norms = gradientNorms ?? sumGradientNorms(values);
       measured = { realised, gradientNormSq: norms.normSq, gradientL1: norms.l1 };
     }
-    const stats = { sample, closedForm: variance, realised: measured.realised, gradientNormSq: measured.gradientNormSq };
+    const stats = {
+      sample,
+      closedForm: variance,
+      realised: measured.realised,
+      gradientNormSq: measured.gradientNormSq,
+    };
     // A pass over g for the indicator alone (its ‖G‖_* or its ‖g‖₁) is taken only on the rounds the caller measures.
     const measure = options.measureIndicator === true;
     const known = nuclear ?? (measure ? nuclearNorm(values, shape, factors) : undefined);
@@ -170,9 +191,13 @@ function compressSplit(
 ): Compressed[] {
   const scheme = compression.scheme as ByteBudgetScheme;
   const errorFeedback = memories !== undefined && isBiased(scheme, compression.errorFeedback === true);
-  const corrected = errorFeedback ? layers.map(({ layer, values }) => correctedGradient(values, memories[layer]!)) : null;
+  const corrected = errorFeedback
+    ? layers.map(({ layer, values }) => correctedGradient(values, memories[layer]!))
+    : null;
   const inputs = layers.map(({ shape, values, factors, decompositions }, l) =>
-    corrected === null ? { grad: values, shape, factors, decompositions } : { grad: Float32Array.from(corrected[l]!), shape },
+    corrected === null
+      ? { grad: values, shape, factors, decompositions }
+      : { grad: Float32Array.from(corrected[l]!), shape },
   );
   const split = compressByBytes(scheme, inputs, compression.byteBudget!, (l) => stream(layers[l]!.layer));
   return split.map(({ sample, variance, nuclearNorm: nuclear, realised }, l) => {

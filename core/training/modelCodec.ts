@@ -12,7 +12,10 @@ export function encodeWeights(layout: ModelLayout, params: Float32Array): Uint8A
     throw new RangeError(`encodeWeights: ${params.length} parameters, ${layout.kind} has ${layout.parameterCount}`);
   }
   return layout.tensors.map((tensor, layer) =>
-    encodeLayer({ scheme: 'none', shape: tensor.shape, values: params.subarray(tensor.offset, tensor.offset + tensor.size) }, layer),
+    encodeLayer(
+      { scheme: 'none', shape: tensor.shape, values: params.subarray(tensor.offset, tensor.offset + tensor.size) },
+      layer,
+    ),
   );
 }
 
@@ -21,13 +24,18 @@ export function encodeWeights(layout: ModelLayout, params: Float32Array): Uint8A
  * `out` when given); throws CodecError on a wrong count, shape, scheme or a
  * non-finite weight.
  */
-export function decodeWeights(layout: ModelLayout, layers: readonly Uint8Array[], out = new Float32Array(layout.parameterCount)): Float32Array {
+export function decodeWeights(
+  layout: ModelLayout,
+  layers: readonly Uint8Array[],
+  out = new Float32Array(layout.parameterCount),
+): Float32Array {
   if (layers.length !== layout.tensors.length) {
     throw new RangeError(`decodeWeights: ${layers.length} layers, ${layout.kind} has ${layout.tensors.length}`);
   }
   layout.tensors.forEach((tensor, layer) => {
     const { sample } = decodeLayer(layers[layer]!, { expectedLayer: layer, expectedShape: tensor.shape });
-    if (sample.scheme !== 'none') throw new RangeError(`decodeWeights: layer ${layer} is ${sample.scheme}, weights are dense`);
+    if (sample.scheme !== 'none')
+      throw new RangeError(`decodeWeights: layer ${layer} is ${sample.scheme}, weights are dense`);
     out.set(sample.values, tensor.offset);
   });
   return out;
@@ -67,6 +75,7 @@ export function unpackLayers(packed: Uint8Array, lengths: readonly number[]): Ui
     at += n;
     return layer;
   });
-  if (at !== packed.byteLength) throw new RangeError(`unpackLayers: the lengths cover ${at} of ${packed.byteLength} bytes`);
+  if (at !== packed.byteLength)
+    throw new RangeError(`unpackLayers: the lengths cover ${at} of ${packed.byteLength} bytes`);
   return layers;
 }

@@ -45,7 +45,12 @@ function contribution(scheme: SchemeName, seed: number, budget = 2): Uint8Array[
   const g = lowRankGradient(seed);
   return layout.tensors.map((tensor, layer) => {
     const values = g.subarray(tensor.offset, tensor.offset + tensor.size);
-    const { sample } = SCHEMES[scheme].compress(values, tensor.shape, { budget, levels: 3 }, { seed, worker: seed, round: 0, layer });
+    const { sample } = SCHEMES[scheme].compress(
+      values,
+      tensor.shape,
+      { budget, levels: 3 },
+      { seed, worker: seed, round: 0, layer },
+    );
     return encodeForWire(sample, layer);
   });
 }
@@ -55,7 +60,9 @@ const rule = { aggregation: { kind: 'norm-bound', k: 3 } as const, learningRate:
 
 describe('the round update both sides apply', () => {
   it('is the aggregate of the decoded estimates followed by one SGD-with-momentum step', () => {
-    const estimates = [1, 2, 3].map((w) => flattenContribution(layout, decodeContribution(layout, contribution('atomo-svd', w))));
+    const estimates = [1, 2, 3].map((w) =>
+      flattenContribution(layout, decodeContribution(layout, contribution('atomo-svd', w))),
+    );
     const update = aggregateContributions(layout, rule.aggregation, estimates).value;
     const state = stepModel(start, update, rule.learningRate, rule.momentum);
     const expected = aggregate(
@@ -93,7 +100,12 @@ describe('the round update both sides apply', () => {
         scaleContribution(estimates, multipliers[w]!);
         return flattenContribution(layout, estimates);
       });
-      const serverState = stepModel(start, aggregateContributions(layout, rule.aggregation, server).value, rule.learningRate, rule.momentum);
+      const serverState = stepModel(
+        start,
+        aggregateContributions(layout, rule.aggregation, server).value,
+        rule.learningRate,
+        rule.momentum,
+      );
       const replica = applyDownlink(
         layout,
         start,
@@ -116,7 +128,8 @@ describe('the round update both sides apply', () => {
     // The update was really compressed: rank-4 weights at s = 2 lose something, the biases (one atom) nothing.
     const weights = layout.tensors.filter((t) => t.role === 'weight').map((t) => layout.tensors.indexOf(t));
     expect(weights.some((l) => sent.stats[l]!.closedForm > 0)).toBe(true);
-    for (const [l, tensor] of layout.tensors.entries()) if (tensor.role === 'bias') expect(sent.stats[l]!.closedForm).toBe(0);
+    for (const [l, tensor] of layout.tensors.entries())
+      if (tensor.role === 'bias') expect(sent.stats[l]!.closedForm).toBe(0);
   });
 
   // 5 standard errors per coordinate (all ~300 pass with probability ≈ 0.9998 under the CLT), after

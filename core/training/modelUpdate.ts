@@ -69,12 +69,21 @@ export class EstimateOverflow extends Error {
  * rules; a worker passes none) → reconstruct → finite. Throws
  * LayerCodecError, EstimateOverflow, or whatever `check` throws.
  */
-export function decodeContribution(layout: ModelLayout, layers: readonly Uint8Array[], check?: (layer: number, sample: LayerSample) => void): Float32Array[] {
-  if (layers.length !== layout.tensors.length) throw new RangeError(`${layers.length} layers, ${layout.kind} has ${layout.tensors.length}`);
+export function decodeContribution(
+  layout: ModelLayout,
+  layers: readonly Uint8Array[],
+  check?: (layer: number, sample: LayerSample) => void,
+): Float32Array[] {
+  if (layers.length !== layout.tensors.length)
+    throw new RangeError(`${layers.length} layers, ${layout.kind} has ${layout.tensors.length}`);
   return layout.tensors.map((tensor, layer) => {
     let sample: LayerSample;
     try {
-      ({ sample } = decodeLayer(layers[layer]!, { expectedLayer: layer, expectedShape: tensor.shape, maxElements: tensor.size }));
+      ({ sample } = decodeLayer(layers[layer]!, {
+        expectedLayer: layer,
+        expectedShape: tensor.shape,
+        maxElements: tensor.size,
+      }));
     } catch (error) {
       throw error instanceof CodecError ? new LayerCodecError(layer, error) : error;
     }
@@ -111,7 +120,11 @@ function nonFinite(values: Float32Array, what: string): string | null {
  * order nor a cluster's grouping changes a bit). Throws UpdateRefused when it
  * is not finite.
  */
-export function aggregateContributions(layout: ModelLayout, rule: AggregationRule, estimates: readonly Float32Array[]): Aggregate {
+export function aggregateContributions(
+  layout: ModelLayout,
+  rule: AggregationRule,
+  estimates: readonly Float32Array[],
+): Aggregate {
   const combined = aggregate(
     rule,
     estimates,
@@ -166,7 +179,12 @@ export function compressUpdate(
 ): { readonly layers: Uint8Array[]; readonly estimate: Float32Array; readonly stats: UpdateLayerStats[] } {
   const layers = layout.tensors.map((tensor, layer) => {
     const values = update.subarray(tensor.offset, tensor.offset + tensor.size);
-    const { sample, variance } = SCHEMES['atomo-svd'].compress(values, tensor.shape, { budget }, { seed, worker: SERVER_STREAM_WORKER, round: version, layer });
+    const { sample, variance } = SCHEMES['atomo-svd'].compress(
+      values,
+      tensor.shape,
+      { budget },
+      { seed, worker: SERVER_STREAM_WORKER, round: version, layer },
+    );
     return { bytes: encodeForWire(sample, layer), variance };
   });
   const encoded = layers.map((l) => l.bytes);
@@ -182,14 +200,21 @@ export function compressUpdate(
     let realised = 0;
     for (let i = 0; i < sent.length; i++) realised += (sent[i]! - exact[i]!) ** 2;
     // A layer sent dense (smaller than its atoms) carries no sampling variance.
-    return { closedForm: sentAs[layer] === 'none' ? 0 : layers[layer]!.variance, realised, updateNormSq: squaredNorm(exact) };
+    return {
+      closedForm: sentAs[layer] === 'none' ? 0 : layers[layer]!.variance,
+      realised,
+      updateNormSq: squaredNorm(exact),
+    };
   });
   return { layers: encoded, estimate, stats };
 }
 
 /** What takes a replica from version v − 1 to v under a compressed downlink. */
 export type DownlinkUpdate =
-  | { readonly kind: 'relay'; readonly contributions: readonly { readonly layers: readonly Uint8Array[]; readonly multiplier: number }[] }
+  | {
+      readonly kind: 'relay';
+      readonly contributions: readonly { readonly layers: readonly Uint8Array[]; readonly multiplier: number }[];
+    }
   | { readonly kind: 'atomo'; readonly layers: readonly Uint8Array[] };
 
 /** The optimiser settings of a run that the update needs. */
@@ -204,7 +229,12 @@ export interface UpdateRule {
  * scaled and aggregated by the run's rule, or the server's ATOMO update as
  * sent, then the same SGD step the server took.
  */
-export function applyDownlink(layout: ModelLayout, state: ModelState, message: DownlinkUpdate, rule: UpdateRule): ModelState {
+export function applyDownlink(
+  layout: ModelLayout,
+  state: ModelState,
+  message: DownlinkUpdate,
+  rule: UpdateRule,
+): ModelState {
   const update =
     message.kind === 'relay'
       ? aggregateContributions(

@@ -11,12 +11,20 @@ import { ModelReplica } from './replica';
 const layout = mlpLayout({ inputSize: 12, hiddenSize: 6, classCount: 3 });
 const rule = { aggregation: { kind: 'mean' } as const, learningRate: 0.05, momentum: 0.9 };
 const runId = asRunId('r1');
-const state: ModelState = { params: uniformArray(layout.parameterCount, 3), velocity: uniformArray(layout.parameterCount, 4) };
+const state: ModelState = {
+  params: uniformArray(layout.parameterCount, 3),
+  velocity: uniformArray(layout.parameterCount, 4),
+};
 
 function gradientLayers(seed: number): Uint8Array[] {
   const g = uniformArray(layout.parameterCount, seed);
   return layout.tensors.map((t, layer) => {
-    const { sample } = SCHEMES['atomo-svd'].compress(g.subarray(t.offset, t.offset + t.size), t.shape, { budget: 1 }, { seed, worker: 0, round: 0, layer });
+    const { sample } = SCHEMES['atomo-svd'].compress(
+      g.subarray(t.offset, t.offset + t.size),
+      t.shape,
+      { budget: 1 },
+      { seed, worker: 0, round: 0, layer },
+    );
     return encodeForWire(sample, layer);
   });
 }
@@ -33,7 +41,12 @@ const sync = (version: number, s: ModelState, hash = modelHash(s)): RoundOpen =>
 
 describe('a worker replica', () => {
   const contributions = [gradientLayers(7), gradientLayers(8)];
-  const relayed = applyDownlink(layout, state, { kind: 'relay', contributions: contributions.map((layers) => ({ layers, multiplier: 1 })) }, rule);
+  const relayed = applyDownlink(
+    layout,
+    state,
+    { kind: 'relay', contributions: contributions.map((layers) => ({ layers, multiplier: 1 })) },
+    rule,
+  );
   const relay = (version: number, hash = modelHash(relayed)): RoundOpen => ({
     runId,
     version: asModelVersion(version),
@@ -67,7 +80,10 @@ describe('a worker replica', () => {
 
     const behind = new ModelReplica(layout);
     behind.receive(sync(2, state), rule);
-    expect(behind.receive(relay(5), rule)).toMatchObject({ kind: 'resync', reason: expect.stringContaining('version 2') });
+    expect(behind.receive(relay(5), rule)).toMatchObject({
+      kind: 'resync',
+      reason: expect.stringContaining('version 2'),
+    });
 
     expect(new ModelReplica(layout).receive(relay(5), rule).kind).toBe('resync');
   });
@@ -76,9 +92,13 @@ describe('a worker replica', () => {
     const replica = new ModelReplica(layout);
     replica.receive(sync(4, state), rule);
     const truncated = packLayers([contributions[0]![0]!.subarray(0, 9), ...contributions.flat().slice(1)]);
-    expect(replica.receive({ ...relay(5), relayed: truncated.packed, relayedLengths: truncated.lengths }, rule).kind).toBe('resync');
+    expect(
+      replica.receive({ ...relay(5), relayed: truncated.packed, relayedLengths: truncated.lengths }, rule).kind,
+    ).toBe('resync');
     replica.receive(sync(4, state), rule);
-    expect(replica.receive({ ...relay(5), relayedLengths: [...relay(5).relayedLengths!.slice(1), 1] }, rule).kind).toBe('resync');
+    expect(replica.receive({ ...relay(5), relayedLengths: [...relay(5).relayedLengths!.slice(1), 1] }, rule).kind).toBe(
+      'resync',
+    );
     replica.receive(sync(4, state), rule);
     expect(replica.receive({ ...relay(5), multipliers: [1] }, rule).kind).toBe('resync');
   });
@@ -86,7 +106,16 @@ describe('a worker replica', () => {
   it('takes a full model as it is and forgets its replica', () => {
     const replica = new ModelReplica(layout);
     replica.receive(sync(4, state), rule);
-    const full = replica.receive({ runId, version: asModelVersion(5), deadline: 0, delivery: 'full', layers: encodeWeights(layout, relayed.params) }, rule);
+    const full = replica.receive(
+      {
+        runId,
+        version: asModelVersion(5),
+        deadline: 0,
+        delivery: 'full',
+        layers: encodeWeights(layout, relayed.params),
+      },
+      rule,
+    );
     expect(full).toMatchObject({ kind: 'ready', verified: false });
     expect(replica.version).toBe(-1);
   });

@@ -55,7 +55,12 @@ export class ModelReplica {
       switch (round.delivery) {
         case 'full':
           this.clear();
-          return { kind: 'ready', weights: decodeWeights(layout, round.layers.map(asBytes)), verified: false, hash: null };
+          return {
+            kind: 'ready',
+            weights: decodeWeights(layout, round.layers.map(asBytes)),
+            verified: false,
+            hash: null,
+          };
         case 'sync': {
           if (round.velocity === undefined) return this.#resync('a sync without the momentum');
           const state = {
@@ -78,7 +83,11 @@ export class ModelReplica {
     if (state !== null && this.#version === round.version) return this.#adopt(round, state);
     if (state === null || this.#version !== round.version - 1)
       return this.#resync(`the replica is at version ${this.version}, the update starts at ${round.version - 1}`);
-    if (round.delivery === 'atomo') return this.#adopt(round, applyDownlink(this.#layout, state, { kind: 'atomo', layers: round.layers.map(asBytes) }, rule));
+    if (round.delivery === 'atomo')
+      return this.#adopt(
+        round,
+        applyDownlink(this.#layout, state, { kind: 'atomo', layers: round.layers.map(asBytes) }, rule),
+      );
     const count = this.#layout.tensors.length;
     const multipliers = round.multipliers ?? [];
     const lengths = round.relayedLengths ?? [];
@@ -86,7 +95,10 @@ export class ModelReplica {
       return this.#resync(`${lengths.length} relayed layers for ${multipliers.length} contributions`);
     }
     const layers = unpackLayers(asBytes(round.relayed), lengths);
-    const contributions = multipliers.map((multiplier, c) => ({ layers: layers.slice(c * count, (c + 1) * count), multiplier }));
+    const contributions = multipliers.map((multiplier, c) => ({
+      layers: layers.slice(c * count, (c + 1) * count),
+      multiplier,
+    }));
     return this.#adopt(round, applyDownlink(this.#layout, state, { kind: 'relay', contributions }, rule));
   }
 

@@ -16,7 +16,10 @@ export function shardOfSlot(slot: number, shards: number): number {
 
 /** The ascending training-set indices of shard `shard` under `spec`. */
 export function shardIndices(labels: Uint8Array, spec: ShardSpec, shard: number): Uint32Array {
-  const all = spec.split.kind === 'iid' ? shardIid(labels, spec.shards, spec.seed) : shardDirichlet(labels, spec.shards, spec.split.alpha, spec.seed);
+  const all =
+    spec.split.kind === 'iid'
+      ? shardIid(labels, spec.shards, spec.seed)
+      : shardDirichlet(labels, spec.shards, spec.split.alpha, spec.seed);
   const indices = all[shard];
   if (indices === undefined) throw new RangeError(`shard ${shard} outside 0..${spec.shards - 1}`);
   return indices;

@@ -32,7 +32,17 @@ describe('worker round (CPU)', () => {
     it(`sends the ${scheme} sample of round v's gradient on the round's streams, with its statistics`, async () => {
       // atomo-auto needs a byte budget for the whole model, which the worker splits across its layers.
       const compression = { scheme, budget: 2, levels: 3, ...(scheme === 'atomo-auto' ? { byteBudget: 3000 } : {}) };
-      const make = () => createWorkerRound({ backend: createCpuBackend(layout), layout, compression, batchSize, seed, worker, train, shard });
+      const make = () =>
+        createWorkerRound({
+          backend: createCpuBackend(layout),
+          layout,
+          compression,
+          batchSize,
+          seed,
+          worker,
+          train,
+          shard,
+        });
       const weights = heInitialize(layout, 5);
       const result = await make()(weights, version);
 
@@ -57,18 +67,25 @@ describe('worker round (CPU)', () => {
           : null;
       if (split !== null) expect(split.reduce((sum, l) => sum + l.plan.point.bytes, 0)).toBeCloseTo(3000, 0);
       for (const { layer, shape, values, factors } of gradients) {
-        const own = split === null ? SCHEMES[scheme].compress(values, shape, compression, { seed, worker, round: version, layer }, factors) : null;
+        const own =
+          split === null
+            ? SCHEMES[scheme].compress(values, shape, compression, { seed, worker, round: version, layer }, factors)
+            : null;
         const { sample, variance } = split?.[layer] ?? own!;
         expect(result.layers[layer]).toEqual(encodeForWire(sample, layer));
         const decoded = decodeLayer(result.layers[layer]!, { expectedLayer: layer, expectedShape: shape }).sample;
         // A layer whose scheme bytes would exceed float32 goes dense (same estimate).
-        expect(decoded.scheme).toBe(encodeLayer(sample, layer).length > encodeForWire(sample, layer).length ? 'none' : sample.scheme);
+        expect(decoded.scheme).toBe(
+          encodeLayer(sample, layer).length > encodeForWire(sample, layer).length ? 'none' : sample.scheme,
+        );
         const stats = result.layerStats[layer]!;
         expect(stats.closedForm).toBe(variance);
-        // ‖g‖² as the scheme found it (spectral ATOMO's factored route: of the factors' product, from its SVD), else summed.
+        // ‖g‖² as the scheme found it (spectral ATOMO's factored route: of the factors' product, from its SVD), else
+        // summed.
         expect(stats.gradientNormSq).toBe(own?.gradientNorms?.normSq ?? squaredNorm(values));
         expect(Math.abs(stats.gradientNormSq - squaredNorm(values))).toBeLessThanOrEqual(1e-6 * squaredNorm(values));
-        // Fourier and spectral ATOMO measure their error in coefficient space (Parseval), before the atoms are rounded to float32.
+        // Fourier and spectral ATOMO measure their error in coefficient space (Parseval), before the atoms are rounded
+        // to float32.
         const realised = realisedError(reconstruct(decoded), values);
         expect(Math.abs(stats.realised - realised)).toBeLessThanOrEqual(1e-6 * realised + 1e-12 * stats.gradientNormSq);
         if (scheme === 'none') expect(stats.realised).toBe(0);
@@ -87,18 +104,33 @@ describe('worker round (CPU)', () => {
   it('reports each layer’s indicator every round where the compression found both its norms, else every INDICATOR_EVERY rounds', async () => {
     const weights = heInitialize(layout, 5);
     const roundOf = (compression: Compression) =>
-      createWorkerRound({ backend: createCpuBackend(layout), layout, compression, batchSize, seed, worker, train, shard });
+      createWorkerRound({
+        backend: createCpuBackend(layout),
+        layout,
+        compression,
+        batchSize,
+        seed,
+        worker,
+        train,
+        shard,
+      });
     const batch = train.batch(new MinibatchSampler(shard, batchSize, seed, worker).batch(INDICATOR_EVERY));
-    const gradients = layerGradients(layout, await createCpuBackend(layout).lossAndGradient(weights, batch.pixels, batch.labels, batchSize));
+    const gradients = layerGradients(
+      layout,
+      await createCpuBackend(layout).lossAndGradient(weights, batch.pixels, batch.labels, batchSize),
+    );
     for (const compression of [
       { scheme: 'atomo-svd', budget: 2, levels: 1 },
       { scheme: 'atomo-auto', budget: 0, levels: 1, byteBudget: 3000 },
       { scheme: 'qsgd', budget: 0, levels: 3 },
     ] as const) {
-      // Spectral ATOMO and atomo-auto have ‖G‖_* on every layer, and ‖g‖₁ wherever g is read: everywhere but on spectral
+      // Spectral ATOMO and atomo-auto have ‖G‖_* on every layer, and ‖g‖₁ wherever g is read: everywhere but on
+      // spectral
       // ATOMO's factored route.
-      const factored = (layer: number) => spectralRouteOf(gradients[layer]!.shape, gradients[layer]!.factors) === 'factored';
-      const everyRound = (layer: number) => compression.scheme === 'atomo-auto' || (compression.scheme === 'atomo-svd' && !factored(layer));
+      const factored = (layer: number) =>
+        spectralRouteOf(gradients[layer]!.shape, gradients[layer]!.factors) === 'factored';
+      const everyRound = (layer: number) =>
+        compression.scheme === 'atomo-auto' || (compression.scheme === 'atomo-svd' && !factored(layer));
       // Both kinds of layer are here: factored weights and biases.
       expect(new Set(gradients.map((_, layer) => factored(layer)))).toEqual(new Set([true, false]));
       for (const version of [INDICATOR_EVERY, INDICATOR_EVERY + 1]) {
@@ -121,7 +153,16 @@ describe('worker round (CPU)', () => {
   it('splits a byte budget through error feedback: later rounds send g + e, and the bytes stay on budget', async () => {
     const compression = { scheme: 'atomo-entry', budget: 0, levels: 1, byteBudget: 2500, errorFeedback: true } as const;
     const make = (errorFeedback: boolean) =>
-      createWorkerRound({ backend: createCpuBackend(layout), layout, compression: { ...compression, errorFeedback }, batchSize, seed, worker, train, shard });
+      createWorkerRound({
+        backend: createCpuBackend(layout),
+        layout,
+        compression: { ...compression, errorFeedback },
+        batchSize,
+        seed,
+        worker,
+        train,
+        shard,
+      });
     const [round, plain] = [make(true), make(false)];
     const weights = heInitialize(layout, 5);
     let bytes = 0;

@@ -20,7 +20,13 @@ import { MinibatchSampler, createBatch, type Batch, type Dataset } from '../data
 import type { BackendKind, DeviceTrainingBackend, TrainingBackend } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
 import type { LayerStats } from '../protocol';
-import { compressOnCpu, layerGradients, type CompressedLayerStats, type DeviceCompressor, type LayerStreams } from './compression';
+import {
+  compressOnCpu,
+  layerGradients,
+  type CompressedLayerStats,
+  type DeviceCompressor,
+  type LayerStreams,
+} from './compression';
 
 /** Everything fixed for a worker across rounds. */
 export interface WorkerRoundOptions<G = unknown> {
@@ -39,7 +45,9 @@ export interface WorkerRoundOptions<G = unknown> {
   readonly deviceCompressor?: DeviceCompressor<G>;
   /** A millisecond clock for the timings (Date.now by default; pass performance.now where there is one). */
   readonly now?: () => number;
-  /** Measure every layer's indicator on rounds v with v mod this = 0 (INDICATOR_EVERY by default); see INDICATOR_EVERY. */
+  /**
+   * Measure every layer's indicator on rounds v with v mod this = 0 (INDICATOR_EVERY by default); see INDICATOR_EVERY.
+   */
   readonly indicatorEvery?: number;
 }
 
@@ -83,7 +91,9 @@ export interface WorkerRoundResult {
 /** A worker's round function: model weights of version v → its encoded gradient for round v. */
 export type WorkerRound = (weights: Float32Array, version: number) => Promise<WorkerRoundResult>;
 
-function keepsGradientOnDevice<G>(backend: TrainingBackend | DeviceTrainingBackend<G>): backend is DeviceTrainingBackend<G> {
+function keepsGradientOnDevice<G>(
+  backend: TrainingBackend | DeviceTrainingBackend<G>,
+): backend is DeviceTrainingBackend<G> {
   return 'computeGradient' in backend && 'settled' in backend;
 }
 
@@ -144,7 +154,9 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
       samples: compressed.map(({ sample }) => sample),
       loss,
       layerStats: compressed.map(({ closedForm, realised, gradientNormSq: normSq, indicator }) =>
-        indicator === undefined ? { closedForm, realised, gradientNormSq: normSq } : { closedForm, realised, gradientNormSq: normSq, indicator },
+        indicator === undefined
+          ? { closedForm, realised, gradientNormSq: normSq }
+          : { closedForm, realised, gradientNormSq: normSq, indicator },
       ),
       gradientNormSq,
       bytes,

@@ -26,7 +26,10 @@ export const FAST_RUN: RunConfigPatch = {
 /** A connected socket; `adminToken` undefined connects as a student. */
 export function connect(baseURL: string, adminToken?: string): Promise<AppSocket> {
   // An --https test server's certificate is self-signed.
-  return connectSocket(baseURL, { ...(adminToken === undefined ? {} : { adminToken }), acceptAnyCertificate: baseURL.startsWith('https:') });
+  return connectSocket(baseURL, {
+    ...(adminToken === undefined ? {} : { adminToken }),
+    acceptAnyCertificate: baseURL.startsWith('https:'),
+  });
 }
 
 function unwrap<T extends object>(answer: Ack<T>, what: string): T {

@@ -99,9 +99,12 @@ export function ownServer(port: number, options: OwnServerOptions = {}): OwnServ
       if (await healthy(baseURL)) throw new Error(`ownServer: something already answers on ${baseURL}`);
       // The same command as the suite's webServer, so the test runs the server users run.
       const args = serverArgs(options.https === true ? ['--https'] : []);
-      // `nice` runs the command in the same process (its pid is the server's), so stop and killGroup reach it as before.
+      // `nice` runs the command in the same process (its pid is the server's), so stop and killGroup reach it as
+      // before.
       const [program, programArgs] =
-        options.niceness === undefined ? [process.execPath, args] : ['nice', ['-n', String(options.niceness), process.execPath, ...args]];
+        options.niceness === undefined
+          ? [process.execPath, args]
+          : ['nice', ['-n', String(options.niceness), process.execPath, ...args]];
       const started = spawn(program, programArgs, {
         env: { ...process.env, PORT: String(port), ADMIN_TOKEN, DATA_DIR: dataDir },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -113,7 +116,8 @@ export function ownServer(port: number, options: OwnServerOptions = {}): OwnServ
       started.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
       const deadline = Date.now() + 60_000;
       while (!(await healthy(baseURL))) {
-        if (started.exitCode !== null) throw new Error(`ownServer: the server exited (${started.exitCode}):\n${output}`);
+        if (started.exitCode !== null)
+          throw new Error(`ownServer: the server exited (${started.exitCode}):\n${output}`);
         if (Date.now() > deadline) throw new Error(`ownServer: no /api/health on ${baseURL} after 60 s:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }

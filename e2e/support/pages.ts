@@ -8,7 +8,9 @@ export async function valueOf(page: Page, testId: string): Promise<number> {
 
 /** Waits until the figure exceeds `floor`, and returns it. */
 export async function valueAbove(page: Page, testId: string, floor: number, timeout = 90_000): Promise<number> {
-  await expect.poll(() => valueOf(page, testId), { timeout, message: `${testId} above ${floor}` }).toBeGreaterThan(floor);
+  await expect
+    .poll(() => valueOf(page, testId), { timeout, message: `${testId} above ${floor}` })
+    .toBeGreaterThan(floor);
   return valueOf(page, testId);
 }
 
@@ -26,9 +28,11 @@ export async function expectChartData(chart: Locator): Promise<void> {
       () =>
         chart.evaluate(
           (element) =>
-            [...element.querySelectorAll('path.recharts-curve, path.recharts-rectangle, .recharts-dot, path.live-chart__series')].filter(
-              (shape) => shape.tagName !== 'path' || (shape.getAttribute('d') ?? '').length > 4,
-            ).length,
+            [
+              ...element.querySelectorAll(
+                'path.recharts-curve, path.recharts-rectangle, .recharts-dot, path.live-chart__series',
+              ),
+            ].filter((shape) => shape.tagName !== 'path' || (shape.getAttribute('d') ?? '').length > 4).length,
         ),
       { timeout: 60_000, message: `${name} draws data` },
     )

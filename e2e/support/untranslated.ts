@@ -62,12 +62,17 @@ export interface Finding {
 export async function untranslatedText(page: Page, data: readonly string[] = []): Promise<Finding[]> {
   const texts = await page.evaluate(() => {
     const out: string[] = [];
-    const skipped = (element: Element | null): boolean => element === null || element.closest('[translate="no"], script, style, noscript') !== null;
+    const skipped = (element: Element | null): boolean =>
+      element === null || element.closest('[translate="no"], script, style, noscript') !== null;
     const visible = (element: Element): boolean => {
       const box = element.getBoundingClientRect();
       const style = getComputedStyle(element);
       // Screen-reader-only text counts: it is read aloud.
-      return (box.width > 0 || box.height > 0 || element.closest('.sr-only') !== null) && style.visibility !== 'hidden' && style.display !== 'none';
+      return (
+        (box.width > 0 || box.height > 0 || element.closest('.sr-only') !== null) &&
+        style.visibility !== 'hidden' &&
+        style.display !== 'none'
+      );
     };
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
@@ -77,7 +82,8 @@ export async function untranslatedText(page: Page, data: readonly string[] = [])
       out.push(text);
     }
     for (const element of document.body.querySelectorAll('[aria-label], [title], [placeholder]')) {
-      // Recharts labels each legend swatch "<series> legend icon" with no way to translate it; the series name is checked as text.
+      // Recharts labels each legend swatch "<series> legend icon" with no way to translate it; the series name is
+      // checked as text.
       if (skipped(element) || element.closest('.recharts-legend-wrapper') !== null) continue;
       for (const name of ['aria-label', 'title', 'placeholder']) {
         const value = element.getAttribute(name);

@@ -30,7 +30,8 @@ export async function runBrowserBench<T>(options: BrowserBenchOptions): Promise<
   });
   await vite.listen();
   const address = vite.httpServer?.address();
-  if (address === null || address === undefined || typeof address === 'string') throw new Error('Vite did not report a port');
+  if (address === null || address === undefined || typeof address === 'string')
+    throw new Error('Vite did not report a port');
   const browser = await chromium.launch(chromiumLaunchOptions(options.gpu ?? 'swiftshader'));
   try {
     const page = await browser.newPage();
@@ -40,7 +41,10 @@ export async function runBrowserBench<T>(options: BrowserBenchOptions): Promise<
     page.on('pageerror', (error) => console.log(`  page error: ${error.message}`));
     const url = `http://127.0.0.1:${address.port}/bench/?bench=${options.bench}${options.query ? `&${options.query}` : ''}`;
     await page.goto(url);
-    await page.waitForFunction(() => 'benchResult' in window || 'benchError' in window, undefined, { timeout: options.timeoutMs ?? 600_000, polling: 500 });
+    await page.waitForFunction(() => 'benchResult' in window || 'benchError' in window, undefined, {
+      timeout: options.timeoutMs ?? 600_000,
+      polling: 500,
+    });
     const outcome = await page.evaluate(() => {
       const w = window as unknown as { benchResult?: unknown; benchError?: string };
       return { result: w.benchResult, error: w.benchError };

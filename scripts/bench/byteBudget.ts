@@ -47,20 +47,44 @@ function cases(kind: ModelKind): Case[] {
   const bytes = defaultByteBudget(kind, BATCH);
   return [
     { label: 'none (float32)', compression: { scheme: 'none', budget: 0, levels: 1 } },
-    { label: 'none, with the indicator of every layer', compression: { scheme: 'none', budget: 0, levels: 1 }, measureIndicator: true },
-    { label: 'terngrad, with the indicator of every layer', compression: { scheme: 'terngrad', budget: 0, levels: 1 }, measureIndicator: true },
+    {
+      label: 'none, with the indicator of every layer',
+      compression: { scheme: 'none', budget: 0, levels: 1 },
+      measureIndicator: true,
+    },
+    {
+      label: 'terngrad, with the indicator of every layer',
+      compression: { scheme: 'terngrad', budget: 0, levels: 1 },
+      measureIndicator: true,
+    },
     { label: 'terngrad', compression: { scheme: 'terngrad', budget: 0, levels: 1 } },
     { label: 'atomo-svd s=2', compression: { scheme: 'atomo-svd', budget: 2, levels: 1 } },
     { label: 'atomo-entry s=1024', compression: { scheme: 'atomo-entry', budget: 1024, levels: 1 } },
     { label: 'atomo-dct s=1024', compression: { scheme: 'atomo-dct', budget: 1024, levels: 1 } },
-    { label: `atomo-svd, ${bytes} B split across layers`, compression: { scheme: 'atomo-svd', budget: 2, levels: 1, byteBudget: bytes } },
-    { label: `atomo-entry, ${bytes} B split across layers`, compression: { scheme: 'atomo-entry', budget: 2, levels: 1, byteBudget: bytes } },
-    { label: `atomo-dct, ${bytes} B split across layers`, compression: { scheme: 'atomo-dct', budget: 2, levels: 1, byteBudget: bytes } },
-    { label: `atomo-auto, ${bytes} B split across layers`, compression: { scheme: 'atomo-auto', budget: 0, levels: 1, byteBudget: bytes } },
+    {
+      label: `atomo-svd, ${bytes} B split across layers`,
+      compression: { scheme: 'atomo-svd', budget: 2, levels: 1, byteBudget: bytes },
+    },
+    {
+      label: `atomo-entry, ${bytes} B split across layers`,
+      compression: { scheme: 'atomo-entry', budget: 2, levels: 1, byteBudget: bytes },
+    },
+    {
+      label: `atomo-dct, ${bytes} B split across layers`,
+      compression: { scheme: 'atomo-dct', budget: 2, levels: 1, byteBudget: bytes },
+    },
+    {
+      label: `atomo-auto, ${bytes} B split across layers`,
+      compression: { scheme: 'atomo-auto', budget: 0, levels: 1, byteBudget: bytes },
+    },
   ];
 }
 
-async function benchModel(kind: ModelKind, rounds: number, train: Awaited<ReturnType<typeof loadMnist>>['train']): Promise<string> {
+async function benchModel(
+  kind: ModelKind,
+  rounds: number,
+  train: Awaited<ReturnType<typeof loadMnist>>['train'],
+): Promise<string> {
   const layout = createModelLayout(kind);
   const backend = createCpuBackend(layout);
   const weights = heInitialize(layout, SEED);
@@ -82,7 +106,12 @@ async function benchModel(kind: ModelKind, rounds: number, train: Awaited<Return
     // Copies: the backend reuses its buffers on the next call.
     const layers: LayerGradient[] = layerGradients(layout, {
       gradient: result.gradient.slice(),
-      factors: new Map([...(result.factors ?? new Map())].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }])),
+      factors: new Map(
+        [...(result.factors ?? new Map())].map(([k, f]) => [
+          k,
+          { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch },
+        ]),
+      ),
     });
     for (const c of all) {
       const stream = (layer: number) => ({ seed: SEED, worker: 0, round, layer });
@@ -101,7 +130,12 @@ async function benchModel(kind: ModelKind, rounds: number, train: Awaited<Return
   const baseline = median(cpu.get('atomo-entry s=1024')!);
   const table = markdownTable(
     ['compression (whole round, all layers, with statistics)', 'CPU ms', 'wall ms', 'CPU / atomo-entry s=1024'],
-    all.map((c) => [c.label, fmt(median(cpu.get(c.label)!)), fmt(median(wall.get(c.label)!)), `${fmt(median(cpu.get(c.label)!) / baseline)}×`]),
+    all.map((c) => [
+      c.label,
+      fmt(median(cpu.get(c.label)!)),
+      fmt(median(wall.get(c.label)!)),
+      `${fmt(median(cpu.get(c.label)!) / baseline)}×`,
+    ]),
   );
   return `### ${kind.toUpperCase()}, batch ${BATCH}: gradient compute ${fmt(median(computeMs))} ms wall per step\n\n${table}`;
 }
@@ -118,8 +152,14 @@ function spread(xs: readonly number[]): string {
   return `${fmt(mean)} ± ${fmt(sd, 2)}`;
 }
 
-/** Variance at matched bytes along a training run, per seed: the mean over snapshots of Σ V / Σ‖g‖² for each scheme, and each layer's indicator range and auto's choices. */
-async function matchedVariance(kind: ModelKind, train: Awaited<ReturnType<typeof loadMnist>>['train']): Promise<string> {
+/**
+ * Variance at matched bytes along a training run, per seed: the mean over snapshots of Σ V / Σ‖g‖² for each scheme, and
+ * each layer's indicator range and auto's choices.
+ */
+async function matchedVariance(
+  kind: ModelKind,
+  train: Awaited<ReturnType<typeof loadMnist>>['train'],
+): Promise<string> {
   const layout = createModelLayout(kind);
   const backend = createCpuBackend(layout);
   const target = Math.round(matchedTargetBytes(layout, BATCH));
@@ -140,13 +180,22 @@ async function matchedVariance(kind: ModelKind, train: Awaited<ReturnType<typeof
     for (let round = 0; round < TRAJECTORY_ROUNDS; round++) {
       const result = await backend.lossAndGradient(params, ...batchOf(train, sampler, round), BATCH);
       if (round % SNAPSHOT_EVERY === SNAPSHOT_EVERY - 1) {
-        const layers = layerGradients(layout, result).map(({ values, shape, factors }) => ({ grad: values.slice(), shape, factors }));
+        const layers = layerGradients(layout, result).map(({ values, shape, factors }) => ({
+          grad: values.slice(),
+          shape,
+          factors,
+        }));
         const normSq = layers.reduce((sum, l) => sum + squaredNorm(l.grad), 0);
-        layers.forEach((l, i) => indicators[i]!.push(spectralIndicator(nuclearNorm(l.grad, l.shape, l.factors), l.grad, l.shape) ?? Number.NaN));
+        layers.forEach((l, i) =>
+          indicators[i]!.push(
+            spectralIndicator(nuclearNorm(l.grad, l.shape, l.factors), l.grad, l.shape) ?? Number.NaN,
+          ),
+        );
         for (const scheme of MATCHED_SCHEMES) {
           const { plans } = planByBytes(scheme, layers, target);
           sums.set(scheme, sums.get(scheme)! + plans.reduce((sum, p) => sum + p.point.variance, 0) / normSq);
-          if (scheme === 'atomo-auto') plans.forEach((p, i) => (chosen[i]![p.option] = (chosen[i]![p.option] ?? 0) + 1));
+          if (scheme === 'atomo-auto')
+            plans.forEach((p, i) => (chosen[i]![p.option] = (chosen[i]![p.option] ?? 0) + 1));
         }
         snapshots++;
       }
@@ -178,7 +227,11 @@ ${schemes}
 ${layers}`;
 }
 
-function batchOf(train: Awaited<ReturnType<typeof loadMnist>>['train'], sampler: MinibatchSampler, round: number): [Float32Array, Uint8Array] {
+function batchOf(
+  train: Awaited<ReturnType<typeof loadMnist>>['train'],
+  sampler: MinibatchSampler,
+  round: number,
+): [Float32Array, Uint8Array] {
   const batch = train.batch(sampler.batch(round));
   return [batch.pixels, batch.labels];
 }

@@ -44,7 +44,10 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-/** What the processes' logs and the tabs said about churn (server/cluster/health.ts's lines), over the whole configuration. */
+/**
+ * What the processes' logs and the tabs said about churn (server/cluster/health.ts's lines), over the whole
+ * configuration.
+ */
 interface Churn {
   /** Leaders elected (the first one included). */
   readonly elections: number;
@@ -134,7 +137,9 @@ interface EndToEnd {
 }
 
 function splitCounts(total: number, parts: number): number[] {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0)).filter((n) => n > 0);
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0)).filter(
+    (n) => n > 0,
+  );
 }
 
 /** Where each configuration's whole output goes (results/ is not committed). */
@@ -143,7 +148,12 @@ const LOG_DIR = 'results/bench-cluster';
 const STALL_MS = 180_000;
 
 /** One configuration, started and stopped for real; its output (every process's log) is kept in LOG_DIR. */
-async function measureEndToEnd(processes: number, workers: number, rounds: number, cpuProf: string | undefined): Promise<EndToEnd> {
+async function measureEndToEnd(
+  processes: number,
+  workers: number,
+  rounds: number,
+  cpuProf: string | undefined,
+): Promise<EndToEnd> {
   const dataDir = mkdtempSync(join(tmpdir(), 'atomo-bench-cluster-'));
   const namespace = `bench-${processes}-${workers}`;
   const url = `http://127.0.0.1:${PORT}`;
@@ -155,7 +165,9 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
     adminToken: TOKEN,
     namespace,
     maxWorkersPerAddress: 10 * workers,
-    ...(cpuProf === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${join(cpuProf, `${processes}x${workers}`)}`] }),
+    ...(cpuProf === undefined
+      ? {}
+      : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${join(cpuProf, `${processes}x${workers}`)}`] }),
   });
   let output = '';
   server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -197,14 +209,24 @@ async function measureEndToEnd(processes: number, workers: number, rounds: numbe
     if (!created.ok) throw new Error(created.error.message);
     const runId = created.run.runId;
     threads = await startWorkerThreads(
-      splitCounts(workers, THREADS).map((count, i) => ({ url, runId, count, backend: 'cpu' as const, name: `bench-${i}` })),
+      splitCounts(workers, THREADS).map((count, i) => ({
+        url,
+        runId,
+        count,
+        backend: 'cpu' as const,
+        name: `bench-${i}`,
+      })),
       new URL('./loadThread.ts', import.meta.url),
     );
     await admin.timeout(30_000).emitWithAck('run:start', { runId });
     admin.disconnect();
-    const history = async () => (await getJson<{ history: RoundMetrics[] }>(`${url}/api/runs/${runId}/metrics.json`)).history;
+    const history = async () =>
+      (await getJson<{ history: RoundMetrics[] }>(`${url}/api/runs/${runId}/metrics.json`)).history;
     while ((await history()).length < 1) await sleep(250);
-    const pids = redis === null ? [server.pid!] : (await redis.keys(`${namespace}:proc:*`)).map((key) => Number(key.split(':proc:')[1]!.split('.')[0]));
+    const pids =
+      redis === null
+        ? [server.pid!]
+        : (await redis.keys(`${namespace}:proc:*`)).map((key) => Number(key.split(':proc:')[1]!.split('.')[0]));
     const leaderPid = redis === null ? server.pid! : Number((await redis.get(`${namespace}:leader`))!.split('.')[0]);
     const cpuBefore = pids.map(cpuSeconds);
     const infoBefore = redis === null ? null : await redisInfo(redis);
@@ -298,7 +320,10 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
       const [rows, cols] = t.shape;
       const k = Math.min(2, rows, cols);
       const fill = (n: number) => Float32Array.from({ length: n }, () => rng() - 0.5);
-      return encodeLayer({ scheme: 'atomo-svd', shape: t.shape, count: k, u: fill(k * rows), v: fill(k * cols), scales: fill(k) }, layer);
+      return encodeLayer(
+        { scheme: 'atomo-svd', shape: t.shape, count: k, u: fill(k * rows), v: fill(k * cols), scales: fill(k) },
+        layer,
+      );
     }),
     loss: 1,
     layerStats: layout.tensors.map(() => ({ closedForm: 0, realised: 0, gradientNormSq: 1 })),
@@ -329,8 +354,20 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
   const redisServer = await startRedisServer(dataDir, REDIS_PORT);
   const clients = Array.from({ length: 4 }, () => new Redis(redisServer.url));
   const received: { n: number; bytes: number } = { n: 0, bytes: 0 };
-  const a = new Bus({ commands: clients[0]!, reader: clients[1]!, namespace: 'bench', processId: 'a', onError: () => undefined });
-  const b = new Bus({ commands: clients[2]!, reader: clients[3]!, namespace: 'bench', processId: 'b', onError: () => undefined });
+  const a = new Bus({
+    commands: clients[0]!,
+    reader: clients[1]!,
+    namespace: 'bench',
+    processId: 'a',
+    onError: () => undefined,
+  });
+  const b = new Bus({
+    commands: clients[2]!,
+    reader: clients[3]!,
+    namespace: 'bench',
+    processId: 'b',
+    onError: () => undefined,
+  });
   await a.start(() => undefined);
   await b.start((message) => {
     received.n += 1;
@@ -378,9 +415,21 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
       perMessageMs: reportMs,
       note: 'XADD + XREAD of one ~600-byte header, pipelined, sender to receiver',
     },
-    { name: 'fixed-point accumulate into the partial sum (per gradient)', perMessageMs: accumulateMs / count, note: `${layout.parameterCount} parameters` },
-    { name: 'partial sum through Redis (per process and round)', perMessageMs: partialMs, note: `${fmt((8 * layout.parameterCount) / 1e6)} MB binary` },
-    { name: 'leader adds one partial sum (per process and round)', perMessageMs: combineMs, note: 'exact integer addition in float64' },
+    {
+      name: 'fixed-point accumulate into the partial sum (per gradient)',
+      perMessageMs: accumulateMs / count,
+      note: `${layout.parameterCount} parameters`,
+    },
+    {
+      name: 'partial sum through Redis (per process and round)',
+      perMessageMs: partialMs,
+      note: `${fmt((8 * layout.parameterCount) / 1e6)} MB binary`,
+    },
+    {
+      name: 'leader adds one partial sum (per process and round)',
+      perMessageMs: combineMs,
+      note: 'exact integer addition in float64',
+    },
   ];
 }
 
@@ -423,7 +472,15 @@ process (from /proc; the primary and Redis left out) over the measured rounds di
 share the same two cores, so more processes compete with them for the CPU.
 
 ${markdownTable(
-  ['processes', 'workers', 'rounds/s', 'ingest MB/s', 'aggregator CPU per gradient (ms)', 'of which the leader (ms)', 'full rounds'],
+  [
+    'processes',
+    'workers',
+    'rounds/s',
+    'ingest MB/s',
+    'aggregator CPU per gradient (ms)',
+    'of which the leader (ms)',
+    'full rounds',
+  ],
   rows.map((r) =>
     r.failed === undefined
       ? [

@@ -74,14 +74,19 @@ function option(name: string, fallback: number): number {
   return value;
 }
 
-/** A full collection, so that a case starts on an empty young generation and no marking the case before left running. */
+/**
+ * A full collection, so that a case starts on an empty young generation and no marking the case before left running.
+ */
 function collect(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc === undefined) throw new Error('the compress bench needs Node run with --expose-gc (npm run bench does that)');
   gc();
 }
 
-/** This (main) thread's CPU time in ms, from the kernel's scheduler statistics (ns; Linux only, else NaN): no other thread's work, no time preempted. */
+/**
+ * This (main) thread's CPU time in ms, from the kernel's scheduler statistics (ns; Linux only, else NaN): no other
+ * thread's work, no time preempted.
+ */
 function threadCpuMs(): number {
   try {
     return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
@@ -106,7 +111,10 @@ async function threadCpuPerCall(rounds: number, estimateMs: number, step: (round
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Milliseconds of one call: of the wall clock (the figure) and of this process's CPU, every thread (user + system; printed, no target). */
+/**
+ * Milliseconds of one call: of the wall clock (the figure) and of this process's CPU, every thread (user + system;
+ * printed, no target).
+ */
 interface Timing {
   readonly cpu: number;
   readonly wall: number;
@@ -133,7 +141,10 @@ async function timeAsync(f: () => Promise<unknown>): Promise<Timing> {
 interface Case {
   readonly label: string;
   readonly compression: Compression;
-  /** Whether the compressor sees the dense layers' factors (the worker's route) or only the gradient (the full-gradient route). */
+  /**
+   * Whether the compressor sees the dense layers' factors (the worker's route) or only the gradient (the full-gradient
+   * route).
+   */
   readonly factors: boolean;
 }
 
@@ -176,7 +187,12 @@ class Samples {
 
 /** Copies of a gradient's factors: the backend reuses its buffers on the next call. */
 function copyFactors(factors: ReadonlyMap<number, GradientFactors> | undefined): Map<number, GradientFactors> {
-  return new Map([...(factors ?? new Map<number, GradientFactors>())].map(([k, f]) => [k, { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch }]));
+  return new Map(
+    [...(factors ?? new Map<number, GradientFactors>())].map(([k, f]) => [
+      k,
+      { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch },
+    ]),
+  );
 }
 
 /** What a set of cases is timed on: each round's model and minibatch, and the per-layer gradient computed there. */
@@ -189,7 +205,11 @@ interface Minibatches {
   readonly stripped: readonly (readonly LayerGradient[])[];
 }
 
-async function minibatches(layout: ModelLayout, weights: readonly Float32Array[], batches: readonly Batch[]): Promise<Minibatches> {
+async function minibatches(
+  layout: ModelLayout,
+  weights: readonly Float32Array[],
+  batches: readonly Batch[],
+): Promise<Minibatches> {
   const backend = createCpuBackend(layout);
   const gradients: LayerGradient[][] = [];
   for (const [round, batch] of batches.entries()) {
@@ -200,7 +220,8 @@ async function minibatches(layout: ModelLayout, weights: readonly Float32Array[]
   return { backend, weights, batches, gradients, stripped };
 }
 
-const inputOf = (set: Minibatches, c: Case, round: number): readonly LayerGradient[] => (c.factors ? set.gradients : set.stripped)[round]!;
+const inputOf = (set: Minibatches, c: Case, round: number): readonly LayerGradient[] =>
+  (c.factors ? set.gradients : set.stripped)[round]!;
 const stream = (round: number) => (layer: number) => ({ seed: SEED, worker: 0, round, layer });
 const computeOn = (set: Minibatches, round: number) => {
   const batch = set.batches[round]!;
@@ -210,7 +231,8 @@ const computeOn = (set: Minibatches, round: number) => {
 /**
  * `warmup` untimed then `passes` timed passes, each a full collection, the gradient's compute on every minibatch
  * ('compute'), then each case on every minibatch in a row after a collection and one untimed step ('step|<label>');
- * `afterStep` takes a case's further measurements of the same input right after its step, `afterPass` those of the pass.
+ * `afterStep` takes a case's further measurements of the same input right after its step, `afterPass` those of the
+ * pass.
  */
 async function timePasses(
   set: Minibatches,
@@ -246,15 +268,21 @@ async function timePasses(
 }
 
 /** The main thread's CPU ms per gradient compute, over every minibatch in a row. */
-const threadCompute = (set: Minibatches, timings: Samples) => threadCpuPerCall(set.batches.length, timings.median('compute'), (round) => computeOn(set, round));
+const threadCompute = (set: Minibatches, timings: Samples) =>
+  threadCpuPerCall(set.batches.length, timings.median('compute'), (round) => computeOn(set, round));
 
 /** The main thread's CPU ms per step of the case labelled `label`, over every minibatch in a row. */
 function threadStep(set: Minibatches, timings: Samples, label: string): Promise<number> {
   const c = CASES.find((x) => x.label === label)!;
-  return threadCpuPerCall(set.batches.length, timings.median(`step|${label}`), (round) => compressOnCpu(inputOf(set, c, round), c.compression, stream(round)));
+  return threadCpuPerCall(set.batches.length, timings.median(`step|${label}`), (round) =>
+    compressOnCpu(inputOf(set, c, round), c.compression, stream(round)),
+  );
 }
 
-/** The one-sided Jacobi sweeps of each factored layer's core SVD, one per minibatch (untimed; the call the scheme makes). */
+/**
+ * The one-sided Jacobi sweeps of each factored layer's core SVD, one per minibatch (untimed; the call the scheme
+ * makes).
+ */
 function coreSweeps(set: Minibatches): Map<number, number[]> {
   const sweeps = new Map<number, number[]>();
   for (const layers of set.gradients) {
@@ -303,7 +331,12 @@ async function benchTrained(
   const compute = timings.median('compute');
   const thread = { compute: await threadCompute(set, timings), worker: await threadStep(set, timings, WORKER) };
   const table = markdownTable(
-    ['scheme (whole step, all layers, with statistics)', 'compress wall ms', 'compress / gradient compute (wall)', 'compress CPU ms (every thread)'],
+    [
+      'scheme (whole step, all layers, with statistics)',
+      'compress wall ms',
+      'compress / gradient compute (wall)',
+      'compress CPU ms (every thread)',
+    ],
     TRAINED_CASES.map((c) => {
       const ms = timings.median(`step|${c.label}`);
       return [c.label, fmt(ms), `${fmt(ms / compute)}×`, fmt(timings.median(`step|${c.label}`, 'cpu'))];
@@ -357,12 +390,17 @@ async function benchModel(
     let total = 0;
     for (const { layer, shape, values, factors } of input) {
       let sample!: ReturnType<typeof scheme.compress>['sample'];
-      const layerMs = time(() => ({ sample } = scheme.compress(values, shape, c.compression, stream(round)(layer), factors)));
+      const layerMs = time(
+        () => ({ sample } = scheme.compress(values, shape, c.compression, stream(round)(layer), factors)),
+      );
       if (timed) timings.add(`${c.label}|${layer}`, layerMs);
       total += encodedByteLength(sample);
       if (sample.scheme === 'atomo-entry' && timed) {
         const e = entryBytes.get(layer) ?? { now: 0, before: 0 };
-        entryBytes.set(layer, { now: e.now + encodedByteLength(sample), before: e.before + previousEntryBytes(sample.indices) });
+        entryBytes.set(layer, {
+          now: e.now + encodedByteLength(sample),
+          before: e.before + previousEntryBytes(sample.indices),
+        });
       }
     }
     if (timed) bytes.set(c.label, (bytes.get(c.label) ?? 0) + total / (rounds * passes));
@@ -375,7 +413,9 @@ async function benchModel(
         if (factors === undefined || spectralRoute(shape, factors.batch) !== 'factored') continue;
         for (const qr of ['default', 'householder'] as const) {
           let taken: readonly [FactorQr, FactorQr] = ['householder', 'householder'];
-          const ms = time(() => ({ qr: taken } = factoredSvd(factors, shape[0], shape[1], qr === 'default' ? {} : { qr })));
+          const ms = time(
+            () => ({ qr: taken } = factoredSvd(factors, shape[0], shape[1], qr === 'default' ? {} : { qr })),
+          );
           if (!timed) continue;
           timings.add(`factored ${qr}|${layer}`, ms);
           if (qr !== 'default') continue;
@@ -405,7 +445,8 @@ async function benchModel(
       };
       timed(`route direct|${layer}`, () => svdLowRank(values, rows, cols));
       timed(`route factored|${layer}`, () => factoredSvd(factors, rows, cols));
-      if (svdRangeFinder(values, rows, cols, start) !== null) timed(`route range-finder|${layer}`, () => svdRangeFinder(values, rows, cols, start));
+      if (svdRangeFinder(values, rows, cols, start) !== null)
+        timed(`route range-finder|${layer}`, () => svdRangeFinder(values, rows, cols, start));
     }
   }
   for (let round = 0; round < referenceRounds; round++) {
@@ -501,10 +542,22 @@ async function benchModel(
     const checked = timings.median(`factored default|${layer}`);
     const householder = timings.median(`factored householder|${layer}`);
     const taken = [...counts].map(([route, n]) => `${route} (${n}/${rounds * passes})`).join(', ');
-    return [`${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`, taken, fmt(checked), fmt(householder), `${fmt(householder / checked)}×`];
+    return [
+      `${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`,
+      taken,
+      fmt(checked),
+      fmt(householder),
+      `${fmt(householder / checked)}×`,
+    ];
   });
   const factoredTable = markdownTable(
-    ['layer (factored SVD only)', 'QR taken (input + delta)', 'default ms (Gram where checked accurate)', 'Householder forced ms', 'speed-up'],
+    [
+      'layer (factored SVD only)',
+      'QR taken (input + delta)',
+      'default ms (Gram where checked accurate)',
+      'Householder forced ms',
+      'speed-up',
+    ],
     factoredRows,
   );
   const routeRows = [...routeRank].map(([layer, rank]) => {
@@ -523,19 +576,37 @@ async function benchModel(
       spectralRoute(tensor.shape, inner, rank),
       cell('direct'),
       cell('factored'),
-      Number.isFinite(costs['range-finder']) ? cell('range-finder') : '— (the sketch would need min(rows, cols) columns)',
+      Number.isFinite(costs['range-finder'])
+        ? cell('range-finder')
+        : '— (the sketch would need min(rows, cols) columns)',
     ];
   });
   const routeTable = markdownTable(
-    ['layer', "factors' inner K", 'rank', 'route chosen', 'direct: model Mflop / ms', 'factored: model Mflop / ms', 'range finder (warm): model Mflop / ms'],
+    [
+      'layer',
+      "factors' inner K",
+      'rank',
+      'route chosen',
+      'direct: model Mflop / ms',
+      'factored: model Mflop / ms',
+      'range finder (warm): model Mflop / ms',
+    ],
     routeRows,
   );
   const entryRows = [...entryBytes].map(([layer, e]) => {
     const tensor = layout.tensors[layer]!;
     const n = rounds * passes;
-    return [`${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`, fmt(e.before / n), fmt(e.now / n), `${fmt(e.before / e.now)}×`];
+    return [
+      `${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`,
+      fmt(e.before / n),
+      fmt(e.now / n),
+      `${fmt(e.before / e.now)}×`,
+    ];
   });
-  const entryTable = markdownTable(['layer (atomo-entry s=1024)', 'bytes before (float32 per entry)', 'bytes now (τ + 2-bit codes)', 'fewer bytes'], entryRows);
+  const entryTable = markdownTable(
+    ['layer (atomo-entry s=1024)', 'bytes before (float32 per entry)', 'bytes now (τ + 2-bit codes)', 'fewer bytes'],
+    entryRows,
+  );
   return {
     compute,
     computeCpu: timings.median('compute', 'cpu'),
@@ -562,7 +633,9 @@ export async function benchCompress(): Promise<void> {
   const sections: string[] = [];
   for (const kind of ['mlp', 'cnn'] as const) {
     const r = await benchModel(kind, rounds, warmup, passes, referenceRounds, train);
-    const tables = [r.stepTable, r.threadLine, r.spectralTable, r.factoredTable, r.routeTable, r.entryTable].filter((t) => t !== '');
+    const tables = [r.stepTable, r.threadLine, r.spectralTable, r.factoredTable, r.routeTable, r.entryTable].filter(
+      (t) => t !== '',
+    );
     console.log(`${kind}: gradient compute ${fmt(r.compute)} ms wall (${fmt(r.computeCpu)} CPU)\n${tables.join('\n')}`);
     sections.push(
       `### ${kind.toUpperCase()}, batch ${BATCH}: gradient compute (forward + backward) ${fmt(r.compute)} ms wall (${fmt(r.computeCpu)} ms CPU) per step\n\n${r.stepTable}\n\n${r.threadLine}\n\n` +

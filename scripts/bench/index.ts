@@ -18,7 +18,10 @@ export const suites: Record<string, () => Promise<void>> = {
 const firstOption = process.argv.findIndex((arg, i) => i >= 2 && arg.startsWith('-'));
 const requested = process.argv.slice(2, firstOption < 0 ? undefined : firstOption);
 // The soak and the tab take minutes each: they run only when named.
-const names = requested.length === 0 || requested.includes('all') ? Object.keys(suites).filter((name) => name !== 'soak' && name !== 'tab') : requested;
+const names =
+  requested.length === 0 || requested.includes('all')
+    ? Object.keys(suites).filter((name) => name !== 'soak' && name !== 'tab')
+    : requested;
 for (const name of names) {
   const suite = suites[name];
   if (suite === undefined) {

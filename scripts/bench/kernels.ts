@@ -36,7 +36,14 @@ export async function benchKernels(): Promise<void> {
   );
   const svd = markdownTable(
     ['batch', 'GPU ms', 'CPU Float64 Jacobi ms', 'GPU / CPU speed-up', 'sweeps', 'max ‖A − UΣVᵀ‖F/‖A‖F'],
-    result.svd.map((r) => [r.name, fmt(r.gpuMs), fmt(r.cpuMs), `${fmt(r.cpuMs / r.gpuMs)}×`, r.sweeps, r.relativeError.toExponential(1)]),
+    result.svd.map((r) => [
+      r.name,
+      fmt(r.gpuMs),
+      fmt(r.cpuMs),
+      `${fmt(r.cpuMs / r.gpuMs)}×`,
+      r.sweeps,
+      r.relativeError.toExponential(1),
+    ]),
   );
   const b = result.bernoulli;
   const draws = markdownTable(
@@ -68,5 +75,7 @@ ${svd}
 ${draws}
 `,
   );
-  console.table(result.matmul.map((r) => ({ product: r.name, ours: r.oursMs, tfjs: r.tfjsMs, speedup: r.tfjsMs / r.oursMs })));
+  console.table(
+    result.matmul.map((r) => ({ product: r.name, ours: r.oursMs, tfjs: r.tfjsMs, speedup: r.tfjsMs / r.oursMs })),
+  );
 }

@@ -8,7 +8,12 @@
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
 import { SimulatedWorker } from '../../client/net/simulatedWorker';
-import { workerThreadPort, type FromWorkerThread, type ToWorkerThread, type WorkerThreadData } from '../swarm/threadProtocol';
+import {
+  workerThreadPort,
+  type FromWorkerThread,
+  type ToWorkerThread,
+  type WorkerThreadData,
+} from '../swarm/threadProtocol';
 
 const { data, port } = workerThreadPort<WorkerThreadData>('loadThread.ts');
 const post = (message: FromWorkerThread): void => port.postMessage(message);
@@ -17,7 +22,8 @@ try {
   const { train } = await loadMnist(createFileReader());
   const workers = Array.from(
     { length: data.count },
-    (_, i) => new SimulatedWorker({ url: data.url, train, runId: data.runId, name: `${data.name}-${i}`, reuseGradient: true }),
+    (_, i) =>
+      new SimulatedWorker({ url: data.url, train, runId: data.runId, name: `${data.name}-${i}`, reuseGradient: true }),
   );
   const joined = await Promise.all(workers.map((w) => w.start()));
   post({ type: 'joined', workerIds: joined.map((j) => j.workerId) });

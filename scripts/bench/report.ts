@@ -24,7 +24,10 @@ export function suiteOptions<const O extends NonNullable<ParseArgsConfig['option
   return parseArgs({ args: process.argv.slice(2), allowPositionals: true, options, strict: false }).values;
 }
 
-/** The 1, 5 and 15-minute load averages (now, unless given) as a section prints them beside its figures, e.g. "3.1 / 2.8 / 2.5". */
+/**
+ * The 1, 5 and 15-minute load averages (now, unless given) as a section prints them beside its figures, e.g. "3.1 / 2.8
+ * / 2.5".
+ */
 export function loadText(loads: readonly number[] = loadavg()): string {
   return loads.map((x) => x.toFixed(1)).join(' / ');
 }
@@ -43,7 +46,10 @@ export function writeSection(suite: string, body: string): void {
   const current = existsSync(REPORT) ? readFileSync(REPORT, 'utf8') : PREAMBLE;
   const from = current.indexOf(start);
   const to = current.indexOf(end);
-  const next = from >= 0 && to > from ? current.slice(0, from) + section + current.slice(to + end.length) : `${current.trimEnd()}\n\n${section}\n`;
+  const next =
+    from >= 0 && to > from
+      ? current.slice(0, from) + section + current.slice(to + end.length)
+      : `${current.trimEnd()}\n\n${section}\n`;
   writeFileSync(REPORT, next);
   console.log(`wrote the ${suite} section of ${REPORT}`);
 }

@@ -50,7 +50,9 @@ function quantile(sorted: readonly number[], q: number): number {
 }
 
 function splitCounts(total: number, parts: number): number[] {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0)).filter((n) => n > 0);
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0)).filter(
+    (n) => n > 0,
+  );
 }
 
 async function measureAggregator(workers: number, rounds: number, scheme: SchemeName): Promise<AggregatorFigures> {
@@ -66,7 +68,13 @@ async function measureAggregator(workers: number, rounds: number, scheme: Scheme
     quorum: { fraction: 1, minimum: workers },
   });
   const threads = await startWorkerThreads(
-    splitCounts(workers, THREADS).map((count, i) => ({ url: server.url, runId: asRunId(run.id), count, backend: 'cpu', name: `load-${i}` })),
+    splitCounts(workers, THREADS).map((count, i) => ({
+      url: server.url,
+      runId: asRunId(run.id),
+      count,
+      backend: 'cpu',
+      name: `load-${i}`,
+    })),
     new URL('./loadThread.ts', import.meta.url),
   );
   run.start();
@@ -104,15 +112,24 @@ async function measureAggregator(workers: number, rounds: number, scheme: Scheme
  * clients each send `bytes` per round; it acknowledges with `replyBytes` of
  * binary (0: an empty ack; the model's size: the aggregator's traffic pattern).
  */
-async function measureRaw(workers: number, rounds: number, bytes: number, replyBytes: number): Promise<{ roundsPerSecond: number; uploadMBps: number }> {
+async function measureRaw(
+  workers: number,
+  rounds: number,
+  bytes: number,
+  replyBytes: number,
+): Promise<{ roundsPerSecond: number; uploadMBps: number }> {
   const httpServer = createServer();
   const io = new Server(httpServer, { transports: ['websocket'], maxHttpBufferSize: 64 * 1024 * 1024 });
   const reply = new Uint8Array(replyBytes);
-  io.on('connection', (socket) => socket.on('blob', (_data: Uint8Array, ack: (reply?: Uint8Array) => void) => (replyBytes > 0 ? ack(reply) : ack())));
+  io.on('connection', (socket) =>
+    socket.on('blob', (_data: Uint8Array, ack: (reply?: Uint8Array) => void) => (replyBytes > 0 ? ack(reply) : ack())),
+  );
   await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
   const entry = new URL('./serverRawThread.ts', import.meta.url);
-  const threads = splitCounts(workers, THREADS).map((count) => startTsWorker(entry, { url, count, bytes } satisfies RawThreadData));
+  const threads = splitCounts(workers, THREADS).map((count) =>
+    startTsWorker(entry, { url, count, bytes } satisfies RawThreadData),
+  );
   await Promise.all(threads.map((t) => nextMessage(t)));
   const round = () =>
     Promise.all(
@@ -140,7 +157,10 @@ async function measureRaw(workers: number, rounds: number, bytes: number, replyB
 
 /** Runs the suite and writes its section of docs/benchmarks.md. */
 export async function benchServer(): Promise<void> {
-  const values = suiteOptions({ workers: { type: 'string', default: '200' }, rounds: { type: 'string', default: '20' } });
+  const values = suiteOptions({
+    workers: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '20' },
+  });
   const workers = Number(values.workers);
   const rounds = Number(values.rounds);
   const rows: string[][] = [];

@@ -19,8 +19,13 @@ export type RawThreadMessage = { readonly type: 'round' } | { readonly type: 'st
 const { data, port } = workerThreadPort<RawThreadData>('serverRawThread.ts');
 
 // Bare sockets: the bench's echo server answers 'blob', an event outside the protocol's types.
-type BlobSocket = { timeout(ms: number): { emitWithAck(event: 'blob', payload: Uint8Array): Promise<unknown> }; disconnect(): void };
-const sockets = (await Promise.all(Array.from({ length: data.count }, () => connectSocket(data.url)))) as unknown as BlobSocket[];
+type BlobSocket = {
+  timeout(ms: number): { emitWithAck(event: 'blob', payload: Uint8Array): Promise<unknown> };
+  disconnect(): void;
+};
+const sockets = (await Promise.all(
+  Array.from({ length: data.count }, () => connectSocket(data.url)),
+)) as unknown as BlobSocket[];
 const payload = new Uint8Array(data.bytes);
 port.postMessage({ type: 'ready' });
 port.on('message', (message: RawThreadMessage) => {
@@ -30,5 +35,7 @@ port.on('message', (message: RawThreadMessage) => {
     port.close();
     return;
   }
-  void Promise.all(sockets.map((socket) => socket.timeout(120_000).emitWithAck('blob', payload))).then(() => port.postMessage({ type: 'done' }));
+  void Promise.all(sockets.map((socket) => socket.timeout(120_000).emitWithAck('blob', payload))).then(() =>
+    port.postMessage({ type: 'done' }),
+  );
 });

@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- soak [--workers 200] [--rounds 300] [--churn 0.1] [--seed 1] [--reuse] [--pace-ms 0] [--downlink full]`:
+ * `npm run bench -- soak [--workers 200] [--rounds 300] [--churn 0.1] [--seed 1] [--reuse] [--pace-ms 0] [--downlink
+ * full]`:
  * the aggregator as a real server process (`server/index.ts`, as `npm start`
  * runs it) under a long class: `workers` simulated tabs (SimulatedWorker, the
  * real protocol, honest gradients) in 4 worker threads of this process, a
@@ -142,7 +143,8 @@ class ServerProcess {
     const pid = this.#child?.pid;
     if (pid === undefined) return Number.NaN;
     try {
-      // Fields 14 and 15 of /proc/<pid>/stat, after the parenthesised command name; in clock ticks (100 a second on Linux).
+      // Fields 14 and 15 of /proc/<pid>/stat, after the parenthesised command name; in clock ticks (100 a second on
+      // Linux).
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
       return (Number(fields[11]) + Number(fields[12])) / 100;
     } catch {
@@ -163,7 +165,10 @@ class ServerProcess {
   }
 }
 
-/** Every run checkpoint in the data folder decodes (finite weights and momentum, valid JSON and shapes); returns how many. */
+/**
+ * Every run checkpoint in the data folder decodes (finite weights and momentum, valid JSON and shapes); returns how
+ * many.
+ */
 function checkCheckpoints(dataDir: string): { files: number; bad: string[] } {
   const runsDir = join(dataDir, 'runs');
   const names = readdirSync(runsDir).filter((name) => name.endsWith('.ckpt') || name.endsWith('.ckpt.prev'));
@@ -188,7 +193,9 @@ function checkCheckpoints(dataDir: string): { files: number; bad: string[] } {
 }
 
 function splitCounts(total: number, parts: number): number[] {
-  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0)).filter((n) => n > 0);
+  return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0)).filter(
+    (n) => n > 0,
+  );
 }
 
 /** The run's history over HTTP (null while the server is down or busy). */
@@ -211,13 +218,18 @@ async function currentVersion(url: string, runId: RunId): Promise<number | null>
   try {
     const response = await fetch(`${url}/api/runs`);
     if (!response.ok) return null;
-    return ((await response.json()) as { runId: string; version: number }[]).find((r) => r.runId === runId)?.version ?? null;
+    return (
+      ((await response.json()) as { runId: string; version: number }[]).find((r) => r.runId === runId)?.version ?? null
+    );
   } catch {
     return null;
   }
 }
 
-/** How long a fresh socket from this (idle) thread takes to connect, in ms (NaN if it fails): the server's side of a slow join. */
+/**
+ * How long a fresh socket from this (idle) thread takes to connect, in ms (NaN if it fails): the server's side of a
+ * slow join.
+ */
 async function probeConnect(url: string): Promise<number> {
   const begun = performance.now();
   try {
@@ -230,7 +242,10 @@ async function probeConnect(url: string): Promise<number> {
 }
 
 /** RSS after warm-up of one server process: max / min over its samples once it trained its first sixth of rounds. */
-function rssSpread(samples: readonly { round: number; mb: number }[], from: number): { min: number; max: number; ratio: number } {
+function rssSpread(
+  samples: readonly { round: number; mb: number }[],
+  from: number,
+): { min: number; max: number; ratio: number } {
   const kept = samples.filter((s) => s.round >= from && Number.isFinite(s.mb)).map((s) => s.mb);
   const min = Math.min(...kept);
   const max = Math.max(...kept);
@@ -253,7 +268,10 @@ async function connectAdminRetrying(url: string): Promise<AdminClient> {
   }
 }
 
-/** Asks each thread to stop its tabs and waits for its report (at most `timeoutMs`; a thread that does not answer reports nothing). */
+/**
+ * Asks each thread to stop its tabs and waits for its report (at most `timeoutMs`; a thread that does not answer
+ * reports nothing).
+ */
 function stopThreads(threads: readonly Worker[], timeoutMs: number): Promise<(FromSoakThread | null)[]> {
   return Promise.all(
     threads.map(
@@ -332,11 +350,14 @@ export async function benchSoak(): Promise<void> {
     const runId = asRunId(run.runId);
     const entry = new URL('./soakThread.ts', import.meta.url);
     for (const [thread, count] of splitCounts(workers, THREADS).entries()) {
-      threads.push(startTsWorker(entry, { url: server.url, runId, count, thread, seed, reuse, paceMs } satisfies SoakThreadData));
+      threads.push(
+        startTsWorker(entry, { url: server.url, runId, count, thread, seed, reuse, paceMs } satisfies SoakThreadData),
+      );
     }
     const joined = await Promise.all(threads.map((t) => nextMessage<FromSoakThread>(t)));
     const failed = joined.find((m) => m.type !== 'joined');
-    if (failed) throw new Error(`a soak thread failed to join: ${failed.type === 'failed' ? failed.message : failed.type}`);
+    if (failed)
+      throw new Error(`a soak thread failed to join: ${failed.type === 'failed' ? failed.message : failed.type}`);
     const attacker = asWorkerId((joined[0] as Extract<FromSoakThread, { type: 'joined' }>).workerIds[0]!);
     const churnLog: Extract<FromSoakThread, { type: 'churned' }>[] = [];
     /** Each thread's latest churn report: connected tabs and joins in flight. */
@@ -370,7 +391,9 @@ export async function benchSoak(): Promise<void> {
     );
     await admin.setAttack(attacker, { kind: 'sign-flip', factor: 10 });
     await admin.startRun(runId);
-    console.log(`soak: ${workers} workers, ${rounds} rounds, churn ${churn}, attacker ${attacker}, server pid on :${server.port}`);
+    console.log(
+      `soak: ${workers} workers, ${rounds} rounds, churn ${churn}, attacker ${attacker}, server pid on :${server.port}`,
+    );
 
     const started = performance.now();
     const rss: { process: 0 | 1; round: number; mb: number }[] = [];
@@ -400,7 +423,8 @@ export async function benchSoak(): Promise<void> {
       if (version === null) continue;
       if (version > seen) {
         const tens = Math.floor(seen / 10);
-        for (let r = seen; r < version; r++) for (const t of threads) t.postMessage({ type: 'churn', fraction: churn } satisfies ToSoakThread);
+        for (let r = seen; r < version; r++)
+          for (const t of threads) t.postMessage({ type: 'churn', fraction: churn } satisfies ToSoakThread);
         seen = version;
         lastProgress = performance.now();
         rss.push({ process: processIndex, round: seen, mb: server.rssMB() });
@@ -424,7 +448,14 @@ export async function benchSoak(): Promise<void> {
             `round ${seen}/${rounds}, server RSS ${fmt(server.rssMB())} MB, tabs connected+joining per thread ${tabs}, slowest join ${fmt(slowest.slowestJoinMs / 1000)} s (WebSocket open after ${fmt(slowest.slowestOpenMs / 1000)} s, connected after ${fmt(slowest.slowestConnectMs / 1000)} s), slowest poll ${fmt(slowestPollMs / 1000)} s, threads' longest loop delay ${fmt(loopDelay / 1000)} s, a fresh socket from the bench's main thread ${fmt(probeMs / 1000)} s, server CPU ${fmt(100 * cpuShare)}% of a core, failed connection attempts ${connectErrors} (${lastConnectError}), load ${fmt(loadavg()[0]!)}`,
           );
           for (const l of latest)
-            Object.assign(l, { slowestJoinMs: 0, slowestOpenMs: 0, slowestConnectMs: 0, loopDelayMs: 0, connectErrors: 0, lastConnectError: null });
+            Object.assign(l, {
+              slowestJoinMs: 0,
+              slowestOpenMs: 0,
+              slowestConnectMs: 0,
+              loopDelayMs: 0,
+              connectErrors: 0,
+              lastConnectError: null,
+            });
           slowestPollMs = 0;
         }
       }
@@ -438,13 +469,16 @@ export async function benchSoak(): Promise<void> {
         await server.start();
         processIndex = 1;
         lastCpu = { seconds: server.cpuSeconds(), at: performance.now() }; // a new process: its CPU time starts at 0
-        // The server closed the teacher's socket for good ('io server disconnect'): the teacher reconnects, and marks the
+        // The server closed the teacher's socket for good ('io server disconnect'): the teacher reconnects, and marks
+        // the
         // attacker again, since the attack lives with the server process, not in checkpoints.
         admin.close();
         admin = await connectAdminRetrying(server.url);
         await admin.setAttack(attacker, { kind: 'sign-flip', factor: 10 });
         restart = { stoppedAt, exitCode, checkpoints, restoredVersion: stored, downMs: performance.now() - stoppedAt };
-        console.log(`restarted: exit code ${exitCode}, checkpoint at version ${stored}, last seen ${seen}, ${checkpoints.files} checkpoint files`);
+        console.log(
+          `restarted: exit code ${exitCode}, checkpoint at version ${stored}, last seen ${seen}, ${checkpoints.files} checkpoint files`,
+        );
         lastProgress = performance.now();
       }
       if (seen >= rounds) break;
@@ -458,10 +492,14 @@ export async function benchSoak(): Promise<void> {
     const loadAfter = loadavg();
 
     threadsStopped = true;
-    const replies = (await stopThreads(threads, 60_000)).map((r) => r ?? ({ type: 'failed', message: 'the thread did not answer stop' } as const));
+    const replies = (await stopThreads(threads, 60_000)).map(
+      (r) => r ?? ({ type: 'failed', message: 'the thread did not answer stop' } as const),
+    );
     for (const t of threads) await t.terminate();
     console.log('soak: tabs stopped; stopping the server');
-    const clientErrors = replies.flatMap((r) => (r.type === 'stopped' ? r.errors : r.type === 'failed' ? [r.message] : []));
+    const clientErrors = replies.flatMap((r) =>
+      r.type === 'stopped' ? r.errors : r.type === 'failed' ? [r.message] : [],
+    );
     const accepted = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.accepted : 0), 0);
     const retried = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.retried : 0), 0);
     const sentBeforeRejoin = replies.reduce((sum, r) => sum + (r.type === 'stopped' ? r.sentBeforeRejoin : 0), 0);
@@ -472,9 +510,11 @@ export async function benchSoak(): Promise<void> {
       if (finalHistory === null) await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
     if (finalHistory === null) throw new Error('soak: could not read the run history at the end');
-    const status = (await fetch(`${server.url}/api/runs`).then((r) => r.json() as Promise<{ runId: string; status: string; fault: string | null }[]>)).find(
-      (r) => r.runId === runId,
-    );
+    const status = (
+      await fetch(`${server.url}/api/runs`).then(
+        (r) => r.json() as Promise<{ runId: string; status: string; fault: string | null }[]>,
+      )
+    ).find((r) => r.runId === runId);
     admin.close();
     admin = null;
     const exitCode = await server.stop();
@@ -485,7 +525,9 @@ export async function benchSoak(): Promise<void> {
     const missing = rounds - new Set(versions.filter((v) => Number.isInteger(v) && v >= 0 && v < rounds)).size;
     const repeated = versions.length - distinct;
     const lost = versions.length !== rounds || versions.some((v, i) => v !== i);
-    const gaps = finalHistory.slice(1).map((m, i) => ({ version: m.version, ms: m.closedAt - finalHistory[i]!.closedAt }));
+    const gaps = finalHistory
+      .slice(1)
+      .map((m, i) => ({ version: m.version, ms: m.closedAt - finalHistory[i]!.closedAt }));
     // The first version the restarted process closes; its gap is the restart's, not a stall.
     const restartVersion = restart?.restoredVersion ?? -1;
     const longestGap = Math.max(...gaps.filter((g) => g.version !== restartVersion).map((g) => g.ms));
@@ -501,11 +543,14 @@ export async function benchSoak(): Promise<void> {
     );
     const lastEval = [...finalHistory].reverse().find((m) => m.testAccuracy !== null);
     const contributors = finalHistory.map((m) => m.contributors);
-    const totals = churnLog.reduce((sum, c) => ({ left: sum.left + c.left, fresh: sum.fresh + c.fresh, rejoined: sum.rejoined + c.rejoined }), {
-      left: 0,
-      fresh: 0,
-      rejoined: 0,
-    });
+    const totals = churnLog.reduce(
+      (sum, c) => ({ left: sum.left + c.left, fresh: sum.fresh + c.fresh, rejoined: sum.rejoined + c.rejoined }),
+      {
+        left: 0,
+        fresh: 0,
+        rejoined: 0,
+      },
+    );
     const figures = {
       workers,
       rounds,
@@ -536,16 +581,24 @@ export async function benchSoak(): Promise<void> {
       load: { before: loadBefore, after: loadAfter },
     };
     console.log(JSON.stringify(figures, null, 1));
-    const thin = finalHistory.filter((m) => m.contributors < workers / 10).map((m) => `${m.version}: ${m.contributors}`);
-    console.log(`rounds with fewer than ${workers / 10} contributors (version: contributors): ${thin.join(', ') || 'none'}`);
-    for (const line of [...summariseErrors(clientErrors).slice(0, 10), ...server.errorLines.slice(0, 10)]) console.log(`  ${line}`);
+    const thin = finalHistory
+      .filter((m) => m.contributors < workers / 10)
+      .map((m) => `${m.version}: ${m.contributors}`);
+    console.log(
+      `rounds with fewer than ${workers / 10} contributors (version: contributors): ${thin.join(', ') || 'none'}`,
+    );
+    for (const line of [...summariseErrors(clientErrors).slice(0, 10), ...server.errorLines.slice(0, 10)])
+      console.log(`  ${line}`);
 
     const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
     const passes = {
       lost: !lost,
       stalled: !stalled && longestGap < DEADLINE_MS,
       rss: first.ratio <= 1.2 && second.ratio <= 1.2,
-      checkpoints: finalCheckpoints.bad.length === 0 && checkpointsBad.length === 0 && (restart?.checkpoints.bad.length ?? 1) === 0,
+      checkpoints:
+        finalCheckpoints.bad.length === 0 &&
+        checkpointsBad.length === 0 &&
+        (restart?.checkpoints.bad.length ?? 1) === 0,
     };
     // The two modes keep a section each: a full-size run needs --reuse on a small machine, an honest one is smaller.
     writeSection(
@@ -578,10 +631,16 @@ ${markdownTable(
     ],
     [
       'restart: exit code, version restored vs last seen',
-      restart === null ? 'no restart' : `${restart.exitCode}; checkpoint at ${restart.restoredVersion}, ${restartAt} seen before the stop`,
+      restart === null
+        ? 'no restart'
+        : `${restart.exitCode}; checkpoint at ${restart.restoredVersion}, ${restartAt} seen before the stop`,
       yes(restart !== null && restart.exitCode === 0 && restart.restoredVersion >= restartAt),
     ],
-    ['longest gap between rounds (restart excluded) vs the 20 s deadline', `${fmt(longestGap / 1000)} s`, yes(passes.stalled)],
+    [
+      'longest gap between rounds (restart excluded) vs the 20 s deadline',
+      `${fmt(longestGap / 1000)} s`,
+      yes(passes.stalled),
+    ],
     ['gap across the restart (stop, start, rejoin)', `${fmt(restartGap / 1000)} s`, '–'],
     [
       'server RSS after warm-up, min–max (max/min), before / after the restart',
@@ -593,7 +652,11 @@ ${markdownTable(
       `${checkpointReads} / ${restart?.checkpoints.files ?? 0} / ${finalCheckpoints.files} files, ${checkpointsBad.length + (restart?.checkpoints.bad.length ?? 0) + finalCheckpoints.bad.length} bad`,
       yes(passes.checkpoints),
     ],
-    ['run at the end', `${status?.status ?? '?'}${status?.fault ? ` (fault: ${status.fault})` : ''}`, yes(status?.status === 'finished')],
+    [
+      'run at the end',
+      `${status?.status ?? '?'}${status?.fault ? ` (fault: ${status.fault})` : ''}`,
+      yes(status?.status === 'finished'),
+    ],
     ['rounds/s (wall, restart included)', fmt(finalHistory.length / seconds), '–'],
     ['contributors per round, min–max', `${Math.min(...contributors)}–${Math.max(...contributors)}`, '–'],
     ['tabs that left / came back with their key / new', `${totals.left} / ${totals.rejoined} / ${totals.fresh}`, '–'],
@@ -618,10 +681,14 @@ the machine with the server; no network between them.`,
     if (!completed) {
       // A run that did not finish says why: what the tabs were refused, which joins failed, what the server logged.
       const replies = threadsStopped ? [] : await stopThreads(threads, 10_000);
-      const errors = replies.flatMap((r) => (r?.type === 'stopped' ? r.errors : r?.type === 'failed' ? [r.message] : []));
+      const errors = replies.flatMap((r) =>
+        r?.type === 'stopped' ? r.errors : r?.type === 'failed' ? [r.message] : [],
+      );
       console.error(`soak did not finish; the tabs' refusals and failed joins (${errors.length}):`);
       for (const line of summariseErrors(errors).slice(0, 20)) console.error(`  ${line}`);
-      console.error(`server error lines: ${server.errorLines.length}; the server's output, last lines:\n${server.logTail()}`);
+      console.error(
+        `server error lines: ${server.errorLines.length}; the server's output, last lines:\n${server.logTail()}`,
+      );
     }
     admin?.close();
     for (const t of threads) await t.terminate();

@@ -24,7 +24,9 @@ export interface SoakThreadData {
   readonly seed: number;
   /** Each tab resends its first gradient (SimulatedWorker's reuseGradient). */
   readonly reuse: boolean;
-  /** Each tab waits this long × U(0.5, 1.5) before sending each gradient, as a device computing it would (0: at once). */
+  /**
+   * Each tab waits this long × U(0.5, 1.5) before sending each gradient, as a device computing it would (0: at once).
+   */
   readonly paceMs: number;
 }
 
@@ -43,7 +45,10 @@ export type FromSoakThread =
       /** Tabs whose join (or rejoin) is still in flight, and the slowest join of this churn (ms). */
       readonly joining: number;
       readonly slowestJoinMs: number;
-      /** Of that join, the part until its WebSocket opened, and until its socket.io connection was accepted (the rest waited for the join's answer). */
+      /**
+       * Of that join, the part until its WebSocket opened, and until its socket.io connection was accepted (the rest
+       * waited for the join's answer).
+       */
       readonly slowestOpenMs: number;
       readonly slowestConnectMs: number;
       /** The longest this thread's event loop was blocked since the last report (ms): the tabs' side of a slow join. */
@@ -56,7 +61,10 @@ export type FromSoakThread =
       readonly type: 'stopped';
       readonly accepted: number;
       readonly retried: number;
-      /** Gradients refused `not-joined`: queued by a tab's socket while the server was down, sent on reconnecting before its rejoin. */
+      /**
+       * Gradients refused `not-joined`: queued by a tab's socket while the server was down, sent on reconnecting before
+       * its rejoin.
+       */
       readonly sentBeforeRejoin: number;
       readonly errors: readonly string[];
     }
@@ -105,7 +113,9 @@ try {
   };
 
   let stopping = false;
-  /** Joins; a join cut off by the server's restart (its socket closed mid-ack) is tried again, as a tab reloading would. */
+  /**
+   * Joins; a join cut off by the server's restart (its socket closed mid-ack) is tried again, as a tab reloading would.
+   */
   let joining = 0;
   let connectErrors = 0;
   let lastConnectError: string | null = null;

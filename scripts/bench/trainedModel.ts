@@ -17,7 +17,13 @@ import { createCpuBackend } from '../../core/model/cpu/backend';
 import { heInitialize } from '../../core/model/init';
 import type { ModelLayout } from '../../core/model/layout';
 import { DEFAULT_RUN_CONFIG } from '../../core/schema/runConfig';
-import { aggregateContributions, decodeContribution, flattenContribution, type ModelState, stepModel } from '../../core/training/modelUpdate';
+import {
+  aggregateContributions,
+  decodeContribution,
+  flattenContribution,
+  type ModelState,
+  stepModel,
+} from '../../core/training/modelUpdate';
 import { shardIndices } from '../../core/training/shard';
 import { createWorkerRound } from '../../core/training/workerRound';
 
@@ -34,7 +40,12 @@ export interface TrainedRound {
  * Trains `layout` (the default run's MLP) for `rounds` rounds from its He initialisation, then returns the models and
  * minibatches of the next `count` rounds (training on through them), and the seconds the training took.
  */
-export async function trainedRounds(layout: ModelLayout, train: Dataset, rounds: number, count: number): Promise<{ rounds: TrainedRound[]; seconds: number }> {
+export async function trainedRounds(
+  layout: ModelLayout,
+  train: Dataset,
+  rounds: number,
+  count: number,
+): Promise<{ rounds: TrainedRound[]; seconds: number }> {
   const started = performance.now();
   const shard = shardIndices(train.labels, { split: RUN.split, shards: RUN.shards, seed: RUN.seed }, 0);
   const worker = 0;
@@ -54,9 +65,12 @@ export async function trainedRounds(layout: ModelLayout, train: Dataset, rounds:
   let state: ModelState = { params: heInitialize(layout, RUN.seed), velocity: new Float32Array(layout.parameterCount) };
   const kept: TrainedRound[] = [];
   for (let version = 0; version < rounds + count; version++) {
-    if (version >= rounds) kept.push({ version, weights: state.params.slice(), batch: train.batch(sampler.batch(version)) });
+    if (version >= rounds)
+      kept.push({ version, weights: state.params.slice(), batch: train.batch(sampler.batch(version)) });
     const { layers } = await round(state.params, version);
-    const update = aggregateContributions(layout, RUN.aggregation, [flattenContribution(layout, decodeContribution(layout, layers))]);
+    const update = aggregateContributions(layout, RUN.aggregation, [
+      flattenContribution(layout, decodeContribution(layout, layers)),
+    ]);
     state = stepModel(state, update.value, RUN.learningRate, RUN.momentum);
   }
   return { rounds: kept, seconds: (performance.now() - started) / 1000 };

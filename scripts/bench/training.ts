@@ -82,12 +82,32 @@ export async function benchTraining(): Promise<void> {
     ['TF.js 4.22 backend', 'step ms', 'steps timed', 'loss first → last', 'our CPU round (none) speed-up'],
     result.tfjs.map((t) => {
       const ourCpu = result.schemes.find((row) => row.scheme === 'none')?.cpu.totalMs ?? Number.NaN;
-      return [t.backend, fmt(t.stepMs), String(t.steps), `${fmt(t.firstLoss)} → ${fmt(t.lastLoss)}`, ratio(t.stepMs, ourCpu)];
+      return [
+        t.backend,
+        fmt(t.stepMs),
+        String(t.steps),
+        `${fmt(t.firstLoss)} → ${fmt(t.lastLoss)}`,
+        ratio(t.stepMs, ourCpu),
+      ];
     }),
   );
   const drift = markdownTable(
-    ['cycle', 'ours GPU round (none) ms', 'ours CPU round (none) ms', 'TF.js WebGPU step ms', 'TF.js CPU step ms', 'GPU speed-up vs TF.js WebGPU'],
-    result.cycles.map((c, i) => [String(i + 1), fmt(c.gpuNoneMs), fmt(c.cpuNoneMs), fmt(c.tfjsWebgpuMs), fmt(c.tfjsCpuMs), ratio(c.tfjsWebgpuMs, c.gpuNoneMs)]),
+    [
+      'cycle',
+      'ours GPU round (none) ms',
+      'ours CPU round (none) ms',
+      'TF.js WebGPU step ms',
+      'TF.js CPU step ms',
+      'GPU speed-up vs TF.js WebGPU',
+    ],
+    result.cycles.map((c, i) => [
+      String(i + 1),
+      fmt(c.gpuNoneMs),
+      fmt(c.cpuNoneMs),
+      fmt(c.tfjsWebgpuMs),
+      fmt(c.tfjsCpuMs),
+      ratio(c.tfjsWebgpuMs, c.gpuNoneMs),
+    ]),
   );
   const cpu = cpus();
   const rounds = Math.min(...result.schemes.flatMap((row) => [row.gpu.rounds, row.cpu.rounds]));

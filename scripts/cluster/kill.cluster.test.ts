@@ -65,7 +65,8 @@ describe('three processes, SIGKILL one, then the leader', () => {
     const value = await redis.get(`${NAMESPACE}:leader`);
     return value === null ? null : { processId: value.split(' ')[0]!, pid: Number(value.split('.')[0]) };
   };
-  const processPids = async () => (await redis.keys(`${NAMESPACE}:proc:*`)).map((key) => Number(key.split(':proc:')[1]!.split('.')[0]));
+  const processPids = async () =>
+    (await redis.keys(`${NAMESPACE}:proc:*`)).map((key) => Number(key.split(':proc:')[1]!.split('.')[0]));
 
   it('keeps training with no lost or repeated version, and a new leader within 5 s', async () => {
     primary = launchAggregator({
@@ -82,14 +83,18 @@ describe('three processes, SIGKILL one, then the leader', () => {
     primary.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const started = Date.now();
     while (!output.includes('listening on')) {
-      if (primary.exitCode !== null || Date.now() - started > 90_000) throw new Error(`the cluster did not start:\n${output}`);
+      if (primary.exitCode !== null || Date.now() - started > 90_000)
+        throw new Error(`the cluster did not start:\n${output}`);
       await sleep(100);
     }
     await redis.connect();
     try {
       await scenario();
     } catch (error) {
-      throw new Error(`${(error as Error).message}\n--- the cluster's output (last 4000 characters):\n${output.slice(-4000)}`, { cause: error });
+      throw new Error(
+        `${(error as Error).message}\n--- the cluster's output (last 4000 characters):\n${output.slice(-4000)}`,
+        { cause: error },
+      );
     }
   });
 
@@ -146,7 +151,8 @@ describe('three processes, SIGKILL one, then the leader', () => {
     while (full === undefined) {
       const { history } = await get<{ history: RoundMetrics[] }>(`/api/runs/${runId}/metrics.json`);
       full = history.slice(atSecondKill).find((m) => m.contributors === WORKERS);
-      if (full === undefined && Date.now() > deadline) throw new Error(`no full round after the kills: ${history.slice(-5).map((m) => m.contributors)}`);
+      if (full === undefined && Date.now() > deadline)
+        throw new Error(`no full round after the kills: ${history.slice(-5).map((m) => m.contributors)}`);
       if (full === undefined) await sleep(500);
     }
 

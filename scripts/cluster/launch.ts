@@ -29,7 +29,13 @@ export interface LaunchOptions {
 export function launchAggregator(options: LaunchOptions): ChildProcess {
   return spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), '--import', 'tsx', 'server/index.ts', ...(options.processes > 1 ? ['--processes', String(options.processes)] : [])],
+    [
+      ...(options.nodeArgs ?? []),
+      '--import',
+      'tsx',
+      'server/index.ts',
+      ...(options.processes > 1 ? ['--processes', String(options.processes)] : []),
+    ],
     {
       cwd: root,
       env: {
@@ -55,7 +61,9 @@ export async function stopAggregator(child: ChildProcess): Promise<void> {
   if (child.exitCode === null) child.kill('SIGKILL');
 }
 
-/** GET a JSON route, retrying while the server starts, elects a leader (503) or loses the process a request landed on. */
+/**
+ * GET a JSON route, retrying while the server starts, elects a leader (503) or loses the process a request landed on.
+ */
 export async function getJson<T>(url: string, attempts = 300): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {

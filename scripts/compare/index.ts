@@ -1,5 +1,6 @@
 /**
- * `npm run compare -- [--model mlp|cnn] [--workers 4] [--rounds 60] [--seeds 1,2,3] [--eval-every 2] [--only svd-matched,qsgd-1]
+ * `npm run compare -- [--model mlp|cnn] [--workers 4] [--rounds 60] [--seeds 1,2,3] [--eval-every 2] [--only
+ * svd-matched,qsgd-1]
  *   [--quick] [--report-only] [--out-dir results/compare] [--report docs/results.md]`
  *
  * Trains every setting of scripts/compare/schemes.ts once per seed, then
@@ -43,7 +44,12 @@ const int = (name: string, text: string | undefined, fallback: number) => {
   }
   return n;
 };
-const seeds = values.seeds === undefined ? (quick ? [...QUICK.seeds] : [1, 2, 3]) : values.seeds.split(',').map((s) => int('seeds', s, 1));
+const seeds =
+  values.seeds === undefined
+    ? quick
+      ? [...QUICK.seeds]
+      : [1, 2, 3]
+    : values.seeds.split(',').map((s) => int('seeds', s, 1));
 const { winners, wallSeconds } = await runCompare({
   model: model as ModelKind,
   workers: int('workers', values.workers, quick ? QUICK.workers : 4),

@@ -72,7 +72,8 @@ const SETTING_COLOURS = [
 ];
 
 function spec(data: Row[], order: readonly string[], xTitle: string, title: string, facet: boolean): TopLevelSpec {
-  if (order.length > SETTING_COLOURS.length) throw new Error(`plots: ${order.length} settings, but only ${SETTING_COLOURS.length} distinct colours`);
+  if (order.length > SETTING_COLOURS.length)
+    throw new Error(`plots: ${order.length} settings, but only ${SETTING_COLOURS.length} distinct colours`);
   const color = {
     field: 'scheme',
     type: 'nominal' as const,
@@ -117,11 +118,19 @@ function spec(data: Row[], order: readonly string[], xTitle: string, title: stri
           title,
           background: 'white',
           data: { values: data },
-          facet: { column: { field: 'panel', type: 'nominal', title: null, sort: [...new Set(data.map((d) => d.panel))] } },
+          facet: {
+            column: { field: 'panel', type: 'nominal', title: null, sort: [...new Set(data.map((d) => d.panel))] },
+          },
           spec: layered,
           resolve: { scale: { x: 'independent' } },
         }
-      : { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, background: 'white', data: { values: data }, ...layered }
+      : {
+          $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+          title,
+          background: 'white',
+          data: { values: data },
+          ...layered,
+        }
   ) as TopLevelSpec;
 }
 
@@ -141,10 +150,28 @@ export async function renderPlots(
   const name = model.toUpperCase();
   const order = settings.map((s) => s.entry.label);
   const byBytes = rows(settings, 'all', (p) => p.totalMB);
-  const byTime = links.flatMap((link, i) => rows(settings, `${link.name}, ${link.latencyMs} ms latency`, (p) => p.seconds[i]!));
+  const byTime = links.flatMap((link, i) =>
+    rows(settings, `${link.name}, ${link.latencyMs} ms latency`, (p) => p.seconds[i]!),
+  );
   const [bytesSvg, timeSvg] = await Promise.all([
-    toSvg(spec(byBytes, order, 'cumulative MB on the wire, both ways, all workers (log)', `MNIST ${name}: test accuracy per megabyte`, false)),
-    toSvg(spec(byTime, order, 'simulated seconds (log)', `MNIST ${name}: test accuracy per simulated second, by link speed`, true)),
+    toSvg(
+      spec(
+        byBytes,
+        order,
+        'cumulative MB on the wire, both ways, all workers (log)',
+        `MNIST ${name}: test accuracy per megabyte`,
+        false,
+      ),
+    ),
+    toSvg(
+      spec(
+        byTime,
+        order,
+        'simulated seconds (log)',
+        `MNIST ${name}: test accuracy per simulated second, by link speed`,
+        true,
+      ),
+    ),
   ]);
   return { byBytes: bytesSvg, byTime: timeSvg };
 }

@@ -42,9 +42,11 @@ export interface CompareSetup {
   readonly loadAverage: { readonly min: number; readonly max: number };
 }
 
-const pm = (s: Spread, digits = 3, scale = 1) => (s.mean === null ? '—' : `${fmt(s.mean * scale, digits)} ± ${fmt((s.sd ?? 0) * scale, 2)}`);
+const pm = (s: Spread, digits = 3, scale = 1) =>
+  s.mean === null ? '—' : `${fmt(s.mean * scale, digits)} ± ${fmt((s.sd ?? 0) * scale, 2)}`;
 const reached = (s: Spread, of: number) => (s.n === of ? '' : ` (${s.n}/${of})`);
-const pct = (s: Spread) => (s.mean === null ? '—' : `${(100 * s.mean).toFixed(1)} ± ${(100 * (s.sd ?? 0)).toFixed(1)}%`);
+const pct = (s: Spread) =>
+  s.mean === null ? '—' : `${(100 * s.mean).toFixed(1)} ± ${(100 * (s.sd ?? 0)).toFixed(1)}%`;
 
 function settingsTable(settings: readonly SettingRuns[], workers: number): string {
   const rows = settings.map(({ entry, seeds }) => {
@@ -57,7 +59,12 @@ function settingsTable(settings: readonly SettingRuns[], workers: number): strin
         return last === undefined ? null : (last.uplinkMB * 1e3) / (last.round * workers);
       }),
     );
-    const cells = [entry.label, fmt(entry.expectedBytes / 1e3), pm(measured), pct(spread(seeds.map((s) => s.at(-1)?.accuracy ?? null)))];
+    const cells = [
+      entry.label,
+      fmt(entry.expectedBytes / 1e3),
+      pm(measured),
+      pct(spread(seeds.map((s) => s.at(-1)?.accuracy ?? null))),
+    ];
     for (const target of TARGETS) {
       const hits = seeds.map((s) => reach(s, target));
       const rounds = spread(hits.map((h) => h?.round ?? null));
@@ -66,7 +73,10 @@ function settingsTable(settings: readonly SettingRuns[], workers: number): strin
     const at90 = seeds.map((s) => reach(s, 0.9));
     const up = spread(at90.map((h) => h?.uplinkMB ?? null));
     const total = spread(at90.map((h) => h?.totalMB ?? null));
-    cells.push(up.n === 0 ? '—' : `${pm(up)}${reached(up, n)}`, total.n === 0 ? '—' : `${pm(total)}${reached(total, n)}`);
+    cells.push(
+      up.n === 0 ? '—' : `${pm(up)}${reached(up, n)}`,
+      total.n === 0 ? '—' : `${pm(total)}${reached(total, n)}`,
+    );
     return cells;
   });
   return markdownTable(
@@ -97,18 +107,27 @@ function timeTable(settings: readonly SettingRuns[], links: readonly LinkModel[]
   return markdownTable(header, rows);
 }
 
-/** Per link: the setting that reaches the target first (most seeds reaching it, then mean simulated time), with its traffic. */
+/**
+ * Per link: the setting that reaches the target first (most seeds reaching it, then mean simulated time), with its
+ * traffic.
+ */
 export function winnersTable(settings: readonly SettingRuns[], links: readonly LinkModel[], target = 0.9): string {
   const rows = links.flatMap((link, i) => {
     const ranked = settings
       .map(({ entry, seeds }) => {
         const hits = seeds.map((s) => reach(s, target));
-        return { entry, time: spread(hits.map((h) => h?.seconds[i] ?? null)), total: spread(hits.map((h) => h?.totalMB ?? null)), of: seeds.length };
+        return {
+          entry,
+          time: spread(hits.map((h) => h?.seconds[i] ?? null)),
+          total: spread(hits.map((h) => h?.totalMB ?? null)),
+          of: seeds.length,
+        };
       })
       .filter((r) => r.time.mean !== null)
       // A setting that got there with every seed ranks before one that did with fewer, then by mean time.
       .sort((a, b) => b.time.n - a.time.n || a.time.mean! - b.time.mean!);
-    if (ranked.length === 0) return [[`${link.name} (${link.latencyMs} ms)`, `nobody reached ${target * 100}%`, '—', '—', '—']];
+    if (ranked.length === 0)
+      return [[`${link.name} (${link.latencyMs} ms)`, `nobody reached ${target * 100}%`, '—', '—', '—']];
     const [first, second] = ranked;
     return [
       [
@@ -120,19 +139,29 @@ export function winnersTable(settings: readonly SettingRuns[], links: readonly L
       ],
     ];
   });
-  return markdownTable(['link (per worker, both ways)', `first to ${target * 100}%`, 'simulated s', 'total MB both ways', 'runner-up'], rows);
+  return markdownTable(
+    ['link (per worker, both ways)', `first to ${target * 100}%`, 'simulated s', 'total MB both ways', 'runner-up'],
+    rows,
+  );
 }
 
 function matchedBytes(settings: readonly SettingRuns[]): string {
   // The largest traffic every run got to: its last evaluation's total, minimised; once over every setting, and
   // once over those whose model goes down in full (a compressed downlink is so much thriftier that, alone, it
   // would set a budget the others spend in their first few rounds).
-  const thriftiest = (of: readonly SettingRuns[]) => Math.min(...of.flatMap(({ seeds }) => seeds.map((s) => s.at(-1)?.totalMB ?? Infinity)));
+  const thriftiest = (of: readonly SettingRuns[]) =>
+    Math.min(...of.flatMap(({ seeds }) => seeds.map((s) => s.at(-1)?.totalMB ?? Infinity)));
   const budgets = [thriftiest(settings)];
   const full = settings.filter(({ entry }) => entry.downlink === 'full');
   if (full.length > 0 && full.length < settings.length) budgets.push(thriftiest(full));
-  const rows = settings.map(({ entry, seeds }) => [entry.label, ...budgets.map((budget) => pct(spread(seeds.map((s) => accuracyAtMB(s, budget)))))]);
-  const header = ['setting', ...budgets.map((budget, i) => `accuracy at ${fmt(budget)} MB${i === 0 ? '' : ' (thriftiest full-downlink run)'}`)];
+  const rows = settings.map(({ entry, seeds }) => [
+    entry.label,
+    ...budgets.map((budget) => pct(spread(seeds.map((s) => accuracyAtMB(s, budget))))),
+  ]);
+  const header = [
+    'setting',
+    ...budgets.map((budget, i) => `accuracy at ${fmt(budget)} MB${i === 0 ? '' : ' (thriftiest full-downlink run)'}`),
+  ];
   return `Test accuracy at matched traffic both ways (the total of the thriftiest run's last evaluation: the accuracy of each run's last evaluation within it), mean ± sd over seeds; "—" where a run had not been evaluated yet within that traffic:\n\n${markdownTable(header, rows)}`;
 }
 
@@ -188,13 +217,18 @@ export async function writeReport(
     `![test accuracy per megabyte on the wire](${names.bytes}.svg)`,
     '',
     `![test accuracy per simulated second, one panel per link speed](${names.time}.svg)`,
-    ...(png === null ? [] : ['', `PNG copies: [${names.bytes}.png](${names.bytes}.png), [${names.time}.png](${names.time}.png).`]),
+    ...(png === null
+      ? []
+      : ['', `PNG copies: [${names.bytes}.png](${names.bytes}.png), [${names.time}.png](${names.time}.png).`]),
     END,
   ].join('\n');
   const current = existsSync(reportPath) ? readFileSync(reportPath, 'utf8') : `# Results\n\n${START}\n${END}\n`;
   const from = current.indexOf(START);
   const to = current.indexOf(END);
-  const next = from >= 0 && to > from ? current.slice(0, from) + generated + current.slice(to + END.length) : `${current.trimEnd()}\n\n${generated}\n`;
+  const next =
+    from >= 0 && to > from
+      ? current.slice(0, from) + generated + current.slice(to + END.length)
+      : `${current.trimEnd()}\n\n${generated}\n`;
   writeFileSync(reportPath, next);
   console.log(`wrote ${relative(process.cwd(), reportPath)} and its plots`);
   return winners;

@@ -44,10 +44,18 @@ interface RunTiming {
 }
 
 /** The --quick comparison: two byte-matched settings, three seeds, a few rounds (a few minutes on 2 cores). */
-export const QUICK = { workers: 2, rounds: 6, seeds: [1, 2, 3], evalEvery: 2, only: ['svd-matched', 'qsgd-1'] } as const;
+export const QUICK = {
+  workers: 2,
+  rounds: 6,
+  seeds: [1, 2, 3],
+  evalEvery: 2,
+  only: ['svd-matched', 'qsgd-1'],
+} as const;
 
 /** Trains what is asked and writes the report; returns the headline table (who reaches 90% first per link). */
-export async function runCompare(options: CompareOptions): Promise<{ winners: string; wallSeconds: number; settings: SettingRuns[] }> {
+export async function runCompare(
+  options: CompareOptions,
+): Promise<{ winners: string; wallSeconds: number; settings: SettingRuns[] }> {
   const started = performance.now();
   const model = options.model ?? 'mlp';
   const entries = compareEntries(model, DEFAULT_RUN_CONFIG.batchSize);
@@ -88,9 +96,16 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
             aggregator,
           );
           const timings = readTimings();
-          timings[`${entry.id}-seed${seed}`] = { wallSeconds: (performance.now() - runStarted) / 1000, loadStart, loadEnd: loadavg()[0] ?? 0 };
+          timings[`${entry.id}-seed${seed}`] = {
+            wallSeconds: (performance.now() - runStarted) / 1000,
+            loadStart,
+            loadEnd: loadavg()[0] ?? 0,
+          };
           writeFileSync(timingPath, JSON.stringify(timings, null, 1));
-          if (options.progress) console.log(`${entry.label}, seed ${seed}: ${history.rounds.length} rounds in ${history.wallSeconds.toFixed(0)} s`);
+          if (options.progress)
+            console.log(
+              `${entry.label}, seed ${seed}: ${history.rounds.length} rounds in ${history.wallSeconds.toFixed(0)} s`,
+            );
         }
       }
     } finally {
@@ -108,10 +123,16 @@ export async function runCompare(options: CompareOptions): Promise<{ winners: st
   if (settings.length === 0) throw new Error(`no histories in ${options.outDir}: run the comparison first`);
   // The report states what the training of the histories it shows took, and the load around it.
   const timings = readTimings();
-  const shown = settings.flatMap(({ entry }) => options.seeds.map((seed) => timings[`${entry.id}-seed${seed}`])).filter((t): t is RunTiming => t !== undefined);
-  const wallSeconds = shown.length > 0 ? shown.reduce((sum, t) => sum + t.wallSeconds, 0) : (performance.now() - started) / 1000;
+  const shown = settings
+    .flatMap(({ entry }) => options.seeds.map((seed) => timings[`${entry.id}-seed${seed}`]))
+    .filter((t): t is RunTiming => t !== undefined);
+  const wallSeconds =
+    shown.length > 0 ? shown.reduce((sum, t) => sum + t.wallSeconds, 0) : (performance.now() - started) / 1000;
   const loads = shown.flatMap((t) => [t.loadStart, t.loadEnd]);
-  const loadAverage = loads.length > 0 ? { min: Math.min(...loads), max: Math.max(...loads) } : { min: loadavg()[0] ?? 0, max: loadavg()[0] ?? 0 };
+  const loadAverage =
+    loads.length > 0
+      ? { min: Math.min(...loads), max: Math.max(...loads) }
+      : { min: loadavg()[0] ?? 0, max: loadavg()[0] ?? 0 };
   const winners = await writeReport(
     options.reportPath,
     settings,

@@ -5,7 +5,8 @@
  * TernGrad sends, QSGD with 1 level and a norm per 512 entries sends about
  * the same, and atomo-auto gets those bytes as its byte budget (as do
  * spectral and entry-wise ATOMO once more, split across layers the same way,
- * so that atomo-auto is compared with both fixed decompositions at equal bytes). Two more settings spend more bytes for less variance: QSGD
+ * so that atomo-auto is compared with both fixed decompositions at equal bytes). Two more settings spend more bytes for
+ * less variance: QSGD
  * with 3 levels (3 bits an entry) and spectral ATOMO at the paper's budget
  * s = 2; float32 is the uncompressed reference. On the MLP, whose float32
  * model is most of the traffic, byte-matched spectral ATOMO and PowerSGD
@@ -30,7 +31,10 @@ export interface CompareEntry {
   /** How the model goes down to the workers, and the `atomo` downlink's budget. */
   readonly downlink: DownlinkMode;
   readonly downlinkBudget: number;
-  /** Bytes per worker-round split across layers by the worker (atomo-auto's knob; the fixed ATOMO schemes may take it too). */
+  /**
+   * Bytes per worker-round split across layers by the worker (atomo-auto's knob; the fixed ATOMO schemes may take it
+   * too).
+   */
   readonly byteBudget?: number;
   /** Expected gradient bytes of one worker's round (core/codec/sizes.ts). */
   readonly expectedBytes: number;
@@ -45,7 +49,13 @@ const DOWNLINK_LABELS: Readonly<Record<DownlinkMode, string>> = {
 /** Every setting for a model and a batch size. */
 export function compareEntries(model: ModelKind, batchSize: number): CompareEntry[] {
   const layout = createModelLayout(model);
-  const matched = matchedCompressions(layout, batchSize, ['atomo-svd', 'atomo-entry', 'atomo-dct', 'powersgd', 'atomo-auto']);
+  const matched = matchedCompressions(layout, batchSize, [
+    'atomo-svd',
+    'atomo-entry',
+    'atomo-dct',
+    'powersgd',
+    'atomo-auto',
+  ]);
   const budgetOf = (scheme: SchemeName) => matched.find((c) => c.scheme === scheme)!.budget;
   const make = (
     id: string,
@@ -66,7 +76,11 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
     downlink,
     downlinkBudget: DEFAULT_DOWNLINK_BUDGET,
     ...(byteBudget === undefined ? {} : { byteBudget }),
-    expectedBytes: expectedBytes(layout, { scheme, budget, levels, bucketSize, ...(byteBudget === undefined ? {} : { byteBudget }) }, batchSize),
+    expectedBytes: expectedBytes(
+      layout,
+      { scheme, budget, levels, bucketSize, ...(byteBudget === undefined ? {} : { byteBudget }) },
+      batchSize,
+    ),
   });
   const svd = budgetOf('atomo-svd');
   const entry = budgetOf('atomo-entry');

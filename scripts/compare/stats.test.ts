@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { accuracyAtMB, reach, spread, type EvalPoint } from './stats';
 
-const point = (round: number, accuracy: number, totalMB: number): EvalPoint => ({ round, accuracy, uplinkMB: totalMB / 2, totalMB, seconds: [round] });
+const point = (round: number, accuracy: number, totalMB: number): EvalPoint => ({
+  round,
+  accuracy,
+  uplinkMB: totalMB / 2,
+  totalMB,
+  seconds: [round],
+});
 
 describe('comparison statistics', () => {
   it('takes mean and sample standard deviation over the seeds that got there', () => {

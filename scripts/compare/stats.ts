@@ -7,7 +7,11 @@ import { symmetricLink, type LinkModel } from '../../core/traffic/linkModel';
 import { simulatedRoundMs, type SwarmHistory } from '../swarm/history';
 
 /** The three link speeds of the comparison (per worker, both ways). */
-export const COMPARE_LINKS: readonly LinkModel[] = [symmetricLink(2, 20), symmetricLink(20, 10), symmetricLink(1000, 0.5)];
+export const COMPARE_LINKS: readonly LinkModel[] = [
+  symmetricLink(2, 20),
+  symmetricLink(20, 10),
+  symmetricLink(1000, 0.5),
+];
 
 /** Accuracy targets. */
 export const TARGETS = [0.85, 0.9, 0.92] as const;

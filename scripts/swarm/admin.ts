@@ -19,7 +19,10 @@ export interface AdminClient {
   close(): void;
 }
 
-function unwrap<T extends object>(event: string, response: ({ ok: true } & T) | { ok: false; error: { code: string; message: string } }): T {
+function unwrap<T extends object>(
+  event: string,
+  response: ({ ok: true } & T) | { ok: false; error: { code: string; message: string } },
+): T {
   if (!response.ok) throw new Error(`${event} refused: ${response.error.code}: ${response.error.message}`);
   return response;
 }
@@ -31,7 +34,8 @@ export async function connectAdmin(url: string, adminToken: string): Promise<Adm
   });
   const ackTimeout = 30_000;
   return {
-    createRun: async (patch) => unwrap('run:create', await socket.timeout(ackTimeout).emitWithAck('run:create', patch)).run,
+    createRun: async (patch) =>
+      unwrap('run:create', await socket.timeout(ackTimeout).emitWithAck('run:create', patch)).run,
     startRun: async (runId) => {
       unwrap('run:start', await socket.timeout(ackTimeout).emitWithAck('run:start', { runId }));
     },

@@ -20,8 +20,13 @@ export interface AggregatorHandle {
   close(): Promise<void>;
 }
 
-/** An aggregator in this process, evaluating on the MNIST test split, with a random admin token and no default run unless given. */
-export async function startInProcessServer(options: Partial<AppOptions> = {}): Promise<LocalServer & { readonly adminToken: string }> {
+/**
+ * An aggregator in this process, evaluating on the MNIST test split, with a random admin token and no default run
+ * unless given.
+ */
+export async function startInProcessServer(
+  options: Partial<AppOptions> = {},
+): Promise<LocalServer & { readonly adminToken: string }> {
   const adminToken = randomBytes(16).toString('hex');
   const { test } = await loadMnist(createFileReader());
   return { ...(await startLocalServer(test, { defaultRun: false, adminToken, ...options })), adminToken };

@@ -39,7 +39,12 @@ interface Worker {
   session: WorkerSession;
 }
 
-async function startWorker(run: Run, name: string, identity: IdentityStore = memoryIdentity(), reports: DownlinkView[] = []): Promise<Worker> {
+async function startWorker(
+  run: Run,
+  name: string,
+  identity: IdentityStore = memoryIdentity(),
+  reports: DownlinkView[] = [],
+): Promise<Worker> {
   const session = await runWorkerSession({
     sink: { ...quietSink(), setDownlink: (view) => reports.push(view) },
     backend: async () => ({ kind: 'cpu', reason: 'test' }),
@@ -139,11 +144,17 @@ for (const downlink of ['relay', 'atomo'] as const) {
   describe(`the ${downlink} downlink`, () => {
     it('keeps every replica bit-identical to the server over 320 rounds of churn', { timeout: 600_000 }, async () => {
       for (const key of Object.keys(churnJoins)) delete churnJoins[key];
-      const { run, workers, joins } = await train(downlink, { scheme: 'atomo-svd', budget: 2, downlinkBudget: 2 }, 320, CHURN);
+      const { run, workers, joins } = await train(
+        downlink,
+        { scheme: 'atomo-svd', budget: 2, downlinkBudget: 2 },
+        320,
+        CHURN,
+      );
       try {
         const history = run.history;
         expect(history).toHaveLength(320);
-        // Rounds where some worker's replica was checked: nearly all (a round can close before a rejoined worker is asked).
+        // Rounds where some worker's replica was checked: nearly all (a round can close before a rejoined worker is
+        // asked).
         const checked = expectIdentical(run, workers);
         expect(checked).toBeGreaterThan(2 * 300);
         const totals = history.reduce(
@@ -186,15 +197,22 @@ for (const downlink of ['relay', 'atomo'] as const) {
 }
 
 describe('PowerSGD under the relay downlink', () => {
-  it('relays the factors and keeps the replicas identical (error feedback stays on the workers)', { timeout: 300_000 }, async () => {
-    for (const key of Object.keys(churnJoins)) delete churnJoins[key];
-    const { run, workers } = await train('relay', { scheme: 'powersgd', budget: 2 }, 40, { 15: pause('a'), 20: resume('a') });
-    try {
-      expect(expectIdentical(run, workers)).toBeGreaterThan(2 * 35);
-      expect(run.history.reduce((n, m) => n + m.downlink!.resyncs, 0)).toBe(0);
-      expect(run.history.at(-1)!.trainLoss).toBeLessThan(run.history[0]!.trainLoss);
-    } finally {
-      for (const w of workers.values()) w.session.close();
-    }
-  });
+  it(
+    'relays the factors and keeps the replicas identical (error feedback stays on the workers)',
+    { timeout: 300_000 },
+    async () => {
+      for (const key of Object.keys(churnJoins)) delete churnJoins[key];
+      const { run, workers } = await train('relay', { scheme: 'powersgd', budget: 2 }, 40, {
+        15: pause('a'),
+        20: resume('a'),
+      });
+      try {
+        expect(expectIdentical(run, workers)).toBeGreaterThan(2 * 35);
+        expect(run.history.reduce((n, m) => n + m.downlink!.resyncs, 0)).toBe(0);
+        expect(run.history.at(-1)!.trainLoss).toBeLessThan(run.history[0]!.trainLoss);
+      } finally {
+        for (const w of workers.values()) w.session.close();
+      }
+    },
+  );
 });

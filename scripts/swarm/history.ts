@@ -13,7 +13,14 @@ import type { SwarmBackend } from './options';
 /** One closed round, flattened for plotting. */
 export interface HistoryRound extends Pick<
   RoundMetrics,
-  'contributors' | 'trainLoss' | 'testLoss' | 'testAccuracy' | 'bytesUp' | 'bytesDown' | 'cumulativeBytesUp' | 'cumulativeBytesDown'
+  | 'contributors'
+  | 'trainLoss'
+  | 'testLoss'
+  | 'testAccuracy'
+  | 'bytesUp'
+  | 'bytesDown'
+  | 'cumulativeBytesUp'
+  | 'cumulativeBytesDown'
 > {
   /** Model version trained this round (0-based); the round's result is version + 1. */
   readonly round: number;
@@ -87,7 +94,11 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     workerComputeMs: metrics.workers.map((w) => w.computeMs),
     serverMs: metrics.durations.decodeMs + metrics.durations.updateMs,
     participants: metrics.participants,
-    layers: metrics.layers.map((l) => ({ indicator: l.indicator ?? null, bytes: l.bytes ?? null, sentAs: l.sentAs ?? {} })),
+    layers: metrics.layers.map((l) => ({
+      indicator: l.indicator ?? null,
+      bytes: l.bytes ?? null,
+      sentAs: l.sentAs ?? {},
+    })),
   };
 }
 
@@ -112,7 +123,8 @@ export function summarise(rounds: readonly HistoryRound[], target: number): Hist
   const evaluated = rounds.filter((r) => r.testAccuracy !== null);
   const reached = evaluated.find((r) => (r.testAccuracy ?? 0) >= target);
   const last = rounds.at(-1);
-  const mean = (pick: (r: HistoryRound) => number) => (rounds.length === 0 ? 0 : rounds.reduce((sum, r) => sum + pick(r), 0) / rounds.length);
+  const mean = (pick: (r: HistoryRound) => number) =>
+    rounds.length === 0 ? 0 : rounds.reduce((sum, r) => sum + pick(r), 0) / rounds.length;
   return {
     rounds: rounds.length,
     finalAccuracy: evaluated.at(-1)?.testAccuracy ?? null,

@@ -24,7 +24,9 @@ const server = inProcessServerPerFile();
 
 const ROUNDS = 4;
 
-async function meanRoundMs(link: LinkModel | null): Promise<{ meanOverheadMs: number; modelBytes: number; gradientBytes: number }> {
+async function meanRoundMs(
+  link: LinkModel | null,
+): Promise<{ meanOverheadMs: number; modelBytes: number; gradientBytes: number }> {
   const run = server().app.runs.create({
     name: `link ${link?.name ?? 'none'}`,
     scheme: 'atomo-svd',
@@ -55,7 +57,9 @@ async function meanRoundMs(link: LinkModel | null): Promise<{ meanOverheadMs: nu
       // A round's time besides the worker's own compute and compression (which it reports, and which
       // varies with the machine's load between the runs): download, upload and the server's work.
       // Round 0 also pays the first-call warm-up of the trainer: left out.
-      meanOverheadMs: history.slice(1).reduce((sum, m) => sum + m.durations.collectMs - m.workers[0]!.computeMs, 0) / (history.length - 1),
+      meanOverheadMs:
+        history.slice(1).reduce((sum, m) => sum + m.durations.collectMs - m.workers[0]!.computeMs, 0) /
+        (history.length - 1),
       modelBytes: history[0]!.bytesDown,
       gradientBytes: history.reduce((sum, m) => sum + m.bytesUp, 0) / history.length,
     };
@@ -69,7 +73,9 @@ describe('link model in a worker session', () => {
     const link: LinkModel = { name: 'test link', uplinkMbps: 1, downlinkMbps: 2, latencyMs: 100 };
     const plain = await meanRoundMs(null);
     const linked = await meanRoundMs(link);
-    const predicted = deliveryMs(linked.modelBytes, link.downlinkMbps, link.latencyMs) + deliveryMs(linked.gradientBytes, link.uplinkMbps, link.latencyMs);
+    const predicted =
+      deliveryMs(linked.modelBytes, link.downlinkMbps, link.latencyMs) +
+      deliveryMs(linked.gradientBytes, link.uplinkMbps, link.latencyMs);
     expect(predicted).toBeGreaterThan(1500); // the float32 model alone is ~407 kB: 1.6 s at 2 Mbit/s
     const slowdown = linked.meanOverheadMs - plain.meanOverheadMs;
     expect(Math.abs(slowdown - predicted) / predicted).toBeLessThan(0.2);

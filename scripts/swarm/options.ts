@@ -6,7 +6,14 @@
 import { parseArgs } from 'node:util';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
 import { MODEL_KINDS, type ModelKind } from '../../core/model/layout';
-import { DEFAULT_BUDGETS, DEFAULT_DOWNLINK_BUDGET, DEFAULT_QSGD_BUCKET, DEFAULT_QSGD_LEVELS, DOWNLINK_MODES, type DownlinkMode } from '../../core/schema';
+import {
+  DEFAULT_BUDGETS,
+  DEFAULT_DOWNLINK_BUDGET,
+  DEFAULT_QSGD_BUCKET,
+  DEFAULT_QSGD_LEVELS,
+  DOWNLINK_MODES,
+  type DownlinkMode,
+} from '../../core/schema';
 
 /** Where a worker thread computes its gradients. */
 export type SwarmBackend = 'cpu' | 'webgpu';
@@ -21,7 +28,10 @@ export interface SwarmOptions {
   readonly levels: number;
   /** QSGD bucket size (0: one per layer). */
   readonly bucketSize: number;
-  /** Bytes per worker per round for the whole model, split across layers (ATOMO schemes; atomo-auto's default when absent: the server's). */
+  /**
+   * Bytes per worker per round for the whole model, split across layers (ATOMO schemes; atomo-auto's default when
+   * absent: the server's).
+   */
   readonly byteBudget?: number;
   /** Error feedback on an unbiased scheme (then biased). */
   readonly errorFeedback?: boolean;
@@ -48,7 +58,14 @@ export interface SwarmOptions {
 }
 
 /** Defaults of the command line. */
-export const SWARM_DEFAULTS = { workers: 8, scheme: 'atomo-svd', rounds: 300, seed: 1, evalEvery: 5, backend: 'cpu' } as const;
+export const SWARM_DEFAULTS = {
+  workers: 8,
+  scheme: 'atomo-svd',
+  rounds: 300,
+  seed: 1,
+  evalEvery: 5,
+  backend: 'cpu',
+} as const;
 
 function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -88,13 +105,16 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
   if (!SCHEME_NAMES.includes(scheme)) throw new Error(`--scheme must be one of ${SCHEME_NAMES.join(', ')}`);
   const backend = values.backend ?? SWARM_DEFAULTS.backend;
   if (backend !== 'cpu' && backend !== 'webgpu') throw new Error('--backend must be cpu or webgpu');
-  if (values.url !== undefined && values.token === undefined) throw new Error('--url needs --token (the aggregator prints its admin token at start)');
+  if (values.url !== undefined && values.token === undefined)
+    throw new Error('--url needs --token (the aggregator prints its admin token at start)');
   const model = (values.model ?? 'mlp') as ModelKind;
   if (!MODEL_KINDS.includes(model)) throw new Error(`--model must be one of ${MODEL_KINDS.join(', ')}`);
   const downlink = (values.downlink ?? 'full') as DownlinkMode;
   if (!DOWNLINK_MODES.includes(downlink)) throw new Error(`--downlink must be one of ${DOWNLINK_MODES.join(', ')}`);
-  const downlinkBudget = values['downlink-budget'] === undefined ? DEFAULT_DOWNLINK_BUDGET : Number(values['downlink-budget']);
-  if (!(downlinkBudget > 0) || !Number.isFinite(downlinkBudget)) throw new Error('--downlink-budget must be a positive number');
+  const downlinkBudget =
+    values['downlink-budget'] === undefined ? DEFAULT_DOWNLINK_BUDGET : Number(values['downlink-budget']);
+  if (!(downlinkBudget > 0) || !Number.isFinite(downlinkBudget))
+    throw new Error('--downlink-budget must be a positive number');
   const budget = values.budget === undefined ? DEFAULT_BUDGETS[scheme] : Number(values.budget);
   if (!Number.isFinite(budget) || budget < 0) throw new Error('--budget must be a non-negative number');
   return {

@@ -31,32 +31,43 @@ afterAll(async () => {
   removeDataDir(server.dataDir);
 });
 
-it('a worker paused at the rate limit leaves the run within seconds, not at the round deadline', { timeout: 60_000 }, async () => {
-  const run = server.app.runs.create({ name: 'pause', scheme: 'none', batchSize: 8, maxRounds: 10_000, evalEvery: 100_000, roundDeadlineMs: 60_000 });
-  const session = await runWorkerSession({
-    sink: quietSink(),
-    backend: async () => ({ kind: 'cpu', reason: 'test' }),
-    loadData: async () => data,
-    identity: async () => memoryIdentity(),
-    openChannel: socketChannelFactory({ url: server.url }),
-    name: 'a',
-    runId: run.id,
-    showDigits: false,
-  });
-  try {
-    const worker = () => run.summary().workers.find((w) => w.name === 'a');
-    await waitFor(() => worker()?.connected === true, 30_000, 'the worker to join');
-    run.start();
-    await waitFor(() => run.version >= 3, 30_000, 'three rounds at the rate limit');
-    session.pause();
-    await waitFor(() => worker()?.connected === false, 5_000, 'the paused worker to leave the run');
-    // And it can come back: the resend stops once it has joined again.
-    session.resume();
-    await waitFor(() => worker()?.connected === true, 10_000, 'the worker to rejoin');
-    const version = run.version;
-    await waitFor(() => run.version >= version + 2, 20_000, 'two more rounds after the rejoin');
-    expect(worker()?.connected).toBe(true);
-  } finally {
-    session.close();
-  }
-});
+it(
+  'a worker paused at the rate limit leaves the run within seconds, not at the round deadline',
+  { timeout: 60_000 },
+  async () => {
+    const run = server.app.runs.create({
+      name: 'pause',
+      scheme: 'none',
+      batchSize: 8,
+      maxRounds: 10_000,
+      evalEvery: 100_000,
+      roundDeadlineMs: 60_000,
+    });
+    const session = await runWorkerSession({
+      sink: quietSink(),
+      backend: async () => ({ kind: 'cpu', reason: 'test' }),
+      loadData: async () => data,
+      identity: async () => memoryIdentity(),
+      openChannel: socketChannelFactory({ url: server.url }),
+      name: 'a',
+      runId: run.id,
+      showDigits: false,
+    });
+    try {
+      const worker = () => run.summary().workers.find((w) => w.name === 'a');
+      await waitFor(() => worker()?.connected === true, 30_000, 'the worker to join');
+      run.start();
+      await waitFor(() => run.version >= 3, 30_000, 'three rounds at the rate limit');
+      session.pause();
+      await waitFor(() => worker()?.connected === false, 5_000, 'the paused worker to leave the run');
+      // And it can come back: the resend stops once it has joined again.
+      session.resume();
+      await waitFor(() => worker()?.connected === true, 10_000, 'the worker to rejoin');
+      const version = run.version;
+      await waitFor(() => run.version >= version + 2, 20_000, 'two more rounds after the rejoin');
+      expect(worker()?.connected).toBe(true);
+    } finally {
+      session.close();
+    }
+  },
+);

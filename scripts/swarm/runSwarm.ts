@@ -48,12 +48,15 @@ export function writeHistory(path: string, history: SwarmHistory): void {
  * thread, before any thread opens a device.
  */
 function prepareVulkanEnvironment(): void {
-  if (process.env.VK_ICD_FILENAMES === undefined && existsSync(SWIFTSHADER_ICD)) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+  if (process.env.VK_ICD_FILENAMES === undefined && existsSync(SWIFTSHADER_ICD))
+    process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
 }
 
 /** Runs one swarm to the end of its run; `aggregator` lets several runs share one server. */
 export async function runSwarm(options: SwarmOptions, aggregator?: AggregatorHandle): Promise<SwarmHistory> {
-  const server = aggregator ?? (options.url !== undefined ? remoteAggregator(options.url, options.token ?? '') : await startLocalAggregator());
+  const server =
+    aggregator ??
+    (options.url !== undefined ? remoteAggregator(options.url, options.token ?? '') : await startLocalAggregator());
   const admin = await connectAdmin(server.url, server.adminToken);
   if (options.backend === 'webgpu') prepareVulkanEnvironment();
   let threads: Awaited<ReturnType<typeof startWorkerThreads>> | null = null;
@@ -91,7 +94,8 @@ export async function runSwarm(options: SwarmOptions, aggregator?: AggregatorHan
     return result;
   } finally {
     const stopped = await threads?.stop();
-    if (stopped && stopped.errors.length > 0) console.error(`swarm: the server refused ${stopped.errors.length} messages, first: ${stopped.errors[0]}`);
+    if (stopped && stopped.errors.length > 0)
+      console.error(`swarm: the server refused ${stopped.errors.length} messages, first: ${stopped.errors[0]}`);
     admin.close();
     if (aggregator === undefined) await server.close();
   }

@@ -49,7 +49,8 @@ describe('npm run swarm', () => {
       expect(r.durationMs).toBeLessThanOrEqual(history.wallSeconds * 1000);
     }
     expect(history.rounds.reduce((sum, r) => sum + r.durationMs, 0)).toBeLessThanOrEqual(history.wallSeconds * 1000);
-    // Per layer, every round: spectral ATOMO sends every weight layer spectrally, and measures the indicator of the layers
+    // Per layer, every round: spectral ATOMO sends every weight layer spectrally, and measures the indicator of the
+    // layers
     // whose g it reads (dense2, the biases); dense1's factored route reads none, so its indicator is measured every
     // INDICATOR_EVERY rounds (round 0 of these 4).
     for (const r of history.rounds) {
@@ -67,8 +68,27 @@ describe('npm run swarm', () => {
 
 describe('parseSwarmArgs', () => {
   it('reads the spec example and fills the defaults', () => {
-    const options = parseSwarmArgs(['--workers', '8', '--scheme', 'atomo-svd', '--budget', '2', '--rounds', '300', '--out', 'results/run.json']);
-    expect(options).toMatchObject({ workers: 8, scheme: 'atomo-svd', budget: 2, rounds: 300, out: 'results/run.json', backend: 'cpu', progress: true });
+    const options = parseSwarmArgs([
+      '--workers',
+      '8',
+      '--scheme',
+      'atomo-svd',
+      '--budget',
+      '2',
+      '--rounds',
+      '300',
+      '--out',
+      'results/run.json',
+    ]);
+    expect(options).toMatchObject({
+      workers: 8,
+      scheme: 'atomo-svd',
+      budget: 2,
+      rounds: 300,
+      out: 'results/run.json',
+      backend: 'cpu',
+      progress: true,
+    });
     expect(options.url).toBeUndefined();
   });
 

@@ -5,7 +5,9 @@ import { startInProcessServer } from './aggregator';
 
 type InProcessServer = Awaited<ReturnType<typeof startInProcessServer>>;
 
-/** One in-process aggregator for the calling test file: started before its tests, stopped and its data removed after. */
+/**
+ * One in-process aggregator for the calling test file: started before its tests, stopped and its data removed after.
+ */
 export function inProcessServerPerFile(): () => InProcessServer {
   let server: InProcessServer | undefined;
   beforeAll(async () => {

@@ -21,7 +21,10 @@ export type FromWorkerThread =
       readonly type: 'stopped';
       readonly accepted: number;
       readonly errors: readonly string[];
-      /** Connections its tabs lost while joined, and the reconnections the server recovered (the load threads count them). */
+      /**
+       * Connections its tabs lost while joined, and the reconnections the server recovered (the load threads count
+       * them).
+       */
       readonly disconnects?: number;
       readonly recoveries?: number;
     }
@@ -30,7 +33,10 @@ export type FromWorkerThread =
 /** Main → thread. */
 export type ToWorkerThread = { readonly type: 'stop' };
 
-/** This worker thread's workerData and its parent port; throws naming `entry` when the file is not run as a worker thread. */
+/**
+ * This worker thread's workerData and its parent port; throws naming `entry` when the file is not run as a worker
+ * thread.
+ */
 export function workerThreadPort<Data>(entry: string): { data: Data; port: MessagePort } {
   if (parentPort === null) throw new Error(`${entry} runs only as a worker thread`);
   return { data: workerData as Data, port: parentPort };

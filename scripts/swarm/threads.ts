@@ -10,7 +10,10 @@ import type { FromWorkerThread, ToWorkerThread, WorkerThreadData } from './threa
 export interface WorkerThreads {
   /** Worker ids the server gave the tabs, in thread order. */
   readonly workerIds: readonly number[];
-  /** Disconnects every tab, releases the devices and ends the threads; returns accepted gradients, refusals seen, connections lost and recovered. */
+  /**
+   * Disconnects every tab, releases the devices and ends the threads; returns accepted gradients, refusals seen,
+   * connections lost and recovered.
+   */
   stop(): Promise<{ accepted: number; errors: string[]; disconnects: number; recoveries: number }>;
   /** Rejects when a thread dies before stop() (a crash would otherwise leave its run waiting for deadlines). */
   readonly crashed: Promise<never>;
@@ -38,19 +41,29 @@ export function nextMessage<T = FromWorkerThread>(worker: Worker): Promise<T> {
  * Starts one thread per entry of `threads` on `entry` (the swarm's session
  * thread by default) and resolves once all have joined (rejects if any failed).
  */
-export async function startWorkerThreads(threads: readonly WorkerThreadData[], entry: URL = ENTRY): Promise<WorkerThreads> {
+export async function startWorkerThreads(
+  threads: readonly WorkerThreadData[],
+  entry: URL = ENTRY,
+): Promise<WorkerThreads> {
   const workers = threads.map((workerData) => startTsWorker(entry, workerData));
   const first = await Promise.allSettled(workers.map((w) => nextMessage(w)));
   const failure = first.find((r) => r.status === 'rejected' || r.value.type !== 'joined');
   if (failure) {
     await Promise.all(workers.map((w) => w.terminate()));
-    const reason = failure.status === 'rejected' ? String(failure.reason) : failure.value.type === 'failed' ? failure.value.message : 'unexpected message';
+    const reason =
+      failure.status === 'rejected'
+        ? String(failure.reason)
+        : failure.value.type === 'failed'
+          ? failure.value.message
+          : 'unexpected message';
     throw new Error(`a swarm worker thread failed to join: ${reason}`);
   }
   let stopping = false;
   const crashed = new Promise<never>((_, reject) => {
     for (const worker of workers) {
-      worker.once('error', (error) => reject(new Error(`a swarm worker thread crashed: ${error.stack ?? error.message}`)));
+      worker.once('error', (error) =>
+        reject(new Error(`a swarm worker thread crashed: ${error.stack ?? error.message}`)),
+      );
       worker.once('exit', (code) => {
         if (!stopping) reject(new Error(`a swarm worker thread exited early (code ${code})`));
       });
@@ -58,7 +71,9 @@ export async function startWorkerThreads(threads: readonly WorkerThreadData[], e
   });
   // Callers race it; a rejection nobody awaits (after a normal stop) must not crash the process.
   crashed.catch(() => undefined);
-  const workerIds = first.flatMap((r) => (r.status === 'fulfilled' && r.value.type === 'joined' ? r.value.workerIds : []));
+  const workerIds = first.flatMap((r) =>
+    r.status === 'fulfilled' && r.value.type === 'joined' ? r.value.workerIds : [],
+  );
   return {
     workerIds,
     crashed,

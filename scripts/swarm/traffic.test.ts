@@ -12,7 +12,12 @@ import { describe, expect, it } from 'vitest';
 import { NO_TRAFFIC, addTraffic, totalBytes, type WireTraffic } from '../../core/traffic/frames';
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { memoryIdentity } from '../../client/net/workerIdentity';
-import { quietSink, runWorkerSession, type WorkerSession, type WorkerSessionSink } from '../../client/session/workerSession';
+import {
+  quietSink,
+  runWorkerSession,
+  type WorkerSession,
+  type WorkerSessionSink,
+} from '../../client/session/workerSession';
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
 import { waitFor } from '../../server/local';
@@ -58,7 +63,15 @@ const server = inProcessServerPerFile();
 describe('traffic both ways', () => {
   it("a run's total on the server equals the bytes its workers' connections carried, within 2%, and so does each worker's own count", async () => {
     const proxy = await countingProxy(server().port);
-    const run = server().app.runs.create({ name: 'traffic', scheme: 'atomo-svd', budget: 2, shards: 2, maxRounds: 4, evalEvery: 4, roundDeadlineMs: 60_000 });
+    const run = server().app.runs.create({
+      name: 'traffic',
+      scheme: 'atomo-svd',
+      budget: 2,
+      shards: 2,
+      maxRounds: 4,
+      evalEvery: 4,
+      roundDeadlineMs: 60_000,
+    });
     const data = await loadMnist(createFileReader());
     const workers = await Promise.all(
       [0, 1].map(async (i) => {
@@ -103,7 +116,9 @@ describe('traffic both ways', () => {
       expect(summary.modelDown).toBeGreaterThan(summary.controlDown);
       expect(summary.gradientUp).toBeGreaterThan(0);
       const history = run.history;
-      expect(history.at(-1)!.cumulativeTraffic.modelDown).toBe(history.reduce((sum, m) => sum + m.traffic.modelDown, 0));
+      expect(history.at(-1)!.cumulativeTraffic.modelDown).toBe(
+        history.reduce((sum, m) => sum + m.traffic.modelDown, 0),
+      );
     } finally {
       for (const w of workers) w.session.close();
       proxy.server.close();

@@ -25,7 +25,8 @@ const post = (message: FromWorkerThread): void => port.postMessage(message);
 
 /** This thread's backend: the CPU, or its own Dawn device and the way to release it. */
 async function threadBackend(): Promise<{ backend: Backend; release: () => void }> {
-  if (data.backend === 'cpu') return { backend: { kind: 'cpu', reason: 'headless swarm on the CPU' }, release: () => {} };
+  if (data.backend === 'cpu')
+    return { backend: { kind: 'cpu', reason: 'headless swarm on the CPU' }, release: () => {} };
   const { requestNodeGpu } = await import('../../client/gpu/runtime/nodeDevice');
   const gpu = await requestNodeGpu(`swarm:${data.name}`);
   return { backend: { kind: 'webgpu', ctx: gpu }, release: () => gpu.release() };
@@ -51,7 +52,8 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
   const sink: WorkerSessionSink = {
     ...quietSink(),
     setPhase: (phase) => {
-      if (phase === 'failed' || phase === 'removed') onFailed(`${name} is ${phase}: ${notices.at(-1) ?? 'no reason given'}`);
+      if (phase === 'failed' || phase === 'removed')
+        onFailed(`${name} is ${phase}: ${notices.at(-1) ?? 'no reason given'}`);
     },
     assigned: ({ workerId }) => onJoined(workerId),
     roundSent: () => {
@@ -76,14 +78,22 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
 
 try {
   const { backend, release } = await threadBackend();
-  const workers = await Promise.all(Array.from({ length: data.count }, (_, i) => startHeadless(data.count === 1 ? data.name : `${data.name}-${i}`, backend)));
+  const workers = await Promise.all(
+    Array.from({ length: data.count }, (_, i) =>
+      startHeadless(data.count === 1 ? data.name : `${data.name}-${i}`, backend),
+    ),
+  );
   const workerIds = await Promise.all(workers.map((w) => w.joined));
   post({ type: 'joined', workerIds });
   port.on('message', (message: ToWorkerThread) => {
     if (message.type !== 'stop') return;
     for (const w of workers) w.session.close();
     release();
-    post({ type: 'stopped', accepted: workers.reduce((sum, w) => sum + w.accepted, 0), errors: workers.flatMap((w) => w.notices) });
+    post({
+      type: 'stopped',
+      accepted: workers.reduce((sum, w) => sum + w.accepted, 0),
+      errors: workers.flatMap((w) => w.notices),
+    });
     port.close();
   });
 } catch (error) {

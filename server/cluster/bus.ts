@@ -145,7 +145,14 @@ export class Bus {
     const fields: (string | Buffer)[] = ['h', header];
     message.blobs.forEach((blob, i) => fields.push(`b${i}`, blob));
     this.#count('out', header.length + message.blobs.reduce((sum, blob) => sum + blob.byteLength, 0));
-    await this.#commands.xadd(key, 'MINID', '~', String(Math.floor(Date.now() + this.#clockOffset - KEEP_MS)), '*', ...fields);
+    await this.#commands.xadd(
+      key,
+      'MINID',
+      '~',
+      String(Math.floor(Date.now() + this.#clockOffset - KEEP_MS)),
+      '*',
+      ...fields,
+    );
   }
 
   #deliverLocally(message: BusMessage): void {
@@ -162,7 +169,9 @@ export class Bus {
     try {
       this.#handler(message);
     } catch (error) {
-      this.#onError(new Error(`cluster bus: handling ${message.header.t} from ${message.header.from} failed`, { cause: error }));
+      this.#onError(
+        new Error(`cluster bus: handling ${message.header.t} from ${message.header.from} failed`, { cause: error }),
+      );
     }
   }
 }
@@ -175,7 +184,8 @@ function decode(fields: Buffer[]): BusMessage | null {
     const name = fields[i]!.toString();
     if (name === 'h') {
       const parsed: unknown = JSON.parse(fields[i + 1]!.toString());
-      if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { t?: unknown }).t === 'string') header = parsed as BusMessage['header'];
+      if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { t?: unknown }).t === 'string')
+        header = parsed as BusMessage['header'];
     } else if (name.startsWith('b')) {
       blobs[Number(name.slice(1))] = fields[i + 1]!;
     }

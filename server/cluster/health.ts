@@ -69,7 +69,9 @@ export function startHealth(processId: string, log: (line: string) => void): Hea
       const maxDelayMs = delay.max / 1e6;
       delay.reset();
       if (!counters.any() && maxDelayMs < NOTABLE_DELAY_MS) return;
-      log(`process ${processId} stats ${STATS_EVERY_MS / 1000} s: ${counters.format()}; event loop delay max ${maxDelayMs.toFixed(0)} ms`);
+      log(
+        `process ${processId} stats ${STATS_EVERY_MS / 1000} s: ${counters.format()}; event loop delay max ${maxDelayMs.toFixed(0)} ms`,
+      );
       counters = new ProcessCounters();
     } catch {
       // a log line is never worth a crash

@@ -34,7 +34,9 @@ function fixedGradient(layout: ModelLayout, w: number, v: number, runId: RunId, 
     runId,
     workerId: workerId as GradientSubmission['workerId'],
     version: v as GradientSubmission['version'],
-    layers: layout.tensors.map((t, layer) => encodeLayer({ scheme: 'none', shape: t.shape, values: layers[layer]! }, layer)),
+    layers: layout.tensors.map((t, layer) =>
+      encodeLayer({ scheme: 'none', shape: t.shape, values: layers[layer]! }, layer),
+    ),
     loss: 1 + w,
     layerStats: layout.tensors.map(() => ({ closedForm: 0, realised: 0, gradientNormSq: 1 })),
     computeMs: 1,
@@ -100,7 +102,9 @@ describe('one process and a cluster of three: the same model, bit for bit', () =
           const worker = workers[w]!;
           const round = await worker.nextRound(30_000);
           expect(round.version).toBe(v);
-          const ack = await worker.socket.timeout(30_000).emitWithAck('gradient:submit', fixedGradient(one.layout, w, v, runId, worker.accepted.workerId));
+          const ack = await worker.socket
+            .timeout(30_000)
+            .emitWithAck('gradient:submit', fixedGradient(one.layout, w, v, runId, worker.accepted.workerId));
           expect(ack.ok).toBe(true);
         }
       }

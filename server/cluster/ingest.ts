@@ -10,7 +10,15 @@
  */
 import { accumulate, estimateStats, type EstimateStats } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
-import type { GradientReceipt, LayerStats, ModelVersion, RoundOpen, RunConfig, RunId, WorkerId } from '../../core/protocol';
+import type {
+  GradientReceipt,
+  LayerStats,
+  ModelVersion,
+  RoundOpen,
+  RunConfig,
+  RunId,
+  WorkerId,
+} from '../../core/protocol';
 import { attackMultiplier, type WorkerAttack } from '../../core/schema';
 import { scaleContribution } from '../../core/training/modelUpdate';
 import { ProtocolFault } from '../fault';
@@ -133,20 +141,30 @@ export class Ingest {
 
   /** A worker's gradient, from the socket that speaks for it; throws ProtocolFault as one process would. */
   submit(workerId: WorkerId, submission: SubmissionEnvelope): GradientReceipt {
-    if (submission.workerId !== workerId) throw new ProtocolFault('not-your-worker', `this socket sends for worker ${workerId}, not ${submission.workerId}`);
+    if (submission.workerId !== workerId)
+      throw new ProtocolFault(
+        'not-your-worker',
+        `this socket sends for worker ${workerId}, not ${submission.workerId}`,
+      );
     const round = this.#rounds.get(submission.runId);
     const version = submission.version;
     if (round === undefined || round.open.version < version) {
       const latest = this.#latest.get(submission.runId) ?? -1;
       if (version <= latest) throw new ProtocolFault('stale-version', `version ${version} is over`);
-      if (round !== undefined) throw new ProtocolFault('future-version', `version ${version} is not open; round ${round.open.version} is`);
+      if (round !== undefined)
+        throw new ProtocolFault('future-version', `version ${version} is not open; round ${round.open.version} is`);
       throw new ProtocolFault('round-closed', `no round is open in run ${submission.runId}`);
     }
-    if (version < round.open.version) throw new ProtocolFault('stale-version', `version ${version} is over; round ${round.open.version} is open`);
+    if (version < round.open.version)
+      throw new ProtocolFault('stale-version', `version ${version} is over; round ${round.open.version} is open`);
     if (round.sealed) throw new ProtocolFault('stale-version', `round ${version} is closing`);
-    if (round.held.has(workerId)) throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
+    if (round.held.has(workerId))
+      throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
     if (!round.participants.has(workerId))
-      throw new ProtocolFault('not-participant', `worker ${workerId} joined after round ${version} opened; it waits for the next`);
+      throw new ProtocolFault(
+        'not-participant',
+        `worker ${workerId} joined after round ${version} opened; it waits for the next`,
+      );
 
     const started = this.#deps.now();
     const decoded = decodeGradient(submission, round.layout, round.open.config);
@@ -203,7 +221,8 @@ export class Ingest {
       return;
     }
     const sum = new Float64Array(round.layout.parameterCount);
-    for (const [workerId, weight] of mine) accumulate(sum, round.held.get(workerId)!.estimate, weight, plan, round.offsets);
+    for (const [workerId, weight] of mine)
+      accumulate(sum, round.held.get(workerId)!.estimate, weight, plan, round.offsets);
     this.#deps.toLeader(header, [Buffer.from(sum.buffer, sum.byteOffset, sum.byteLength)]);
   }
 

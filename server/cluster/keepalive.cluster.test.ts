@@ -50,7 +50,11 @@ describe('the keepalive thread', () => {
       const namespace = `${NAMESPACE}-${processId}`;
       const keepalive = await Keepalive.start(
         { redisUrl: server.url, namespace, processId, livenessMs },
-        { onLapsed: () => events.push(`${processId} lapsed`), onLost: (value) => events.push(`lost ${value}`), log: (line) => events.push(line) },
+        {
+          onLapsed: () => events.push(`${processId} lapsed`),
+          onLost: (value) => events.push(`lost ${value}`),
+          log: (line) => events.push(line),
+        },
       );
       const lease = (await new ClusterState(redis, namespace).acquireLeadership(processId))!;
       keepalive.hold(lease);
@@ -67,7 +71,11 @@ describe('the keepalive thread', () => {
     expect(await redis.pttl(`${patient.namespace}:proc:patient`)).toBeGreaterThan(0);
     expect(await redis.get(`${impatient.namespace}:leader`)).toBeNull();
     // Once the main thread pulses again, the impatient thread finds its heartbeat lapsed and its lease gone.
-    await waitFor(() => events.includes(`lost ${impatient.lease}`) && events.includes('impatient lapsed'), 5_000, 'the impatient thread to report');
+    await waitFor(
+      () => events.includes(`lost ${impatient.lease}`) && events.includes('impatient lapsed'),
+      5_000,
+      'the impatient thread to report',
+    );
     expect(events.some((line) => line.includes('impatient: main thread silent'))).toBe(true);
     expect(events).not.toContain(`lost ${patient.lease}`);
     expect(events).not.toContain('patient lapsed');

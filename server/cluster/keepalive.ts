@@ -67,7 +67,10 @@ export class Keepalive {
   }
 
   /** Starts the thread and waits for its first heartbeat. */
-  static async start(options: Omit<KeepaliveData, 'pulse' | 'livenessMs'> & { readonly livenessMs?: number }, events: KeepaliveEvents): Promise<Keepalive> {
+  static async start(
+    options: Omit<KeepaliveData, 'pulse' | 'livenessMs'> & { readonly livenessMs?: number },
+    events: KeepaliveEvents,
+  ): Promise<Keepalive> {
     const pulse = new SharedArrayBuffer(8);
     const data: KeepaliveData = { ...options, pulse, livenessMs: options.livenessMs ?? LIVENESS_MS };
     const worker = startTsWorker(new URL('./keepaliveThread.ts', import.meta.url), data);

@@ -63,9 +63,15 @@ interface Held {
   readonly byWorker: Map<WorkerId, { readonly process: string; readonly stats: EstimateStats }>;
 }
 
-/** Writes to Redis, coalesced per key: at most one in flight and one waiting, each caller told when its state is durable. */
+/**
+ * Writes to Redis, coalesced per key: at most one in flight and one waiting, each caller told when its state is
+ * durable.
+ */
 class CoalescedWrites {
-  readonly #entries = new Map<string, { inFlight: Promise<void>; next: (() => Promise<void>) | null; nextDone: Promise<void> | null }>();
+  readonly #entries = new Map<
+    string,
+    { inFlight: Promise<void>; next: (() => Promise<void>) | null; nextDone: Promise<void> | null }
+  >();
 
   write(key: string, job: () => Promise<void>): Promise<void> {
     const entry = this.#entries.get(key);
@@ -190,7 +196,9 @@ class Closing {
     this.#partials.clear();
     const contributors = this.round.orderedContributors().filter((w) => this.#held.byWorker.has(w));
     if (contributors.length === 0) {
-      this.#end(new RoundLost(`run ${this.run.id}: every gradient of round ${this.round.version} was lost with its process`));
+      this.#end(
+        new RoundLost(`run ${this.run.id}: every gradient of round ${this.round.version} was lost with its process`),
+      );
       return;
     }
     this.#contributors = contributors;
@@ -202,7 +210,12 @@ class Closing {
           rule,
           contributors.map((w) => this.#held.byWorker.get(w)!.stats),
         )
-      : { weights: contributors.map(() => 1), scales: layout.tensors.map(() => 0), count: contributors.length, clipped: 0 };
+      : {
+          weights: contributors.map(() => 1),
+          scales: layout.tensors.map(() => 0),
+          count: contributors.length,
+          clipped: 0,
+        };
     this.#plan = plan;
     this.#expected = new Set(contributors.map((w) => this.#held.byWorker.get(w)!.process));
     const header: PlanHeader = {
@@ -231,8 +244,10 @@ class Closing {
         this.#end(null, { value: finishMean(total, plan, offsets), clipped: plan.clipped });
       } else {
         const estimates: Float32Array[] = [];
-        for (const message of this.#partials.values()) for (const blob of message.blobs) estimates.push(new Float32Array(copy(blob)));
-        if (estimates.length !== this.#contributors.length) throw new Error(`expected ${this.#contributors.length} estimates, got ${estimates.length}`);
+        for (const message of this.#partials.values())
+          for (const blob of message.blobs) estimates.push(new Float32Array(copy(blob)));
+        if (estimates.length !== this.#contributors.length)
+          throw new Error(`expected ${this.#contributors.length} estimates, got ${estimates.length}`);
         this.#end(null, aggregate(rule, estimates, length, offsets));
       }
     } catch (error) {
@@ -258,7 +273,13 @@ function copy(blob: Buffer): ArrayBuffer {
 
 /** The part of a report a round keeps (the estimates stay with the process that decoded them). */
 function contributionOf(header: ContribHeader) {
-  return { estimates: null, loss: header.loss, layerStats: header.layerStats, bytesUp: header.bytesUp, computeMs: header.computeMs };
+  return {
+    estimates: null,
+    loss: header.loss,
+    layerStats: header.layerStats,
+    bytesUp: header.bytesUp,
+    computeMs: header.computeMs,
+  };
 }
 
 /** The leader: loads the cluster's state from Redis and serves the other processes. */
@@ -323,7 +344,9 @@ export class Leadership {
         saveRun: (stored) => void this.#saveRun(stored),
         saveWorkers: (snapshot) => void this.#saveWorkers(snapshot),
         deleteRun: (runId) =>
-          void this.#writes.write(`run:${runId}`, () => deps.state.deleteRun(deps.lease, runId)).catch((error: unknown) => this.#writeFailed(error)),
+          void this.#writes
+            .write(`run:${runId}`, () => deps.state.deleteRun(deps.lease, runId))
+            .catch((error: unknown) => this.#writeFailed(error)),
       },
       notifier: this.#notifier(),
       maxMessageBytes: deps.maxMessageBytes,
@@ -334,7 +357,10 @@ export class Leadership {
       onDeleted: (runId) => deps.io.to(DASHBOARD_ROOM).emit('run:deleted', { runId }),
       // The server's own simulated workers decode on the leader, outside the partial sums: one process only.
       simulate: () => {
-        throw new ProtocolFault('invalid-state', 'simulated workers run in a one-process server; against a cluster use npm run swarm -- --url');
+        throw new ProtocolFault(
+          'invalid-state',
+          'simulated workers run in a one-process server; against a cluster use npm run swarm -- --url',
+        );
       },
     });
     this.#backend = registryBackend(registry, this.workers, admin);
@@ -348,7 +374,8 @@ export class Leadership {
     for (const run of stored.runs) leadership.#createdAt.set(run.snapshot.runId, run.createdAt);
     leadership.registry.restore(stored.runs, stored.workers);
     leadership.registry.expireIdentities();
-    if (leadership.registry.size === 0 && deps.defaultRun !== false) leadership.registry.create(deps.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
+    if (leadership.registry.size === 0 && deps.defaultRun !== false)
+      leadership.registry.create(deps.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
     leadership.broadcast({ t: 'leader', term: deps.term });
     return leadership;
   }
@@ -358,7 +385,9 @@ export class Leadership {
     if (this.#disposed) return;
     this.#deps.bus
       .broadcast(header, blobs)
-      .catch((error: unknown) => this.#deps.logError(new Error(`cluster: broadcasting ${header.t} failed`, { cause: error })));
+      .catch((error: unknown) =>
+        this.#deps.logError(new Error(`cluster: broadcasting ${header.t} failed`, { cause: error })),
+      );
   }
 
   /** A follower's call (or this process's own, directly); throws ProtocolFault to refuse. */
@@ -378,7 +407,12 @@ export class Leadership {
           backend.disconnect(identity.workerId, identity.socketId);
           this.#sockets.delete(identity.socketId);
         }
-        const joined = backend.join(args['request'] as never, socketId, args['address'] as string, (args['previous'] as WorkerId | null) ?? null) as {
+        const joined = backend.join(
+          args['request'] as never,
+          socketId,
+          args['address'] as string,
+          (args['previous'] as WorkerId | null) ?? null,
+        ) as {
           workerId: WorkerId;
         };
         this.#sockets.set(socketId, { process: from, workerId: joined.workerId });
@@ -496,7 +530,11 @@ export class Leadership {
       const process = socketId === null || socketId === undefined ? undefined : this.#sockets.get(socketId)?.process;
       if (process !== undefined) tuples.push([workerId, socketId!, process]);
     }
-    this.#held.set(run.id, { version: message.version, participants: new Map(tuples.map(([w, , p]) => [w, p])), byWorker: new Map() });
+    this.#held.set(run.id, {
+      version: message.version,
+      participants: new Map(tuples.map(([w, , p]) => [w, p])),
+      byWorker: new Map(),
+    });
     const attacks = participants.flatMap((w) => {
       const attack = run.member(w)?.attack ?? null;
       return attack === null ? [] : [[w, attack] as const];
@@ -514,7 +552,11 @@ export class Leadership {
     };
     this.broadcast(
       header,
-      layers.map((layer) => (layer instanceof Uint8Array ? Buffer.from(layer.buffer, layer.byteOffset, layer.byteLength) : Buffer.from(layer))),
+      layers.map((layer) =>
+        layer instanceof Uint8Array
+          ? Buffer.from(layer.buffer, layer.byteOffset, layer.byteLength)
+          : Buffer.from(layer),
+      ),
     );
   }
 
@@ -551,10 +593,13 @@ export class Leadership {
     const tell = (socketId: string | null, body: Record<string, unknown>) => {
       const process = socketId === null ? undefined : this.#sockets.get(socketId)?.process;
       if (process === undefined || socketId === null) return;
-      this.#deps.bus.send(process, { t: 'notify', term: this.term, socketId, ...body }).catch((error: unknown) => this.#deps.logError(error));
+      this.#deps.bus
+        .send(process, { t: 'notify', term: this.term, socketId, ...body })
+        .catch((error: unknown) => this.#deps.logError(error));
     };
     return {
-      assigned: (identity, assignment) => tell(identity.socketId, { kind: 'assigned', workerId: identity.workerId, assignment }),
+      assigned: (identity, assignment) =>
+        tell(identity.socketId, { kind: 'assigned', workerId: identity.workerId, assignment }),
       removed: (identity, reason) => tell(identity.socketId, { kind: 'removed', workerId: identity.workerId, reason }),
     };
   }
@@ -563,7 +608,9 @@ export class Leadership {
     const runId = stored.snapshot.runId;
     const createdAt = this.#createdAt.get(runId) ?? stored.createdAt;
     this.#createdAt.set(runId, createdAt);
-    const done = this.#writes.write(`run:${runId}`, () => this.#deps.state.saveRun(this.#deps.lease, { ...stored, createdAt }));
+    const done = this.#writes.write(`run:${runId}`, () =>
+      this.#deps.state.saveRun(this.#deps.lease, { ...stored, createdAt }),
+    );
     done.catch((error: unknown) => this.#writeFailed(error));
     this.#lastSave.set(runId, done);
     return done;

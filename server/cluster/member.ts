@@ -12,7 +12,15 @@
 import { randomBytes } from 'node:crypto';
 import { createAdapter } from '@socket.io/redis-streams-adapter';
 import { Redis } from 'ioredis';
-import type { DashboardSnapshot, GradientReceipt, JoinAccepted, ProtocolErrorCode, RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
+import type {
+  DashboardSnapshot,
+  GradientReceipt,
+  JoinAccepted,
+  ProtocolErrorCode,
+  RunConfigPatch,
+  RunId,
+  WorkerId,
+} from '../../core/protocol';
 import type { Direction, FrameCategory } from '../../core/traffic/frames';
 import { ProtocolFault } from '../fault';
 import { createFront, nodeScheduler, type Front } from '../front';
@@ -143,7 +151,9 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     } else if (leader !== null) {
       bus
         .send(leader.processId, header, blobs)
-        .catch((error: unknown) => logError(new Error(`cluster: sending ${header.t} to the leader failed`, { cause: error })));
+        .catch((error: unknown) =>
+          logError(new Error(`cluster: sending ${header.t} to the leader failed`, { cause: error })),
+        );
     }
   };
 
@@ -160,7 +170,9 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   const sendCall = (id: string, call: PendingCall) => {
     if (leader === null || leadership !== null) return;
     call.sentTo = leader.term;
-    bus.send(leader.processId, { t: 'rpc', id, method: call.method, args: call.args }).catch((error: unknown) => logError(error));
+    bus
+      .send(leader.processId, { t: 'rpc', id, method: call.method, args: call.args })
+      .catch((error: unknown) => logError(error));
   };
 
   /** Asks the leader; this process's own leadership answers at once, synchronously. */
@@ -192,7 +204,8 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   /** Everyone this process holds a socket for, to a new leader. */
   const hello = () => {
     const sockets: [string, WorkerId][] = [];
-    for (const socket of io.sockets.sockets.values()) if (socket.data.workerId !== null) sockets.push([socket.id, socket.data.workerId]);
+    for (const socket of io.sockets.sockets.values())
+      if (socket.data.workerId !== null) sockets.push([socket.id, socket.data.workerId]);
     tell('hello', { sockets });
   };
 
@@ -228,9 +241,15 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   };
 
   const answer = (message: BusMessage) => {
-    const header = message.header as unknown as { id: string; method: CallMethod; args: Record<string, unknown>; from: string };
+    const header = message.header as unknown as {
+      id: string;
+      method: CallMethod;
+      args: Record<string, unknown>;
+      from: string;
+    };
     const reply = (body: Omit<ReplyHeader, 't' | 'id'>) => {
-      if (header.id !== '') bus.send(header.from, { t: 'reply', id: header.id, ...body }).catch((error: unknown) => logError(error));
+      if (header.id !== '')
+        bus.send(header.from, { t: 'reply', id: header.id, ...body }).catch((error: unknown) => logError(error));
     };
     if (leadership === null) return reply({ ok: false, retry: true });
     try {
@@ -248,7 +267,14 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
 
   const failure = (error: unknown): Omit<ReplyHeader, 't' | 'id'> => {
     if (error instanceof ProtocolFault)
-      return { ok: false, fault: { code: error.code, message: error.message, ...(error.detail === undefined ? {} : { detail: error.detail }) } };
+      return {
+        ok: false,
+        fault: {
+          code: error.code,
+          message: error.message,
+          ...(error.detail === undefined ? {} : { detail: error.detail }),
+        },
+      };
     logError(error);
     return { ok: false, fault: { code: 'internal', message: 'the server failed on this message; it was dropped' } };
   };
@@ -345,7 +371,12 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     if (socket.recovered) counters.recovered += 1;
     socket.on('disconnect', (reason) => health.counters().close(reason));
   });
-  attachSockets(io, { backend, adminToken: options.adminToken, rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT, logError });
+  attachSockets(io, {
+    backend,
+    adminToken: options.adminToken,
+    rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
+    logError,
+  });
   front.setApiHandler(createApiHandler(api, options.join ?? (() => joinInfo(front.scheme, front.boundPort()))));
 
   /** The lease is gone (a renewal or a fenced write found another value): follow again. */
@@ -395,7 +426,9 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       return;
     }
     leadership = started;
-    logInfo(`process ${processId} leads (term ${term}; state loaded from Redis in ${(performance.now() - loading).toFixed(0)} ms)`);
+    logInfo(
+      `process ${processId} leads (term ${term}; state loaded from Redis in ${(performance.now() - loading).toFixed(0)} ms)`,
+    );
     observeLeader({ processId, term }, true);
   };
 

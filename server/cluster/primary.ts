@@ -27,7 +27,11 @@ export interface PrimaryOptions {
 }
 
 /** The environment a cluster process reads (set by the primary). */
-export const MEMBER_ENV = { redisUrl: 'CLUSTER_REDIS_URL', namespace: 'CLUSTER_NAMESPACE', adminToken: 'ADMIN_TOKEN' } as const;
+export const MEMBER_ENV = {
+  redisUrl: 'CLUSTER_REDIS_URL',
+  namespace: 'CLUSTER_NAMESPACE',
+  adminToken: 'ADMIN_TOKEN',
+} as const;
 
 /** Delay before a dead process is replaced (ms): long enough not to spin on a process that cannot start. */
 const RESPAWN_AFTER_MS = 1000;
@@ -44,7 +48,11 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     redis = await startRedisServer(options.dataDir, options.redisPort);
   }
   const redisUrl = options.redisUrl ?? redis!.url;
-  const env = { [MEMBER_ENV.redisUrl]: redisUrl, [MEMBER_ENV.namespace]: options.namespace, [MEMBER_ENV.adminToken]: options.adminToken };
+  const env = {
+    [MEMBER_ENV.redisUrl]: redisUrl,
+    [MEMBER_ENV.namespace]: options.namespace,
+    [MEMBER_ENV.adminToken]: options.adminToken,
+  };
   let stopping = false;
   let announced = false;
   const listening = new Set<number>();

@@ -85,7 +85,9 @@ function gradient(layout: ModelLayout, runId: RunId, workerId: number, version: 
     runId,
     workerId: workerId as GradientSubmission['workerId'],
     version: version as GradientSubmission['version'],
-    layers: layout.tensors.map((t, layer) => encodeLayer({ scheme: 'none', shape: t.shape, values: new Float32Array(t.size).fill(1e-3) }, layer)),
+    layers: layout.tensors.map((t, layer) =>
+      encodeLayer({ scheme: 'none', shape: t.shape, values: new Float32Array(t.size).fill(1e-3) }, layer),
+    ),
     loss: 1,
     layerStats: layout.tensors.map(() => ({ closedForm: 0, realised: 0, gradientNormSq: 1 })),
     computeMs: 1,
@@ -112,7 +114,13 @@ describe('a tab that reconnects to another process', () => {
   it('gets its id, rooms, worker and missed room packets back, and trains in the next round', async () => {
     const [a, b] = cluster.members;
     const leader = await cluster.leader();
-    const run = leader.registry.create({ scheme: 'none', maxRounds: 8, evalEvery: 1000, roundDeadlineMs: 60_000, quorum: { fraction: 1, minimum: 1 } });
+    const run = leader.registry.create({
+      scheme: 'none',
+      maxRounds: 8,
+      evalEvery: 1000,
+      roundDeadlineMs: 60_000,
+      quorum: { fraction: 1, minimum: 1 },
+    });
     const runId = run.id;
 
     // The tab, through the front (on A for now), with what it hears.
@@ -131,7 +139,9 @@ describe('a tab that reconnects to another process', () => {
     const other = await joinRaw(b!.url, runId);
     sockets.push(other.socket);
     const submit = async (socket: AppSocket, workerId: number, version: number) => {
-      const ack = await socket.timeout(30_000).emitWithAck('gradient:submit', gradient(run.layout, runId, workerId, version));
+      const ack = await socket
+        .timeout(30_000)
+        .emitWithAck('gradient:submit', gradient(run.layout, runId, workerId, version));
       expect(ack.ok).toBe(true);
     };
     run.start();
@@ -167,7 +177,11 @@ describe('a tab that reconnects to another process', () => {
     expect(onB?.rooms.has(runRoom(runId))).toBe(true);
     expect(a!.member.io.sockets.sockets.has(socketId!)).toBe(false);
     // The packets it missed, replayed by B from Redis.
-    await waitFor(() => closed.includes(1) && metrics.includes(1), 10_000, 'the missed round:closed and metrics:round of round 1');
+    await waitFor(
+      () => closed.includes(1) && metrics.includes(1),
+      10_000,
+      'the missed round:closed and metrics:round of round 1',
+    );
 
     // No lost round: the other worker keeps sending; the tab is in the next round it is sent, through B.
     const seen = opened.length;

@@ -29,7 +29,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -42,7 +44,8 @@ export function redisServerMissing(): string | null {
 /** Starts redis-server on 127.0.0.1:`port` (a free one when absent) with its data in `<dataDir>/redis`. */
 export async function startRedisServer(dataDir: string, port?: number): Promise<RedisServer> {
   const missing = redisServerMissing();
-  if (missing !== null) throw new Error(`several processes need Redis (redis-server); install it with: ${missing} (or set REDIS_URL)`);
+  if (missing !== null)
+    throw new Error(`several processes need Redis (redis-server); install it with: ${missing} (or set REDIS_URL)`);
   const chosen = port ?? (await freePort());
   const dir = join(dataDir, 'redis');
   mkdirSync(dir, { recursive: true });
@@ -83,7 +86,9 @@ export async function startRedisServer(dataDir: string, port?: number): Promise<
       probe.disconnect();
       if (child.exitCode !== null || Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`redis-server did not start on port ${chosen} (see ${join(dir, 'redis.log')})`, { cause: error });
+        throw new Error(`redis-server did not start on port ${chosen} (see ${join(dir, 'redis.log')})`, {
+          cause: error,
+        });
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
       continue;
@@ -92,7 +97,9 @@ export async function startRedisServer(dataDir: string, port?: number): Promise<
     // too, and its old keys would pass for this cluster's state.
     if (Number(answering) !== child.pid) {
       child.kill('SIGKILL');
-      throw new Error(`port ${chosen} is already taken by another Redis (process ${answering ?? '?'}); stop it or choose another port`);
+      throw new Error(
+        `port ${chosen} is already taken by another Redis (process ${answering ?? '?'}); stop it or choose another port`,
+      );
     }
     break;
   }

@@ -73,7 +73,10 @@ export class ClusterState {
     await this.#redis.eval(RELEASE, 1, `${this.#ns}:leader`, value);
   }
 
-  /** Marks a process alive for LEASE_TTL_MS; returns false when its heartbeat had lapsed (others may have written it off). */
+  /**
+   * Marks a process alive for LEASE_TTL_MS; returns false when its heartbeat had lapsed (others may have written it
+   * off).
+   */
   async heartbeat(processId: string): Promise<boolean> {
     const key = `${this.#ns}:proc:${processId}`;
     if ((await this.#redis.set(key, '1', 'PX', LEASE_TTL_MS, 'XX')) === 'OK') return true;
@@ -119,7 +122,11 @@ export class ClusterState {
       try {
         runs.push(decodeCheckpoint(bytes));
       } catch (error) {
-        onError(new Error(`cluster: the checkpoint of run ${id} in Redis is damaged (${(error as Error).message}); it is not restored`));
+        onError(
+          new Error(
+            `cluster: the checkpoint of run ${id} in Redis is damaged (${(error as Error).message}); it is not restored`,
+          ),
+        );
       }
     }
     runs.sort((a, b) => a.createdAt - b.createdAt);
@@ -128,7 +135,17 @@ export class ClusterState {
   }
 
   async #fenced(lease: string, key: string, data: string | Buffer, member: string, mode: 'set' | 'del'): Promise<void> {
-    const done = await this.#redis.eval(FENCED_WRITE, 3, `${this.#ns}:leader`, key, `${this.#ns}:runs`, lease, data, member, mode);
+    const done = await this.#redis.eval(
+      FENCED_WRITE,
+      3,
+      `${this.#ns}:leader`,
+      key,
+      `${this.#ns}:runs`,
+      lease,
+      data,
+      member,
+      mode,
+    );
     if (done !== 1) throw new LeaseLost();
   }
 }

@@ -1,4 +1,7 @@
-/** A hand-driven Scheduler (server/run.ts) for unit tests: time moves only when the test says, deferred callbacks run when it flushes them. */
+/**
+ * A hand-driven Scheduler (server/run.ts) for unit tests: time moves only when the test says, deferred callbacks run
+ * when it flushes them.
+ */
 import type { Scheduler } from '../run';
 
 interface Timer {

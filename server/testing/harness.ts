@@ -21,7 +21,10 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token';
 /** A running test server; a test asserts its `errors` stay empty. */
 export type TestServer = LocalServer;
 
-/** Starts an aggregator on 127.0.0.1 (port 0 unless given) with the CPU model, the training split (for simulated workers), a temp data dir and the test token. */
+/**
+ * Starts an aggregator on 127.0.0.1 (port 0 unless given) with the CPU model, the training split (for simulated
+ * workers), a temp data dir and the test token.
+ */
 export async function startServer(options: Partial<AppOptions> & { port?: number } = {}): Promise<TestServer> {
   const { train, test } = await loadTestData();
   return startLocalServer(test, { adminToken: TEST_ADMIN_TOKEN, train, ...options });

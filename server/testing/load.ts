@@ -39,8 +39,18 @@ function heapMB(): number {
 export async function measureLoad(workers: number, rounds: number, patch: RunConfigPatch = {}): Promise<LoadFigures> {
   const { train } = await loadTestData();
   const server = await startServer({ defaultRun: false });
-  const run = server.app.runs.create({ scheme: 'none', batchSize: 8, maxRounds: rounds, evalEvery: rounds, roundDeadlineMs: 120_000, ...patch });
-  const simulated = Array.from({ length: workers }, () => new SimulatedWorker({ url: server.url, train, runId: run.id, reuseGradient: true }));
+  const run = server.app.runs.create({
+    scheme: 'none',
+    batchSize: 8,
+    maxRounds: rounds,
+    evalEvery: rounds,
+    roundDeadlineMs: 120_000,
+    ...patch,
+  });
+  const simulated = Array.from(
+    { length: workers },
+    () => new SimulatedWorker({ url: server.url, train, runId: run.id, reuseGradient: true }),
+  );
   await Promise.all(simulated.map((w) => w.start()));
   // Round 0 computes the real gradients; the clock starts once it is done.
   run.start();

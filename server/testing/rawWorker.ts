@@ -22,7 +22,9 @@ export async function joinRaw(url: string, runId?: RunId): Promise<RawWorker> {
     if (waiter) waiter(round);
     else rounds.push(round);
   });
-  const response = await socket.timeout(10_000).emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, ...(runId === undefined ? {} : { runId }) });
+  const response = await socket
+    .timeout(10_000)
+    .emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, ...(runId === undefined ? {} : { runId }) });
   if (!response.ok) throw new Error(`join refused: ${response.error.message}`);
   return {
     socket,

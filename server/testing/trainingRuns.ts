@@ -18,7 +18,9 @@ import { createCpuModelRuntime } from '../cpuModel';
 import { loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './harness';
 import { SimulatedWorker } from '../../client/net/simulatedWorker';
 
-/** The ATOMO schemes, and the rest (float32 and the rivals): complementary filters, so every scheme trains in one file. */
+/**
+ * The ATOMO schemes, and the rest (float32 and the rivals): complementary filters, so every scheme trains in one file.
+ */
 export const ATOMO_SCHEMES = SCHEME_NAMES.filter((scheme) => scheme.startsWith('atomo-'));
 export const OTHER_SCHEMES = SCHEME_NAMES.filter((scheme) => !scheme.startsWith('atomo-'));
 
@@ -44,15 +46,22 @@ export function describeTraining(schemes: readonly SchemeName[]): void {
         servers.push(server);
         const run = server.app.runs.create({ scheme, maxRounds: ROUNDS, evalEvery: 25 });
         const initial = await createCpuModelRuntime(test).evaluate('mlp', run.params.slice());
-        const workers = Array.from({ length: WORKERS }, () => new SimulatedWorker({ url: server.url, train, runId: run.id }));
+        const workers = Array.from(
+          { length: WORKERS },
+          () => new SimulatedWorker({ url: server.url, train, runId: run.id }),
+        );
         for (const w of workers) await w.start();
         run.start();
         await waitFor(() => run.status === 'finished', 240_000, `${scheme} to finish`);
         for (const w of workers) w.stop();
 
-        const curve = run.history.filter((m) => m.testAccuracy !== null).map((m) => ({ version: m.version + 1, loss: m.testLoss!, accuracy: m.testAccuracy! }));
+        const curve = run.history
+          .filter((m) => m.testAccuracy !== null)
+          .map((m) => ({ version: m.version + 1, loss: m.testLoss!, accuracy: m.testAccuracy! }));
         const bytesUp = run.history.at(-1)!.cumulativeBytesUp;
-        console.log(`[training] ${scheme}: initial ${JSON.stringify(initial)}, ${JSON.stringify(curve)}, ${(bytesUp / 1e6).toFixed(2)} MB up`);
+        console.log(
+          `[training] ${scheme}: initial ${JSON.stringify(initial)}, ${JSON.stringify(curve)}, ${(bytesUp / 1e6).toFixed(2)} MB up`,
+        );
         expect(run.history).toHaveLength(ROUNDS);
         expect(run.history.every((m) => m.contributors === WORKERS)).toBe(true);
         expect(curve.at(-1)!.accuracy).toBeGreaterThanOrEqual(bar);

@@ -66,8 +66,14 @@ interface Layer {
   readonly values: Float32Array;
 }
 
-/** The layers as one flat gradient on the device (one loss after them), without factors: every SVD takes the direct route. */
-function onDevice(device: GPUDevice, layers: readonly Layer[]): { tensors: GradientTensor[]; gradient: GpuGradient; destroy: () => void } {
+/**
+ * The layers as one flat gradient on the device (one loss after them), without factors: every SVD takes the direct
+ * route.
+ */
+function onDevice(
+  device: GPUDevice,
+  layers: readonly Layer[],
+): { tensors: GradientTensor[]; gradient: GpuGradient; destroy: () => void } {
   const tensors: GradientTensor[] = [];
   let offset = 0;
   for (const { shape } of layers) {
@@ -78,7 +84,11 @@ function onDevice(device: GPUDevice, layers: readonly Layer[]): { tensors: Gradi
   layers.forEach(({ values }, l) => flat.set(values, tensors[l]!.offset));
   flat[offset] = 0.5;
   const buffer = uploadF32(device, flat, 'ByteBudgetTest.gradient');
-  return { tensors, gradient: { buffer, lossOffset: offset, batch: 1, factors: new Map() }, destroy: () => buffer.destroy() };
+  return {
+    tensors,
+    gradient: { buffer, lossOffset: offset, batch: 1, factors: new Map() },
+    destroy: () => buffer.destroy(),
+  };
 }
 
 function random(n: number, seed: number, scale = 1): Float32Array {
@@ -87,13 +97,17 @@ function random(n: number, seed: number, scale = 1): Float32Array {
 }
 
 /** cos(π(2i + 1)k/(2n)): the k-th DCT-II basis vector of length n, unnormalised. */
-const cosine = (n: number, k: number) => Float64Array.from({ length: n }, (_, i) => Math.cos((Math.PI * (2 * i + 1) * k) / (2 * n)));
+const cosine = (n: number, k: number) =>
+  Float64Array.from({ length: n }, (_, i) => Math.cos((Math.PI * (2 * i + 1) * k) / (2 * n)));
 
 /** Rank one, u vᵀ: one spectral atom sends it exactly, its DCT and its entries are dense. */
 function rankOne(rows: number, cols: number, seed: number): Layer {
   const u = random(rows, seed);
   const v = random(cols, seed + 1);
-  return { shape: [rows, cols], values: Float32Array.from({ length: rows * cols }, (_, i) => u[Math.floor(i / cols)]! * v[i % cols]!) };
+  return {
+    shape: [rows, cols],
+    values: Float32Array.from({ length: rows * cols }, (_, i) => u[Math.floor(i / cols)]! * v[i % cols]!),
+  };
 }
 
 /** Two DCT atoms: two coefficients send it, two spectral atoms cost rows + cols floats each. */
@@ -101,7 +115,10 @@ function twoCosines(rows: number, cols: number): Layer {
   const [a, b, c, d] = [cosine(rows, 1), cosine(cols, 0), cosine(rows, 0), cosine(cols, 2)];
   return {
     shape: [rows, cols],
-    values: Float32Array.from({ length: rows * cols }, (_, i) => a[Math.floor(i / cols)]! * b[i % cols]! + 0.5 * c[Math.floor(i / cols)]! * d[i % cols]!),
+    values: Float32Array.from(
+      { length: rows * cols },
+      (_, i) => a[Math.floor(i / cols)]! * b[i % cols]! + 0.5 * c[Math.floor(i / cols)]! * d[i % cols]!,
+    ),
   };
 }
 
@@ -125,7 +142,10 @@ function keptOf(sample: LayerSample): readonly number[] {
   return [];
 }
 
-/** What the device's own transforms give for these tensors: every layer's singular triplets and DCT coefficients (float32). */
+/**
+ * What the device's own transforms give for these tensors: every layer's singular triplets and DCT coefficients
+ * (float32).
+ */
 async function deviceTransforms(device: GPUDevice, tensors: readonly GradientTensor[], gradient: GpuGradient) {
   const spectral = new GpuSpectralCompressor(device, { core: 'device' });
   const matmul = new MatmulKernel(device);
@@ -141,7 +161,10 @@ async function deviceTransforms(device: GPUDevice, tensors: readonly GradientTen
   }
 }
 
-/** The device route and the CPU path on the same layers, same budget, same streams (and, on request, the device's own transforms). */
+/**
+ * The device route and the CPU path on the same layers, same budget, same streams (and, on request, the device's own
+ * transforms).
+ */
 async function bothRoutes(
   device: GPUDevice,
   layers: readonly Layer[],
@@ -163,7 +186,12 @@ async function bothRoutes(
       compression,
       streamOf(0),
     );
-    return { gpu, cpu, loss, ...(withTransforms ? { transforms: await deviceTransforms(device, tensors, gradient) } : {}) };
+    return {
+      gpu,
+      cpu,
+      loss,
+      ...(withTransforms ? { transforms: await deviceTransforms(device, tensors, gradient) } : {}),
+    };
   } finally {
     compressor.destroy();
     destroy();
@@ -177,83 +205,108 @@ function near(a: number, b: number, relative: number, absolute: number, label: s
 }
 
 describe('a byte budget on the GPU', () => {
-  gpuTest('atomo-auto picks the decomposition core picks where one wins clearly, and draws the same atoms', async ({ gpu }) => {
-    const layers = [rankOne(64, 48, 1), twoCosines(40, 36), fiveEntries(30, 50), { shape: [24, 20] as Shape, values: random(480, 5) }];
-    const { gpu: onGpu, cpu, loss, transforms } = await bothRoutes(gpu.device, layers, auto(1600), true);
-    expect(loss).toBeCloseTo(0.5, 6);
-    // The atoms sent are the device's: the rank-one layer's u and v are its SVD's, bit for bit, and the two cosines' values
-    // (saturated atoms: λ/p = λ) its DCT coefficients.
-    const { triplets, coefficients } = transforms!;
-    const spectralAtoms = onGpu[0]!.sample.scheme === 'atomo-auto' ? onGpu[0]!.sample.atoms : null;
-    expect(spectralAtoms?.scheme).toBe('atomo-svd');
-    if (spectralAtoms?.scheme === 'atomo-svd') {
-      expect(spectralAtoms.u).toEqual(triplets[0]!.u.subarray(0, 64));
-      expect(spectralAtoms.v).toEqual(triplets[0]!.v.subarray(0, 48));
-    }
-    const dctAtoms = onGpu[1]!.sample.scheme === 'atomo-auto' ? onGpu[1]!.sample.atoms : null;
-    if (dctAtoms?.scheme !== 'atomo-dct') throw new Error('layer 1 was not sent in DCT atoms');
-    const dctOffset = 64 * 48;
-    const twoLargest = [...dctAtoms.indices].filter((i) => Math.abs(coefficients[dctOffset + i]!) > 1);
-    expect(twoLargest).toHaveLength(2);
-    for (const i of twoLargest) expect(dctAtoms.values[[...dctAtoms.indices].indexOf(i)]).toBe(coefficients[dctOffset + i]);
-    const expected = ['atomo-svd', 'atomo-dct', 'atomo-entry'];
-    expected.forEach((family, l) => {
-      const label = `layer ${l}`;
-      expect(familyOf(onGpu[l]!.sample), label).toBe(family);
-      expect(familyOf(cpu[l]!.sample), label).toBe(family);
-      expect(keptOf(onGpu[l]!.sample), label).toEqual(keptOf(cpu[l]!.sample));
-    });
-    onGpu.forEach((layer, l) => {
-      const normSq = cpu[l]!.gradientNormSq;
-      near(layer.gradientNormSq, normSq, 1e-5, 0, `‖g‖² of layer ${l}`);
-      near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * normSq, `closed form of layer ${l}`);
-      near(layer.realised, cpu[l]!.realised, VARIANCE_TOLERANCE, 1e-6 * normSq, `realised error of layer ${l}`);
-    });
-    // The noise layer takes a real draw (the budget does not send it exactly).
-    expect(cpu[3]!.closedForm).toBeGreaterThan(0);
-  });
-
-  gpuTest('at near-ties (white noise: entries and DCT alike) the summed variance is the CPU split’s to 1e-5', async ({ gpu }) => {
-    const layers = [0, 1, 2, 3].map((k) => ({ shape: [33 + k, 29 - k] as Shape, values: random((33 + k) * (29 - k), 20 + k) }));
-    for (const budget of [900, 2500, 6000]) {
-      const { gpu: onGpu, cpu } = await bothRoutes(gpu.device, layers, auto(budget));
-      const total = (stats: readonly CompressedLayerStats[]) => stats.reduce((sum, s) => sum + s.closedForm, 0);
-      near(total(onGpu), total(cpu), VARIANCE_TOLERANCE, 0, `Σ V at ${budget} bytes`);
-      onGpu.forEach((layer, l) => {
-        if (familyOf(layer.sample) === familyOf(cpu[l]!.sample))
-          near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * cpu[l]!.gradientNormSq, `layer ${l} at ${budget}`);
+  gpuTest(
+    'atomo-auto picks the decomposition core picks where one wins clearly, and draws the same atoms',
+    async ({ gpu }) => {
+      const layers = [
+        rankOne(64, 48, 1),
+        twoCosines(40, 36),
+        fiveEntries(30, 50),
+        { shape: [24, 20] as Shape, values: random(480, 5) },
+      ];
+      const { gpu: onGpu, cpu, loss, transforms } = await bothRoutes(gpu.device, layers, auto(1600), true);
+      expect(loss).toBeCloseTo(0.5, 6);
+      // The atoms sent are the device's: the rank-one layer's u and v are its SVD's, bit for bit, and the two cosines'
+      // values
+      // (saturated atoms: λ/p = λ) its DCT coefficients.
+      const { triplets, coefficients } = transforms!;
+      const spectralAtoms = onGpu[0]!.sample.scheme === 'atomo-auto' ? onGpu[0]!.sample.atoms : null;
+      expect(spectralAtoms?.scheme).toBe('atomo-svd');
+      if (spectralAtoms?.scheme === 'atomo-svd') {
+        expect(spectralAtoms.u).toEqual(triplets[0]!.u.subarray(0, 64));
+        expect(spectralAtoms.v).toEqual(triplets[0]!.v.subarray(0, 48));
+      }
+      const dctAtoms = onGpu[1]!.sample.scheme === 'atomo-auto' ? onGpu[1]!.sample.atoms : null;
+      if (dctAtoms?.scheme !== 'atomo-dct') throw new Error('layer 1 was not sent in DCT atoms');
+      const dctOffset = 64 * 48;
+      const twoLargest = [...dctAtoms.indices].filter((i) => Math.abs(coefficients[dctOffset + i]!) > 1);
+      expect(twoLargest).toHaveLength(2);
+      for (const i of twoLargest)
+        expect(dctAtoms.values[[...dctAtoms.indices].indexOf(i)]).toBe(coefficients[dctOffset + i]);
+      const expected = ['atomo-svd', 'atomo-dct', 'atomo-entry'];
+      expected.forEach((family, l) => {
+        const label = `layer ${l}`;
+        expect(familyOf(onGpu[l]!.sample), label).toBe(family);
+        expect(familyOf(cpu[l]!.sample), label).toBe(family);
+        expect(keptOf(onGpu[l]!.sample), label).toEqual(keptOf(cpu[l]!.sample));
       });
-    }
-  });
-
-  gpuTest('atomo-svd and atomo-dct by bytes plan as the CPU path, and atomo-entry by bytes stays on the CPU', async ({ gpu }) => {
-    const layers = [rankOne(50, 40, 31), twoCosines(20, 45), { shape: [1, 13] as Shape, values: random(13, 33) }];
-    for (const scheme of ['atomo-svd', 'atomo-dct'] as const) {
-      const compression: Compression = { scheme, budget: 1, levels: 1, byteBudget: 700 };
-      const { gpu: onGpu, cpu } = await bothRoutes(gpu.device, layers, compression);
       onGpu.forEach((layer, l) => {
-        const label = `${scheme} layer ${l}`;
-        expect(layer.sample.scheme, label).toBe(cpu[l]!.sample.scheme);
-        expect(keptOf(layer.sample), label).toEqual(keptOf(cpu[l]!.sample));
-        near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * cpu[l]!.gradientNormSq, label);
+        const normSq = cpu[l]!.gradientNormSq;
+        near(layer.gradientNormSq, normSq, 1e-5, 0, `‖g‖² of layer ${l}`);
+        near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * normSq, `closed form of layer ${l}`);
+        near(layer.realised, cpu[l]!.realised, VARIANCE_TOLERANCE, 1e-6 * normSq, `realised error of layer ${l}`);
       });
-    }
-    const { tensors, destroy } = onDevice(gpu.device, layers);
-    const compressor = createTensorCompressor(gpu.device, tensors, { byteBudget: 'device' });
-    const byDefault = createTensorCompressor(gpu.device, tensors);
-    try {
-      expect(compressor.supports({ scheme: 'atomo-entry', budget: 1, levels: 1, byteBudget: 700 })).toBe(false);
-      expect(compressor.supports({ scheme: 'atomo-auto', budget: 1, levels: 1 })).toBe(false);
-      expect(compressor.supports({ ...auto(700), errorFeedback: true })).toBe(false);
-      expect(byDefault.supports(auto(700))).toBe(false);
-      // Without a byte budget the fixed schemes keep their own routes.
-      expect(compressor.supports({ scheme: 'atomo-entry', budget: 1, levels: 1 })).toBe(true);
-    } finally {
-      compressor.destroy();
-      byDefault.destroy();
-      destroy();
-    }
-  });
+      // The noise layer takes a real draw (the budget does not send it exactly).
+      expect(cpu[3]!.closedForm).toBeGreaterThan(0);
+    },
+  );
+
+  gpuTest(
+    'at near-ties (white noise: entries and DCT alike) the summed variance is the CPU split’s to 1e-5',
+    async ({ gpu }) => {
+      const layers = [0, 1, 2, 3].map((k) => ({
+        shape: [33 + k, 29 - k] as Shape,
+        values: random((33 + k) * (29 - k), 20 + k),
+      }));
+      for (const budget of [900, 2500, 6000]) {
+        const { gpu: onGpu, cpu } = await bothRoutes(gpu.device, layers, auto(budget));
+        const total = (stats: readonly CompressedLayerStats[]) => stats.reduce((sum, s) => sum + s.closedForm, 0);
+        near(total(onGpu), total(cpu), VARIANCE_TOLERANCE, 0, `Σ V at ${budget} bytes`);
+        onGpu.forEach((layer, l) => {
+          if (familyOf(layer.sample) === familyOf(cpu[l]!.sample))
+            near(
+              layer.closedForm,
+              cpu[l]!.closedForm,
+              VARIANCE_TOLERANCE,
+              1e-6 * cpu[l]!.gradientNormSq,
+              `layer ${l} at ${budget}`,
+            );
+        });
+      }
+    },
+  );
+
+  gpuTest(
+    'atomo-svd and atomo-dct by bytes plan as the CPU path, and atomo-entry by bytes stays on the CPU',
+    async ({ gpu }) => {
+      const layers = [rankOne(50, 40, 31), twoCosines(20, 45), { shape: [1, 13] as Shape, values: random(13, 33) }];
+      for (const scheme of ['atomo-svd', 'atomo-dct'] as const) {
+        const compression: Compression = { scheme, budget: 1, levels: 1, byteBudget: 700 };
+        const { gpu: onGpu, cpu } = await bothRoutes(gpu.device, layers, compression);
+        onGpu.forEach((layer, l) => {
+          const label = `${scheme} layer ${l}`;
+          expect(layer.sample.scheme, label).toBe(cpu[l]!.sample.scheme);
+          expect(keptOf(layer.sample), label).toEqual(keptOf(cpu[l]!.sample));
+          near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * cpu[l]!.gradientNormSq, label);
+        });
+      }
+      const { tensors, destroy } = onDevice(gpu.device, layers);
+      const compressor = createTensorCompressor(gpu.device, tensors, { byteBudget: 'device' });
+      const byDefault = createTensorCompressor(gpu.device, tensors);
+      try {
+        expect(compressor.supports({ scheme: 'atomo-entry', budget: 1, levels: 1, byteBudget: 700 })).toBe(false);
+        expect(compressor.supports({ scheme: 'atomo-auto', budget: 1, levels: 1 })).toBe(false);
+        expect(compressor.supports({ ...auto(700), errorFeedback: true })).toBe(false);
+        expect(byDefault.supports(auto(700))).toBe(false);
+        // Without a byte budget the fixed schemes keep their own routes.
+        expect(compressor.supports({ scheme: 'atomo-entry', budget: 1, levels: 1 })).toBe(true);
+      } finally {
+        compressor.destroy();
+        byDefault.destroy();
+        destroy();
+      }
+    },
+  );
 
   gpuTest.for([
     [
@@ -263,8 +316,20 @@ describe('a byte budget on the GPU', () => {
         { shape: [1, 12] as Shape, values: new Float32Array(12) },
       ],
     ],
-    ['huge: 1e30', [rankOne(37, 29, 41), { shape: [19, 7] as Shape, values: random(133, 42) }].map((l) => ({ ...l, values: l.values.map((x) => x * 1e30) }))],
-    ['tiny: 1e-30', [rankOne(37, 29, 43), { shape: [19, 7] as Shape, values: random(133, 44) }].map((l) => ({ ...l, values: l.values.map((x) => x * 1e-30) }))],
+    [
+      'huge: 1e30',
+      [rankOne(37, 29, 41), { shape: [19, 7] as Shape, values: random(133, 42) }].map((l) => ({
+        ...l,
+        values: l.values.map((x) => x * 1e30),
+      })),
+    ],
+    [
+      'tiny: 1e-30',
+      [rankOne(37, 29, 43), { shape: [19, 7] as Shape, values: random(133, 44) }].map((l) => ({
+        ...l,
+        values: l.values.map((x) => x * 1e-30),
+      })),
+    ],
     [
       'sizes off the tile: 1×1, 3×65, 65×3, 129×17',
       (
@@ -283,7 +348,8 @@ describe('a byte budget on the GPU', () => {
     onGpu.forEach((layer, l) => {
       const label = `${name} layer ${l}`;
       const normSq = cpu[l]!.gradientNormSq;
-      for (const value of [layer.closedForm, layer.realised, layer.gradientNormSq]) expect(Number.isFinite(value), label).toBe(true);
+      for (const value of [layer.closedForm, layer.realised, layer.gradientNormSq])
+        expect(Number.isFinite(value), label).toBe(true);
       expect(reconstruct(layer.sample).every(Number.isFinite), label).toBe(true);
       near(layer.gradientNormSq, normSq, 1e-5, 0, label);
       near(layer.closedForm, cpu[l]!.closedForm, VARIANCE_TOLERANCE, 1e-6 * normSq, label);
@@ -308,95 +374,122 @@ describe('a byte budget on the GPU', () => {
     const compressor = createTensorCompressor(gpu.device, layout.tensors, { byteBudget: 'device', core: 'device' });
     try {
       const result = await backend.lossAndGradient(params, images, labels, batch);
-      const layers = layout.tensors.map((t, layer) => ({ layer, shape: t.shape, values: result.gradient.slice(t.offset, t.offset + t.size) }));
+      const layers = layout.tensors.map((t, layer) => ({
+        layer,
+        shape: t.shape,
+        values: result.gradient.slice(t.offset, t.offset + t.size),
+      }));
       const gradient = backend.computeGradient(params, images, labels, batch);
       expect(gradient.factors.size).toBeGreaterThan(0);
       const onGpu = await compressor.compress(gradient, auto(300), streamOf(0));
       const cpu = compressOnCpu(layers, auto(300), streamOf(0));
       near(onGpu.loss, result.loss, 1e-5, 0, 'loss');
       const total = (stats: readonly CompressedLayerStats[]) => stats.reduce((sum, s) => sum + s.closedForm, 0);
-      near(total(onGpu.layers), total(cpu), VARIANCE_TOLERANCE, 1e-6 * cpu.reduce((s, l) => s + l.gradientNormSq, 0), 'Σ V');
+      near(
+        total(onGpu.layers),
+        total(cpu),
+        VARIANCE_TOLERANCE,
+        1e-6 * cpu.reduce((s, l) => s + l.gradientNormSq, 0),
+        'Σ V',
+      );
       expect(total(cpu)).toBeGreaterThan(0);
-      onGpu.layers.forEach((layer, l) => near(layer.gradientNormSq, cpu[l]!.gradientNormSq, 1e-4, 0, `‖g‖² of ${layout.tensors[l]!.name}`));
+      onGpu.layers.forEach((layer, l) =>
+        near(layer.gradientNormSq, cpu[l]!.gradientNormSq, 1e-4, 0, `‖g‖² of ${layout.tensors[l]!.name}`),
+      );
     } finally {
       compressor.destroy();
       backend.destroy();
     }
   });
 
-  gpuTest('is unbiased over 400 draws, its realised error matches the closed form, and its mean bytes honour the budget', async ({ gpu }) => {
-    const layers = [rankOne(30, 20, 61), twoCosines(16, 24), fiveEntries(25, 40), { shape: [18, 14] as Shape, values: random(252, 62) }];
-    const budget = 900;
-    const draws = 400;
-    const { tensors, gradient, destroy } = onDevice(gpu.device, layers);
-    const compressor = createTensorCompressor(gpu.device, tensors, { byteBudget: 'device', core: 'device' });
-    const rng = seededRng(63);
-    // Per layer: w = g and two random directions.
-    const directions = layers.map(({ values }) => [Float64Array.from(values), ...[0, 1].map(() => Float64Array.from(values, () => rng() - 0.5))]);
-    const sums = directions.map((ws) => ws.map(() => ({ sum: 0, sumSq: 0 })));
-    const realised = layers.map(() => ({ sum: 0, sumSq: 0 }));
-    const bytes = { sum: 0, sumSq: 0 };
-    const difference = { sum: 0, sumSq: 0 };
-    let differing = 0;
-    const closed: number[] = [];
-    try {
-      for (let round = 0; round < draws; round++) {
-        const { layers: compressed } = await compressor.compress(gradient, auto(budget), streamOf(round));
-        const onCpu = compressOnCpu(
-          layers.map(({ shape, values }, layer) => ({ layer, shape, values })),
-          auto(budget),
-          streamOf(round),
-        );
-        const cpuBytes = onCpu.reduce((sum, layer, l) => sum + encodeForWire(layer.sample, l).length, 0);
-        let roundBytes = 0;
-        compressed.forEach((layer, l) => {
-          roundBytes += encodeForWire(layer.sample, l).length;
-          const estimate = reconstruct(layer.sample);
-          directions[l]!.forEach((w, d) => {
-            let dot = 0;
-            for (let i = 0; i < w.length; i++) dot += estimate[i]! * w[i]!;
-            sums[l]![d]!.sum += dot;
-            sums[l]![d]!.sumSq += dot * dot;
+  gpuTest(
+    'is unbiased over 400 draws, its realised error matches the closed form, and its mean bytes honour the budget',
+    async ({ gpu }) => {
+      const layers = [
+        rankOne(30, 20, 61),
+        twoCosines(16, 24),
+        fiveEntries(25, 40),
+        { shape: [18, 14] as Shape, values: random(252, 62) },
+      ];
+      const budget = 900;
+      const draws = 400;
+      const { tensors, gradient, destroy } = onDevice(gpu.device, layers);
+      const compressor = createTensorCompressor(gpu.device, tensors, { byteBudget: 'device', core: 'device' });
+      const rng = seededRng(63);
+      // Per layer: w = g and two random directions.
+      const directions = layers.map(({ values }) => [
+        Float64Array.from(values),
+        ...[0, 1].map(() => Float64Array.from(values, () => rng() - 0.5)),
+      ]);
+      const sums = directions.map((ws) => ws.map(() => ({ sum: 0, sumSq: 0 })));
+      const realised = layers.map(() => ({ sum: 0, sumSq: 0 }));
+      const bytes = { sum: 0, sumSq: 0 };
+      const difference = { sum: 0, sumSq: 0 };
+      let differing = 0;
+      const closed: number[] = [];
+      try {
+        for (let round = 0; round < draws; round++) {
+          const { layers: compressed } = await compressor.compress(gradient, auto(budget), streamOf(round));
+          const onCpu = compressOnCpu(
+            layers.map(({ shape, values }, layer) => ({ layer, shape, values })),
+            auto(budget),
+            streamOf(round),
+          );
+          const cpuBytes = onCpu.reduce((sum, layer, l) => sum + encodeForWire(layer.sample, l).length, 0);
+          let roundBytes = 0;
+          compressed.forEach((layer, l) => {
+            roundBytes += encodeForWire(layer.sample, l).length;
+            const estimate = reconstruct(layer.sample);
+            directions[l]!.forEach((w, d) => {
+              let dot = 0;
+              for (let i = 0; i < w.length; i++) dot += estimate[i]! * w[i]!;
+              sums[l]![d]!.sum += dot;
+              sums[l]![d]!.sumSq += dot * dot;
+            });
+            realised[l]!.sum += layer.realised;
+            realised[l]!.sumSq += layer.realised ** 2;
+            closed[l] = layer.closedForm;
           });
-          realised[l]!.sum += layer.realised;
-          realised[l]!.sumSq += layer.realised ** 2;
-          closed[l] = layer.closedForm;
-        });
-        bytes.sum += roundBytes;
-        bytes.sumSq += roundBytes ** 2;
-        difference.sum += roundBytes - cpuBytes;
-        difference.sumSq += (roundBytes - cpuBytes) ** 2;
-        differing += roundBytes === cpuBytes ? 0 : 1;
-      }
-    } finally {
-      compressor.destroy();
-      destroy();
-    }
-    const meanAndError = ({ sum, sumSq }: { sum: number; sumSq: number }) => {
-      const mean = sum / draws;
-      return { mean, error: Math.sqrt(Math.max(0, sumSq / draws - mean * mean) / draws) };
-    };
-    layers.forEach(({ values }, l) => {
-      directions[l]!.forEach((w, d) => {
-        let truth = 0;
-        let scale = 0;
-        for (let i = 0; i < w.length; i++) {
-          truth += values[i]! * w[i]!;
-          scale += Math.abs(values[i]! * w[i]!);
+          bytes.sum += roundBytes;
+          bytes.sumSq += roundBytes ** 2;
+          difference.sum += roundBytes - cpuBytes;
+          difference.sumSq += (roundBytes - cpuBytes) ** 2;
+          differing += roundBytes === cpuBytes ? 0 : 1;
         }
-        const { mean, error } = meanAndError(sums[l]![d]!);
-        expect(Math.abs(mean - truth), `layer ${l}, direction ${d}`).toBeLessThanOrEqual(5 * error + 1e-5 * scale);
+      } finally {
+        compressor.destroy();
+        destroy();
+      }
+      const meanAndError = ({ sum, sumSq }: { sum: number; sumSq: number }) => {
+        const mean = sum / draws;
+        return { mean, error: Math.sqrt(Math.max(0, sumSq / draws - mean * mean) / draws) };
+      };
+      layers.forEach(({ values }, l) => {
+        directions[l]!.forEach((w, d) => {
+          let truth = 0;
+          let scale = 0;
+          for (let i = 0; i < w.length; i++) {
+            truth += values[i]! * w[i]!;
+            scale += Math.abs(values[i]! * w[i]!);
+          }
+          const { mean, error } = meanAndError(sums[l]![d]!);
+          expect(Math.abs(mean - truth), `layer ${l}, direction ${d}`).toBeLessThanOrEqual(5 * error + 1e-5 * scale);
+        });
+        const { mean, error } = meanAndError(realised[l]!);
+        const normSq = values.reduce((sum, x) => sum + x * x, 0);
+        expect(Math.abs(mean - closed[l]!), `layer ${l}: realised vs closed form`).toBeLessThanOrEqual(
+          5 * error + 1e-4 * closed[l]! + 1e-6 * normSq,
+        );
       });
-      const { mean, error } = meanAndError(realised[l]!);
-      const normSq = values.reduce((sum, x) => sum + x * x, 0);
-      expect(Math.abs(mean - closed[l]!), `layer ${l}: realised vs closed form`).toBeLessThanOrEqual(5 * error + 1e-4 * closed[l]! + 1e-6 * normSq);
-    });
-    // The wire bytes are the CPU path's, round by round (a draw may flip only where float32 moves a probability past its uniform).
-    expect(differing).toBeLessThanOrEqual(draws / 100);
-    expect(Math.abs(meanAndError(difference).mean)).toBeLessThanOrEqual(5 * meanAndError(difference).error + 1);
-    // And the budget is spent as the CPU path spends it: to within its byte model's accuracy (1%: ⌈count/4⌉ code bytes and
-    // the gap varints are priced in expectation, core/atomo/byteBudget.test.ts).
-    const { mean, error } = meanAndError(bytes);
-    expect(Math.abs(mean - budget)).toBeLessThanOrEqual(0.01 * budget + 5 * error);
-  });
+      // The wire bytes are the CPU path's, round by round (a draw may flip only where float32 moves a probability past
+      // its uniform).
+      expect(differing).toBeLessThanOrEqual(draws / 100);
+      expect(Math.abs(meanAndError(difference).mean)).toBeLessThanOrEqual(5 * meanAndError(difference).error + 1);
+      // And the budget is spent as the CPU path spends it: to within its byte model's accuracy (1%: ⌈count/4⌉ code
+      // bytes and
+      // the gap varints are priced in expectation, core/atomo/byteBudget.test.ts).
+      const { mean, error } = meanAndError(bytes);
+      expect(Math.abs(mean - budget)).toBeLessThanOrEqual(0.01 * budget + 5 * error);
+    },
+  );
 });

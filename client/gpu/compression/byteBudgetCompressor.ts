@@ -46,8 +46,16 @@ export class GpuByteBudgetCompressor {
   readonly #core: SpectralCore | undefined;
   readonly #staging: StagingPool;
 
-  /** `dct` and `spectral` give the compressors to share (made on first use); `core` fixes the spectral core SVD's side (else the adapter's measured one). */
-  constructor(device: GPUDevice, dct: () => GpuDctCompressor, spectral: () => GpuSpectralCompressor, core?: SpectralCore) {
+  /**
+   * `dct` and `spectral` give the compressors to share (made on first use); `core` fixes the spectral core SVD's side
+   * (else the adapter's measured one).
+   */
+  constructor(
+    device: GPUDevice,
+    dct: () => GpuDctCompressor,
+    spectral: () => GpuSpectralCompressor,
+    core?: SpectralCore,
+  ) {
     this.#device = device;
     this.#dct = dct;
     this.#spectral = spectral;
@@ -55,39 +63,61 @@ export class GpuByteBudgetCompressor {
     this.#staging = new StagingPool(device, 'ByteBudget.staging');
   }
 
-  /** Compresses every tensor of the gradient so that their expected bytes add up to compression.byteBudget; layer l draws from stream(l). */
+  /**
+   * Compresses every tensor of the gradient so that their expected bytes add up to compression.byteBudget; layer l
+   * draws from stream(l).
+   */
   async compress({ tensors, gradient, stream }: DeviceGradient, compression: Compression): Promise<CompressedGradient> {
     const scheme = compression.scheme;
     if (compression.byteBudget === undefined || !onDeviceByBytes(scheme)) {
-      throw new Error(`GPU byte budget: ${scheme} ${compression.byteBudget === undefined ? 'without a byte budget' : 'is not a device route'}`);
+      throw new Error(
+        `GPU byte budget: ${scheme} ${compression.byteBudget === undefined ? 'without a byte budget' : 'is not a device route'}`,
+      );
     }
     const withDct = scheme !== 'atomo-svd';
     const withSpectral = scheme !== 'atomo-dct';
-    // The DCT first (one submit), then the read of the gradient, its losses and the coefficients, mapped after the SVDs.
+    // The DCT first (one submit), then the read of the gradient, its losses and the coefficients, mapped after the
+    // SVDs.
     const coefficients = withDct ? this.#dct().transform(tensors, gradient) : null;
     const encoder = this.#device.createCommandEncoder({ label: 'ByteBudget.read' });
-    const gradientRead = this.#staging.encodeRead(encoder, gradient.buffer, 0, (gradient.lossOffset + gradient.batch) * 4);
-    const coefficientRead = coefficients === null ? null : this.#staging.encodeRead(encoder, coefficients.buffer, 0, gradient.lossOffset * 4);
+    const gradientRead = this.#staging.encodeRead(
+      encoder,
+      gradient.buffer,
+      0,
+      (gradient.lossOffset + gradient.batch) * 4,
+    );
+    const coefficientRead =
+      coefficients === null ? null : this.#staging.encodeRead(encoder, coefficients.buffer, 0, gradient.lossOffset * 4);
     this.#device.queue.submit([encoder.finish()]);
     const spectral = withSpectral ? this.#spectral() : null;
-    const triplets = spectral === null ? null : await spectral.readDecomposition(await spectral.decompose(tensors, gradient, this.#core));
+    const triplets =
+      spectral === null
+        ? null
+        : await spectral.readDecomposition(await spectral.decompose(tensors, gradient, this.#core));
     const [gradientBytes, coefficientBytes] = await Promise.all([gradientRead.map(), coefficientRead?.map()]);
     const values = new Float32Array(gradientBytes);
     const transformed = coefficientBytes === undefined ? null : new Float32Array(coefficientBytes);
 
     const layers: LayerGradient[] = tensors.map(({ offset, shape }, layer) => {
       const size = shape[0] * shape[1];
-      const dct = transformed === null ? undefined : dctAtoms(Float64Array.from(transformed.subarray(offset, offset + size)), shape);
+      const dct =
+        transformed === null
+          ? undefined
+          : dctAtoms(Float64Array.from(transformed.subarray(offset, offset + size)), shape);
       const found = triplets?.[layer];
       let spectralAtomsOf;
       if (found !== undefined) {
-        // σ below max(rows, cols)·ε·σ₀ is rounding noise, not an atom (the device spectral route's rule, spectralPlan.ts).
+        // σ below max(rows, cols)·ε·σ₀ is rounding noise, not an atom (the device spectral route's rule,
+        // spectralPlan.ts).
         const cutoff = cutoffRatio(shape[0], shape[1]) * (found.sigma[0] ?? 0);
         let rank = 0;
         while (rank < found.k && found.sigma[rank]! > cutoff) rank++;
         spectralAtomsOf = spectralAtoms(shape, found.sigma.slice(0, rank), found.u, found.v);
       }
-      const decompositions = { ...(dct === undefined ? {} : { dct }), ...(spectralAtomsOf === undefined ? {} : { spectral: spectralAtomsOf }) };
+      const decompositions = {
+        ...(dct === undefined ? {} : { dct }),
+        ...(spectralAtomsOf === undefined ? {} : { spectral: spectralAtomsOf }),
+      };
       return { layer, shape, values: values.subarray(offset, offset + size), decompositions };
     });
     const lossBytes = gradientBytes.slice(gradient.lossOffset * 4);

@@ -13,7 +13,13 @@ import { DctKernel, type DctPlan } from '../kernels/dct';
 import type { MatmulKernel } from '../kernels/matmul';
 import type { GpuGradient } from '../training/gpuBackend';
 import { GpuEntryCompressor } from './entryCompressor';
-import { gradientPlanCache, tensorsKey, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
+import {
+  gradientPlanCache,
+  tensorsKey,
+  type CompressedGradient,
+  type DeviceGradient,
+  type GradientTensor,
+} from './tensors';
 
 interface Plan {
   readonly coefficients: GPUBuffer;
@@ -39,9 +45,17 @@ export class GpuDctCompressor {
     const key = `${this.#plans.id(gradient.buffer)}|${gradient.batch}|${tensorsKey(tensors)}`;
     return this.#plans.get(key, () => {
       const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-      const coefficients = this.#device.createBuffer({ label: 'Dct.coefficients', size: Math.max(16, gradient.buffer.size), usage });
+      const coefficients = this.#device.createBuffer({
+        label: 'Dct.coefficients',
+        size: Math.max(16, gradient.buffer.size),
+        usage,
+      });
       const largest = Math.max(...tensors.map((t) => t.shape[0] * t.shape[1]));
-      const scratch = this.#device.createBuffer({ label: 'Dct.scratch', size: Math.max(16, largest * 4), usage: GPUBufferUsage.STORAGE });
+      const scratch = this.#device.createBuffer({
+        label: 'Dct.scratch',
+        size: Math.max(16, largest * 4),
+        usage: GPUBufferUsage.STORAGE,
+      });
       const transforms = tensors.map((t) =>
         this.#dct.plan(
           t.shape[0],
@@ -73,7 +87,13 @@ export class GpuDctCompressor {
       transform.record(pass);
       pass.end();
     }
-    encoder.copyBufferToBuffer(gradient.buffer, gradient.lossOffset * 4, plan.coefficients, gradient.lossOffset * 4, gradient.batch * 4);
+    encoder.copyBufferToBuffer(
+      gradient.buffer,
+      gradient.lossOffset * 4,
+      plan.coefficients,
+      gradient.lossOffset * 4,
+      gradient.batch * 4,
+    );
     this.#device.queue.submit([encoder.finish()]);
     return { ...gradient, buffer: plan.coefficients };
   }
@@ -85,8 +105,14 @@ export class GpuDctCompressor {
     return {
       loss,
       layers: layers.map((layer) => {
-        if (layer.sample.scheme !== 'atomo-entry') throw new Error(`GPU atomo-dct: the entry-wise compressor returned ${layer.sample.scheme}`);
-        const sample: DctSample = { scheme: 'atomo-dct', shape: layer.sample.shape, indices: layer.sample.indices, values: layer.sample.values };
+        if (layer.sample.scheme !== 'atomo-entry')
+          throw new Error(`GPU atomo-dct: the entry-wise compressor returned ${layer.sample.scheme}`);
+        const sample: DctSample = {
+          scheme: 'atomo-dct',
+          shape: layer.sample.shape,
+          indices: layer.sample.indices,
+          values: layer.sample.values,
+        };
         return { ...layer, sample };
       }),
     };

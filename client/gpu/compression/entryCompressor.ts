@@ -30,7 +30,14 @@ import { EntryKernels, type EntryKernelOptions } from '../kernels/entry';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool, type PendingRead } from '../runtime/pools';
 import type { CompressedLayerStats } from '../../../core/training/compression';
-import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor, tensorsKey } from './tensors';
+import {
+  encodeLossRead,
+  meanLossOf,
+  type CompressedGradient,
+  type DeviceGradient,
+  type GradientTensor,
+  tensorsKey,
+} from './tensors';
 
 /** Relative difference of the GPU's pᵢ (and Σ p) from the CPU's exact water-filling that the kernel guarantees. */
 export const ENTRY_PROBABILITY_TOLERANCE = 1e-5;
@@ -126,7 +133,9 @@ export class GpuEntryCompressor {
         probabilities,
         waterfillParams,
         waterfill: dispatches(this.#kernels.waterfill(`${slot}`, [waterfillParams, gradient, probabilities, stats])),
-        realised: dispatches(this.#kernels.realisedError(`${slot}`, [realisedParams, gradient, probabilities, job.keepMask, stats])),
+        realised: dispatches(
+          this.#kernels.realisedError(`${slot}`, [realisedParams, gradient, probabilities, job.keepMask, stats]),
+        ),
         job,
       };
     });
@@ -148,7 +157,8 @@ export class GpuEntryCompressor {
       layer.waterfill.record(pass);
     });
     pass.end();
-    for (const layer of plan.layers) encoder.copyBufferToBuffer(gradient, layer.offset * 4, layer.coefficients, 0, layer.n * 4);
+    for (const layer of plan.layers)
+      encoder.copyBufferToBuffer(gradient, layer.offset * 4, layer.coefficients, 0, layer.n * 4);
   }
 
   /**
@@ -168,18 +178,20 @@ export class GpuEntryCompressor {
     const pass = encoder.beginComputePass({ label: 'Entry.realised.pass' });
     for (const layer of plan.layers) layer.realised.record(pass);
     pass.end();
-    const reads: { summary: PendingRead; indices: PendingRead; values: PendingRead; first: number }[] = plan.layers.map((layer) => {
-      // Σ p = min(s, n) at most and Var ≤ Σ p: the same margin as expectedKept, without reading p.
-      const mean = Math.min(budget, layer.n);
-      const first = Math.min(layer.n, Math.ceil(mean + 8 * Math.sqrt(mean) + 16));
-      const compaction = layer.job.compaction;
-      return {
-        summary: this.#staging.encodeRead(encoder, compaction.summary, 0, 16),
-        indices: this.#staging.encodeRead(encoder, compaction.indices, 0, first * 4),
-        values: this.#staging.encodeRead(encoder, compaction.values!, 0, first * 4),
-        first,
-      };
-    });
+    const reads: { summary: PendingRead; indices: PendingRead; values: PendingRead; first: number }[] = plan.layers.map(
+      (layer) => {
+        // Σ p = min(s, n) at most and Var ≤ Σ p: the same margin as expectedKept, without reading p.
+        const mean = Math.min(budget, layer.n);
+        const first = Math.min(layer.n, Math.ceil(mean + 8 * Math.sqrt(mean) + 16));
+        const compaction = layer.job.compaction;
+        return {
+          summary: this.#staging.encodeRead(encoder, compaction.summary, 0, 16),
+          indices: this.#staging.encodeRead(encoder, compaction.indices, 0, first * 4),
+          values: this.#staging.encodeRead(encoder, compaction.values!, 0, first * 4),
+          first,
+        };
+      },
+    );
     const statsRead = this.#staging.encodeRead(encoder, plan.stats, 0, plan.layers.length * STATS * 4);
     const lossRead = encodeLossRead(this.#staging, encoder, gradient);
     device.queue.submit([encoder.finish()]);
@@ -209,15 +221,29 @@ export class GpuEntryCompressor {
         const base = index * STATS;
         const kept = values.slice(0, count);
         snapToTau(kept, stats[base + STAT.tau]!);
-        const sample: EntrySample = { scheme: 'atomo-entry', shape: tensors[index]!.shape, indices: indices.slice(0, count), values: kept };
-        return { sample, closedForm: stats[base + STAT.variance]!, realised: stats[base + STAT.realised]!, gradientNormSq: stats[base + STAT.normSq]! };
+        const sample: EntrySample = {
+          scheme: 'atomo-entry',
+          shape: tensors[index]!.shape,
+          indices: indices.slice(0, count),
+          values: kept,
+        };
+        return {
+          sample,
+          closedForm: stats[base + STAT.variance]!,
+          realised: stats[base + STAT.realised]!,
+          gradientNormSq: stats[base + STAT.normSq]!,
+        };
       }),
     );
     return { loss: meanLossOf(lossBytes, gradient), layers };
   }
 
   /** Runs only the water-filling of every tensor of `gradient` (a flat f32 buffer) and reads p back: for tests. */
-  async readProbabilities(tensors: readonly GradientTensor[], gradient: GPUBuffer, budget: number): Promise<GpuEntryProbabilities[]> {
+  async readProbabilities(
+    tensors: readonly GradientTensor[],
+    gradient: GPUBuffer,
+    budget: number,
+  ): Promise<GpuEntryProbabilities[]> {
     const plan = this.#plan(tensors, gradient);
     const encoder = this.#device.createCommandEncoder({ label: 'Entry.readProbabilities' });
     this.#encodeWaterfill(encoder, plan, gradient, budget);

@@ -35,7 +35,11 @@ const streamOf =
   (round: number) =>
   (layer: number): StreamId => ({ seed: 77, worker: 2, round, layer });
 
-async function gradientOn(device: GPUDevice, layout: ModelLayout, batch: number): Promise<{ g: Float32Array; gpuGradient: GpuGradient; destroy: () => void }> {
+async function gradientOn(
+  device: GPUDevice,
+  layout: ModelLayout,
+  batch: number,
+): Promise<{ g: Float32Array; gpuGradient: GpuGradient; destroy: () => void }> {
   const backend = createGpuBackend(device, layout);
   const params = randomParameters(layout, 3);
   const images = randomImages(batch, layout.inputSize, 4);
@@ -97,7 +101,8 @@ class MonteCarlo {
       const magnitude = Math.abs(g[offset + i]!);
       if (sample.scheme === 'terngrad') this.#knownVariance[offset + i] = magnitude * (sample.scaler - magnitude);
       const p = this.entryProbabilities?.[offset + i] ?? 0;
-      if (sample.scheme === 'atomo-entry' && p > 0) this.#knownVariance[offset + i] = magnitude * magnitude * (1 / p - 1);
+      if (sample.scheme === 'atomo-entry' && p > 0)
+        this.#knownVariance[offset + i] = magnitude * magnitude * (1 / p - 1);
       if (sample.scheme === 'qsgd' && sample.norms[0]! > 0) {
         // The GPU quantises with one bucket per layer.
         const norm = sample.norms[0]!;
@@ -129,7 +134,9 @@ class MonteCarlo {
       const mean = values.reduce((a, b) => a + b, 0) / n;
       const variance = values.reduce((a, b) => a + (b - mean) ** 2, 0) / n;
       const closed = this.#closed[index]!;
-      expect(Math.abs(mean - closed), tensor.name).toBeLessThanOrEqual(5 * Math.sqrt(variance / n) + 1e-4 * closed + 1e-12);
+      expect(Math.abs(mean - closed), tensor.name).toBeLessThanOrEqual(
+        5 * Math.sqrt(variance / n) + 1e-4 * closed + 1e-12,
+      );
     });
   }
 }
@@ -198,12 +205,19 @@ describe.each(['qsgd', 'terngrad'] as const)('GPU %s', (scheme) => {
       // Same stream, same draws: the GPU sample equals the CPU scheme's.
       const first = await quantizer.compress(smallInput(gpuGradient)(0), levels);
       small.tensors.forEach((tensor, index) => {
-        const want = SCHEMES[scheme].compress(g.subarray(tensor.offset, tensor.offset + tensor.size), tensor.shape, { levels }, streamOf(0)(index));
+        const want = SCHEMES[scheme].compress(
+          g.subarray(tensor.offset, tensor.offset + tensor.size),
+          tensor.shape,
+          { levels },
+          streamOf(0)(index),
+        );
         const got: LayerSample = first.layers[index]!.sample;
         expect(got).toEqual(want.sample);
         expect(first.layers[index]!.closedForm).toBeCloseTo(want.variance, 6);
       });
-      await new MonteCarlo(small, g).run(async (round) => (await quantizer.compress(smallInput(gpuGradient)(round), levels)).layers);
+      await new MonteCarlo(small, g).run(
+        async (round) => (await quantizer.compress(smallInput(gpuGradient)(round), levels)).layers,
+      );
     } finally {
       quantizer.destroy();
       destroy();
@@ -237,7 +251,10 @@ describe('GPU atomo-entry', () => {
         const layer = first.layers[index]!;
         const g32 = g.subarray(tensor.offset, tensor.offset + tensor.size);
         expect(decodeLayer(encodeLayer(layer.sample, index)).sample, tensor.name).toEqual(layer.sample);
-        expect(layer.closedForm, tensor.name).toBeCloseTo(atomicVariance(g32, p.subarray(tensor.offset, tensor.offset + tensor.size)), 6);
+        expect(layer.closedForm, tensor.name).toBeCloseTo(
+          atomicVariance(g32, p.subarray(tensor.offset, tensor.offset + tensor.size)),
+          6,
+        );
         let normSq = 0;
         for (const value of g32) normSq += value * value;
         expect(layer.gradientNormSq / normSq, tensor.name).toBeCloseTo(1, 5);
@@ -249,7 +266,9 @@ describe('GPU atomo-entry', () => {
           expect(layer.realised, tensor.name).toBe(0);
         }
       });
-      await new MonteCarlo(small, g, p).run(async (round) => (await entry.compress(smallInput(gpuGradient)(round), budget)).layers);
+      await new MonteCarlo(small, g, p).run(
+        async (round) => (await entry.compress(smallInput(gpuGradient)(round), budget)).layers,
+      );
     } finally {
       entry.destroy();
       destroy();
@@ -257,41 +276,58 @@ describe('GPU atomo-entry', () => {
   });
 });
 
-/** Draws of the Fourier test: each reconstructs through the CPU's inverse DCT, so fewer than SEEDS (the 5σ bounds widen to match). */
+/**
+ * Draws of the Fourier test: each reconstructs through the CPU's inverse DCT, so fewer than SEEDS (the 5σ bounds widen
+ * to match).
+ */
 const DCT_DRAWS = 300;
 
 describe('GPU atomo-dct', () => {
-  gpuTest(`sends coefficients the CPU scheme would, is exact where s ≥ #coefficients, and unbiased over ${DCT_DRAWS} seeds`, async ({ gpu }) => {
-    const { g, gpuGradient, destroy } = await gradientOn(gpu.device, small, SMALL_BATCH);
-    const compressor = createTensorCompressor(gpu.device, small.tensors, { dct: 'device' });
-    // s = 20: the 20×12 and 12×5 weights' coefficients are sampled, the biases' (12, 5) sent whole.
-    const compression = { scheme: 'atomo-dct', budget: 20, levels: 1 } as const;
-    try {
-      expect(compressor.supports(compression)).toBe(true);
-      expect(createTensorCompressor(gpu.device, small.tensors).supports(compression)).toBe(false);
-      const first = await compressor.compress(gpuGradient, compression, streamOf(0));
-      small.tensors.forEach((tensor, index) => {
-        const layer = first.layers[index]!;
-        const g32 = g.subarray(tensor.offset, tensor.offset + tensor.size);
-        // The CPU scheme's closed form and ‖g‖² on the same gradient (Parseval: ‖C‖ = ‖G‖).
-        const want = SCHEMES['atomo-dct'].compress(g32, tensor.shape, { budget: compression.budget }, streamOf(0)(index));
-        expect(layer.sample.scheme, tensor.name).toBe('atomo-dct');
-        expect(decodeLayer(encodeLayer(layer.sample, index)).sample, tensor.name).toEqual(layer.sample);
-        expect(Math.abs(layer.closedForm - want.variance), tensor.name).toBeLessThanOrEqual(1e-4 * want.variance + 1e-12);
-        let normSq = 0;
-        for (const value of g32) normSq += value * value;
-        expect(layer.gradientNormSq / normSq, tensor.name).toBeCloseTo(1, 5);
-        if (tensor.size <= compression.budget) {
-          // Every coefficient sent as itself: the estimate is the gradient, to the DCT's f32 rounding.
-          expect(layer.realised, tensor.name).toBe(0);
-          const estimate = reconstruct(layer.sample);
-          for (let i = 0; i < tensor.size; i++) expect(Math.abs(estimate[i]! - g32[i]!), tensor.name).toBeLessThanOrEqual(1e-5 * Math.sqrt(normSq));
-        }
-      });
-      await new MonteCarlo(small, g).run(async (round) => (await compressor.compress(gpuGradient, compression, streamOf(round))).layers, DCT_DRAWS);
-    } finally {
-      compressor.destroy();
-      destroy();
-    }
-  });
+  gpuTest(
+    `sends coefficients the CPU scheme would, is exact where s ≥ #coefficients, and unbiased over ${DCT_DRAWS} seeds`,
+    async ({ gpu }) => {
+      const { g, gpuGradient, destroy } = await gradientOn(gpu.device, small, SMALL_BATCH);
+      const compressor = createTensorCompressor(gpu.device, small.tensors, { dct: 'device' });
+      // s = 20: the 20×12 and 12×5 weights' coefficients are sampled, the biases' (12, 5) sent whole.
+      const compression = { scheme: 'atomo-dct', budget: 20, levels: 1 } as const;
+      try {
+        expect(compressor.supports(compression)).toBe(true);
+        expect(createTensorCompressor(gpu.device, small.tensors).supports(compression)).toBe(false);
+        const first = await compressor.compress(gpuGradient, compression, streamOf(0));
+        small.tensors.forEach((tensor, index) => {
+          const layer = first.layers[index]!;
+          const g32 = g.subarray(tensor.offset, tensor.offset + tensor.size);
+          // The CPU scheme's closed form and ‖g‖² on the same gradient (Parseval: ‖C‖ = ‖G‖).
+          const want = SCHEMES['atomo-dct'].compress(
+            g32,
+            tensor.shape,
+            { budget: compression.budget },
+            streamOf(0)(index),
+          );
+          expect(layer.sample.scheme, tensor.name).toBe('atomo-dct');
+          expect(decodeLayer(encodeLayer(layer.sample, index)).sample, tensor.name).toEqual(layer.sample);
+          expect(Math.abs(layer.closedForm - want.variance), tensor.name).toBeLessThanOrEqual(
+            1e-4 * want.variance + 1e-12,
+          );
+          let normSq = 0;
+          for (const value of g32) normSq += value * value;
+          expect(layer.gradientNormSq / normSq, tensor.name).toBeCloseTo(1, 5);
+          if (tensor.size <= compression.budget) {
+            // Every coefficient sent as itself: the estimate is the gradient, to the DCT's f32 rounding.
+            expect(layer.realised, tensor.name).toBe(0);
+            const estimate = reconstruct(layer.sample);
+            for (let i = 0; i < tensor.size; i++)
+              expect(Math.abs(estimate[i]! - g32[i]!), tensor.name).toBeLessThanOrEqual(1e-5 * Math.sqrt(normSq));
+          }
+        });
+        await new MonteCarlo(small, g).run(
+          async (round) => (await compressor.compress(gpuGradient, compression, streamOf(round))).layers,
+          DCT_DRAWS,
+        );
+      } finally {
+        compressor.destroy();
+        destroy();
+      }
+    },
+  );
 });

@@ -59,21 +59,36 @@ export interface GpuCompressorOptions {
   readonly spectral?: SpectralRoute;
   /** On the device route, where the core SVD runs ('auto': measured per adapter). */
   readonly core?: SpectralCore | 'auto';
-  /** Fourier ATOMO on the device (dctCompressor.ts) or on the CPU path ('host' by default: slower on SwiftShader, docs/benchmarks.md). */
+  /**
+   * Fourier ATOMO on the device (dctCompressor.ts) or on the CPU path ('host' by default: slower on SwiftShader,
+   * docs/benchmarks.md).
+   */
   readonly dct?: 'device' | 'host';
-  /** Where PowerSGD orthonormalises P ('host' by default: faster on SwiftShader, powerSgdCompressor.ts PowerSgdRoute). */
+  /**
+   * Where PowerSGD orthonormalises P ('host' by default: faster on SwiftShader, powerSgdCompressor.ts PowerSgdRoute).
+   */
   readonly powerSgd?: PowerSgdRoute;
-  /** A byte budget (atomo-auto, atomo-svd, atomo-dct) with its transforms on the device, or on the CPU path ('host' by default: see the module comment). */
+  /**
+   * A byte budget (atomo-auto, atomo-svd, atomo-dct) with its transforms on the device, or on the CPU path ('host' by
+   * default: see the module comment).
+   */
   readonly byteBudget?: 'device' | 'host';
 }
 
 /** The GPU compressor for a GPU backend's model (tensors as in its layout). */
-export function createGpuCompressor(backend: Pick<GpuTrainingBackend, 'device' | 'layout'>, options: GpuCompressorOptions = {}): GpuCompressor {
+export function createGpuCompressor(
+  backend: Pick<GpuTrainingBackend, 'device' | 'layout'>,
+  options: GpuCompressorOptions = {},
+): GpuCompressor {
   return createTensorCompressor(backend.device, backend.layout.tensors, options);
 }
 
 /** The GPU compressor for any list of tensors of a flat gradient buffer (tests use small ones). */
-export function createTensorCompressor(device: GPUDevice, tensors: readonly GradientTensor[], options: GpuCompressorOptions = {}): GpuCompressor {
+export function createTensorCompressor(
+  device: GPUDevice,
+  tensors: readonly GradientTensor[],
+  options: GpuCompressorOptions = {},
+): GpuCompressor {
   const spectralRoute = options.spectral ?? 'host';
   const dctRoute = options.dct ?? 'host';
   const byteBudgetRoute = options.byteBudget ?? 'host';
@@ -98,13 +113,18 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
     matmul ??= new MatmulKernel(device);
     return (dct ??= new GpuDctCompressor(device, matmul));
   };
-  const dctFits = () => tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER && Math.max(...t.shape) < DCT_MAX_SIZE);
+  const dctFits = () =>
+    tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER && Math.max(...t.shape) < DCT_MAX_SIZE);
   return {
     supports(compression: Compression): boolean {
       // Error feedback on an unbiased scheme keeps its memory on the CPU (core/atomo/errorFeedback.ts).
       if (compression.errorFeedback === true && compression.scheme !== 'powersgd') return false;
       if (compression.byteBudget !== undefined && takesByteBudget(compression.scheme)) {
-        return byteBudgetRoute === 'device' && onDeviceByBytes(compression.scheme) && (compression.scheme === 'atomo-svd' || dctFits());
+        return (
+          byteBudgetRoute === 'device' &&
+          onDeviceByBytes(compression.scheme) &&
+          (compression.scheme === 'atomo-svd' || dctFits())
+        );
       }
       switch (compression.scheme) {
         case 'powersgd':
@@ -119,7 +139,10 @@ export function createTensorCompressor(device: GPUDevice, tensors: readonly Grad
           return dctRoute === 'device' && compression.budget > 0 && dctFits();
         case 'qsgd':
           return (
-            (compression.bucketSize ?? 0) === 0 && Number.isInteger(compression.levels) && compression.levels >= 1 && compression.levels <= GPU_MAX_QSGD_LEVELS
+            (compression.bucketSize ?? 0) === 0 &&
+            Number.isInteger(compression.levels) &&
+            compression.levels >= 1 &&
+            compression.levels <= GPU_MAX_QSGD_LEVELS
           );
         default:
           return false;

@@ -42,9 +42,19 @@ import { ReduceKernel, type ReducePlan } from '../kernels/reduce';
 import { ORTHONORMALIZE_MAX_COLUMNS, orthonormalizeBlocks } from '../kernels/svd';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool } from '../runtime/pools';
-import { encodeLossRead, meanLossOf, tensorsKey, type CompressedGradient, type DeviceGradient, type GradientTensor } from './tensors';
+import {
+  encodeLossRead,
+  meanLossOf,
+  tensorsKey,
+  type CompressedGradient,
+  type DeviceGradient,
+  type GradientTensor,
+} from './tensors';
 
-/** Callers whose memory one compressor keeps; a new one past this evicts the least recently used (its next round starts afresh). */
+/**
+ * Callers whose memory one compressor keeps; a new one past this evicts the least recently used (its next round starts
+ * afresh).
+ */
 const MEMORIES = 8;
 
 /** Factor columns of a layer at rank r: k = min(r, rows, cols), as the CPU scheme sends. */
@@ -52,7 +62,10 @@ export function powerSgdColumns(rank: number, shape: readonly [number, number]):
   return Math.min(rank, shape[0], shape[1]);
 }
 
-/** Whether the GPU route takes rank r (a valid one: checkRank) on these tensors (k ≤ the orthonormalisation's 256 columns). */
+/**
+ * Whether the GPU route takes rank r (a valid one: checkRank) on these tensors (k ≤ the orthonormalisation's 256
+ * columns).
+ */
 export function gpuPowerSgdFits(rank: number, tensors: readonly GradientTensor[]): boolean {
   return (
     (Number.isInteger(rank) || rank === Number.POSITIVE_INFINITY) &&
@@ -78,7 +91,10 @@ export function gpuPowerSgdFits(rank: number, tensors: readonly GradientTensor[]
  */
 export type PowerSgdRoute = 'device' | 'host';
 
-/** Orthonormalises the k columns (each `rows` long, column-major at `offset`) of P in place with the core's Gram–Schmidt. */
+/**
+ * Orthonormalises the k columns (each `rows` long, column-major at `offset`) of P in place with the core's
+ * Gram–Schmidt.
+ */
 function orthonormaliseBlock(pt: Float32Array, offset: number, rows: number, k: number): void {
   const p = new Float64Array(rows * k);
   for (let a = 0; a < k; a++) for (let i = 0; i < rows; i++) p[i * k + a] = pt[offset + a * rows + i]!;
@@ -102,7 +118,9 @@ interface State {
   /** [‖ĝ − g‖² per layer, ‖g‖² per layer]. */
   readonly stats: GPUBuffer;
   readonly floats: number;
-  /** Pᵀ = Qᵀ Mᵀ per layer; then orthonormalize.wgsl on the device route; then Qᵀ = P̂ᵀ M and e = M − P̂ Qᵀ per layer. */
+  /**
+   * Pᵀ = Qᵀ Mᵀ per layer; then orthonormalize.wgsl on the device route; then Qᵀ = P̂ᵀ M and e = M − P̂ Qᵀ per layer.
+   */
   readonly products: Recordable[];
   readonly orthonormalize: Recordable;
   readonly updates: Recordable[];
@@ -173,11 +191,17 @@ export class GpuPowerSgd {
       const at = { p: pOffsets[l]!, q: qOffsets[l]!, m: t.offset };
       return {
         // Pᵀ (k×rows) = Qᵀ (k×cols) · Mᵀ
-        p: plan({ m: k, n: rows, k: cols, transB: true }, { a: qt, b: memory, c: pt, offsetA: at.q, offsetB: at.m, offsetC: at.p }),
+        p: plan(
+          { m: k, n: rows, k: cols, transB: true },
+          { a: qt, b: memory, c: pt, offsetA: at.q, offsetB: at.m, offsetC: at.p },
+        ),
         // Qᵀ (k×cols) = P̂ᵀ (k×rows) · M
         q: plan({ m: k, n: cols, k: rows }, { a: pt, b: memory, c: qt, offsetA: at.p, offsetB: at.m, offsetC: at.q }),
         // M (rows×cols) ← −P̂ Qᵀ + M
-        e: plan({ m: rows, n: cols, k, transA: true, alpha: -1, beta: 1 }, { a: pt, b: qt, c: memory, offsetA: at.p, offsetB: at.q, offsetC: at.m }),
+        e: plan(
+          { m: rows, n: cols, k, transA: true, alpha: -1, beta: 1 },
+          { a: pt, b: qt, c: memory, offsetA: at.p, offsetB: at.q, offsetC: at.m },
+        ),
       };
     });
     const orthonormalize = orthonormalizeBlocks(
@@ -210,7 +234,12 @@ export class GpuPowerSgd {
   /** Σx² of each tensor's segment of `input` into stats[outputOffset + l]. */
   #norms(tensors: readonly GradientTensor[], input: GPUBuffer, stats: GPUBuffer, outputOffset: number): ReducePlan[] {
     return tensors.map((t, l) =>
-      this.#reduce.plan('sumOfSquares', [0, t.shape[0] * t.shape[1]], { input, output: stats, inputOffset: t.offset, outputOffset: outputOffset + l }),
+      this.#reduce.plan('sumOfSquares', [0, t.shape[0] * t.shape[1]], {
+        input,
+        output: stats,
+        inputOffset: t.offset,
+        outputOffset: outputOffset + l,
+      }),
     );
   }
 
@@ -272,10 +301,16 @@ export class GpuPowerSgd {
    * under `key` (none: zero memory, fresh draws, nothing kept); layer l's
    * fresh draws come from stream(l).
    */
-  async compress({ tensors, gradient, stream }: DeviceGradient, rank: number, key?: object): Promise<CompressedGradient> {
+  async compress(
+    { tensors, gradient, stream }: DeviceGradient,
+    rank: number,
+    key?: object,
+  ): Promise<CompressedGradient> {
     checkRank(rank);
     if (!gpuPowerSgdFits(rank, tensors))
-      throw new RangeError(`GPU PowerSGD orthonormalises at most ${ORTHONORMALIZE_MAX_COLUMNS} columns, rank ${rank} needs more`);
+      throw new RangeError(
+        `GPU PowerSGD orthonormalises at most ${ORTHONORMALIZE_MAX_COLUMNS} columns, rank ${rank} needs more`,
+      );
     const own = key ?? {};
     const state = this.#state(own, tensors, gradient.buffer, rank);
     try {

@@ -11,7 +11,15 @@ import { ReduceKernel, type ReducePlan } from '../kernels/reduce';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool } from '../runtime/pools';
 import type { CompressedLayerStats } from '../../../core/training/compression';
-import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor, gradientPlanCache, tensorsKey } from './tensors';
+import {
+  encodeLossRead,
+  meanLossOf,
+  type CompressedGradient,
+  type DeviceGradient,
+  type GradientTensor,
+  gradientPlanCache,
+  tensorsKey,
+} from './tensors';
 
 /** Largest QSGD level count the GPU path packs (7 bits per level; more falls back to the CPU). */
 export const GPU_MAX_QSGD_LEVELS = 127;
@@ -83,7 +91,12 @@ export class GpuQuantizer {
     const bounds = [0, ...tensors.map((t) => t.offset - first + t.shape[0] * t.shape[1])];
     const wordBounds = [...wordOffsets, totalWords];
     const reduces = [
-      this.#reduce.plan('sumOfSquares', bounds, { input: gradient, output: norms, inputOffset: first, outputOffset: 0 }),
+      this.#reduce.plan('sumOfSquares', bounds, {
+        input: gradient,
+        output: norms,
+        inputOffset: first,
+        outputOffset: 0,
+      }),
       this.#reduce.plan('maxAbs', bounds, { input: gradient, output: norms, inputOffset: first, outputOffset: layers }),
     ];
     const partReduces = [
@@ -91,11 +104,21 @@ export class GpuQuantizer {
       this.#reduce.plan('sum', wordBounds, { input: closedParts, output: stats, outputOffset: layers }),
     ];
     const params = tensors.map((_, layer) =>
-      device.createBuffer({ label: `Quantize.params[${layer}]`, size: 48, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST }),
+      device.createBuffer({
+        label: `Quantize.params[${layer}]`,
+        size: 48,
+        usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+      }),
     );
     owned.push(...params);
     const codeDispatches = params.map((uniform, layer) =>
-      dispatches(this.#kernel.dispatch(`${this.#scheme},${layer}`, [uniform, gradient, norms, codes, realisedParts, closedParts], words[layer]!)),
+      dispatches(
+        this.#kernel.dispatch(
+          `${this.#scheme},${layer}`,
+          [uniform, gradient, norms, codes, realisedParts, closedParts],
+          words[layer]!,
+        ),
+      ),
     );
     return {
       words,
@@ -132,7 +155,20 @@ export class GpuQuantizer {
       device.queue.writeBuffer(
         plan.params[layer]!,
         0,
-        new Uint32Array([s.seed, s.worker, s.round, s.layer, n, tensor.offset, plan.wordOffsets[layer]!, normIndex, levels, 0, 0, 0]),
+        new Uint32Array([
+          s.seed,
+          s.worker,
+          s.round,
+          s.layer,
+          n,
+          tensor.offset,
+          plan.wordOffsets[layer]!,
+          normIndex,
+          levels,
+          0,
+          0,
+          0,
+        ]),
       );
     });
     const encoder = device.createCommandEncoder({ label: `Quantize[${this.#scheme}]` });
@@ -175,7 +211,14 @@ export class GpuQuantizer {
   }
 }
 
-function qsgdSample(tensor: GradientTensor, levels: number, norm: number, codes: Uint32Array, base: number, n: number): QsgdSample {
+function qsgdSample(
+  tensor: GradientTensor,
+  levels: number,
+  norm: number,
+  codes: Uint32Array,
+  base: number,
+  n: number,
+): QsgdSample {
   const negative = new Uint8Array(n);
   const level = new Uint16Array(n);
   for (let i = 0; i < n; i++) {
@@ -187,7 +230,13 @@ function qsgdSample(tensor: GradientTensor, levels: number, norm: number, codes:
   return { scheme: 'qsgd', shape: tensor.shape, levels, bucketSize: 0, norms: Float32Array.of(norm), negative, level };
 }
 
-function terngradSample(tensor: GradientTensor, scaler: number, codes: Uint32Array, base: number, n: number): TernGradSample {
+function terngradSample(
+  tensor: GradientTensor,
+  scaler: number,
+  codes: Uint32Array,
+  base: number,
+  n: number,
+): TernGradSample {
   const ternary = new Int8Array(n);
   for (let i = 0; i < n; i++) {
     const code = (codes[base + (i >>> 4)]! >>> ((i & 15) * 2)) & 3;

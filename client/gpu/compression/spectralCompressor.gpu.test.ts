@@ -45,9 +45,24 @@ function uniform(n: number, seed: number, scale = 1, offset = 0): Float32Array {
   return Float32Array.from({ length: n }, () => (rng() + offset) * scale);
 }
 
-function randomCase(name: string, rows: number, cols: number, batch: number, seed: number, inputScale = 1, deltaScale = 1e-3): Case {
+function randomCase(
+  name: string,
+  rows: number,
+  cols: number,
+  batch: number,
+  seed: number,
+  inputScale = 1,
+  deltaScale = 1e-3,
+): Case {
   // Inputs like images (non-negative, correlated through their mean), deltas of both signs.
-  return { name, rows, cols, batch, input: uniform(batch * rows, seed, inputScale), delta: uniform(batch * cols, seed + 1, deltaScale, -0.5) };
+  return {
+    name,
+    rows,
+    cols,
+    batch,
+    input: uniform(batch * rows, seed, inputScale),
+    delta: uniform(batch * cols, seed + 1, deltaScale, -0.5),
+  };
 }
 
 const CASES: Case[] = [
@@ -101,107 +116,140 @@ function onDevice(device: GPUDevice, c: Case, g: Float64Array): { gradient: GpuG
 }
 
 describe.each(['device', 'host'] as const)('factored spectral route, core SVD on the %s', (core: SpectralCore) => {
-  gpuTest.for(CASES.map((c) => [c.name, c] as const))('%s: σ, U Σ Vᵀ = G and orthonormal atoms, as the CPU reference', async ([, c], { gpu }) => {
-    const g = gradientOf(c);
-    const reference = factoredSvd({ input: c.input, delta: c.delta, batch: c.batch }, c.rows, c.cols);
-    const { gradient, destroy } = onDevice(gpu.device, c, g);
-    const spectral = new GpuSpectralCompressor(gpu.device, { core });
-    try {
-      const tensors = [{ offset: 0, shape: [c.rows, c.cols] as const }];
-      const decomposition = await spectral.decompose(tensors, gradient, core);
-      expect(decomposition.loss).toBeCloseTo(0.25, 6);
-      const [{ k, u, sigma, v }] = (await spectral.readDecomposition(decomposition)) as [{ k: number; u: Float32Array; sigma: Float64Array; v: Float32Array }];
-      expect(k).toBe(Math.min(c.rows, c.cols, c.batch));
-      const sigma0 = reference.singularValues[0] ?? 0;
-      let worstSigma = 0;
-      for (let t = 0; t < k; t++) worstSigma = Math.max(worstSigma, Math.abs(sigma[t]! - (reference.singularValues[t] ?? 0)));
-      for (const s of sigma) expect(Number.isFinite(s)).toBe(true);
-      if (sigma0 === 0) {
-        // Zero deltas: every σ is exactly 0 and nothing is ever an atom.
-        expect([...sigma].every((s) => s === 0)).toBe(true);
-        const compressed = await spectral.compress({ tensors, gradient, stream: (layer) => ({ seed: 1, worker: 0, round: 0, layer }) }, 2);
-        expect(compressed.layers[0]!.sample).toMatchObject({ count: 0 });
-        expect(compressed.layers[0]!.gradientNormSq).toBe(0);
-        return;
-      }
-      expect(worstSigma / sigma0).toBeLessThanOrEqual(SIGMA_TOLERANCE);
-      const reconstruction = relativeFrobeniusError(fromTriplets(u, sigma, v, c.rows, c.cols, k), g);
-      expect(reconstruction).toBeLessThanOrEqual(RECONSTRUCTION_TOLERANCE);
-      // Atoms above the noise cut-off (max(rows, cols)·2⁻²³·σ₀) are orthonormal to the stated bound.
-      const cutoff = Math.max(c.rows, c.cols) * 2 ** -23 * sigma[0]!;
-      let worstWeighted = 0;
-      for (const [vectors, length] of [
-        [u, c.rows],
-        [v, c.cols],
-      ] as const) {
-        for (let s = 0; s < k && sigma[s]! > cutoff; s++) {
-          for (let t = s; t < k && sigma[t]! > cutoff; t++) {
-            let dot = 0;
-            for (let i = 0; i < length; i++) dot += vectors[s * length + i]! * vectors[t * length + i]!;
-            const error = Math.abs(dot - (s === t ? 1 : 0));
-            const bound = (ORTHONORMALITY_TOLERANCE * sigma[0]!) / Math.min(sigma[s]!, sigma[t]!) + 2e-6;
-            expect(error, `${length === c.rows ? 'u' : 'v'}${s}·${length === c.rows ? 'u' : 'v'}${t}`).toBeLessThanOrEqual(bound);
-            worstWeighted = Math.max(worstWeighted, (error * Math.min(sigma[s]!, sigma[t]!)) / sigma[0]!);
+  gpuTest.for(CASES.map((c) => [c.name, c] as const))(
+    '%s: σ, U Σ Vᵀ = G and orthonormal atoms, as the CPU reference',
+    async ([, c], { gpu }) => {
+      const g = gradientOf(c);
+      const reference = factoredSvd({ input: c.input, delta: c.delta, batch: c.batch }, c.rows, c.cols);
+      const { gradient, destroy } = onDevice(gpu.device, c, g);
+      const spectral = new GpuSpectralCompressor(gpu.device, { core });
+      try {
+        const tensors = [{ offset: 0, shape: [c.rows, c.cols] as const }];
+        const decomposition = await spectral.decompose(tensors, gradient, core);
+        expect(decomposition.loss).toBeCloseTo(0.25, 6);
+        const [{ k, u, sigma, v }] = (await spectral.readDecomposition(decomposition)) as [
+          { k: number; u: Float32Array; sigma: Float64Array; v: Float32Array },
+        ];
+        expect(k).toBe(Math.min(c.rows, c.cols, c.batch));
+        const sigma0 = reference.singularValues[0] ?? 0;
+        let worstSigma = 0;
+        for (let t = 0; t < k; t++)
+          worstSigma = Math.max(worstSigma, Math.abs(sigma[t]! - (reference.singularValues[t] ?? 0)));
+        for (const s of sigma) expect(Number.isFinite(s)).toBe(true);
+        if (sigma0 === 0) {
+          // Zero deltas: every σ is exactly 0 and nothing is ever an atom.
+          expect([...sigma].every((s) => s === 0)).toBe(true);
+          const compressed = await spectral.compress(
+            { tensors, gradient, stream: (layer) => ({ seed: 1, worker: 0, round: 0, layer }) },
+            2,
+          );
+          expect(compressed.layers[0]!.sample).toMatchObject({ count: 0 });
+          expect(compressed.layers[0]!.gradientNormSq).toBe(0);
+          return;
+        }
+        expect(worstSigma / sigma0).toBeLessThanOrEqual(SIGMA_TOLERANCE);
+        const reconstruction = relativeFrobeniusError(fromTriplets(u, sigma, v, c.rows, c.cols, k), g);
+        expect(reconstruction).toBeLessThanOrEqual(RECONSTRUCTION_TOLERANCE);
+        // Atoms above the noise cut-off (max(rows, cols)·2⁻²³·σ₀) are orthonormal to the stated bound.
+        const cutoff = Math.max(c.rows, c.cols) * 2 ** -23 * sigma[0]!;
+        let worstWeighted = 0;
+        for (const [vectors, length] of [
+          [u, c.rows],
+          [v, c.cols],
+        ] as const) {
+          for (let s = 0; s < k && sigma[s]! > cutoff; s++) {
+            for (let t = s; t < k && sigma[t]! > cutoff; t++) {
+              let dot = 0;
+              for (let i = 0; i < length; i++) dot += vectors[s * length + i]! * vectors[t * length + i]!;
+              const error = Math.abs(dot - (s === t ? 1 : 0));
+              const bound = (ORTHONORMALITY_TOLERANCE * sigma[0]!) / Math.min(sigma[s]!, sigma[t]!) + 2e-6;
+              expect(
+                error,
+                `${length === c.rows ? 'u' : 'v'}${s}·${length === c.rows ? 'u' : 'v'}${t}`,
+              ).toBeLessThanOrEqual(bound);
+              worstWeighted = Math.max(worstWeighted, (error * Math.min(sigma[s]!, sigma[t]!)) / sigma[0]!);
+            }
           }
         }
+        console.log(
+          `${core} core, ${c.name}: σ ${(worstSigma / sigma0).toExponential(1)}·σ₀, U Σ Vᵀ ${reconstruction.toExponential(1)}, ` +
+            `orthonormality·σ/σ₀ ${worstWeighted.toExponential(1)}`,
+        );
+      } finally {
+        spectral.destroy();
+        destroy();
       }
-      console.log(
-        `${core} core, ${c.name}: σ ${(worstSigma / sigma0).toExponential(1)}·σ₀, U Σ Vᵀ ${reconstruction.toExponential(1)}, ` +
-          `orthonormality·σ/σ₀ ${worstWeighted.toExponential(1)}`,
-      );
-    } finally {
-      spectral.destroy();
-      destroy();
-    }
-  });
+    },
+  );
 });
 
 describe('factored spectral route, the core side per adapter', () => {
-  gpuTest("'auto' measures both sides once, keeps the faster for the adapter, and compresses with it", async ({ gpu }) => {
-    const c = CASES[0]!;
-    const g = gradientOf(c);
-    const { gradient, destroy } = onDevice(gpu.device, c, g);
-    const spectral = new GpuSpectralCompressor(gpu.device);
-    try {
-      expect(spectralCoreChoice(gpu.device)).toBeUndefined();
-      const tensors = [{ offset: 0, shape: [c.rows, c.cols] as const }];
-      const compressed = await spectral.compress({ tensors, gradient, stream: (layer) => ({ seed: 1, worker: 0, round: 0, layer }) }, 2);
-      const choice = spectralCoreChoice(gpu.device)!;
-      expect(choice.deviceMs).toBeGreaterThan(0);
-      expect(choice.hostMs).toBeGreaterThan(0);
-      expect(choice.core).toBe(choice.deviceMs <= choice.hostMs ? 'device' : 'host');
-      expect(compressed.layers[0]!.sample.scheme).toBe('atomo-svd');
-      console.log(`core SVD on this adapter: device ${choice.deviceMs.toFixed(1)} ms, host ${choice.hostMs.toFixed(1)} ms per compress → ${choice.core}`);
-    } finally {
-      spectral.destroy();
-      destroy();
-    }
-  });
+  gpuTest(
+    "'auto' measures both sides once, keeps the faster for the adapter, and compresses with it",
+    async ({ gpu }) => {
+      const c = CASES[0]!;
+      const g = gradientOf(c);
+      const { gradient, destroy } = onDevice(gpu.device, c, g);
+      const spectral = new GpuSpectralCompressor(gpu.device);
+      try {
+        expect(spectralCoreChoice(gpu.device)).toBeUndefined();
+        const tensors = [{ offset: 0, shape: [c.rows, c.cols] as const }];
+        const compressed = await spectral.compress(
+          { tensors, gradient, stream: (layer) => ({ seed: 1, worker: 0, round: 0, layer }) },
+          2,
+        );
+        const choice = spectralCoreChoice(gpu.device)!;
+        expect(choice.deviceMs).toBeGreaterThan(0);
+        expect(choice.hostMs).toBeGreaterThan(0);
+        expect(choice.core).toBe(choice.deviceMs <= choice.hostMs ? 'device' : 'host');
+        expect(compressed.layers[0]!.sample.scheme).toBe('atomo-svd');
+        console.log(
+          `core SVD on this adapter: device ${choice.deviceMs.toFixed(1)} ms, host ${choice.hostMs.toFixed(1)} ms per compress → ${choice.core}`,
+        );
+      } finally {
+        spectral.destroy();
+        destroy();
+      }
+    },
+  );
 });
 
 describe('factored spectral route, plans', () => {
-  gpuTest('a new gradient buffer with the same label and shapes gets a plan of its own (a new backend of the same kind)', async ({ gpu }) => {
-    // Two backends of one kind label their gradient buffers alike; the first's buffers are destroyed before the second's round.
-    const first = randomCase('first', 101, 37, 13, 21);
-    const second = randomCase('second', 101, 37, 13, 23);
-    const tensors = [{ offset: 0, shape: [first.rows, first.cols] as const }];
-    const spectral = new GpuSpectralCompressor(gpu.device, { core: 'host' });
-    try {
-      const old = onDevice(gpu.device, first, gradientOf(first));
-      await spectral.readDecomposition(await spectral.decompose(tensors, old.gradient, 'host'));
-      old.destroy();
-      const g = gradientOf(second);
-      const current = onDevice(gpu.device, second, g);
+  gpuTest(
+    'a new gradient buffer with the same label and shapes gets a plan of its own (a new backend of the same kind)',
+    async ({ gpu }) => {
+      // Two backends of one kind label their gradient buffers alike; the first's buffers are destroyed before the
+      // second's round.
+      const first = randomCase('first', 101, 37, 13, 21);
+      const second = randomCase('second', 101, 37, 13, 23);
+      const tensors = [{ offset: 0, shape: [first.rows, first.cols] as const }];
+      const spectral = new GpuSpectralCompressor(gpu.device, { core: 'host' });
       try {
-        const [triplets] = await spectral.readDecomposition(await spectral.decompose(tensors, current.gradient, 'host'));
-        const reference = factoredSvd({ input: second.input, delta: second.delta, batch: second.batch }, second.rows, second.cols);
-        const sigma0 = reference.singularValues[0]!;
-        for (let t = 0; t < 5; t++) expect(Math.abs(triplets!.sigma[t]! - reference.singularValues[t]!)).toBeLessThanOrEqual(SIGMA_TOLERANCE * sigma0);
+        const old = onDevice(gpu.device, first, gradientOf(first));
+        await spectral.readDecomposition(await spectral.decompose(tensors, old.gradient, 'host'));
+        old.destroy();
+        const g = gradientOf(second);
+        const current = onDevice(gpu.device, second, g);
+        try {
+          const [triplets] = await spectral.readDecomposition(
+            await spectral.decompose(tensors, current.gradient, 'host'),
+          );
+          const reference = factoredSvd(
+            { input: second.input, delta: second.delta, batch: second.batch },
+            second.rows,
+            second.cols,
+          );
+          const sigma0 = reference.singularValues[0]!;
+          for (let t = 0; t < 5; t++)
+            expect(Math.abs(triplets!.sigma[t]! - reference.singularValues[t]!)).toBeLessThanOrEqual(
+              SIGMA_TOLERANCE * sigma0,
+            );
+        } finally {
+          current.destroy();
+        }
       } finally {
-        current.destroy();
+        spectral.destroy();
       }
-    } finally {
-      spectral.destroy();
-    }
-  });
+    },
+  );
 });

@@ -32,7 +32,14 @@ import { PlanCache } from '../runtime/dispatch';
 import { StagingPool, type PendingRead } from '../runtime/pools';
 import type { GpuGradient } from '../training/gpuBackend';
 import { SpectralPlan, cutoffRatio, type SpectralCore, type SpectralKernels } from './spectralPlan';
-import { encodeLossRead, meanLossOf, type CompressedGradient, type DeviceGradient, type GradientTensor, tensorsKey } from './tensors';
+import {
+  encodeLossRead,
+  meanLossOf,
+  type CompressedGradient,
+  type DeviceGradient,
+  type GradientTensor,
+  tensorsKey,
+} from './tensors';
 
 export type { SpectralCore } from './spectralPlan';
 
@@ -68,7 +75,10 @@ export interface SpectralCoreChoice {
 /** Timed compress rounds per side when choosing (after one warm-up each). */
 const CALIBRATION_ROUNDS = 3;
 
-/** Plans kept (one per gradient buffer, batch, core side and set of tensors): a tab's backends and a test's cases, with room. */
+/**
+ * Plans kept (one per gradient buffer, batch, core side and set of tensors): a tab's backends and a test's cases, with
+ * room.
+ */
 const PLANS_KEPT = 8;
 
 /** Choices by adapter (runtime/adapter.ts adapterKey): measured once per adapter in this page or process. */
@@ -143,18 +153,28 @@ export class GpuSpectralCompressor {
   }
 
   /** Round trip 1: every layer's σ (and, for the host core, its core SVD); the vectors stay on the GPU. */
-  async decompose(tensors: readonly GradientTensor[], gradient: GpuGradient, core: SpectralCore = this.#defaultCore()): Promise<GpuSpectralDecomposition> {
+  async decompose(
+    tensors: readonly GradientTensor[],
+    gradient: GpuGradient,
+    core: SpectralCore = this.#defaultCore(),
+  ): Promise<GpuSpectralDecomposition> {
     const key = `${this.#plans.id(gradient.buffer)}|${gradient.batch}|${core}|${tensorsKey(tensors)}`;
     const plan = this.#plans.get(key, () => new SpectralPlan(this.#device, this.#kernels, tensors, gradient, core));
     const encoder = this.#device.createCommandEncoder({ label: 'Spectral.decompose' });
     plan.encodeDecompose(encoder);
     const svd = plan.svd;
-    const sigmaRead = svd === null ? null : this.#staging.encodeRead(encoder, svd.singularValues, 0, svd.singularValues.size);
+    const sigmaRead =
+      svd === null ? null : this.#staging.encodeRead(encoder, svd.singularValues, 0, svd.singularValues.size);
     const stateRead = this.#staging.encodeRead(encoder, plan.states, 0, plan.factored.length * 2 * MATRIX_STATE_BYTES);
     const coreRead = core === 'host' ? this.#staging.encodeRead(encoder, plan.cores, 0, plan.coreFloats * 4) : null;
     const lossRead = encodeLossRead(this.#staging, encoder, gradient);
     this.#device.queue.submit([encoder.finish()]);
-    const [sigmaBytes, stateBytes, coreBytes, lossBytes] = await Promise.all([sigmaRead?.map(), stateRead.map(), coreRead?.map(), lossRead.map()]);
+    const [sigmaBytes, stateBytes, coreBytes, lossBytes] = await Promise.all([
+      sigmaRead?.map(),
+      stateRead.map(),
+      coreRead?.map(),
+      lossRead.map(),
+    ]);
     const svdSigma = sigmaBytes === undefined ? new Float32Array(0) : new Float32Array(sigmaBytes);
     const scaleExp = new Int32Array(stateBytes);
     const exponent = (state: number) => scaleExp[(state * MATRIX_STATE_BYTES) / 4 + SCALE_EXP_WORD]!;
@@ -164,7 +184,8 @@ export class GpuSpectralCompressor {
       if (f === null) return Float64Array.from(svdSigma.subarray(layer.sOffset, layer.sOffset + layer.k));
       // The core was C′ = C·2^−(eₓ+e_Δ): σ = σ′·2^(eₓ+e_Δ), exactly.
       const scale = 2 ** (exponent(f.xState) + exponent(f.dState));
-      const scaled = hostCores === null ? svdSigma.subarray(layer.sOffset, layer.sOffset + layer.k) : hostCores.get(f.index)!;
+      const scaled =
+        hostCores === null ? svdSigma.subarray(layer.sOffset, layer.sOffset + layer.k) : hostCores.get(f.index)!;
       return Float64Array.from(scaled, (s) => s * scale);
     });
     const decomposed: Decomposed = { plan, sigmas, loss: meanLossOf(lossBytes, gradient), lifted: false };
@@ -210,8 +231,13 @@ export class GpuSpectralCompressor {
     decomposition.lifted = true;
   }
 
-  /** Every layer's full decomposition (u atom-major k × rows, σ, v k × cols): for tests, and what a byte budget's host split draws from (byteBudgetCompressor.ts). */
-  async readDecomposition(decomposition: GpuSpectralDecomposition): Promise<{ k: number; u: Float32Array; sigma: Float64Array; v: Float32Array }[]> {
+  /**
+   * Every layer's full decomposition (u atom-major k × rows, σ, v k × cols): for tests, and what a byte budget's host
+   * split draws from (byteBudgetCompressor.ts).
+   */
+  async readDecomposition(
+    decomposition: GpuSpectralDecomposition,
+  ): Promise<{ k: number; u: Float32Array; sigma: Float64Array; v: Float32Array }[]> {
     const decomposed = decomposition as Decomposed;
     const encoder = this.#device.createCommandEncoder({ label: 'Spectral.readDecomposition' });
     this.#liftOnce(decomposed, encoder);
@@ -233,7 +259,11 @@ export class GpuSpectralCompressor {
    * from stream(l), and a read-back of the kept atoms only. Can be repeated
    * on one decomposition (until the next decompose).
    */
-  async sample(decomposition: GpuSpectralDecomposition, budget: number, stream: (layer: number) => StreamId): Promise<CompressedLayerStats[]> {
+  async sample(
+    decomposition: GpuSpectralDecomposition,
+    budget: number,
+    stream: (layer: number) => StreamId,
+  ): Promise<CompressedLayerStats[]> {
     const decomposed = decomposition as Decomposed;
     const { plan, sigmas } = decomposed;
     const device = this.#device;
@@ -274,7 +304,10 @@ export class GpuSpectralCompressor {
     }
     device.queue.submit([readEncoder.finish()]);
     const mapped = await Promise.all(
-      reads.map(async (read) => ({ first: read.first, parts: await Promise.all([read.summary.map(), read.indices.map(), read.u.map(), read.v.map()]) })),
+      reads.map(async (read) => ({
+        first: read.first,
+        parts: await Promise.all([read.summary.map(), read.indices.map(), read.u.map(), read.v.map()]),
+      })),
     );
 
     const layers: CompressedLayerStats[] = [];
@@ -302,7 +335,8 @@ export class GpuSpectralCompressor {
       for (let i = 0; i < layer.k; i++) normSq += sigma[i]! * sigma[i]!;
       let cutOff = 0;
       for (let i = rank; i < layer.k; i++) cutOff += sigma[i]! * sigma[i]!;
-      // Orthonormal atoms: the error in σ-space, as the CPU scheme computes it (the compaction keeps the indices increasing),
+      // Orthonormal atoms: the error in σ-space, as the CPU scheme computes it (the compaction keeps the indices
+      // increasing),
       // plus the σ² below the rank cut-off, dropped.
       const realised = atomicRealisedError(lambda, indices.subarray(0, count), scales, cutOff);
       const sample: SpectralSample = {
@@ -313,7 +347,12 @@ export class GpuSpectralCompressor {
         v: v.slice(0, count * layer.cols),
         scales,
       };
-      layers.push({ sample, closedForm: atomicVariance(lambda, Float64Array.from(p32.subarray(0, rank))), realised, gradientNormSq: normSq });
+      layers.push({
+        sample,
+        closedForm: atomicVariance(lambda, Float64Array.from(p32.subarray(0, rank))),
+        realised,
+        gradientNormSq: normSq,
+      });
     }
     return layers;
   }

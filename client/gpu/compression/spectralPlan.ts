@@ -28,7 +28,9 @@ import { dispatches, type BufferSlice, type Dispatch, type Recordable } from '..
 import type { GpuGradient } from '../training/gpuBackend';
 import type { GradientTensor } from './tensors';
 
-/** Where the B×B core SVD of the factored layers runs: the device's batched Jacobi, or the host's (core/linalg/svd.ts). */
+/**
+ * Where the B×B core SVD of the factored layers runs: the device's batched Jacobi, or the host's (core/linalg/svd.ts).
+ */
 export type SpectralCore = 'device' | 'host';
 
 /** Kernels a plan records (one set per device, shared by its plans). */
@@ -54,7 +56,10 @@ export interface FactoredLayer {
   /** MatrixState indices of the two QRs (scale exponents). */
   readonly xState: number;
   readonly dState: number;
-  /** Host core: C′ at coreOffset in `cores` (kx × kd row-major); U_c, σ′, V_c written at these offsets of the host core buffers. */
+  /**
+   * Host core: C′ at coreOffset in `cores` (kx × kd row-major); U_c, σ′, V_c written at these offsets of the host core
+   * buffers.
+   */
   readonly coreOffset: number;
   readonly hostU: number;
   readonly hostS: number;
@@ -105,7 +110,13 @@ export class SpectralPlan {
   /** Where each factored layer's lifted U and V go. */
   readonly #lifted = new Map<number, { u: BufferSlice; v: BufferSlice }>();
 
-  constructor(device: GPUDevice, kernels: SpectralKernels, tensors: readonly GradientTensor[], gradient: GpuGradient, core: SpectralCore) {
+  constructor(
+    device: GPUDevice,
+    kernels: SpectralKernels,
+    tensors: readonly GradientTensor[],
+    gradient: GpuGradient,
+    core: SpectralCore,
+  ) {
     this.#device = device;
     this.core = core;
     const storage = (label: string, floats: number): GPUBuffer => {
@@ -144,9 +155,18 @@ export class SpectralPlan {
       const kd = Math.min(cols, batch);
       const k = Math.min(kx, kd);
       const state = qrJobs.length;
-      this.#copies.push({ from: factor.a, to: work, floats: batch * rows }, { from: factor.d, to: work + batch * rows, floats: batch * cols });
+      this.#copies.push(
+        { from: factor.a, to: work, floats: batch * rows },
+        { from: factor.d, to: work + batch * rows, floats: batch * cols },
+      );
       qrJobs.push({ workOffset: work, length: rows, batch, rOffset: rFloats, state });
-      qrJobs.push({ workOffset: work + batch * rows, length: cols, batch, rOffset: rFloats + kx * batch, state: state + 1 });
+      qrJobs.push({
+        workOffset: work + batch * rows,
+        length: cols,
+        batch,
+        rOffset: rFloats + kx * batch,
+        state: state + 1,
+      });
       rOffsets.push([rFloats, rFloats + kx * batch]);
       work += batch * (rows + cols);
       rFloats += (kx + kd) * batch;
@@ -184,8 +204,13 @@ export class SpectralPlan {
 
     // The SVD batch: the device cores first, then every direct layer.
     const deviceCores = core === 'device' ? this.factored : [];
-    const direct = tensors.flatMap((tensor, index) => (factoredOf.has(index) ? [] : [{ index, rows: tensor.shape[0], cols: tensor.shape[1] }]));
-    const shapes = [...deviceCores.map((f) => ({ rows: f.kx, cols: f.kd })), ...direct.map(({ rows, cols }) => ({ rows, cols }))];
+    const direct = tensors.flatMap((tensor, index) =>
+      factoredOf.has(index) ? [] : [{ index, rows: tensor.shape[0], cols: tensor.shape[1] }],
+    );
+    const shapes = [
+      ...deviceCores.map((f) => ({ rows: f.kx, cols: f.kd })),
+      ...direct.map(({ rows, cols }) => ({ rows, cols })),
+    ];
     this.svd = shapes.length > 0 ? kernels.svd.createBatch(shapes, SVD_OPTIONS) : null;
     const svdIndex = new Map<number, number>();
     deviceCores.forEach((f, i) => svdIndex.set(f.index, i));
@@ -193,7 +218,8 @@ export class SpectralPlan {
 
     // Round 1: QRs, cores, SVD batch. Round 2 (lift): coefficients and U, V.
     const owned = this.#owned;
-    const qr: Dispatch | null = qrJobs.length > 0 ? kernels.factored.qr(owned, qrJobs, this.#work, r, this.states) : null;
+    const qr: Dispatch | null =
+      qrJobs.length > 0 ? kernels.factored.qr(owned, qrJobs, this.#work, r, this.states) : null;
     if (qr !== null) this.#decompose.push(dispatches(qr));
     const liftJobs: LiftJob[] = [];
     const liftProducts: MatmulPlan[] = [];
@@ -238,8 +264,14 @@ export class SpectralPlan {
       const liftedV = storage(`liftedV[${f.index}]`, k * cols);
       // U (k × rows, atom-major) = M_uᵀ (k × B) · X (B × rows); V likewise from Δ.
       liftProducts.push(
-        kernels.matmul.plan({ m: k, n: rows, k: f.batch }, { a: liftU, b: factor.a.buffer, c: liftedU, offsetA: liftOffsets[j]!, offsetB: factor.a.offset }),
-        kernels.matmul.plan({ m: k, n: cols, k: f.batch }, { a: liftV, b: factor.d.buffer, c: liftedV, offsetA: liftOffsets[j]!, offsetB: factor.d.offset }),
+        kernels.matmul.plan(
+          { m: k, n: rows, k: f.batch },
+          { a: liftU, b: factor.a.buffer, c: liftedU, offsetA: liftOffsets[j]!, offsetB: factor.a.offset },
+        ),
+        kernels.matmul.plan(
+          { m: k, n: cols, k: f.batch },
+          { a: liftV, b: factor.d.buffer, c: liftedV, offsetA: liftOffsets[j]!, offsetB: factor.d.offset },
+        ),
       );
       this.#lifted.set(f.index, { u: { buffer: liftedU, offset: 0 }, v: { buffer: liftedV, offset: 0 } });
     });
@@ -249,7 +281,9 @@ export class SpectralPlan {
           ? { coreU: this.svd!.u, coreS: this.svd!.singularValues, coreV: this.svd!.v }
           : { coreU: this.hostU, coreS: this.hostS, coreV: this.hostV };
       this.#lift.push(
-        dispatches(kernels.factored.lift(owned, liftJobs, { r, ...coreBuffers, states: this.states, outU: liftU, outV: liftV })),
+        dispatches(
+          kernels.factored.lift(owned, liftJobs, { r, ...coreBuffers, states: this.states, outU: liftU, outV: liftV }),
+        ),
         ...liftProducts,
       );
     }
@@ -257,7 +291,11 @@ export class SpectralPlan {
     for (const { index } of direct) {
       const tensor = tensors[index]!;
       const p = this.svd!.plan.matrices[svdIndex.get(index)!]!;
-      this.#directCopies.push({ from: { buffer: gradient.buffer, offset: tensor.offset }, to: p.inputOffset, floats: tensor.shape[0] * tensor.shape[1] });
+      this.#directCopies.push({
+        from: { buffer: gradient.buffer, offset: tensor.offset },
+        to: p.inputOffset,
+        floats: tensor.shape[0] * tensor.shape[1],
+      });
     }
 
     tensors.forEach((tensor, index) => {
@@ -295,8 +333,10 @@ export class SpectralPlan {
 
   /** Records round 1: the factor copies and QRs, the cores, and the SVD batch. */
   encodeDecompose(encoder: GPUCommandEncoder): void {
-    for (const copy of this.#copies) encoder.copyBufferToBuffer(copy.from.buffer, copy.from.offset * 4, this.#work, copy.to * 4, copy.floats * 4);
-    for (const copy of this.#directCopies) encoder.copyBufferToBuffer(copy.from.buffer, copy.from.offset * 4, this.svd!.input, copy.to * 4, copy.floats * 4);
+    for (const copy of this.#copies)
+      encoder.copyBufferToBuffer(copy.from.buffer, copy.from.offset * 4, this.#work, copy.to * 4, copy.floats * 4);
+    for (const copy of this.#directCopies)
+      encoder.copyBufferToBuffer(copy.from.buffer, copy.from.offset * 4, this.svd!.input, copy.to * 4, copy.floats * 4);
     if (this.#decompose.length > 0) {
       const pass = encoder.beginComputePass({ label: 'Spectral.factored.pass' });
       for (const step of this.#decompose) step.record(pass);
@@ -305,7 +345,10 @@ export class SpectralPlan {
     this.svd?.encode(encoder);
   }
 
-  /** Records the lift of the factored layers' vectors (once σ is known, and on the host route once the host has written its core SVDs). */
+  /**
+   * Records the lift of the factored layers' vectors (once σ is known, and on the host route once the host has written
+   * its core SVDs).
+   */
   encodeLift(encoder: GPUCommandEncoder): void {
     if (this.#lift.length === 0) return;
     const pass = encoder.beginComputePass({ label: 'Spectral.lift.pass' });

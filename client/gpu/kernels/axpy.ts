@@ -22,7 +22,9 @@ export class AxpyKernel {
     new Uint32Array(params, 0, 1)[0] = n;
     new Float32Array(params, 4, 1)[0] = a;
     const uniform = uniformBuffer(this.#device, 'Axpy.params', params, this.#uniforms);
-    encodePass(encoder, 'Axpy.pass', [dispatchOf(this.#device, this.#kernel, 'Axpy', [uniform, x, y], gridForItems(this.#device, this.#kernel, n))]);
+    encodePass(encoder, 'Axpy.pass', [
+      dispatchOf(this.#device, this.#kernel, 'Axpy', [uniform, x, y], gridForItems(this.#device, this.#kernel, n)),
+    ]);
   }
 
   /** Frees the uniforms of every encode so far (after the work is submitted). */

@@ -107,13 +107,27 @@ describe('common/philox.wgsl', () => {
   gpuTest('computes bernoulliThreshold exactly for f32 values (ties, subnormals, ±0, ∞, NaN)', async ({ gpu }) => {
     const probe = new PhiloxProbe(gpu.device);
     const next = xorshift(5);
-    const bits: number[] = [0x7fc00000, 0xffc00000, 0x7f800001, 0x7f800000, 0xff800000, 0x80000000, 0x80000001, 0xbf800000];
+    const bits: number[] = [
+      0x7fc00000, 0xffc00000, 0x7f800001, 0x7f800000, 0xff800000, 0x80000000, 0x80000001, 0xbf800000,
+    ];
     // Every exponent and sign, with mantissas at and around the rounding tie of that exponent.
     for (let sign = 0; sign < 2; sign++) {
       for (let exponent = 0; exponent < 256; exponent++) {
         const s = Math.max(0, Math.min(31, 126 - exponent));
         const tie = s > 0 && s <= 23 ? 1 << (s - 1) : 0;
-        const mantissas = [0, 1, 2, 0x7fffff, 0x400000, tie, tie + 1, tie - 1, (tie * 3) & 0x7fffff, next() & 0x7fffff, next() & 0x7fffff];
+        const mantissas = [
+          0,
+          1,
+          2,
+          0x7fffff,
+          0x400000,
+          tie,
+          tie + 1,
+          tie - 1,
+          (tie * 3) & 0x7fffff,
+          next() & 0x7fffff,
+          next() & 0x7fffff,
+        ];
         for (const m of mantissas) bits.push(((sign << 31) | (exponent << 23) | (m & 0x7fffff)) >>> 0);
       }
     }
@@ -203,33 +217,36 @@ describe('bernoulli.wgsl', () => {
     kernel.destroy();
   });
 
-  gpuTest('gives the same stream for the same id and a fresh one for another round, layer, worker or seed', async ({ gpu }) => {
-    const kernel = new BernoulliKernel(gpu.device);
-    const n = 8192;
-    const p = new Float32Array(n).fill(0.5);
-    const base = (await kernel.sample(stream, p)).keepMask;
-    expect((await kernel.sample({ ...stream }, p)).keepMask).toEqual(base);
-    const others: StreamId[] = [
-      { ...stream, round: stream.round + 1 },
-      { ...stream, layer: stream.layer + 1 },
-      { ...stream, worker: stream.worker + 1 },
-      { ...stream, seed: stream.seed + 1 },
-    ];
-    for (const other of others) {
-      const mask = (await kernel.sample(other, p)).keepMask;
-      // Independent fair coins agree on n/2 atoms, sd √n/2 ≈ 45; 6 sd allows ±272.
-      let agree = 0;
-      for (let w = 0; w < mask.length; w++) {
-        let same = ~(mask[w]! ^ base[w]!) >>> 0;
-        while (same !== 0) {
-          same &= same - 1;
-          agree++;
+  gpuTest(
+    'gives the same stream for the same id and a fresh one for another round, layer, worker or seed',
+    async ({ gpu }) => {
+      const kernel = new BernoulliKernel(gpu.device);
+      const n = 8192;
+      const p = new Float32Array(n).fill(0.5);
+      const base = (await kernel.sample(stream, p)).keepMask;
+      expect((await kernel.sample({ ...stream }, p)).keepMask).toEqual(base);
+      const others: StreamId[] = [
+        { ...stream, round: stream.round + 1 },
+        { ...stream, layer: stream.layer + 1 },
+        { ...stream, worker: stream.worker + 1 },
+        { ...stream, seed: stream.seed + 1 },
+      ];
+      for (const other of others) {
+        const mask = (await kernel.sample(other, p)).keepMask;
+        // Independent fair coins agree on n/2 atoms, sd √n/2 ≈ 45; 6 sd allows ±272.
+        let agree = 0;
+        for (let w = 0; w < mask.length; w++) {
+          let same = ~(mask[w]! ^ base[w]!) >>> 0;
+          while (same !== 0) {
+            same &= same - 1;
+            agree++;
+          }
         }
+        expect(Math.abs(agree - n / 2), JSON.stringify(other)).toBeLessThan((6 * Math.sqrt(n)) / 2);
       }
-      expect(Math.abs(agree - n / 2), JSON.stringify(other)).toBeLessThan((6 * Math.sqrt(n)) / 2);
-    }
-    kernel.destroy();
-  });
+      kernel.destroy();
+    },
+  );
 
   gpuTest('keeps about 1% of 2²⁰ atoms at p = 0.01 through the pooled, timed path (within 6σ)', async ({ gpu }) => {
     const n = 1 << 20;
@@ -282,7 +299,11 @@ describe('compact/*.wgsl', () => {
         if (on) words[i >>> 5]! |= 1 << (i & 31);
         if (on && i < n) kept.push(i);
       }
-      const mask = device.createBuffer({ label: 'test.mask', size: words.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+      const mask = device.createBuffer({
+        label: 'test.mask',
+        size: words.byteLength,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+      });
       device.queue.writeBuffer(mask, 0, words);
       const job = compact.createJob(n, { label: 'test.compact' });
       const encoder = device.createCommandEncoder({ label: 'test.compact' });

@@ -47,7 +47,11 @@ export class BernoulliJob {
   constructor(device: GPUDevice, compact: CompactKernel, capacity: number, options: BernoulliJobOptions = {}) {
     this.capacity = capacity;
     this.#source = new BufferSource(device, options.pool);
-    this.keepMask = this.#source.take(Math.ceil(capacity / 32) * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC, 'Bernoulli.keepMask');
+    this.keepMask = this.#source.take(
+      Math.ceil(capacity / 32) * 4,
+      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+      'Bernoulli.keepMask',
+    );
     this.params = this.#source.take(8 * 4, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'Bernoulli.params');
     this.compaction = compact.createJob(capacity, {
       values: options.values === true,
@@ -80,7 +84,10 @@ export class BernoulliKernel {
   /** Takes the pipelines from the device's cache; the pools serve the convenience API. */
   constructor(device: GPUDevice) {
     this.#device = device;
-    this.#kernel = PipelineCache.for(device).kernel({ label: 'Bernoulli', code: withGrid(withRandomStream(bernoulliWgsl)) });
+    this.#kernel = PipelineCache.for(device).kernel({
+      label: 'Bernoulli',
+      code: withGrid(withRandomStream(bernoulliWgsl)),
+    });
     this.#compact = new CompactKernel(device);
     this.#pool = new BufferPool(device, 'Bernoulli.pool');
     this.#staging = new StagingPool(device, 'Bernoulli.staging');
@@ -105,7 +112,9 @@ export class BernoulliKernel {
     const params = new Uint32Array([stream.seed, stream.worker, stream.round, stream.layer, n, 0, 0, 0]);
     this.#device.queue.writeBuffer(job.params, 0, params);
     const groups = gridForItems(this.#device, this.#kernel, Math.ceil(n / 32)); // one invocation per 32-atom mask word
-    encodePass(encoder, 'Bernoulli.pass', [dispatchOf(this.#device, this.#kernel, 'Bernoulli', [job.params, probabilities, job.keepMask], groups)]);
+    encodePass(encoder, 'Bernoulli.pass', [
+      dispatchOf(this.#device, this.#kernel, 'Bernoulli', [job.params, probabilities, job.keepMask], groups),
+    ]);
     this.#compact.encode(encoder, job.keepMask, n, job.compaction);
   }
 
@@ -140,7 +149,8 @@ export class BernoulliKernel {
       const pBuffer = upload(probabilities, 'Bernoulli.probabilities');
       const encoder = this.#device.createCommandEncoder({ label: 'Bernoulli.sample' });
       this.encode(encoder, job, stream, pBuffer, n);
-      if (coefficients !== undefined) this.encodeGather(encoder, job, upload(coefficients, 'Bernoulli.coefficients'), pBuffer);
+      if (coefficients !== undefined)
+        this.encodeGather(encoder, job, upload(coefficients, 'Bernoulli.coefficients'), pBuffer);
       const maskRead = this.#staging.encodeRead(encoder, job.keepMask, 0, Math.ceil(n / 32) * 4);
       this.#device.queue.submit([encoder.finish()]);
       const [mask, compacted] = await Promise.all([maskRead.map(), this.read(job, expectedKept(probabilities))]);

@@ -28,7 +28,10 @@ export function withGrid(...kernel: readonly string[]): string {
   return concatWgsl(...kernel, gridWgsl);
 }
 
-/** `kernel` followed by elements.wgsl and grid.wgsl: one invocation per element, params.count of them, 256 per workgroup. */
+/**
+ * `kernel` followed by elements.wgsl and grid.wgsl: one invocation per element, params.count of them, 256 per
+ * workgroup.
+ */
 export function withElements(...kernel: readonly string[]): string {
   return withGrid(...kernel, elementsWgsl);
 }
@@ -38,7 +41,10 @@ export function withJobs(...kernel: readonly string[]): string {
   return concatWgsl(...kernel, jobsWgsl);
 }
 
-/** structs.wgsl and power_of_two.wgsl followed by `kernel`: a pass that scales matrices by MatrixState.scaleExp, or undoes it. */
+/**
+ * structs.wgsl and power_of_two.wgsl followed by `kernel`: a pass that scales matrices by MatrixState.scaleExp, or
+ * undoes it.
+ */
 export function withScaling(...kernel: readonly string[]): string {
   return withStructs(powerOfTwoWgsl, ...kernel);
 }
@@ -48,7 +54,10 @@ export function withStructs(...kernel: readonly string[]): string {
   return concatWgsl(structsWgsl, ...kernel);
 }
 
-/** structs.wgsl, common/philox.wgsl and random_stream.wgsl followed by `kernel`: what a kernel that draws random bits is compiled from. */
+/**
+ * structs.wgsl, common/philox.wgsl and random_stream.wgsl followed by `kernel`: what a kernel that draws random bits is
+ * compiled from.
+ */
 export function withRandomStream(...kernel: readonly string[]): string {
   return concatWgsl(structsWgsl, philoxWgsl, randomStreamWgsl, ...kernel);
 }

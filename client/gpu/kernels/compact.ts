@@ -20,7 +20,16 @@ import scatterWgsl from '../../../shaders/compact/scatter.wgsl?raw';
 import gatherWgsl from '../../../shaders/compact/gather.wgsl?raw';
 import gatherRowsWgsl from '../../../shaders/compact/gather_rows.wgsl?raw';
 import maskWgsl from '../../../shaders/compact/mask.wgsl?raw';
-import { dispatchOf, encodePass, gridForItems, requireBytes, uniformBuffer, workgroupSize, type BufferSlice, type Dispatch } from '../runtime/dispatch';
+import {
+  dispatchOf,
+  encodePass,
+  gridForItems,
+  requireBytes,
+  uniformBuffer,
+  workgroupSize,
+  type BufferSlice,
+  type Dispatch,
+} from '../runtime/dispatch';
 import { PipelineCache, kernelFamily, wgslConstant, type Kernel } from '../runtime/pipelines';
 import { BufferSource, type BufferPool, type StagingPool } from '../runtime/pools';
 import { withGrid } from './common';
@@ -69,7 +78,8 @@ export class Compaction {
     const storage = GPUBufferUsage.STORAGE;
     this.capacity = capacity;
     this.#source = new BufferSource(device, options.pool);
-    const take = (bytes: number, usage: GPUBufferUsageFlags, name: string) => this.#source.take(bytes, usage, `${label}.${name}`);
+    const take = (bytes: number, usage: GPUBufferUsageFlags, name: string) =>
+      this.#source.take(bytes, usage, `${label}.${name}`);
     this.blockCounts = take(blocks * 4, storage, 'blockCounts');
     this.blockOffsets = take(blocks * 4, storage, 'blockOffsets');
     this.summary = take(SUMMARY_BYTES, storage | GPUBufferUsage.INDIRECT | GPUBufferUsage.COPY_SRC, 'summary');
@@ -112,7 +122,10 @@ export class CompactKernel {
     const offsets = PipelineCache.for(device).kernel({
       label: 'Compact.offsets',
       code: offsetsWgsl,
-      constants: { GATHER_WORKGROUP_SIZE: workgroupSize(perItem.gather), MAX_GROUPS_PER_DIMENSION: device.limits.maxComputeWorkgroupsPerDimension },
+      constants: {
+        GATHER_WORKGROUP_SIZE: workgroupSize(perItem.gather),
+        MAX_GROUPS_PER_DIMENSION: device.limits.maxComputeWorkgroupsPerDimension,
+      },
     });
     this.#kernels = { ...perItem, offsets };
   }
@@ -139,9 +152,21 @@ export class CompactKernel {
     // One invocation per block in the count and scatter passes (0 groups for n = 0).
     const perBlock = (kernel: Kernel) => gridForItems(this.#device, kernel, blocks);
     const list: Dispatch[] = [
-      dispatchOf(this.#device, this.#kernels.count, 'Compact.count', [job.maskParams, mask, job.blockCounts], perBlock(this.#kernels.count)),
+      dispatchOf(
+        this.#device,
+        this.#kernels.count,
+        'Compact.count',
+        [job.maskParams, mask, job.blockCounts],
+        perBlock(this.#kernels.count),
+      ),
       // Always one workgroup, even for n = 0: it writes count = 0 and an empty gather.
-      dispatchOf(this.#device, this.#kernels.offsets, 'Compact.offsets', [job.offsetsParams, job.blockCounts, job.blockOffsets, job.summary], [1, 1, 1]),
+      dispatchOf(
+        this.#device,
+        this.#kernels.offsets,
+        'Compact.offsets',
+        [job.offsetsParams, job.blockCounts, job.blockOffsets, job.summary],
+        [1, 1, 1],
+      ),
       dispatchOf(
         this.#device,
         this.#kernels.scatter,
@@ -181,8 +206,20 @@ export class CompactKernel {
    * src.offset), for the kept atoms of `job` (at most `capacity` rows): one
    * packed block to read back. The uniform goes into `owned`.
    */
-  planGatherRows(owned: GPUBuffer[], job: Compaction, src: BufferSlice, dst: GPUBuffer, rowLength: number, capacity: number): Dispatch {
-    const params = uniformBuffer(this.#device, 'Compact.gatherRows.params', [rowLength, src.offset, capacity, 0], owned);
+  planGatherRows(
+    owned: GPUBuffer[],
+    job: Compaction,
+    src: BufferSlice,
+    dst: GPUBuffer,
+    rowLength: number,
+    capacity: number,
+  ): Dispatch {
+    const params = uniformBuffer(
+      this.#device,
+      'Compact.gatherRows.params',
+      [rowLength, src.offset, capacity, 0],
+      owned,
+    );
     const buffers = [params, job.summary, job.indices, src.buffer, dst];
     return dispatchOf(
       this.#device,
@@ -211,7 +248,8 @@ export class CompactKernel {
     const indices = new Uint32Array(count);
     const values = job.values === null ? null : new Float32Array(count);
     indices.set(new Uint32Array(indexBytes, 0, Math.min(count, first)));
-    if (values !== null && valueBytes !== undefined) values.set(new Float32Array(valueBytes, 0, Math.min(count, first)));
+    if (values !== null && valueBytes !== undefined)
+      values.set(new Float32Array(valueBytes, 0, Math.min(count, first)));
     if (count > first) {
       const rest = this.#device.createCommandEncoder({ label: 'Compact.readbackRest' });
       const bytes = (count - first) * 4;

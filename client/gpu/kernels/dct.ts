@@ -10,7 +10,14 @@
  */
 import dctWgsl from '../../../shaders/dct.wgsl?raw';
 import type { MatmulKernel, MatmulPlan } from './matmul';
-import { dispatchOf, encodePass, gridForItems, uniformBuffer, type BufferSlice, type Recordable } from '../runtime/dispatch';
+import {
+  dispatchOf,
+  encodePass,
+  gridForItems,
+  uniformBuffer,
+  type BufferSlice,
+  type Recordable,
+} from '../runtime/dispatch';
 import { PipelineCache, type Kernel } from '../runtime/pipelines';
 import { withGrid } from './common';
 
@@ -37,20 +44,36 @@ export class DctKernel {
     this.#kernel = PipelineCache.for(device).kernel({ label: 'Dct.basis', code: withGrid(dctWgsl) });
   }
 
-  /** Dₙ (n × n, row-major) on the device, written by the kernel on first use (submitted at once, so it precedes any later work). */
+  /**
+   * Dₙ (n × n, row-major) on the device, written by the kernel on first use (submitted at once, so it precedes any
+   * later work).
+   */
   basis(n: number): GPUBuffer {
-    if (!Number.isInteger(n) || n < 1 || n >= DCT_MAX_SIZE) throw new RangeError(`Dct: basis size ${n} outside 1 … ${DCT_MAX_SIZE - 1}`);
+    if (!Number.isInteger(n) || n < 1 || n >= DCT_MAX_SIZE)
+      throw new RangeError(`Dct: basis size ${n} outside 1 … ${DCT_MAX_SIZE - 1}`);
     let basis = this.#bases.get(n);
     if (basis === undefined) {
       const device = this.#device;
-      basis = device.createBuffer({ label: `Dct.basis[${n}]`, size: n * n * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+      basis = device.createBuffer({
+        label: `Dct.basis[${n}]`,
+        size: n * n * 4,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+      });
       this.#owned.push(basis);
       const params = new ArrayBuffer(16);
       new Uint32Array(params, 0, 1)[0] = n;
       new Float32Array(params, 4, 2).set([Math.sqrt(1 / n), Math.sqrt(2 / n)]);
       const uniform = uniformBuffer(device, `Dct.params[${n}]`, params, this.#owned);
       const encoder = device.createCommandEncoder({ label: `Dct.basis[${n}]` });
-      encodePass(encoder, 'Dct.basis.pass', [dispatchOf(device, this.#kernel, `Dct.basis[${n}]`, [uniform, basis], gridForItems(device, this.#kernel, n * n))]);
+      encodePass(encoder, 'Dct.basis.pass', [
+        dispatchOf(
+          device,
+          this.#kernel,
+          `Dct.basis[${n}]`,
+          [uniform, basis],
+          gridForItems(device, this.#kernel, n * n),
+        ),
+      ]);
       device.queue.submit([encoder.finish()]);
       this.#bases.set(n, basis);
     }

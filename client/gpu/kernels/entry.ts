@@ -39,8 +39,16 @@ export class EntryKernels {
     const size = options.workgroupSize ?? (isSoftwareAdapter(device) ? 64 : undefined);
     const constants = size === undefined ? {} : { constants: { WORKGROUP_SIZE: size } };
     const cache = PipelineCache.for(device);
-    this.#waterfill = cache.kernel({ label: 'Entry.waterfill', code: concatWgsl(chunkedSumWgsl, waterfillWgsl), ...constants });
-    this.#realised = cache.kernel({ label: 'Entry.realisedError', code: concatWgsl(chunkedSumWgsl, realisedErrorWgsl), ...constants });
+    this.#waterfill = cache.kernel({
+      label: 'Entry.waterfill',
+      code: concatWgsl(chunkedSumWgsl, waterfillWgsl),
+      ...constants,
+    });
+    this.#realised = cache.kernel({
+      label: 'Entry.realisedError',
+      code: concatWgsl(chunkedSumWgsl, realisedErrorWgsl),
+      ...constants,
+    });
   }
 
   /** The water-filling of one layer: buffers params, gradient, probabilities, stats (waterfill.wgsl's bindings). */

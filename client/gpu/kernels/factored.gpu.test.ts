@@ -46,7 +46,12 @@ function randomFactor(name: string, length: number, batch: number, seed: number,
 function withColumn(f: Factor, c: number, from: number | 'zero'): Factor {
   const data = f.data.slice();
   for (let i = 0; i < f.length; i++) data[c * f.length + i] = from === 'zero' ? 0 : f.data[from * f.length + i]!;
-  return { ...f, name: `${f.name}, column ${c} ${from === 'zero' ? 'zero' : `= column ${from}`}`, data, deficient: true };
+  return {
+    ...f,
+    name: `${f.name}, column ${c} ${from === 'zero' ? 'zero' : `= column ${from}`}`,
+    data,
+    deficient: true,
+  };
 }
 
 const FACTORS: Factor[] = [
@@ -70,71 +75,76 @@ const FACTORS: Factor[] = [
 ];
 
 describe('factored/qr.wgsl on Dawn', () => {
-  gpuTest('gives the Householder R of every factor, scaled by an exact power of two, in one dispatch', async ({ gpu }) => {
-    const { device } = gpu;
-    const kernels = new FactoredKernels(device);
-    const jobs: QrJob[] = [];
-    let work = 0;
-    let r = 0;
-    for (const f of FACTORS) {
-      jobs.push({ workOffset: work, length: f.length, batch: f.batch, rOffset: r, state: jobs.length });
-      work += f.length * f.batch;
-      r += Math.min(f.length, f.batch) * f.batch;
-    }
-    const packed = new Float32Array(work);
-    FACTORS.forEach((f, i) => packed.set(f.data, jobs[i]!.workOffset));
-    const workBuffer = uploadF32(device, packed, 'FactoredTest.work');
-    const rBuffer = uploadF32(device, new Float32Array(r).fill(Number.NaN), 'FactoredTest.r');
-    const states = uploadF32(device, new Float32Array((jobs.length * MATRIX_STATE_BYTES) / 4), 'FactoredTest.states');
-    const owned: GPUBuffer[] = [];
-    const encoder = device.createCommandEncoder({ label: 'FactoredTest.encoder' });
-    encodePass(encoder, 'FactoredTest.pass', [kernels.qr(owned, jobs, workBuffer, rBuffer, states)]);
-    device.queue.submit([encoder.finish()]);
-    const got = await readF32(device, rBuffer, r);
-    const staging = new StagingPool(device, 'FactoredTest.staging');
-    const exponents = new Int32Array(await staging.read(states, 0, jobs.length * MATRIX_STATE_BYTES));
+  gpuTest(
+    'gives the Householder R of every factor, scaled by an exact power of two, in one dispatch',
+    async ({ gpu }) => {
+      const { device } = gpu;
+      const kernels = new FactoredKernels(device);
+      const jobs: QrJob[] = [];
+      let work = 0;
+      let r = 0;
+      for (const f of FACTORS) {
+        jobs.push({ workOffset: work, length: f.length, batch: f.batch, rOffset: r, state: jobs.length });
+        work += f.length * f.batch;
+        r += Math.min(f.length, f.batch) * f.batch;
+      }
+      const packed = new Float32Array(work);
+      FACTORS.forEach((f, i) => packed.set(f.data, jobs[i]!.workOffset));
+      const workBuffer = uploadF32(device, packed, 'FactoredTest.work');
+      const rBuffer = uploadF32(device, new Float32Array(r).fill(Number.NaN), 'FactoredTest.r');
+      const states = uploadF32(device, new Float32Array((jobs.length * MATRIX_STATE_BYTES) / 4), 'FactoredTest.states');
+      const owned: GPUBuffer[] = [];
+      const encoder = device.createCommandEncoder({ label: 'FactoredTest.encoder' });
+      encodePass(encoder, 'FactoredTest.pass', [kernels.qr(owned, jobs, workBuffer, rBuffer, states)]);
+      device.queue.submit([encoder.finish()]);
+      const got = await readF32(device, rBuffer, r);
+      const staging = new StagingPool(device, 'FactoredTest.staging');
+      const exponents = new Int32Array(await staging.read(states, 0, jobs.length * MATRIX_STATE_BYTES));
 
-    FACTORS.forEach((f, index) => {
-      const job = jobs[index]!;
-      const p = Math.min(f.length, f.batch);
-      const reference = householderQr(f.data, f.length, f.batch).r;
-      const e = exponents[index * (MATRIX_STATE_BYTES / 4) + SCALE_EXP_WORD]!;
-      let norm = 0;
-      let maxAbs = 0;
-      for (const x of f.data) {
-        norm += x * x;
-        maxAbs = Math.max(maxAbs, Math.abs(x));
-      }
-      norm = Math.sqrt(norm);
-      // The scaling puts max |F′| in [1, 2).
-      if (maxAbs > 0) expect(maxAbs * 2 ** -e, f.name).toBeGreaterThanOrEqual(1);
-      if (maxAbs > 0) expect(maxAbs * 2 ** -e, f.name).toBeLessThan(2);
-      else expect(e, f.name).toBe(0);
-      const rOf = (i: number, c: number) => got[job.rOffset + i * f.batch + c]! * 2 ** e;
-      let worst = 0;
-      for (let i = 0; i < p; i++) {
-        for (let c = 0; c < f.batch; c++) {
-          if (c < i) expect(rOf(i, c), `${f.name}: R[${i}][${c}] below the diagonal`).toBe(0);
-          worst = Math.max(worst, Math.abs(rOf(i, c) - reference[i * f.batch + c]!));
+      FACTORS.forEach((f, index) => {
+        const job = jobs[index]!;
+        const p = Math.min(f.length, f.batch);
+        const reference = householderQr(f.data, f.length, f.batch).r;
+        const e = exponents[index * (MATRIX_STATE_BYTES / 4) + SCALE_EXP_WORD]!;
+        let norm = 0;
+        let maxAbs = 0;
+        for (const x of f.data) {
+          norm += x * x;
+          maxAbs = Math.max(maxAbs, Math.abs(x));
         }
-      }
-      if (f.deficient !== true) expect(worst, f.name).toBeLessThanOrEqual(TOLERANCE * norm);
-      // RᵀR = FᵀF: column c of F is example c (f.data[c·length …]).
-      let worstGram = 0;
-      for (let a = 0; a < f.batch; a++) {
-        for (let b = a; b < f.batch; b++) {
-          let rr = 0;
-          for (let i = 0; i < p; i++) rr += rOf(i, a) * rOf(i, b);
-          let ff = 0;
-          for (let i = 0; i < f.length; i++) ff += f.data[a * f.length + i]! * f.data[b * f.length + i]!;
-          worstGram = Math.max(worstGram, Math.abs(rr - ff));
+        norm = Math.sqrt(norm);
+        // The scaling puts max |F′| in [1, 2).
+        if (maxAbs > 0) expect(maxAbs * 2 ** -e, f.name).toBeGreaterThanOrEqual(1);
+        if (maxAbs > 0) expect(maxAbs * 2 ** -e, f.name).toBeLessThan(2);
+        else expect(e, f.name).toBe(0);
+        const rOf = (i: number, c: number) => got[job.rOffset + i * f.batch + c]! * 2 ** e;
+        let worst = 0;
+        for (let i = 0; i < p; i++) {
+          for (let c = 0; c < f.batch; c++) {
+            if (c < i) expect(rOf(i, c), `${f.name}: R[${i}][${c}] below the diagonal`).toBe(0);
+            worst = Math.max(worst, Math.abs(rOf(i, c) - reference[i * f.batch + c]!));
+          }
         }
-      }
-      expect(worstGram, `${f.name}: RᵀR = FᵀF`).toBeLessThanOrEqual(TOLERANCE * norm * norm);
-      const relative = (x: number, scale: number) => (scale === 0 ? '0' : (x / scale).toExponential(1));
-      console.log(`${f.name}: max |R − R_ref| ${relative(worst, norm)}·‖F‖, |RᵀR − FᵀF| ${relative(worstGram, norm * norm)}·‖F‖²`);
-    });
-    for (const buffer of [workBuffer, rBuffer, states, ...owned]) buffer.destroy();
-    staging.destroy();
-  });
+        if (f.deficient !== true) expect(worst, f.name).toBeLessThanOrEqual(TOLERANCE * norm);
+        // RᵀR = FᵀF: column c of F is example c (f.data[c·length …]).
+        let worstGram = 0;
+        for (let a = 0; a < f.batch; a++) {
+          for (let b = a; b < f.batch; b++) {
+            let rr = 0;
+            for (let i = 0; i < p; i++) rr += rOf(i, a) * rOf(i, b);
+            let ff = 0;
+            for (let i = 0; i < f.length; i++) ff += f.data[a * f.length + i]! * f.data[b * f.length + i]!;
+            worstGram = Math.max(worstGram, Math.abs(rr - ff));
+          }
+        }
+        expect(worstGram, `${f.name}: RᵀR = FᵀF`).toBeLessThanOrEqual(TOLERANCE * norm * norm);
+        const relative = (x: number, scale: number) => (scale === 0 ? '0' : (x / scale).toExponential(1));
+        console.log(
+          `${f.name}: max |R − R_ref| ${relative(worst, norm)}·‖F‖, |RᵀR − FᵀF| ${relative(worstGram, norm * norm)}·‖F‖²`,
+        );
+      });
+      for (const buffer of [workBuffer, rBuffer, states, ...owned]) buffer.destroy();
+      staging.destroy();
+    },
+  );
 });

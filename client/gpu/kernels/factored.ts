@@ -20,7 +20,10 @@ export const MATRIX_STATE_BYTES = 8 * 4;
 /** Word of MatrixState holding scaleExp (i32): the factor is F′·2^scaleExp. */
 export const SCALE_EXP_WORD = 0;
 
-/** One factor's QR: F (length × batch, column-major) at workOffset in `work`, R′ (min(length, batch) × batch, row-major) at rOffset in `r`. */
+/**
+ * One factor's QR: F (length × batch, column-major) at workOffset in `work`, R′ (min(length, batch) × batch, row-major)
+ * at rOffset in `r`.
+ */
 export interface QrJob {
   readonly workOffset: number;
   readonly length: number;
@@ -66,7 +69,10 @@ export class FactoredKernels {
 
   constructor(device: GPUDevice) {
     this.#device = device;
-    this.#kernels = kernelFamily(device, 'Factored', { qr: { code: withJobs(withScaling(qrWgsl)) }, lift: { code: withJobs(withStructs(liftWgsl)) } });
+    this.#kernels = kernelFamily(device, 'Factored', {
+      qr: { code: withJobs(withScaling(qrWgsl)) },
+      lift: { code: withJobs(withStructs(liftWgsl)) },
+    });
   }
 
   /** The QR of every job, one workgroup each; the job table goes into `owned`. */
@@ -95,6 +101,12 @@ export class FactoredKernels {
     ]);
     const table = jobTable(this.#device, 'Factored.lift.jobs', words, true, owned);
     const { r, coreU, coreS, coreV, states, outU, outV } = buffers;
-    return dispatchOf(this.#device, this.#kernels.lift, 'Factored.lift', [table, r, coreU, coreS, coreV, states, outU, outV], [jobs.length, 1, 1]);
+    return dispatchOf(
+      this.#device,
+      this.#kernels.lift,
+      'Factored.lift',
+      [table, r, coreU, coreS, coreV, states, outU, outV],
+      [jobs.length, 1, 1],
+    );
   }
 }

@@ -36,7 +36,10 @@ function convParams(g: ConvGeometry, count: number): number[] {
   return [g.channels, g.batch, g.height, g.width, g.kernel, g.height - g.kernel + 1, g.width - g.kernel + 1, count];
 }
 
-/** Every layer kernel's source: all but bias_grad (one workgroup per channel) have one invocation per item; the convolution and pooling kernels read their uniforms as common/structs.wgsl's ConvParams and PoolParams. */
+/**
+ * Every layer kernel's source: all but bias_grad (one workgroup per channel) have one invocation per item; the
+ * convolution and pooling kernels read their uniforms as common/structs.wgsl's ConvParams and PoolParams.
+ */
 const LAYER_KERNELS = {
   biasRelu: { code: withElements(biasReluWgsl), constants: { RELU: 1 } },
   bias: { code: withElements(biasReluWgsl), constants: { RELU: 0 } },
@@ -72,7 +75,14 @@ export class LayerKernels {
     relu: boolean,
   ): Dispatch {
     const kernel = relu ? this.#kernels.biasRelu : this.#kernels.bias;
-    return this.#elementwise(owned, relu ? 'biasRelu' : 'bias', kernel, [count, channels, inner, biasOffset], [parameters, x], count);
+    return this.#elementwise(
+      owned,
+      relu ? 'biasRelu' : 'bias',
+      kernel,
+      [count, channels, inner, biasOffset],
+      [parameters, x],
+      count,
+    );
   }
 
   /** dy ← dy·[y > 0] over `count` elements (layers/relu_backward.wgsl). */
@@ -112,7 +122,8 @@ export class LayerKernels {
     outOffset: number,
   ): Dispatch {
     const params = this.#uniform(owned, 'biasGrad', [count, inner, outerStride, outOffset]);
-    return this.#bind('biasGrad', this.#kernels.biasGrad, [params, dy, gradient], [channels, 1, 1]); // one workgroup per channel
+    // one workgroup per channel
+    return this.#bind('biasGrad', this.#kernels.biasGrad, [params, dy, gradient], [channels, 1, 1]);
   }
 
   /** col (taps × B·P) from x (C, B, H, W) (layers/im2col.wgsl). */
@@ -128,15 +139,45 @@ export class LayerKernels {
   }
 
   /** y and winners of 2×2 max-pooling over `planes` planes of height × width (layers/maxpool.wgsl). */
-  maxpool(owned: GPUBuffer[], x: GPUBuffer, y: GPUBuffer, winners: GPUBuffer, planes: number, height: number, width: number): Dispatch {
+  maxpool(
+    owned: GPUBuffer[],
+    x: GPUBuffer,
+    y: GPUBuffer,
+    winners: GPUBuffer,
+    planes: number,
+    height: number,
+    width: number,
+  ): Dispatch {
     const count = (planes * height * width) / 4;
-    return this.#elementwise(owned, 'maxpool', this.#kernels.maxpool, [planes, height, width, count], [x, y, winners], count);
+    return this.#elementwise(
+      owned,
+      'maxpool',
+      this.#kernels.maxpool,
+      [planes, height, width, count],
+      [x, y, winners],
+      count,
+    );
   }
 
   /** dx of 2×2 max-pooling from the forward pass's winners (layers/maxpool_backward.wgsl). */
-  maxpoolBackward(owned: GPUBuffer[], winners: GPUBuffer, dy: GPUBuffer, dx: GPUBuffer, planes: number, height: number, width: number): Dispatch {
+  maxpoolBackward(
+    owned: GPUBuffer[],
+    winners: GPUBuffer,
+    dy: GPUBuffer,
+    dx: GPUBuffer,
+    planes: number,
+    height: number,
+    width: number,
+  ): Dispatch {
     const count = planes * height * width;
-    return this.#elementwise(owned, 'maxpoolBackward', this.#kernels.maxpoolBackward, [planes, height, width, count], [winners, dy, dx], count);
+    return this.#elementwise(
+      owned,
+      'maxpoolBackward',
+      this.#kernels.maxpoolBackward,
+      [planes, height, width, count],
+      [winners, dy, dx],
+      count,
+    );
   }
 
   /** y (B, A, P) = x (A, B, P) (layers/swap_axes.wgsl). */
@@ -146,7 +187,14 @@ export class LayerKernels {
   }
 
   /** One invocation per element of `count`, uniform `words` at binding 0, then `buffers`. */
-  #elementwise(owned: GPUBuffer[], name: string, kernel: Kernel, words: readonly number[], buffers: readonly GPUBuffer[], count: number): Dispatch {
+  #elementwise(
+    owned: GPUBuffer[],
+    name: string,
+    kernel: Kernel,
+    words: readonly number[],
+    buffers: readonly GPUBuffer[],
+    count: number,
+  ): Dispatch {
     const params = this.#uniform(owned, name, words);
     return this.#bind(name, kernel, [params, ...buffers], gridForItems(this.#device, kernel, count));
   }
@@ -156,7 +204,12 @@ export class LayerKernels {
     return uniformBuffer(this.#device, `Layers.${name}.params`, words, owned);
   }
 
-  #bind(name: string, kernel: Kernel, buffers: readonly GPUBuffer[], groups: readonly [number, number, number]): Dispatch {
+  #bind(
+    name: string,
+    kernel: Kernel,
+    buffers: readonly GPUBuffer[],
+    groups: readonly [number, number, number],
+  ): Dispatch {
     return dispatchOf(this.#device, kernel, `Layers.${name}`, buffers, groups);
   }
 }

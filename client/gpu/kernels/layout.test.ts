@@ -34,7 +34,10 @@ describe('GPU code layout', () => {
     const loaders = new Map<string, string[]>(wgslFiles.map((path) => [path, []]));
     for (const host of hostFiles) {
       for (const target of wgslImports(host)) {
-        expect(loaders.has(target), `${relative(ROOT, host)} imports ${relative(ROOT, target)}, which does not exist`).toBe(true);
+        expect(
+          loaders.has(target),
+          `${relative(ROOT, host)} imports ${relative(ROOT, target)}, which does not exist`,
+        ).toBe(true);
         loaders.get(target)!.push(host);
       }
     }
@@ -45,7 +48,8 @@ describe('GPU code layout', () => {
         hosts.map((host) => relative(ROOT, host)),
         `hosts of ${name}`,
       ).toHaveLength(1);
-      const family = dirname(name) === 'shaders' || !name.startsWith('shaders/') ? basename(name, '.wgsl') : basename(dirname(name));
+      const family =
+        dirname(name) === 'shaders' || !name.startsWith('shaders/') ? basename(name, '.wgsl') : basename(dirname(name));
       expect(basename(hosts[0]!, '.ts'), `host of ${name}`).toBe(family);
     }
   });

@@ -28,7 +28,13 @@ function kernelFor(device: GPUDevice): MatmulKernel {
 const abs = (x: Float32Array): Float32Array => x.map(Math.abs);
 
 /** Worst error of the GPU product in units of S (see above); Infinity on NaN or on a nonzero where S = 0. */
-async function worstError(kernel: MatmulKernel, shape: MatmulShape, a: Float32Array, b: Float32Array, c?: Float32Array): Promise<number> {
+async function worstError(
+  kernel: MatmulKernel,
+  shape: MatmulShape,
+  a: Float32Array,
+  b: Float32Array,
+  c?: Float32Array,
+): Promise<number> {
   const s = resolveMatmulShape(shape);
   const extent = matmulExtents(s).c;
   const got = await kernel.run(s, a, b, c);
@@ -95,7 +101,8 @@ describe('matmul/tiled.wgsl on Dawn', () => {
       const scale = new Float32Array(48 * 784);
       matmul(rows, abs(slice), abs(b), scale);
       let worst = 0;
-      for (let i = 0; i < want.length; i++) worst = Math.max(worst, Math.abs(got[first * 784 + i]! - want[i]!) / scale[i]!);
+      for (let i = 0; i < want.length; i++)
+        worst = Math.max(worst, Math.abs(got[first * 784 + i]! - want[i]!) / scale[i]!);
       expect(worst).toBeLessThanOrEqual(tolerance(784));
     }
   });
@@ -107,7 +114,10 @@ describe('matmul/tiled.wgsl on Dawn', () => {
     ['input gradient Δ·W₁ᵀ 32×128·128×784', { m: 32, n: 784, k: 128, transB: true }],
     ['weight gradient X·ᵀΔ 784×32·32×128, β = 1', { m: 784, n: 128, k: 32, transA: true, beta: 1 }],
     ['hidden gradient Δ·W₂ᵀ 32×10·10×128', { m: 32, n: 128, k: 10, transB: true }],
-    ['weight gradient Hᵀ·Δ 128×32·32×10, α = −0.5, β = 0.9', { m: 128, n: 10, k: 32, transA: true, alpha: -0.5, beta: 0.9 }],
+    [
+      'weight gradient Hᵀ·Δ 128×32·32×10, α = −0.5, β = 0.9',
+      { m: 128, n: 10, k: 32, transA: true, alpha: -0.5, beta: 0.9 },
+    ],
   ];
   for (const [name, shape] of training) {
     gpuTest(`training shape: ${name}`, async ({ gpu }) => {
@@ -117,30 +127,41 @@ describe('matmul/tiled.wgsl on Dawn', () => {
     });
   }
 
-  gpuTest('every program agrees with the reference: split-K or not, one workgroup per tile or a few looping', async ({ gpu }) => {
-    const configs = [
-      { targetWorkgroups: 64, maxWorkgroups: Infinity }, // split-K, a workgroup per job
-      { targetWorkgroups: 64, maxWorkgroups: 3 }, // split-K, 3 workgroups share the jobs unevenly
-      { targetWorkgroups: 1, maxWorkgroups: 1 }, // no split, one workgroup does everything
-      { targetWorkgroups: 1, maxWorkgroups: Infinity },
-    ];
-    const shapes: MatmulShape[] = [
-      { m: 32, n: 128, k: 784 }, // vec4
-      { m: 30, n: 10, k: 300, transA: true, alpha: 2, beta: -1 }, // scalar, accumulating
-      { m: 20, n: 24, k: 200, transB: true, batch: 3 }, // batched, vec4
-      { m: 100, n: 70, k: 40, transA: true, transB: true, batch: 2 }, // many tiles, scalar
-    ];
-    for (const options of configs) {
-      const kernel = new MatmulKernel(gpu.device, options);
-      for (const [index, shape] of shapes.entries()) {
-        const { a, b, c } = operands(shape, 5);
-        const splits = chooseMatmulProgram(resolveMatmulShape(shape), { a: 0, b: 0, c: 0 }, { a: 64, b: 64, c: 64 }, options).splits;
-        expect(splits > 1).toBe(options.targetWorkgroups > 1 && index < 3);
-        expect(await worstError(kernel, shape, a, b, c), `${JSON.stringify(options)} ${JSON.stringify(shape)}`).toBeLessThanOrEqual(tolerance(shape.k));
+  gpuTest(
+    'every program agrees with the reference: split-K or not, one workgroup per tile or a few looping',
+    async ({ gpu }) => {
+      const configs = [
+        { targetWorkgroups: 64, maxWorkgroups: Infinity }, // split-K, a workgroup per job
+        { targetWorkgroups: 64, maxWorkgroups: 3 }, // split-K, 3 workgroups share the jobs unevenly
+        { targetWorkgroups: 1, maxWorkgroups: 1 }, // no split, one workgroup does everything
+        { targetWorkgroups: 1, maxWorkgroups: Infinity },
+      ];
+      const shapes: MatmulShape[] = [
+        { m: 32, n: 128, k: 784 }, // vec4
+        { m: 30, n: 10, k: 300, transA: true, alpha: 2, beta: -1 }, // scalar, accumulating
+        { m: 20, n: 24, k: 200, transB: true, batch: 3 }, // batched, vec4
+        { m: 100, n: 70, k: 40, transA: true, transB: true, batch: 2 }, // many tiles, scalar
+      ];
+      for (const options of configs) {
+        const kernel = new MatmulKernel(gpu.device, options);
+        for (const [index, shape] of shapes.entries()) {
+          const { a, b, c } = operands(shape, 5);
+          const splits = chooseMatmulProgram(
+            resolveMatmulShape(shape),
+            { a: 0, b: 0, c: 0 },
+            { a: 64, b: 64, c: 64 },
+            options,
+          ).splits;
+          expect(splits > 1).toBe(options.targetWorkgroups > 1 && index < 3);
+          expect(
+            await worstError(kernel, shape, a, b, c),
+            `${JSON.stringify(options)} ${JSON.stringify(shape)}`,
+          ).toBeLessThanOrEqual(tolerance(shape.k));
+        }
+        kernel.destroy();
       }
-      kernel.destroy();
-    }
-  });
+    },
+  );
 
   gpuTest('batched products, packed, broadcast and padded strides, every transpose', async ({ gpu }) => {
     const kernel = kernelFor(gpu.device);
@@ -153,7 +174,9 @@ describe('matmul/tiled.wgsl on Dawn', () => {
       for (const base of shapes) {
         const shape = { ...base, transA, transB };
         const { a, b, c } = operands(shape, 9);
-        expect(await worstError(kernel, shape, a, b, c), `${name} ${JSON.stringify(shape)}`).toBeLessThanOrEqual(tolerance(shape.k));
+        expect(await worstError(kernel, shape, a, b, c), `${name} ${JSON.stringify(shape)}`).toBeLessThanOrEqual(
+          tolerance(shape.k),
+        );
       }
     }
   });
@@ -232,7 +255,12 @@ describe('matmul/tiled.wgsl on Dawn', () => {
       const kernel = kernelFor(gpu.device);
       for (const shape of shapes) {
         const extents = matmulExtents(shape);
-        const got = await kernel.run(shape, new Float32Array(extents.a), randomArray(extents.b, 1), new Float32Array(extents.c).fill(NaN));
+        const got = await kernel.run(
+          shape,
+          new Float32Array(extents.a),
+          randomArray(extents.b, 1),
+          new Float32Array(extents.c).fill(NaN),
+        );
         expect(got.every((v) => v === 0)).toBe(true);
       }
     });
@@ -244,27 +272,32 @@ describe('matmul/tiled.wgsl on Dawn', () => {
         const { a, b } = operands(s, 11);
         // Column p of op(A) is scaled by 10^(30σ_p) and row p of op(B) by 10^(−30σ_p), σ_p ∈ {−1, 0, 1}.
         const scale = (p: number): number => 10 ** (30 * ((p % 3) - 1));
-        for (let i = 0; i < s.m; i++) for (let p = 0; p < s.k; p++) a[s.transA ? p * s.m + i : i * s.k + p]! *= scale(p);
-        for (let p = 0; p < s.k; p++) for (let j = 0; j < s.n; j++) b[s.transB ? j * s.k + p : p * s.n + j]! /= scale(p);
+        for (let i = 0; i < s.m; i++)
+          for (let p = 0; p < s.k; p++) a[s.transA ? p * s.m + i : i * s.k + p]! *= scale(p);
+        for (let p = 0; p < s.k; p++)
+          for (let j = 0; j < s.n; j++) b[s.transB ? j * s.k + p : p * s.n + j]! /= scale(p);
         expect(await worstError(kernel, s, a, b), JSON.stringify(shape)).toBeLessThanOrEqual(tolerance(s.k));
       }
     });
 
-    gpuTest('uniformly huge (products ~1e34) and uniformly tiny (products ~1e-30, clear of f32 subnormals that GPUs may flush) values', async ({ gpu }) => {
-      const kernel = kernelFor(gpu.device);
-      for (const shape of shapes) {
-        for (const factor of [1e17, 1e-15]) {
-          const { a, b } = operands(shape, 13);
-          const error = await worstError(
-            kernel,
-            shape,
-            a.map((v) => v * factor),
-            b.map((v) => v * factor),
-          );
-          expect(error, `${factor} ${JSON.stringify(shape)}`).toBeLessThanOrEqual(tolerance(shape.k));
+    gpuTest(
+      'uniformly huge (products ~1e34) and uniformly tiny (products ~1e-30, clear of f32 subnormals that GPUs may flush) values',
+      async ({ gpu }) => {
+        const kernel = kernelFor(gpu.device);
+        for (const shape of shapes) {
+          for (const factor of [1e17, 1e-15]) {
+            const { a, b } = operands(shape, 13);
+            const error = await worstError(
+              kernel,
+              shape,
+              a.map((v) => v * factor),
+              b.map((v) => v * factor),
+            );
+            expect(error, `${factor} ${JSON.stringify(shape)}`).toBeLessThanOrEqual(tolerance(shape.k));
+          }
         }
-      }
-    });
+      },
+    );
 
     gpuTest('mixed signs that cancel to 1e-4 of Σ|a||b|', async ({ gpu }) => {
       const kernel = kernelFor(gpu.device);
@@ -274,7 +307,8 @@ describe('matmul/tiled.wgsl on Dawn', () => {
         const noise = randomArray(s.k * s.n, 19);
         // Pair column 2q+1 of op(A) with column 2q, and row 2q+1 of op(B) with −(1 + 1e-4·noise)·row 2q.
         for (let p = 1; p < s.k; p += 2) {
-          for (let i = 0; i < s.m; i++) a[s.transA ? p * s.m + i : i * s.k + p] = a[s.transA ? (p - 1) * s.m + i : i * s.k + p - 1]!;
+          for (let i = 0; i < s.m; i++)
+            a[s.transA ? p * s.m + i : i * s.k + p] = a[s.transA ? (p - 1) * s.m + i : i * s.k + p - 1]!;
           for (let j = 0; j < s.n; j++) {
             const at = (row: number): number => (s.transB ? j * s.k + row : row * s.n + j);
             b[at(p)] = -b[at(p - 1)]! * (1 + 1e-4 * noise[p * s.n + j]!);
@@ -286,7 +320,9 @@ describe('matmul/tiled.wgsl on Dawn', () => {
   });
 
   gpuTest('program choice: vec4 when aligned, split-K only for few tiles and long k', ({ gpu }) => {
-    expect(matmulOptionsFor(gpu.device)).toEqual(gpu.adapterInfo.architecture === 'swiftshader' ? { maxWorkgroups: 4 } : {});
+    expect(matmulOptionsFor(gpu.device)).toEqual(
+      gpu.adapterInfo.architecture === 'swiftshader' ? { maxWorkgroups: 4 } : {},
+    );
     const choose = (shape: MatmulShape, offsets = { a: 0, b: 0, c: 0 }) =>
       chooseMatmulProgram(resolveMatmulShape(shape), offsets, { a: 1 << 20, b: 1 << 20, c: 1 << 20 });
     expect(choose({ m: 32, n: 128, k: 784 })).toEqual({ vec4: true, splits: 7, sliceK: 128 });

@@ -11,10 +11,23 @@
  */
 import tiledWgsl from '../../../shaders/matmul/tiled.wgsl?raw';
 import splitKWgsl from '../../../shaders/matmul/split_k.wgsl?raw';
-import { matmulExtents, resolveMatmulShape, type MatmulShape, type ResolvedMatmulShape } from '../../../core/linalg/matmul';
+import {
+  matmulExtents,
+  resolveMatmulShape,
+  type MatmulShape,
+  type ResolvedMatmulShape,
+} from '../../../core/linalg/matmul';
 import { readF32, uploadF32 } from '../runtime/readback';
 import { isSoftwareAdapter } from '../runtime/adapter';
-import { DispatchPlan, PlanCache, dispatchOf, gridFor, gridForItems, uniformBuffer, type Dispatch } from '../runtime/dispatch';
+import {
+  DispatchPlan,
+  PlanCache,
+  dispatchOf,
+  gridFor,
+  gridForItems,
+  uniformBuffer,
+  type Dispatch,
+} from '../runtime/dispatch';
 import { PipelineCache, wgslConstant, type Kernel } from '../runtime/pipelines';
 import { withGrid } from './common';
 
@@ -182,9 +195,12 @@ export class MatmulKernel {
     const extents = matmulExtents(s);
     for (const name of ['a', 'b', 'c'] as const) {
       const offset = offsets[name];
-      if (!Number.isInteger(offset) || offset < 0) throw new RangeError(`Matmul: offset of ${name} must be a non-negative integer`);
+      if (!Number.isInteger(offset) || offset < 0)
+        throw new RangeError(`Matmul: offset of ${name} must be a non-negative integer`);
       if (extents[name] > 0 && (offset + extents[name]) * 4 > operands[name].size) {
-        throw new RangeError(`Matmul: ${name} (${operands[name].label}) holds ${operands[name].size} bytes, the product needs ${(offset + extents[name]) * 4}`);
+        throw new RangeError(
+          `Matmul: ${name} (${operands[name].label}) holds ${operands[name].size} bytes, the product needs ${(offset + extents[name]) * 4}`,
+        );
       }
     }
     const bytes = { a: operands.a.size, b: operands.b.size, c: operands.c.size };
@@ -196,7 +212,8 @@ export class MatmulKernel {
     const limit = this.#device.limits.maxComputeWorkgroupsPerDimension;
     const workgroups = Math.min(jobs, Math.max(1, Math.floor(this.#options.maxWorkgroups ?? Infinity)));
     const [groupsX] = gridFor(this.#device, workgroups);
-    const groups: [number, number, number] = [groupsX, Math.floor(workgroups / groupsX), 1]; // exactly ≤ jobs, so none idle
+    // exactly ≤ jobs, so none idle
+    const groups: [number, number, number] = [groupsX, Math.floor(workgroups / groupsX), 1];
     if (groups[1] > limit || jobs >= 2 ** 32) throw new RangeError(`Matmul: ${jobs} tiles exceed the dispatch limits`);
 
     const split = program.splits > 1;
@@ -216,7 +233,15 @@ export class MatmulKernel {
     const uniforms: GPUBuffer[] = [];
     const uniform = uniformBuffer(this.#device, `Matmul.params[${variant},${shapeName}]`, params, uniforms);
     const kernel = this.#variant(variant, s.transA, s.transB, program.vec4);
-    const list: Dispatch[] = [dispatchOf(this.#device, kernel, `Matmul[${variant},${shapeName}]`, [uniform, operands.a, operands.b, output], groups)];
+    const list: Dispatch[] = [
+      dispatchOf(
+        this.#device,
+        kernel,
+        `Matmul[${variant},${shapeName}]`,
+        [uniform, operands.a, operands.b, output],
+        groups,
+      ),
+    ];
     if (split) {
       const sumParams = new ArrayBuffer(8 * 4); // struct Params in matmul/split_k.wgsl
       new Uint32Array(sumParams).set([count, s.batch, program.splits, offsets.c, s.strideC]);

@@ -32,8 +32,17 @@ export class QuantizeKernel {
     this.entriesPerWord = 32 / CODE_BITS[scheme];
   }
 
-  /** The codes of one layer of `words` output words: buffers params, gradient, norms, codes, realised parts, closed parts. */
+  /**
+   * The codes of one layer of `words` output words: buffers params, gradient, norms, codes, realised parts, closed
+   * parts.
+   */
   dispatch(label: string, buffers: readonly GPUBuffer[], words: number): Dispatch {
-    return dispatchOf(this.#device, this.#kernel, `Quantize[${label}]`, buffers, gridForItems(this.#device, this.#kernel, Math.max(1, words)));
+    return dispatchOf(
+      this.#device,
+      this.#kernel,
+      `Quantize[${label}]`,
+      buffers,
+      gridForItems(this.#device, this.#kernel, Math.max(1, words)),
+    );
   }
 }

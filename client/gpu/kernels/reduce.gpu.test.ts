@@ -17,7 +17,12 @@ import { uniformArray as randomArray } from '../../../core/testing/seeded';
 const TOLERANCE = 1e-5;
 
 /** Asserts every segment's GPU result against the reference. */
-async function expectMatches(kernel: ReduceKernel, op: ReduceOp, x: Float32Array, offsets: ArrayLike<number>): Promise<void> {
+async function expectMatches(
+  kernel: ReduceKernel,
+  op: ReduceOp,
+  x: Float32Array,
+  offsets: ArrayLike<number>,
+): Promise<void> {
   const got = await kernel.run(op, x, offsets);
   const want = reduceSegments(op, x, offsets);
   const scale = reduceSegments(op === 'sum' ? 'sumOfAbs' : op, x, offsets);
@@ -28,7 +33,10 @@ async function expectMatches(kernel: ReduceKernel, op: ReduceOp, x: Float32Array
   }
 }
 
-/** Per device: the adapter's default kernel (on SwiftShader narrow-only) and one with the GPU default policy (wide for long segments). */
+/**
+ * Per device: the adapter's default kernel (on SwiftShader narrow-only) and one with the GPU default policy (wide for
+ * long segments).
+ */
 const kernels = new WeakMap<GPUDevice, { adapter: ReduceKernel; wide: ReduceKernel }>();
 function kernelsFor(device: GPUDevice): { adapter: ReduceKernel; wide: ReduceKernel } {
   let pair = kernels.get(device);
@@ -44,7 +52,19 @@ describe('reduce.wgsl on Dawn', () => {
   for (const op of REDUCE_OPS) {
     gpuTest(`${op}: empty, single-element, ragged and chunk-straddling segments, both programs`, async ({ gpu }) => {
       // Lengths 0, 1, 0, 255, 256, 257, 4095, 4096, 4097, 3·4096 + 5, 0 (last one empty at the end).
-      const lengths = [0, 1, 0, 255, 256, 257, REDUCE_CHUNK - 1, REDUCE_CHUNK, REDUCE_CHUNK + 1, 3 * REDUCE_CHUNK + 5, 0];
+      const lengths = [
+        0,
+        1,
+        0,
+        255,
+        256,
+        257,
+        REDUCE_CHUNK - 1,
+        REDUCE_CHUNK,
+        REDUCE_CHUNK + 1,
+        3 * REDUCE_CHUNK + 5,
+        0,
+      ];
       const offsets = [0];
       for (const length of lengths) offsets.push(offsets.at(-1)! + length);
       const x = randomArray(offsets.at(-1)!, 1);

@@ -11,7 +11,15 @@ import reduceWgsl from '../../../shaders/reduce.wgsl?raw';
 import { checkSegmentOffsets, type ReduceOp } from '../../../core/linalg/reduce';
 import { readF32, uploadF32 } from '../runtime/readback';
 import { isSoftwareAdapter } from '../runtime/adapter';
-import { DispatchPlan, PlanCache, bufferWith, dispatchOf, gridFor, workgroupSize, type Dispatch } from '../runtime/dispatch';
+import {
+  DispatchPlan,
+  PlanCache,
+  bufferWith,
+  dispatchOf,
+  gridFor,
+  workgroupSize,
+  type Dispatch,
+} from '../runtime/dispatch';
 import { PipelineCache, wgslConstant } from '../runtime/pipelines';
 
 /** Elements one workgroup of reduce_wide folds (WIDE_CHUNK in reduce.wgsl). */
@@ -102,7 +110,11 @@ export class ReduceKernel {
   }
 
   #storage(label: string, bytes: number): GPUBuffer {
-    return this.#device.createBuffer({ label, size: Math.max(16, bytes), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+    return this.#device.createBuffer({
+      label,
+      size: Math.max(16, bytes),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+    });
   }
 
   /**
@@ -138,7 +150,11 @@ export class ReduceKernel {
         const size = wide ? REDUCE_CHUNK : NARROW_CHUNK;
         const count = Math.max(1, Math.ceil((end - first) / size));
         for (let c = 0; c < count; c++) {
-          lists[wide ? 'wide' : 'narrow'].push(first + c * size, Math.min(end, first + (c + 1) * size), nextBounds[s]! + c);
+          lists[wide ? 'wide' : 'narrow'].push(
+            first + c * size,
+            Math.min(end, first + (c + 1) * size),
+            nextBounds[s]! + c,
+          );
         }
         nextBounds.push(nextBounds[s]! + count);
       }
@@ -146,7 +162,8 @@ export class ReduceKernel {
       const last = results === segments;
       let output = operands.output;
       if (last) {
-        for (const list of [lists.wide, lists.narrow]) for (let i = 2; i < list.length; i += 3) list[i]! += outputOffset;
+        for (const list of [lists.wide, lists.narrow])
+          for (let i = 2; i < list.length; i += 3) list[i]! += outputOffset;
       } else {
         output = this.#storage(`Reduce.partials[${level}]`, results * 4);
         owned.push(output);
@@ -158,11 +175,25 @@ export class ReduceKernel {
         const chunkCount = list.length / 3;
         const name = `${op},${level},${kind}`;
         const chunkList = bufferWith(this.#device, `Reduce.chunks[${name}]`, GPUBufferUsage.STORAGE, list, owned);
-        const uniform = bufferWith(this.#device, `Reduce.params[${name}]`, GPUBufferUsage.UNIFORM, [chunkCount, levelInputOffset, 0, 0], owned);
+        const uniform = bufferWith(
+          this.#device,
+          `Reduce.params[${name}]`,
+          GPUBufferUsage.UNIFORM,
+          [chunkCount, levelInputOffset, 0, 0],
+          owned,
+        );
         const kernel = this.#kernel(kind, program.max, transform);
         // reduce_wide: one workgroup per chunk; reduce_narrow: one invocation per chunk.
         const groups = kind === 'wide' ? chunkCount : Math.ceil(chunkCount / workgroupSize(kernel));
-        passes.push(dispatchOf(this.#device, kernel, `Reduce[${name}]`, [uniform, input, chunkList, output], gridFor(this.#device, groups)));
+        passes.push(
+          dispatchOf(
+            this.#device,
+            kernel,
+            `Reduce[${name}]`,
+            [uniform, input, chunkList, output],
+            gridFor(this.#device, groups),
+          ),
+        );
       }
       if (last) break;
       input = output;

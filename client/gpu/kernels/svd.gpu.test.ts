@@ -103,7 +103,11 @@ describe('svd/jacobi.wgsl on Dawn: direct route (short side ≤ 32)', () => {
       [1, 7],
       [5, 1],
     ];
-    const matrices: SvdMatrix[] = shapes.map(([rows, cols], i) => ({ rows, cols, data: f32(randomMatrix(rows, cols, 10 + i)) }));
+    const matrices: SvdMatrix[] = shapes.map(([rows, cols], i) => ({
+      rows,
+      cols,
+      data: f32(randomMatrix(rows, cols, 10 + i)),
+    }));
     const results = await svdBatched(gpu.device, matrices);
     results.forEach((r, i) => {
       const { rows, cols, data } = matrices[i]!;
@@ -126,7 +130,12 @@ describe('svd/jacobi.wgsl on Dawn: spectra on the direct route', () => {
   gpuTest('geometric, clustered, rank-deficient, zero and 1e±30-scaled spectra', async ({ gpu }) => {
     const cases: { name: string; rows: number; cols: number; data: Float32Array; rank?: number }[] = [
       { name: 'geometric', rows: 64, cols: 20, data: withSpectrum(64, 20, geometric(20, 0.5), 1) },
-      { name: 'clustered', rows: 40, cols: 24, data: withSpectrum(40, 24, [...Array(8).fill(1), ...Array(8).fill(0.5), ...Array(8).fill(1e-3)], 2) },
+      {
+        name: 'clustered',
+        rows: 40,
+        cols: 24,
+        data: withSpectrum(40, 24, [...Array(8).fill(1), ...Array(8).fill(0.5), ...Array(8).fill(1e-3)], 2),
+      },
       { name: 'rank 5', rows: 100, cols: 24, data: f32(lowRankMatrix(100, 24, 5, 3)), rank: 5 },
       { name: 'rank 3 wide', rows: 12, cols: 90, data: f32(lowRankMatrix(12, 90, 3, 4)), rank: 3 },
       { name: 'zero', rows: 12, cols: 7, data: new Float32Array(84), rank: 0 },
@@ -169,7 +178,12 @@ describe('svd/jacobi.wgsl on Dawn: Gram route (short side > 32)', () => {
     const cases = [
       { name: '784×128 rank 32', rows: 784, cols: 128, data: f32(lowRankMatrix(784, 128, 32, 8)), rank: 32 },
       { name: '64×64 random', rows: 64, cols: 64, data: f32(randomMatrix(64, 64, 10)) },
-      { name: '96×96 clustered', rows: 96, cols: 96, data: withSpectrum(96, 96, [...Array(48).fill(1), ...Array(48).fill(0.25)], 11) },
+      {
+        name: '96×96 clustered',
+        rows: 96,
+        cols: 96,
+        data: withSpectrum(96, 96, [...Array(48).fill(1), ...Array(48).fill(0.25)], 11),
+      },
       { name: '40×100 ×1e30', rows: 40, cols: 100, data: withSpectrum(40, 100, geometric(40, 0.8), 12, 1e30) },
     ];
     const results = await svdBatched(gpu.device, cases);
@@ -241,7 +255,8 @@ describe('svd top-k mode on Dawn (randomized subspace iteration)', () => {
         const spectral = residualSpectralNorm(c.data, r);
         const nonZero = r.singularValues.filter((x) => x > 0).length;
         let sigma = 0;
-        for (let t = 0; t < k; t++) sigma = Math.max(sigma, Math.abs(r.singularValues[t]! - ref.singularValues[t]!) / ref.singularValues[0]!);
+        for (let t = 0; t < k; t++)
+          sigma = Math.max(sigma, Math.abs(r.singularValues[t]! - ref.singularValues[t]!) / ref.singularValues[0]!);
         const errors = {
           spectralOverNext: next === 0 ? spectral / ref.singularValues[0]! : spectral / next,
           orthU: orthonormalityError(r.u, c.rows, nonZero),

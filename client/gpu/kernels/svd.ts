@@ -27,7 +27,16 @@ import { dispatchOf, dispatches, jobTable, type Dispatch } from '../runtime/disp
 import { PipelineCache, wgslConstant, type Kernel } from '../runtime/pipelines';
 import { StagingPool } from '../runtime/pools';
 import { withJobs, withScaling, withStructs } from './common';
-import { F32_EPSILON, F32_UNIT_ROUNDOFF, planSvd, type SvdMatrixPlan, type SvdOptions, type SvdPlan, type SvdRoute, type SvdShape } from './svdPlan';
+import {
+  F32_EPSILON,
+  F32_UNIT_ROUNDOFF,
+  planSvd,
+  type SvdMatrixPlan,
+  type SvdOptions,
+  type SvdPlan,
+  type SvdRoute,
+  type SvdShape,
+} from './svdPlan';
 
 export { type SvdOptions, type SvdPlan, type SvdRoute, type SvdShape } from './svdPlan';
 
@@ -62,7 +71,10 @@ const JACOBI_PHASE_REFINE = 2;
 /** Edge of the C tile of one gemm.wgsl workgroup. */
 const GEMM_TILE = wgslConstant(gemmWgsl, 'TILE');
 /** The largest matrices the kernels hold in workgroup memory (their MAX_COLUMNS). */
-const CAPACITY = { maxShortSide: wgslConstant(sortWgsl, 'MAX_COLUMNS'), maxSketch: wgslConstant(orthonormalizeWgsl, 'MAX_COLUMNS') };
+const CAPACITY = {
+  maxShortSide: wgslConstant(sortWgsl, 'MAX_COLUMNS'),
+  maxSketch: wgslConstant(orthonormalizeWgsl, 'MAX_COLUMNS'),
+};
 
 /** Most columns one orthonormalize.wgsl block may have (its MAX_COLUMNS). */
 export const ORTHONORMALIZE_MAX_COLUMNS = CAPACITY.maxSketch;
@@ -81,12 +93,22 @@ export interface ColumnBlock {
  * host outside the SVD that needs only this kernel (PowerSGD's P̂,
  * compression/powerSgdCompressor.ts); the SVD itself runs it unscaled.
  */
-export function orthonormalizeBlocks(device: GPUDevice, owned: GPUBuffer[], blocks: readonly ColumnBlock[], buffer: GPUBuffer): Dispatch {
+export function orthonormalizeBlocks(
+  device: GPUDevice,
+  owned: GPUBuffer[],
+  blocks: readonly ColumnBlock[],
+  buffer: GPUBuffer,
+): Dispatch {
   for (const b of blocks) {
-    if (b.columns > ORTHONORMALIZE_MAX_COLUMNS) throw new RangeError(`orthonormalize: ${b.columns} columns, at most ${ORTHONORMALIZE_MAX_COLUMNS}`);
+    if (b.columns > ORTHONORMALIZE_MAX_COLUMNS)
+      throw new RangeError(`orthonormalize: ${b.columns} columns, at most ${ORTHONORMALIZE_MAX_COLUMNS}`);
   }
   // Each column divided by its largest |x| first (SCALE_COLUMNS): P = MQ of any f32 magnitude.
-  const kernel = PipelineCache.for(device).kernel({ label: 'Svd.orthonormalizeScaled', code: withJobs(orthonormalizeWgsl), constants: { SCALE_COLUMNS: 1 } });
+  const kernel = PipelineCache.for(device).kernel({
+    label: 'Svd.orthonormalizeScaled',
+    code: withJobs(orthonormalizeWgsl),
+    constants: { SCALE_COLUMNS: 1 },
+  });
   const table = jobTable(
     device,
     'Svd.orthonormalize.jobs',
@@ -178,7 +200,12 @@ export class SvdBatch {
     const queue = this.#kernel.device.queue;
     this.plan.matrices.forEach((p, i) => {
       const matrix = matrices[i];
-      if (matrix === undefined || matrix.rows !== p.rows || matrix.cols !== p.cols || matrix.data.length !== p.rows * p.cols) {
+      if (
+        matrix === undefined ||
+        matrix.rows !== p.rows ||
+        matrix.cols !== p.cols ||
+        matrix.data.length !== p.rows * p.cols
+      ) {
         throw new RangeError(`svd: matrix ${i} does not match the planned ${p.rows}×${p.cols}`);
       }
       queue.writeBuffer(this.input, p.inputOffset * 4, ownBuffer(matrix.data));
@@ -216,7 +243,9 @@ export class SvdBatch {
   async read(): Promise<SvdMatrixResult[]> {
     const device = this.#kernel.device;
     const encoder = device.createCommandEncoder({ label: 'Svd.readback' });
-    const reads = [this.u, this.singularValues, this.v, this.states].map((source) => this.#staging.encodeRead(encoder, source, 0, source.size));
+    const reads = [this.u, this.singularValues, this.v, this.states].map((source) =>
+      this.#staging.encodeRead(encoder, source, 0, source.size),
+    );
     device.queue.submit([encoder.finish()]);
     const [u, s, v, states] = await Promise.all(reads.map((read) => read.map()));
     const stateWords = new Uint32Array(states!);
@@ -256,7 +285,14 @@ export class SvdBatch {
     });
   }
 
-  #recordPasses(work: GPUBuffer, aux: GPUBuffer, aux2: GPUBuffer, proj: GPUBuffer, rot: GPUBuffer, comp: GPUBuffer): void {
+  #recordPasses(
+    work: GPUBuffer,
+    aux: GPUBuffer,
+    aux2: GPUBuffer,
+    proj: GPUBuffer,
+    rot: GPUBuffer,
+    comp: GPUBuffer,
+  ): void {
     const kernel = this.#kernel;
     const { matrices, options } = this.plan;
     const all = matrices.map((p, i) => ({ p, i }));
@@ -333,9 +369,18 @@ export class SvdBatch {
     const tolFor = (m: number): number => Math.sqrt(m) * F32_UNIT_ROUNDOFF;
     const dispatches = Math.ceil(options.maxSweeps / options.sweepsPerDispatch);
     const jacobi = (name: string, target: GPUBuffer, jobs: number[][]): void => {
-      for (let d = 0; d < dispatches; d++) this.#add(name, kernel.jacobi, [target, rot, this.states], jobs, [jobs.length, 1, 1], true);
+      for (let d = 0; d < dispatches; d++)
+        this.#add(name, kernel.jacobi, [target, rot, this.states], jobs, [jobs.length, 1, 1], true);
     };
-    const jacobiJob = (off: number, m: number, n: number, rotOffset: number, i: number, phase: number, initV: boolean): number[] => [
+    const jacobiJob = (
+      off: number,
+      m: number,
+      n: number,
+      rotOffset: number,
+      i: number,
+      phase: number,
+      initV: boolean,
+    ): number[] => [
       off,
       rotOffset,
       m,
@@ -367,7 +412,9 @@ export class SvdBatch {
       gram.map(({ p }) => columnMajorProduct(p.workOffset, p.rotOffset, p.projOffset, p.m, p.n, p.n)),
     );
     const projJobs = [
-      ...(options.refine ? gram.map(({ p, i }) => jacobiJob(p.projOffset, p.m, p.n, p.rotOffset, i, JACOBI_PHASE_REFINE, false)) : []),
+      ...(options.refine
+        ? gram.map(({ p, i }) => jacobiJob(p.projOffset, p.m, p.n, p.rotOffset, i, JACOBI_PHASE_REFINE, false))
+        : []),
       ...topk.map(({ p, i }) => jacobiJob(p.projOffset, p.n, p.sketch, p.rotOffset, i, JACOBI_PHASE_FIRST, true)),
     ];
     jacobi('jacobiProjected', proj, projJobs);
@@ -406,7 +453,14 @@ export class SvdBatch {
       Math.max(p.rows, p.cols) * F32_EPSILON,
     ];
     const sort = (name: string, columns: GPUBuffer, companions: GPUBuffer, jobs: number[][]): void =>
-      this.#add(name, kernel.sort, [columns, companions, this.states, this.u, this.singularValues, this.v], jobs, [jobs.length, 1, 1], true);
+      this.#add(
+        name,
+        kernel.sort,
+        [columns, companions, this.states, this.u, this.singularValues, this.v],
+        jobs,
+        [jobs.length, 1, 1],
+        true,
+      );
     sort(
       'sortDirect',
       work,
@@ -453,7 +507,14 @@ export class SvdBatch {
    * Adds a pass whose binding 0 is a job table (one record of u32 words per
    * job; a non-integer word is stored as f32 bits) and bindings 1.. the buffers.
    */
-  #add(name: string, kernel: Kernel, buffers: GPUBuffer[], jobs: number[][], groups: [number, number, number], lastWordIsFloat = false): void {
+  #add(
+    name: string,
+    kernel: Kernel,
+    buffers: GPUBuffer[],
+    jobs: number[][],
+    groups: [number, number, number],
+    lastWordIsFloat = false,
+  ): void {
     if (jobs.length === 0) return;
     const device = this.#kernel.device;
     const jobBuffer = jobTable(device, `Svd.${name}.jobs`, jobs, lastWordIsFloat, this.#owned);
@@ -470,7 +531,14 @@ interface GemmSpec {
 }
 
 /** C (m×q) = W (m×k) · Y (k×q), all column-major, as a gemm.wgsl job. */
-function columnMajorProduct(xOffset: number, yOffset: number, cOffset: number, m: number, q: number, k: number): GemmSpec {
+function columnMajorProduct(
+  xOffset: number,
+  yOffset: number,
+  cOffset: number,
+  m: number,
+  q: number,
+  k: number,
+): GemmSpec {
   return { x: [xOffset, m, 1], y: [yOffset, 1, k], c: [cOffset, m], pqk: [m, q, k] };
 }
 

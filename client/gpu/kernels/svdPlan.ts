@@ -92,7 +92,10 @@ export interface SvdPlan {
   readonly options: Required<Omit<SvdOptions, 'rank'>> & { readonly rank: number | undefined };
 }
 
-/** What the kernels hold in workgroup memory: the largest short side (sort.wgsl) and sketch width l = k + oversampling (orthonormalize.wgsl). */
+/**
+ * What the kernels hold in workgroup memory: the largest short side (sort.wgsl) and sketch width l = k + oversampling
+ * (orthonormalize.wgsl).
+ */
 export interface SvdCapacity {
   readonly maxShortSide: number;
   readonly maxSketch: number;
@@ -122,7 +125,8 @@ export function planSvd(shapes: readonly SvdShape[], options: SvdOptions, capaci
     const k = opts.rank === undefined ? n : Math.max(1, Math.min(opts.rank, n));
     const sketch = Math.min(n, k + opts.oversampling);
     const route: SvdRoute = opts.rank !== undefined && sketch < n ? 'topk' : n > opts.gramThreshold ? 'gram' : 'jacobi';
-    if (route === 'topk' && sketch > capacity.maxSketch) throw new RangeError(`svd: sketch ${sketch} above ${capacity.maxSketch}`);
+    if (route === 'topk' && sketch > capacity.maxSketch)
+      throw new RangeError(`svd: sketch ${sketch} above ${capacity.maxSketch}`);
     const take = (key: keyof typeof size, floats: number): number => {
       const at = size[key];
       size[key] += floats;

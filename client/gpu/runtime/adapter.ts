@@ -10,8 +10,13 @@ export function isSoftwareAdapter(device: GPUDevice): boolean {
   return info !== undefined && (info.architecture === 'swiftshader' || /swiftshader/i.test(info.description));
 }
 
-/** A name for the adapter behind `device` (vendor, architecture, device, description): choices measured on one adapter are kept under it. */
+/**
+ * A name for the adapter behind `device` (vendor, architecture, device, description): choices measured on one adapter
+ * are kept under it.
+ */
 export function adapterKey(device: GPUDevice): string {
   const info = device.adapterInfo as GPUAdapterInfo | undefined; // absent in older browsers
-  return info === undefined ? 'unknown adapter' : [info.vendor, info.architecture, info.device, info.description].join('|');
+  return info === undefined
+    ? 'unknown adapter'
+    : [info.vendor, info.architecture, info.device, info.description].join('|');
 }

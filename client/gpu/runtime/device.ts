@@ -77,7 +77,9 @@ export class GpuUnavailableError extends Error {
 export interface OpenGpuOptions {
   /** Label of the device (shows in validation errors). */
   readonly label?: string;
-  /** Called once when the device is lost, with the reason (also when it is destroyed on purpose: reason `destroyed`). */
+  /**
+   * Called once when the device is lost, with the reason (also when it is destroyed on purpose: reason `destroyed`).
+   */
   readonly onLost?: (info: GpuLostInfo) => void;
   /** Adapter preference, browsers only. */
   readonly powerPreference?: GPUPowerPreference;
@@ -90,7 +92,9 @@ export interface OpenGpuOptions {
  */
 export async function openGpuContext(gpu: GPU, options: OpenGpuOptions = {}): Promise<GpuContext> {
   // Some browsers reject instead of answering null when WebGPU is switched off.
-  const adapter = await gpu.requestAdapter(options.powerPreference === undefined ? {} : { powerPreference: options.powerPreference }).catch(() => null);
+  const adapter = await gpu
+    .requestAdapter(options.powerPreference === undefined ? {} : { powerPreference: options.powerPreference })
+    .catch(() => null);
   if (adapter === null) {
     throw new GpuUnavailableError(
       'no-adapter',
@@ -105,7 +109,10 @@ export async function openGpuContext(gpu: GPU, options: OpenGpuOptions = {}): Pr
   try {
     device = await adapter.requestDevice({ label: options.label ?? 'atomo', requiredLimits, requiredFeatures });
   } catch (error) {
-    throw new GpuUnavailableError('device-failed', `The WebGPU adapter refused a device: ${error instanceof Error ? error.message : String(error)}`);
+    throw new GpuUnavailableError(
+      'device-failed',
+      `The WebGPU adapter refused a device: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const lost = device.lost.then((info): GpuLostInfo => ({ reason: info.reason, message: info.message }));
   // A separate chain, so a throwing callback cannot turn `lost` into a rejection.
@@ -159,9 +166,14 @@ export async function requestBrowserGpu(options: BrowserGpuOptions = {}): Promis
 }
 
 /** Where the training maths runs: a WebGPU device, or plain TypeScript with the reason it is not the GPU. */
-export type Backend = { readonly kind: 'webgpu'; readonly ctx: GpuContext } | { readonly kind: 'cpu'; readonly reason: string; readonly code?: CpuReason };
+export type Backend =
+  | { readonly kind: 'webgpu'; readonly ctx: GpuContext }
+  | { readonly kind: 'cpu'; readonly reason: string; readonly code?: CpuReason };
 
-/** Why a tab is on the CPU, machine-readable (the page translates it): no GPU for one of GpuUnavailableReason, or forced. */
+/**
+ * Why a tab is on the CPU, machine-readable (the page translates it): no GPU for one of GpuUnavailableReason, or
+ * forced.
+ */
 export type CpuReason = GpuUnavailableReason | 'forced' | 'forced-url';
 
 /** Options of `chooseBackend`. */

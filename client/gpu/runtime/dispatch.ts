@@ -92,7 +92,10 @@ export function gridFor(device: GPUDevice, groups: number): [number, number, num
   return [x, x === 0 ? 1 : Math.ceil(groups / x), 1];
 }
 
-/** The grid of a kernel that gives one invocation to each of `count` items: ⌈count / WORKGROUP_SIZE⌉ groups (none for 0 items). */
+/**
+ * The grid of a kernel that gives one invocation to each of `count` items: ⌈count / WORKGROUP_SIZE⌉ groups (none for 0
+ * items).
+ */
 export function gridForItems(device: GPUDevice, kernel: Kernel, count: number): [number, number, number] {
   return gridFor(device, Math.ceil(count / workgroupSize(kernel)));
 }
@@ -105,7 +108,12 @@ export function workgroupSize(kernel: Kernel): number {
 }
 
 /** A bind group of `kernel`'s group 0 with `buffers` at bindings 0, 1, …, labelled `<label>.bindGroup`. */
-export function bindBuffers(device: GPUDevice, label: string, layout: GPUBindGroupLayout, buffers: readonly GPUBuffer[]): GPUBindGroup {
+export function bindBuffers(
+  device: GPUDevice,
+  label: string,
+  layout: GPUBindGroupLayout,
+  buffers: readonly GPUBuffer[],
+): GPUBindGroup {
   return device.createBindGroup({
     label: `${label}.bindGroup`,
     layout,
@@ -121,7 +129,11 @@ export function dispatchOf(
   buffers: readonly GPUBuffer[],
   groups: readonly [number, number, number],
 ): Dispatch {
-  return { pipeline: kernel.pipeline, bindGroup: bindBuffers(device, label, kernel.pipeline.getBindGroupLayout(0), buffers), groups };
+  return {
+    pipeline: kernel.pipeline,
+    bindGroup: bindBuffers(device, label, kernel.pipeline.getBindGroupLayout(0), buffers),
+    groups,
+  };
 }
 
 /**
@@ -141,7 +153,12 @@ export function bufferWith(
       : ArrayBuffer.isView(data)
         ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
         : new Uint8Array(Uint32Array.from(data).buffer);
-  const buffer = device.createBuffer({ label, size: Math.max(16, Math.ceil(bytes.byteLength / 16) * 16), usage, mappedAtCreation: true });
+  const buffer = device.createBuffer({
+    label,
+    size: Math.max(16, Math.ceil(bytes.byteLength / 16) * 16),
+    usage,
+    mappedAtCreation: true,
+  });
   new Uint8Array(buffer.getMappedRange()).set(bytes);
   buffer.unmap();
   owned?.push(buffer);
@@ -154,7 +171,13 @@ export function bufferWith(
  * `lastWordIsFloat` (a tolerance, a ratio). Kernels that take several
  * matrices of different shapes in one dispatch read their job from it.
  */
-export function jobTable(device: GPUDevice, label: string, jobs: readonly (readonly number[])[], lastWordIsFloat: boolean, owned?: GPUBuffer[]): GPUBuffer {
+export function jobTable(
+  device: GPUDevice,
+  label: string,
+  jobs: readonly (readonly number[])[],
+  lastWordIsFloat: boolean,
+  owned?: GPUBuffer[],
+): GPUBuffer {
   const width = jobs[0]?.length ?? 0;
   const table = new ArrayBuffer(Math.max(4, jobs.length * width * 4));
   const words = new Uint32Array(table);
@@ -169,7 +192,12 @@ export function jobTable(device: GPUDevice, label: string, jobs: readonly (reado
 }
 
 /** A uniform buffer holding `data` (u32 words, or raw bytes): bufferWith(…, UNIFORM, …). */
-export function uniformBuffer(device: GPUDevice, label: string, data: readonly number[] | ArrayBuffer, owned?: GPUBuffer[]): GPUBuffer {
+export function uniformBuffer(
+  device: GPUDevice,
+  label: string,
+  data: readonly number[] | ArrayBuffer,
+  owned?: GPUBuffer[],
+): GPUBuffer {
   return bufferWith(device, label, GPUBufferUsage.UNIFORM, data, owned);
 }
 

@@ -64,12 +64,16 @@ export class PipelineCache {
     return this.#kernels.size;
   }
 
-  /** The kernel of `source`, compiled on first request; later requests with the same code, entry point, constants and layout get the same pipeline. */
+  /**
+   * The kernel of `source`, compiled on first request; later requests with the same code, entry point, constants and
+   * layout get the same pipeline.
+   */
   kernel(source: KernelSource): Kernel {
     const entryPoint = source.entryPoint ?? 'main';
     const given = source.constants ?? {};
     const layoutId = source.layout === undefined ? 'auto' : this.#layoutIds.get(source.layout);
-    if (layoutId === undefined) throw new Error(`${source.label}: pipeline layouts must come from PipelineCache.layout`);
+    if (layoutId === undefined)
+      throw new Error(`${source.label}: pipeline layouts must come from PipelineCache.layout`);
     const constantsKey = Object.keys(given)
       .sort()
       .map((name) => `${name}=${given[name]}`)
@@ -101,7 +105,10 @@ export class PipelineCache {
    * its pipeline layout, made once per `label`: for modules whose entry
    * points share one bind group, where 'auto' would give each its own.
    */
-  layout(label: string, bindings: readonly BufferBinding[]): { readonly group: GPUBindGroupLayout; readonly pipeline: GPUPipelineLayout } {
+  layout(
+    label: string,
+    bindings: readonly BufferBinding[],
+  ): { readonly group: GPUBindGroupLayout; readonly pipeline: GPUPipelineLayout } {
     const key = `${label}|${bindings.join(',')}`;
     let layout = this.#layouts.get(key);
     if (layout === undefined) {
@@ -109,7 +116,10 @@ export class PipelineCache {
         label: `${label}.bindGroupLayout`,
         entries: bindings.map((type, binding) => ({ binding, visibility: GPUShaderStage.COMPUTE, buffer: { type } })),
       });
-      const pipeline = this.#device.createPipelineLayout({ label: `${label}.pipelineLayout`, bindGroupLayouts: [group] });
+      const pipeline = this.#device.createPipelineLayout({
+        label: `${label}.pipelineLayout`,
+        bindGroupLayouts: [group],
+      });
       layout = { group, pipeline };
       this.#layouts.set(key, layout);
       this.#layoutIds.set(pipeline, key);
@@ -126,12 +136,14 @@ export function kernelFamily<K extends string>(
 ): Readonly<Record<K, Kernel>> {
   const cache = PipelineCache.for(device);
   const kernels = {} as Record<K, Kernel>;
-  for (const name of Object.keys(sources) as K[]) kernels[name] = cache.kernel({ label: `${family}.${name}`, ...sources[name] });
+  for (const name of Object.keys(sources) as K[])
+    kernels[name] = cache.kernel({ label: `${family}.${name}`, ...sources[name] });
   return kernels;
 }
 
 /** `override NAME: type = literal;` or `const NAME: type = literal;` (the type optional). */
-const DECLARATION = /\b(override|const)\s+([A-Za-z_]\w*)\s*(?::\s*\w+\s*)?=\s*(true|false|0x[0-9a-fA-F]+u?|[0-9.]+(?:e[+-]?\d+)?[uif]?)\s*;/g;
+const DECLARATION =
+  /\b(override|const)\s+([A-Za-z_]\w*)\s*(?::\s*\w+\s*)?=\s*(true|false|0x[0-9a-fA-F]+u?|[0-9.]+(?:e[+-]?\d+)?[uif]?)\s*;/g;
 
 /** The literal's value: booleans as 0 / 1, `u` / `i` / `f` suffixes dropped. */
 function literalValue(literal: string): number {

@@ -29,21 +29,24 @@ async function unavailable(promise: Promise<unknown>): Promise<GpuUnavailableErr
 }
 
 describe('GpuContext', () => {
-  gpuTest('Node and browser paths give the same shape, with the adapter limits and granted features', async ({ gpu }) => {
-    expect(gpu.limits.maxStorageBufferBindingSize).toBe(gpu.device.limits.maxStorageBufferBindingSize);
-    expect(gpu.limits.maxStorageBufferBindingSize).toBeGreaterThanOrEqual(128 * 2 ** 20);
-    expect(gpu.limits.maxComputeWorkgroupStorageSize).toBeGreaterThanOrEqual(16 * 1024);
-    expect(gpu.limits.maxStorageBuffersPerShaderStage).toBeGreaterThanOrEqual(8);
-    expect(gpu.features.timestampQuery).toBe(gpu.device.features.has('timestamp-query'));
-    expect(gpu.features.subgroups).toBe(gpu.device.features.has('subgroups'));
-    expect(typeof gpu.adapterInfo.vendor).toBe('string');
+  gpuTest(
+    'Node and browser paths give the same shape, with the adapter limits and granted features',
+    async ({ gpu }) => {
+      expect(gpu.limits.maxStorageBufferBindingSize).toBe(gpu.device.limits.maxStorageBufferBindingSize);
+      expect(gpu.limits.maxStorageBufferBindingSize).toBeGreaterThanOrEqual(128 * 2 ** 20);
+      expect(gpu.limits.maxComputeWorkgroupStorageSize).toBeGreaterThanOrEqual(16 * 1024);
+      expect(gpu.limits.maxStorageBuffersPerShaderStage).toBeGreaterThanOrEqual(8);
+      expect(gpu.features.timestampQuery).toBe(gpu.device.features.has('timestamp-query'));
+      expect(gpu.features.subgroups).toBe(gpu.device.features.has('subgroups'));
+      expect(typeof gpu.adapterInfo.vendor).toBe('string');
 
-    const browser = await requestBrowserGpu({ gpu: await dawnGpu(), label: 'test.browser' });
-    expect(Object.keys(browser).sort()).toEqual(['adapterInfo', 'device', 'features', 'limits', 'lost']);
-    expect(browser.limits).toEqual(gpu.limits);
-    expect(browser.features).toEqual(gpu.features);
-    browser.device.destroy();
-  });
+      const browser = await requestBrowserGpu({ gpu: await dawnGpu(), label: 'test.browser' });
+      expect(Object.keys(browser).sort()).toEqual(['adapterInfo', 'device', 'features', 'limits', 'lost']);
+      expect(browser.limits).toEqual(gpu.limits);
+      expect(browser.features).toEqual(gpu.features);
+      browser.device.destroy();
+    },
+  );
 
   gpuTest('reports a lost device through the callback and the promise', async () => {
     const seen: GpuLostInfo[] = [];
@@ -75,8 +78,14 @@ describe('chooseBackend', () => {
       code: 'insecure-context',
       reason: expect.stringMatching(/secure context/) as unknown as string,
     });
-    expect(await chooseBackend({ gpu: gpuWithoutAdapter })).toMatchObject({ kind: 'cpu', reason: expect.stringMatching(/no adapter/) });
-    expect(await chooseBackend({ forceCpu: true, gpu: null })).toMatchObject({ kind: 'cpu', reason: expect.stringMatching(/forced/) });
+    expect(await chooseBackend({ gpu: gpuWithoutAdapter })).toMatchObject({
+      kind: 'cpu',
+      reason: expect.stringMatching(/no adapter/),
+    });
+    expect(await chooseBackend({ forceCpu: true, gpu: null })).toMatchObject({
+      kind: 'cpu',
+      reason: expect.stringMatching(/forced/),
+    });
     expect(await chooseBackend({ url: 'http://localhost:5173/?run=a&cpu', gpu: null })).toMatchObject({
       kind: 'cpu',
       reason: expect.stringMatching(/\?cpu/),
@@ -204,7 +213,9 @@ describe('GpuTimer', () => {
       expect(timing.ms).toBeGreaterThan(0);
       expect(timing.ms).toBeLessThanOrEqual(timing.wallMs + 0.5);
     }
-    console.log(`axpy 2¹⁸: 1× ${one.ms.toFixed(2)} ms, 32× ${many.ms.toFixed(2)} ms (wall ${many.wallMs.toFixed(2)} ms)`);
+    console.log(
+      `axpy 2¹⁸: 1× ${one.ms.toFixed(2)} ms, 32× ${many.ms.toFixed(2)} ms (wall ${many.wallMs.toFixed(2)} ms)`,
+    );
     destroy();
     timer.destroy();
   });
@@ -227,35 +238,42 @@ describe('GpuTimer', () => {
 });
 
 describe('PipelineCache', () => {
-  gpuTest('compiles a kernel once per device, whichever host asks, and reports its override values', async ({ gpu }) => {
-    const cache = PipelineCache.for(gpu.device);
-    expect(PipelineCache.for(gpu.device)).toBe(cache);
-    new SvdKernel(gpu.device);
-    new LayerKernels(gpu.device);
-    const before = cache.size;
-    // Second hosts of the same kernels: no new pipeline.
-    new SvdKernel(gpu.device);
-    new LayerKernels(gpu.device);
-    expect(cache.size).toBe(before);
-    const code =
-      'override WORKGROUP_SIZE: u32 = 64u;\n@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n' +
-      '@compute @workgroup_size(WORKGROUP_SIZE) fn main(@builtin(global_invocation_id) id: vec3<u32>) { x[id.x] = 1.0; }';
-    const byDefault = cache.kernel({ label: 'Test.default', code });
-    expect(byDefault.constants.WORKGROUP_SIZE).toBe(64);
-    expect(cache.kernel({ label: 'Test.again', code })).toBe(byDefault);
-    const set = cache.kernel({ label: 'Test.set', code, constants: { WORKGROUP_SIZE: 128 } });
-    expect(set).not.toBe(byDefault);
-    expect(set.constants.WORKGROUP_SIZE).toBe(128);
-    expect(cache.size).toBe(before + 2);
-    expect(() => cache.kernel({ label: 'Test.unknown', code, constants: { NO_SUCH: 1 } })).toThrow(/declares no override NO_SUCH/);
-    // The size the host reads is the size the pipeline runs with: 128 invocations per group write 128 × 2 floats.
-    const x = uploadF32(gpu.device, new Float32Array(512), 'Test.x');
-    const encoder = gpu.device.createCommandEncoder({ label: 'Test.encoder' });
-    encodePass(encoder, 'Test.pass', [dispatchOf(gpu.device, set, 'Test.set', [x], gridForItems(gpu.device, set, 256))]);
-    gpu.device.queue.submit([encoder.finish()]);
-    const written = await readF32(gpu.device, x, 512);
-    expect(written.subarray(0, 256).every((v) => v === 1)).toBe(true);
-    expect(written.subarray(256).every((v) => v === 0)).toBe(true);
-    x.destroy();
-  });
+  gpuTest(
+    'compiles a kernel once per device, whichever host asks, and reports its override values',
+    async ({ gpu }) => {
+      const cache = PipelineCache.for(gpu.device);
+      expect(PipelineCache.for(gpu.device)).toBe(cache);
+      new SvdKernel(gpu.device);
+      new LayerKernels(gpu.device);
+      const before = cache.size;
+      // Second hosts of the same kernels: no new pipeline.
+      new SvdKernel(gpu.device);
+      new LayerKernels(gpu.device);
+      expect(cache.size).toBe(before);
+      const code =
+        'override WORKGROUP_SIZE: u32 = 64u;\n@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n' +
+        '@compute @workgroup_size(WORKGROUP_SIZE) fn main(@builtin(global_invocation_id) id: vec3<u32>) { x[id.x] = 1.0; }';
+      const byDefault = cache.kernel({ label: 'Test.default', code });
+      expect(byDefault.constants.WORKGROUP_SIZE).toBe(64);
+      expect(cache.kernel({ label: 'Test.again', code })).toBe(byDefault);
+      const set = cache.kernel({ label: 'Test.set', code, constants: { WORKGROUP_SIZE: 128 } });
+      expect(set).not.toBe(byDefault);
+      expect(set.constants.WORKGROUP_SIZE).toBe(128);
+      expect(cache.size).toBe(before + 2);
+      expect(() => cache.kernel({ label: 'Test.unknown', code, constants: { NO_SUCH: 1 } })).toThrow(
+        /declares no override NO_SUCH/,
+      );
+      // The size the host reads is the size the pipeline runs with: 128 invocations per group write 128 × 2 floats.
+      const x = uploadF32(gpu.device, new Float32Array(512), 'Test.x');
+      const encoder = gpu.device.createCommandEncoder({ label: 'Test.encoder' });
+      encodePass(encoder, 'Test.pass', [
+        dispatchOf(gpu.device, set, 'Test.set', [x], gridForItems(gpu.device, set, 256)),
+      ]);
+      gpu.device.queue.submit([encoder.finish()]);
+      const written = await readF32(gpu.device, x, 512);
+      expect(written.subarray(0, 256).every((v) => v === 1)).toBe(true);
+      expect(written.subarray(256).every((v) => v === 0)).toBe(true);
+      x.destroy();
+    },
+  );
 });

@@ -60,12 +60,22 @@ export class GpuTimer {
       await this.#device.queue.onSubmittedWorkDone();
       const encoder = this.#device.createCommandEncoder({ label: 'Timer.encoder' });
       if (this.#querySet !== null) {
-        encoder.beginComputePass({ label: 'Timer.begin', timestampWrites: { querySet: this.#querySet, beginningOfPassWriteIndex: 0 } }).end();
+        encoder
+          .beginComputePass({
+            label: 'Timer.begin',
+            timestampWrites: { querySet: this.#querySet, beginningOfPassWriteIndex: 0 },
+          })
+          .end();
       }
       record(encoder);
       let pending = null;
       if (this.#querySet !== null && this.#resolve !== null) {
-        encoder.beginComputePass({ label: 'Timer.end', timestampWrites: { querySet: this.#querySet, endOfPassWriteIndex: 1 } }).end();
+        encoder
+          .beginComputePass({
+            label: 'Timer.end',
+            timestampWrites: { querySet: this.#querySet, endOfPassWriteIndex: 1 },
+          })
+          .end();
         encoder.resolveQuerySet(this.#querySet, 0, 2, this.#resolve, 0);
         pending = this.#staging.encodeRead(encoder, this.#resolve, 0, 16);
       }

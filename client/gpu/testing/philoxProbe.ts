@@ -47,7 +47,13 @@ export class PhiloxProbe {
   }
 
   /** Runs `kernel` with one invocation per item, `input` at binding `inputBinding` and the output at binding 2. */
-  async #run(kernel: Kernel, inputBinding: number, input: Uint32Array | Float32Array, outWords: number, items: number): Promise<Uint32Array> {
+  async #run(
+    kernel: Kernel,
+    inputBinding: number,
+    input: Uint32Array | Float32Array,
+    outWords: number,
+    items: number,
+  ): Promise<Uint32Array> {
     const device = this.#device;
     const inputBuffer = device.createBuffer({
       label: 'PhiloxProbe.input',
@@ -57,7 +63,11 @@ export class PhiloxProbe {
     });
     new Uint8Array(inputBuffer.getMappedRange()).set(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
     inputBuffer.unmap();
-    const outBuffer = device.createBuffer({ label: 'PhiloxProbe.out', size: outWords * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+    const outBuffer = device.createBuffer({
+      label: 'PhiloxProbe.out',
+      size: outWords * 4,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
+    });
     const encoder = device.createCommandEncoder({ label: 'PhiloxProbe.encoder' });
     // The probes bind binding 2 and one of 0 (words) or 1 (floats), so the bind group is written out here.
     const bindGroup = device.createBindGroup({
@@ -68,7 +78,9 @@ export class PhiloxProbe {
         { binding: 2, resource: { buffer: outBuffer } },
       ],
     });
-    encodePass(encoder, 'PhiloxProbe.pass', [{ pipeline: kernel.pipeline, bindGroup, groups: gridForItems(device, kernel, items) }]);
+    encodePass(encoder, 'PhiloxProbe.pass', [
+      { pipeline: kernel.pipeline, bindGroup, groups: gridForItems(device, kernel, items) },
+    ]);
     const read = this.#staging.encodeRead(encoder, outBuffer, 0, outWords * 4);
     device.queue.submit([encoder.finish()]);
     const out = new Uint32Array(await read.map());

@@ -46,7 +46,9 @@ describe('GPU backend vs CPU backend', () => {
       try {
         const want = await cpu.lossAndGradient(params, images, labels, batch);
         const wantGradient = want.gradient.slice();
-        const wantFactors = new Map([...(want.factors ?? [])].map(([t, f]) => [t, { input: f.input.slice(), delta: f.delta.slice() }]));
+        const wantFactors = new Map(
+          [...(want.factors ?? [])].map(([t, f]) => [t, { input: f.input.slice(), delta: f.delta.slice() }]),
+        );
         const wantLogits = (await cpu.predict(params, images, batch)).slice();
         const got = await gpuBackend.lossAndGradient(params, images, labels, batch);
         const gotLogits = await gpuBackend.predict(params, images, batch);
@@ -68,8 +70,14 @@ describe('GPU backend vs CPU backend', () => {
         expect([...(got.factors?.keys() ?? [])].sort()).toEqual([...wantFactors.keys()].sort());
         for (const [tensor, f] of got.factors ?? []) {
           expect(f.batch).toBe(batch);
-          expect(relativeError(f.input, wantFactors.get(tensor)!.input), `${layout.tensors[tensor]!.name} X`).toBeLessThan(1e-4);
-          expect(relativeError(f.delta, wantFactors.get(tensor)!.delta), `${layout.tensors[tensor]!.name} Δ`).toBeLessThan(1e-4);
+          expect(
+            relativeError(f.input, wantFactors.get(tensor)!.input),
+            `${layout.tensors[tensor]!.name} X`,
+          ).toBeLessThan(1e-4);
+          expect(
+            relativeError(f.delta, wantFactors.get(tensor)!.delta),
+            `${layout.tensors[tensor]!.name} Δ`,
+          ).toBeLessThan(1e-4);
         }
         // A second round on the same buffers gives the same answer (nothing stale, nothing accumulated).
         const again = await gpuBackend.lossAndGradient(params, images, labels, batch);

@@ -145,21 +145,34 @@ class Workspace {
           const out = buffer(`${layer.name}.output`, batch * outputs);
           const dOut = buffer(`${layer.name}.dOutput`, batch * outputs);
           this.forward.push(
-            product({ m: batch, n: outputs, k: inputs }, { a: features.buffer, b: params, c: out, offsetB: layer.weight.offset }),
+            product(
+              { m: batch, n: outputs, k: inputs },
+              { a: features.buffer, b: params, c: out, offsetB: layer.weight.offset },
+            ),
             dispatches(kernels.biasRelu(owned, params, out, batch * outputs, outputs, 1, layer.bias.offset, fusedRelu)),
           );
           // Backward, in the order it runs (the swap above, recorded first, runs last).
           const backward: Recordable[] = [
-            product({ m: inputs, n: outputs, k: batch, transA: true }, { a: features.buffer, b: dOut, c: gradient, offsetC: layer.weight.offset }),
+            product(
+              { m: inputs, n: outputs, k: batch, transA: true },
+              { a: features.buffer, b: dOut, c: gradient, offsetC: layer.weight.offset },
+            ),
             dispatches(kernels.biasGrad(owned, dOut, gradient, outputs, batch, 1, outputs, layer.bias.offset)),
           ];
           if (needsInputGradient && features.gradient !== null) {
             backward.push(
-              product({ m: batch, n: inputs, k: outputs, transB: true }, { a: dOut, b: params, c: features.gradient, offsetB: layer.weight.offset }),
+              product(
+                { m: batch, n: inputs, k: outputs, transB: true },
+                { a: dOut, b: params, c: features.gradient, offsetB: layer.weight.offset },
+              ),
             );
           }
           steps.unshift(...backward);
-          this.factors.set(tensorIndex.get(layer.weight)!, { a: { buffer: features.buffer, offset: 0 }, d: { buffer: dOut, offset: 0 }, batch });
+          this.factors.set(tensorIndex.get(layer.weight)!, {
+            a: { buffer: features.buffer, offset: 0 },
+            d: { buffer: dOut, offset: 0 },
+            batch,
+          });
           y = { buffer: out, gradient: dOut, layout: 'features', channels: 1, pixels: outputs };
           break;
         }
@@ -167,27 +180,61 @@ class Workspace {
           const { input, output, kernelSize } = layer;
           const taps = layer.weight.shape[1];
           const columns = batch * output.height * output.width;
-          const geometry = { channels: input.channels, batch, height: input.height, width: input.width, kernel: kernelSize };
+          const geometry = {
+            channels: input.channels,
+            batch,
+            height: input.height,
+            width: input.width,
+            kernel: kernelSize,
+          };
           const col = buffer(`${layer.name}.col`, taps * columns);
           const out = buffer(`${layer.name}.output`, output.channels * columns);
           const dOut = buffer(`${layer.name}.dOutput`, output.channels * columns);
           this.forward.push(
             dispatches(kernels.im2col(owned, x.buffer, col, geometry)),
-            product({ m: output.channels, n: columns, k: taps }, { a: params, b: col, c: out, offsetA: layer.weight.offset }),
-            dispatches(kernels.biasRelu(owned, params, out, output.channels * columns, output.channels, columns, layer.bias.offset, fusedRelu)),
+            product(
+              { m: output.channels, n: columns, k: taps },
+              { a: params, b: col, c: out, offsetA: layer.weight.offset },
+            ),
+            dispatches(
+              kernels.biasRelu(
+                owned,
+                params,
+                out,
+                output.channels * columns,
+                output.channels,
+                columns,
+                layer.bias.offset,
+                fusedRelu,
+              ),
+            ),
           );
           steps.push(
-            product({ m: output.channels, n: taps, k: columns, transB: true }, { a: dOut, b: col, c: gradient, offsetC: layer.weight.offset }),
-            dispatches(kernels.biasGrad(owned, dOut, gradient, output.channels, columns, columns, 0, layer.bias.offset)),
+            product(
+              { m: output.channels, n: taps, k: columns, transB: true },
+              { a: dOut, b: col, c: gradient, offsetC: layer.weight.offset },
+            ),
+            dispatches(
+              kernels.biasGrad(owned, dOut, gradient, output.channels, columns, columns, 0, layer.bias.offset),
+            ),
           );
           if (needsInputGradient && x.gradient !== null) {
             const dCol = buffer(`${layer.name}.dCol`, taps * columns);
             steps.push(
-              product({ m: taps, n: columns, k: output.channels, transA: true }, { a: params, b: dOut, c: dCol, offsetA: layer.weight.offset }),
+              product(
+                { m: taps, n: columns, k: output.channels, transA: true },
+                { a: params, b: dOut, c: dCol, offsetA: layer.weight.offset },
+              ),
               dispatches(kernels.col2im(owned, dCol, x.gradient, geometry)),
             );
           }
-          y = { buffer: out, gradient: dOut, layout: 'maps', channels: output.channels, pixels: output.height * output.width };
+          y = {
+            buffer: out,
+            gradient: dOut,
+            layout: 'maps',
+            channels: output.channels,
+            pixels: output.height * output.width,
+          };
           break;
         }
         case 'relu': {
@@ -203,20 +250,42 @@ class Workspace {
           const out = buffer('maxpool.output', batch * layer.outputSize);
           const dOut = buffer('maxpool.dOutput', batch * layer.outputSize);
           const winners = buffer('maxpool.winners', batch * layer.outputSize);
-          this.forward.push(dispatches(kernels.maxpool(owned, x.buffer, out, winners, planes, input.height, input.width)));
+          this.forward.push(
+            dispatches(kernels.maxpool(owned, x.buffer, out, winners, planes, input.height, input.width)),
+          );
           if (x.gradient !== null) {
-            steps.push(dispatches(kernels.maxpoolBackward(owned, winners, dOut, x.gradient, planes, input.height, input.width)));
+            steps.push(
+              dispatches(kernels.maxpoolBackward(owned, winners, dOut, x.gradient, planes, input.height, input.width)),
+            );
           }
-          y = { buffer: out, gradient: dOut, layout: x.layout, channels: output.channels, pixels: output.height * output.width };
+          y = {
+            buffer: out,
+            gradient: dOut,
+            layout: x.layout,
+            channels: output.channels,
+            pixels: output.height * output.width,
+          };
           break;
         }
       }
       backwardSteps.push(steps);
       x = y;
     }
-    if (x.gradient === null || x.layout !== 'features') throw new RangeError('GPU backend: the model must end in a dense layer');
+    if (x.gradient === null || x.layout !== 'features')
+      throw new RangeError('GPU backend: the model must end in a dense layer');
     this.logits = x.buffer;
-    this.loss = dispatches(kernels.softmaxCrossEntropy(owned, x.buffer, this.labels, x.gradient, gradient, batch, layout.classCount, layout.parameterCount));
+    this.loss = dispatches(
+      kernels.softmaxCrossEntropy(
+        owned,
+        x.buffer,
+        this.labels,
+        x.gradient,
+        gradient,
+        batch,
+        layout.classCount,
+        layout.parameterCount,
+      ),
+    );
     for (let i = backwardSteps.length - 1; i >= 0; i--) this.backward.push(...backwardSteps[i]!);
   }
 
@@ -235,7 +304,11 @@ export interface GpuBackendOptions {
 }
 
 /** A backend that trains `layout` on `device`. Results are reused buffers (see TrainingBackend). */
-export function createGpuBackend(device: GPUDevice, layout: ModelLayout, options: GpuBackendOptions = {}): GpuTrainingBackend {
+export function createGpuBackend(
+  device: GPUDevice,
+  layout: ModelLayout,
+  options: GpuBackendOptions = {},
+): GpuTrainingBackend {
   const matmul = options.matmul ?? new MatmulKernel(device);
   const ownsMatmul = options.matmul === undefined;
   const staging = new StagingPool(device, 'GpuBackend.staging');
@@ -264,14 +337,20 @@ export function createGpuBackend(device: GPUDevice, layout: ModelLayout, options
     device.queue.writeBuffer(workspace.images, 0, images.buffer, images.byteOffset, batch * layout.inputSize * 4);
   };
 
-  const computeGradient = (params: Float32Array, images: Float32Array, labels: Uint8Array, batch: number): GpuGradient => {
+  const computeGradient = (
+    params: Float32Array,
+    images: Float32Array,
+    labels: Uint8Array,
+    batch: number,
+  ): GpuGradient => {
     const workspace = workspaceFor(batch);
     upload(workspace, params, images, batch);
     if (labels.length < batch) throw new RangeError(`${labels.length} labels for a batch of ${batch}`);
     if (labelScratch.length < batch) labelScratch = new Uint32Array(batch);
     for (let n = 0; n < batch; n++) {
       const label = labels[n]!;
-      if (label >= layout.classCount) throw new RangeError(`label ${label} of example ${n} is not below ${layout.classCount}`);
+      if (label >= layout.classCount)
+        throw new RangeError(`label ${label} of example ${n} is not below ${layout.classCount}`);
       labelScratch[n] = label;
     }
     device.queue.writeBuffer(workspace.labels, 0, labelScratch.buffer, 0, batch * 4);
@@ -293,7 +372,8 @@ export function createGpuBackend(device: GPUDevice, layout: ModelLayout, options
     settled: () => device.queue.onSubmittedWorkDone(),
     async lossAndGradient(params, images, labels, batch): Promise<LossAndGradient> {
       const result = computeGradient(params, images, labels, batch);
-      // One submission reads the gradient, the losses and every dense layer's factors X, Δ (B × (rows + cols) floats each).
+      // One submission reads the gradient, the losses and every dense layer's factors X, Δ (B × (rows + cols) floats
+      // each).
       const encoder = device.createCommandEncoder({ label: 'GpuBackend.readGradient' });
       const gradientRead = staging.encodeRead(encoder, result.buffer, 0, (layout.parameterCount + batch) * 4);
       const factorReads = [...result.factors].map(([tensor, f]) => {
@@ -308,7 +388,9 @@ export function createGpuBackend(device: GPUDevice, layout: ModelLayout, options
       const all = new Float32Array(await gradientRead.map());
       gradient.set(all.subarray(0, layout.parameterCount));
       const factors = new Map<number, GradientFactors>();
-      for (const [read, input, delta] of await Promise.all(factorReads.map(async (r) => [r, await r.input.map(), await r.delta.map()] as const))) {
+      for (const [read, input, delta] of await Promise.all(
+        factorReads.map(async (r) => [r, await r.input.map(), await r.delta.map()] as const),
+      )) {
         factors.set(read.tensor, { input: new Float32Array(input), delta: new Float32Array(delta), batch });
       }
       return { loss: meanLoss(all, layout.parameterCount, batch), gradient, factors };
@@ -341,7 +423,9 @@ export function meanLoss(values: Float32Array, offset: number, batch: number): n
 }
 
 function checkInputs(layout: ModelLayout, params: Float32Array, images: Float32Array, batch: number): void {
-  if (params.length !== layout.parameterCount) throw new RangeError(`${layout.kind}: ${params.length} parameters, expected ${layout.parameterCount}`);
+  if (params.length !== layout.parameterCount)
+    throw new RangeError(`${layout.kind}: ${params.length} parameters, expected ${layout.parameterCount}`);
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batch must be a positive integer, got ${batch}`);
-  if (images.length < batch * layout.inputSize) throw new RangeError(`${images.length} pixels do not hold ${batch} images of ${layout.inputSize}`);
+  if (images.length < batch * layout.inputSize)
+    throw new RangeError(`${images.length} pixels do not hold ${batch} images of ${layout.inputSize}`);
 }

@@ -19,7 +19,9 @@ export interface ChartCardProps {
   readonly emptyText?: string | undefined;
   /** A legend in HTML under the chart: unlike recharts' own, it is not measured again at every redraw. */
   readonly legend?: readonly LegendEntry[];
-  /** Figures the chart shows, as data-* attributes of the card (name → value), for a reader that cannot see the drawing. */
+  /**
+   * Figures the chart shows, as data-* attributes of the card (name → value), for a reader that cannot see the drawing.
+   */
   readonly data?: Readonly<Record<string, number>>;
   readonly children: ReactNode;
 }
@@ -34,7 +36,9 @@ export function ChartCard({ title, caption, testId, points, emptyText, legend, d
         <h3>{title}</h3>
         {caption !== undefined && <p className="chart-card__caption">{caption}</p>}
       </header>
-      <div className="chart-card__body">{points > 0 ? children : <p className="chart-card__empty">{emptyText ?? t('common.waitingFirstRounds')}</p>}</div>
+      <div className="chart-card__body">
+        {points > 0 ? children : <p className="chart-card__empty">{emptyText ?? t('common.waitingFirstRounds')}</p>}
+      </div>
       {points > 0 && legend !== undefined && (
         <ul className="chart-legend">
           {legend.map((entry) => (

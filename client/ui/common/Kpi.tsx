@@ -4,7 +4,19 @@ import { useTranslation } from 'react-i18next';
 import { formatBytes } from './format';
 
 /** One headline number; `value` is what tests read (data-value), `children` how it reads. */
-export function Kpi({ label, testId, value, hint, children }: { label: string; testId: string; value: number; hint?: ReactNode; children: ReactNode }) {
+export function Kpi({
+  label,
+  testId,
+  value,
+  hint,
+  children,
+}: {
+  label: string;
+  testId: string;
+  value: number;
+  hint?: ReactNode;
+  children: ReactNode;
+}) {
   return (
     <div className="kpi">
       <span className="kpi__label">{label}</span>

@@ -8,7 +8,17 @@
  * tens of milliseconds of selectors, measurements and effects.
  */
 import { useEffect, useRef, useState, type PointerEvent, type RefObject } from 'react';
-import { bandPath, linePath, linearDomain, logDomain, logTicks, niceTicks, scale, stack, tickLabelWidth } from './chartGeometry';
+import {
+  bandPath,
+  linePath,
+  linearDomain,
+  logDomain,
+  logTicks,
+  niceTicks,
+  scale,
+  stack,
+  tickLabelWidth,
+} from './chartGeometry';
 import { COLORS } from './palette';
 
 /** One plotted quantity of the points. */
@@ -102,7 +112,13 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
   return (
     <div className="live-chart" ref={ref} style={{ height }}>
       {width > 0 && (
-        <svg width={width} height={height} onPointerMove={onMove} onPointerLeave={() => setHover(null)} aria-hidden="true">
+        <svg
+          width={width}
+          height={height}
+          onPointerMove={onMove}
+          onPointerLeave={() => setHover(null)}
+          aria-hidden="true"
+        >
           {yTicks.map((tick, i) => (
             <g key={tick}>
               <line x1={left} x2={plotRight} y1={sy(tick)} y2={sy(tick)} stroke={COLORS.grid} />
@@ -160,7 +176,16 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
               </text>
             </g>
           )}
-          {hover !== null && <line x1={px[hover]} x2={px[hover]} y1={MARGIN.top} y2={plotBottom} stroke={COLORS.axis} strokeDasharray="3 3" />}
+          {hover !== null && (
+            <line
+              x1={px[hover]}
+              x2={px[hover]}
+              y1={MARGIN.top}
+              y2={plotBottom}
+              stroke={COLORS.axis}
+              strokeDasharray="3 3"
+            />
+          )}
         </svg>
       )}
       {hovered !== undefined && hover !== null && (

@@ -1,6 +1,9 @@
 /** The header row of the pages' tables, written once from a list of columns. */
 
-/** One <th> per column, in order: `label` gives its text, `numeric` the columns right-aligned like their numbers, `titles` any tooltips. */
+/**
+ * One <th> per column, in order: `label` gives its text, `numeric` the columns right-aligned like their numbers,
+ * `titles` any tooltips.
+ */
 export function TableHead<K extends string>({
   columns,
   label,

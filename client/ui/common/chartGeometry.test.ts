@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { bandPath, linePath, linearDomain, logDomain, logTicks, niceTicks, scale, stack, tickLabelWidth } from './chartGeometry';
+import {
+  bandPath,
+  linePath,
+  linearDomain,
+  logDomain,
+  logTicks,
+  niceTicks,
+  scale,
+  stack,
+  tickLabelWidth,
+} from './chartGeometry';
 
 describe('ticks and domains', () => {
   it('puts nice ticks at 1, 2 or 5 × 10ᵏ over the range', () => {

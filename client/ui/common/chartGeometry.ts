@@ -19,7 +19,8 @@ export function niceTicks(min: number, max: number, count = 5): number[] {
   const ticks: number[] = [];
   // Rounded to the step's precision, so 0.1 + 0.2 prints as 0.3.
   const digits = Math.max(0, -Math.floor(Math.log10(step)));
-  for (let v = Math.ceil(min / step - 1e-9) * step; v <= max + step * 1e-9; v += step) ticks.push(Number(v.toFixed(digits)));
+  for (let v = Math.ceil(min / step - 1e-9) * step; v <= max + step * 1e-9; v += step)
+    ticks.push(Number(v.toFixed(digits)));
   return ticks;
 }
 
@@ -56,8 +57,14 @@ export function logTicks(min: number, max: number, count = 6): number[] {
   return ticks;
 }
 
-/** Maps [d0, d1] onto [r0, r1]; a log scale maps log₁₀ of both (values ≤ 0 go to r0, clamped like any value outside). */
-export function scale(domain: readonly [number, number], range: readonly [number, number], kind: 'linear' | 'log' = 'linear'): Scale {
+/**
+ * Maps [d0, d1] onto [r0, r1]; a log scale maps log₁₀ of both (values ≤ 0 go to r0, clamped like any value outside).
+ */
+export function scale(
+  domain: readonly [number, number],
+  range: readonly [number, number],
+  kind: 'linear' | 'log' = 'linear',
+): Scale {
   const [r0, r1] = range;
   const f = kind === 'log' ? (v: number) => Math.log10(v) : (v: number) => v;
   const d0 = f(domain[0]);
@@ -70,7 +77,10 @@ export function scale(domain: readonly [number, number], range: readonly [number
 
 const px = (v: number) => Math.round(v * 10) / 10;
 
-/** An SVG path through the points (x, y) in order; `step` holds each value until the next x (a step-after line). Non-finite y breaks the line. */
+/**
+ * An SVG path through the points (x, y) in order; `step` holds each value until the next x (a step-after line).
+ * Non-finite y breaks the line.
+ */
 export function linePath(xs: readonly number[], ys: readonly number[], step = false): string {
   let d = '';
   let open = false;
@@ -88,8 +98,16 @@ export function linePath(xs: readonly number[], ys: readonly number[], step = fa
   return d;
 }
 
-/** The closed outline between a top and a bottom line over the same xs (one band of a stacked area); the ys must be finite. */
-export function bandPath(xs: readonly number[], tops: readonly number[], bottoms: readonly number[], step = false): string {
+/**
+ * The closed outline between a top and a bottom line over the same xs (one band of a stacked area); the ys must be
+ * finite.
+ */
+export function bandPath(
+  xs: readonly number[],
+  tops: readonly number[],
+  bottoms: readonly number[],
+  step = false,
+): string {
   const n = xs.length;
   if (n === 0) return '';
   let d = linePath(xs, tops, step);
@@ -103,7 +121,9 @@ export function bandPath(xs: readonly number[], tops: readonly number[], bottoms
   return `${d}Z`;
 }
 
-/** Running sums of the series, bottom first: the band edges of a stacked area (each entry's [bottom, top] per point). */
+/**
+ * Running sums of the series, bottom first: the band edges of a stacked area (each entry's [bottom, top] per point).
+ */
 export function stack(series: readonly (readonly number[])[]): { bottoms: number[]; tops: number[] }[] {
   const length = series[0]?.length ?? 0;
   const base = new Array<number>(length).fill(0);

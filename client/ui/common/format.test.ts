@@ -3,23 +3,31 @@ import { describeCompression, schemeTag, varianceFormula } from './format';
 
 describe('describeCompression', () => {
   it('names the new schemes with their knob, and marks error feedback as biased', () => {
-    expect(describeCompression({ scheme: 'atomo-dct', budget: 512, levels: 1 })).toBe('ATOMO Fourier (DCT), budget 512');
-    expect(describeCompression({ scheme: 'powersgd', budget: 2, levels: 1 })).toBe('PowerSGD (biased, error feedback), rank 2');
+    expect(describeCompression({ scheme: 'atomo-dct', budget: 512, levels: 1 })).toBe(
+      'ATOMO Fourier (DCT), budget 512',
+    );
+    expect(describeCompression({ scheme: 'powersgd', budget: 2, levels: 1 })).toBe(
+      'PowerSGD (biased, error feedback), rank 2',
+    );
     expect(describeCompression({ scheme: 'atomo-entry', budget: 64, levels: 1, errorFeedback: true })).toBe(
       'ATOMO entry-wise, budget 64, error feedback (biased)',
     );
     // PowerSGD always has error feedback (said once); float32 has nothing to feed back.
-    expect(describeCompression({ scheme: 'powersgd', budget: 2, levels: 1, errorFeedback: true })).toBe('PowerSGD (biased, error feedback), rank 2');
-    expect(describeCompression({ scheme: 'none', budget: 0, levels: 1, errorFeedback: true })).toBe('float32 (uncompressed)');
+    expect(describeCompression({ scheme: 'powersgd', budget: 2, levels: 1, errorFeedback: true })).toBe(
+      'PowerSGD (biased, error feedback), rank 2',
+    );
+    expect(describeCompression({ scheme: 'none', budget: 0, levels: 1, errorFeedback: true })).toBe(
+      'float32 (uncompressed)',
+    );
   });
 
   it('names a byte budget for the whole model, and marks legends of error-feedback runs biased too', () => {
     expect(describeCompression({ scheme: 'atomo-auto', budget: 0, levels: 1, byteBudget: 9024 })).toBe(
       'ATOMO auto (atoms chosen per layer), 9.02 kB per round split across layers',
     );
-    expect(describeCompression({ scheme: 'atomo-svd', budget: 2, levels: 1, byteBudget: 20_000, errorFeedback: true })).toMatch(
-      /^ATOMO spectral, 20(\.0)? kB per round split across layers, error feedback \(biased\)$/,
-    );
+    expect(
+      describeCompression({ scheme: 'atomo-svd', budget: 2, levels: 1, byteBudget: 20_000, errorFeedback: true }),
+    ).toMatch(/^ATOMO spectral, 20(\.0)? kB per round split across layers, error feedback \(biased\)$/);
     expect(schemeTag({ scheme: 'qsgd', errorFeedback: true })).toBe('QSGD, error feedback (biased)');
     expect(schemeTag({ scheme: 'qsgd' })).toBe('QSGD');
   });

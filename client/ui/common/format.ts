@@ -50,7 +50,10 @@ export function ratioInWords(bytes: number, denseBytes: number): string {
   if (bytes <= 0 || denseBytes <= 0) return t('ratio.nothingYet');
   const ratio = denseBytes / bytes;
   if (ratio < 1.05 && ratio > 0.95) return t('ratio.same');
-  const times = numberFormat({ maximumFractionDigits: ratio >= 10 ? 0 : 1, minimumFractionDigits: ratio >= 10 ? 0 : 1 });
+  const times = numberFormat({
+    maximumFractionDigits: ratio >= 10 ? 0 : 1,
+    minimumFractionDigits: ratio >= 10 ? 0 : 1,
+  });
   return ratio > 1
     ? t('ratio.smaller', { times: times.format(ratio), percent: formatPercent(bytes / denseBytes) })
     : t('ratio.larger', { times: times.format(1 / ratio) });
@@ -75,7 +78,9 @@ export function schemeLabel(scheme: SchemeName): string {
  * PowerSGD is deterministic and biased: what it reports is its
  * reconstruction error ‖ĝ − g‖², not a variance.
  */
-export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & { readonly bucketSize?: number }): string {
+export function varianceFormula(
+  config: Pick<RunConfig, 'scheme' | 'levels'> & { readonly bucketSize?: number },
+): string {
   if (config.scheme === 'none') return '0';
   if (config.scheme === 'powersgd') return '‖ĝ−g‖²';
   if (config.scheme !== 'qsgd') return 'Σλ²(1/p−1)';
@@ -89,7 +94,10 @@ export function varianceFormula(config: Pick<RunConfig, 'scheme' | 'levels'> & {
  * with error feedback on an unbiased scheme, marked biased ("…, error feedback (biased)").
  */
 export function describeCompression(
-  config: Pick<RunConfig, 'scheme' | 'budget' | 'levels' | 'errorFeedback'> & { readonly bucketSize?: number; readonly byteBudget?: number | undefined },
+  config: Pick<RunConfig, 'scheme' | 'budget' | 'levels' | 'errorFeedback'> & {
+    readonly bucketSize?: number;
+    readonly byteBudget?: number | undefined;
+  },
 ): string {
   return withBiasMark(config, describeScheme(config));
 }
@@ -99,15 +107,24 @@ export function schemeTag(config: Pick<RunConfig, 'scheme' | 'errorFeedback'>): 
   return withBiasMark(config, schemeLabel(config.scheme));
 }
 
-/** `text` with "…, error feedback (biased)" for an unbiased scheme run with error feedback (PowerSGD's own label says it already). */
+/**
+ * `text` with "…, error feedback (biased)" for an unbiased scheme run with error feedback (PowerSGD's own label says it
+ * already).
+ */
 function withBiasMark(config: Pick<RunConfig, 'scheme' | 'errorFeedback'>, text: string): string {
-  return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd' ? t('scheme.withErrorFeedback', { scheme: text }) : text;
+  return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd'
+    ? t('scheme.withErrorFeedback', { scheme: text })
+    : text;
 }
 
 function describeScheme(
-  config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'> & { readonly bucketSize?: number; readonly byteBudget?: number | undefined },
+  config: Pick<RunConfig, 'scheme' | 'budget' | 'levels'> & {
+    readonly bucketSize?: number;
+    readonly byteBudget?: number | undefined;
+  },
 ): string {
-  if (config.byteBudget !== undefined) return t('scheme.withByteBudget', { scheme: schemeLabel(config.scheme), bytes: formatBytes(config.byteBudget) });
+  if (config.byteBudget !== undefined)
+    return t('scheme.withByteBudget', { scheme: schemeLabel(config.scheme), bytes: formatBytes(config.byteBudget) });
   switch (config.scheme) {
     case 'atomo-svd':
     case 'atomo-entry':
@@ -153,7 +170,9 @@ export function describeDownlink(config: Pick<RunConfig, 'downlink' | 'downlinkB
 /** Milliseconds, rounded: "42 ms", "1.3 s". */
 export function formatMs(ms: number): string {
   return ms >= 1000
-    ? t('common.seconds', { value: numberFormat({ minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000) })
+    ? t('common.seconds', {
+        value: numberFormat({ minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(ms / 1000),
+      })
     : t('common.ms', { value: numberFormat({ maximumFractionDigits: 0 }).format(ms) });
 }
 

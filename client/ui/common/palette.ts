@@ -1,4 +1,6 @@
-/** Colours of the overlaid runs: one per run, in creation order, distinct in print and for most colour-blind readers. */
+/**
+ * Colours of the overlaid runs: one per run, in creation order, distinct in print and for most colour-blind readers.
+ */
 const PALETTE = ['#5b4bdb', '#e8702a', '#1f9e89', '#d6336c', '#3b82c4', '#a16207', '#6b7280', '#16a34a'];
 
 /** The colour of the run at `index` in the dashboard's run list. */
@@ -22,5 +24,8 @@ export const COLORS = {
 /** How the dashboard's chart axes are drawn. */
 export const AXIS_PROPS = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
 
-/** How the dashboard's chart lines are drawn: 2 px wide, no point markers, no animation (the charts redraw as rounds arrive). */
+/**
+ * How the dashboard's chart lines are drawn: 2 px wide, no point markers, no animation (the charts redraw as rounds
+ * arrive).
+ */
 export const LINE_PROPS = { strokeWidth: 2, dot: false, isAnimationActive: false } as const;

@@ -97,7 +97,9 @@ function toAggregation(v: FormValues): AggregationRule {
   }
 }
 
-/** Whether the form sends a byte budget for the whole model (atomo-auto always; the other ATOMO schemes when asked to). */
+/**
+ * Whether the form sends a byte budget for the whole model (atomo-auto always; the other ATOMO schemes when asked to).
+ */
 function byBytes(v: Pick<FormValues, 'scheme' | 'budgetBy'>): boolean {
   return v.scheme === 'atomo-auto' || (takesByteBudget(v.scheme) && v.budgetBy === 'bytes');
 }
@@ -166,7 +168,13 @@ export function CreateRunForm() {
   const feedback = values.scheme !== 'none' && values.scheme !== 'powersgd';
   /** A number input bound to the form value `key`, labelled dashboard.form.`label`. */
   const numberInput = (key: TextKey, label: FieldLabel, range: NumberRange, testId?: string) => (
-    <NumberField label={t(`dashboard.form.${label}`)} value={values[key]} onChange={set(key)} range={range} testId={testId} />
+    <NumberField
+      label={t(`dashboard.form.${label}`)}
+      value={values[key]}
+      onChange={set(key)}
+      range={range}
+      testId={testId}
+    />
   );
   /** The options of a select: each value with its label dashboard.form.`label`. */
   const options = <const V extends string>(...pairs: readonly (readonly [V, FieldLabel])[]): readonly Option<V>[] =>
@@ -178,13 +186,24 @@ export function CreateRunForm() {
         <fieldset disabled={actions === null || busy}>
           <label>
             {t('dashboard.form.name')}
-            <input value={values.name} placeholder={schemeLabel(values.scheme)} maxLength={B.nameLength.max} onChange={(e) => set('name')(e.target.value)} />
+            <input
+              value={values.name}
+              placeholder={schemeLabel(values.scheme)}
+              maxLength={B.nameLength.max}
+              onChange={(e) => set('name')(e.target.value)}
+            />
           </label>
           <ChoiceField
             label={t('dashboard.form.scheme')}
             value={values.scheme}
             options={SCHEME_NAMES.map((s) => [s, schemeLabel(s)] as const)}
-            onChange={(scheme) => setValues((v) => ({ ...v, scheme, budget: DEFAULT_BUDGETS[scheme] > 0 ? String(DEFAULT_BUDGETS[scheme]) : v.budget }))}
+            onChange={(scheme) =>
+              setValues((v) => ({
+                ...v,
+                scheme,
+                budget: DEFAULT_BUDGETS[scheme] > 0 ? String(DEFAULT_BUDGETS[scheme]) : v.budget,
+              }))
+            }
           />
           {atomo && (
             <ChoiceField
@@ -200,11 +219,18 @@ export function CreateRunForm() {
           {values.scheme === 'powersgd' && numberInput('budget', 'rank', { min: '1', step: '1' })}
           {feedback && (
             <label className="checkbox">
-              <input type="checkbox" checked={values.errorFeedback} onChange={(e) => set('errorFeedback')(e.target.checked)} data-testid="error-feedback" />
+              <input
+                type="checkbox"
+                checked={values.errorFeedback}
+                onChange={(e) => set('errorFeedback')(e.target.checked)}
+                data-testid="error-feedback"
+              />
               {t('dashboard.form.errorFeedback')}
             </label>
           )}
-          {isBiased(values.scheme, values.errorFeedback) && <p className="muted small">{t('dashboard.form.biasedNote')}</p>}
+          {isBiased(values.scheme, values.errorFeedback) && (
+            <p className="muted small">{t('dashboard.form.biasedNote')}</p>
+          )}
           {values.scheme === 'qsgd' && numberInput('levels', 'levels', { ...B.levels, step: '1' })}
           <ChoiceField
             label={t('dashboard.form.model')}
@@ -215,7 +241,10 @@ export function CreateRunForm() {
               setValues((v) => ({
                 ...v,
                 model,
-                bytes: v.bytes === String(defaultByteBudget(v.model, D.batchSize)) ? String(defaultByteBudget(model, D.batchSize)) : v.bytes,
+                bytes:
+                  v.bytes === String(defaultByteBudget(v.model, D.batchSize))
+                    ? String(defaultByteBudget(model, D.batchSize))
+                    : v.bytes,
               }))
             }
           />
@@ -227,10 +256,15 @@ export function CreateRunForm() {
             options={options(['iid', 'iid'], ['dirichlet', 'dirichlet'])}
             onChange={set('split')}
           />
-          {values.split === 'dirichlet' && numberInput('alpha', 'alpha', { min: '0.01', max: B.alpha.max, step: 'any' })}
+          {values.split === 'dirichlet' &&
+            numberInput('alpha', 'alpha', { min: '0.01', max: B.alpha.max, step: 'any' })}
           {numberInput('seed', 'seed', { ...B.seed, step: '1' })}
           {numberInput('quorum', 'quorum', { min: '0', max: '100', step: '1' })}
-          {numberInput('deadlineS', 'deadline', { min: B.roundDeadlineMs.min / 1000, max: B.roundDeadlineMs.max / 1000, step: 'any' })}
+          {numberInput('deadlineS', 'deadline', {
+            min: B.roundDeadlineMs.min / 1000,
+            max: B.roundDeadlineMs.max / 1000,
+            step: 'any',
+          })}
           {numberInput('evalEvery', 'evalEvery', { ...B.evalEvery, step: '1' })}
           <ChoiceField
             label={t('dashboard.form.aggregation')}
@@ -244,20 +278,29 @@ export function CreateRunForm() {
             onChange={set('aggregation')}
             testId="aggregation-rule"
           />
-          {values.aggregation === 'norm-bound' && numberInput('normBoundK', 'normBoundK', { ...B.normBoundK, step: 'any' })}
+          {values.aggregation === 'norm-bound' &&
+            numberInput('normBoundK', 'normBoundK', { ...B.normBoundK, step: 'any' })}
           {values.aggregation === 'trimmed-mean' && numberInput('trim', 'trim', { ...B.trim, step: '0.05' })}
           <ChoiceField
             label={t('dashboard.form.downlink')}
             value={values.downlink}
-            options={options<DownlinkMode>(['full', 'downlinkFull'], ['relay', 'downlinkRelay'], ['atomo', 'downlinkAtomo'])}
+            options={options<DownlinkMode>(
+              ['full', 'downlinkFull'],
+              ['relay', 'downlinkRelay'],
+              ['atomo', 'downlinkAtomo'],
+            )}
             onChange={set('downlink')}
             testId="downlink-mode"
           />
-          {values.downlink === 'atomo' && numberInput('downlinkBudget', 'downlinkBudget', { min: '0.1', max: B.downlinkBudget.max, step: 'any' })}
+          {values.downlink === 'atomo' &&
+            numberInput('downlinkBudget', 'downlinkBudget', { min: '0.1', max: B.downlinkBudget.max, step: 'any' })}
           <ChoiceField
             label={t('dashboard.form.link')}
             value={values.link}
-            options={[...options(['none', 'linkNone']), ...LINK_KEYS.map((key) => [key, t(`dashboard.form.links.${key}`)] as const)]}
+            options={[
+              ...options(['none', 'linkNone']),
+              ...LINK_KEYS.map((key) => [key, t(`dashboard.form.links.${key}`)] as const),
+            ]}
             onChange={set('link')}
             testId="link-preset"
           />
@@ -294,12 +337,26 @@ interface NumberRange {
 }
 
 /** A number input under its label. */
-function NumberField(props: { label: string; value: string; onChange: (value: string) => void; range: NumberRange; testId?: string | undefined }) {
+function NumberField(props: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  range: NumberRange;
+  testId?: string | undefined;
+}) {
   const { min, max, step } = props.range;
   return (
     <label>
       {props.label}
-      <input type="number" min={min} max={max} step={step} value={props.value} onChange={(e) => props.onChange(e.target.value)} data-testid={props.testId} />
+      <input
+        type="number"
+        min={min}
+        max={max}
+        step={step}
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+        data-testid={props.testId}
+      />
     </label>
   );
 }
@@ -308,7 +365,13 @@ function NumberField(props: { label: string; value: string; onChange: (value: st
 type Option<V extends string> = readonly [value: V, text: string];
 
 /** A select under its label. */
-function ChoiceField<V extends string>(props: { label: string; value: V; options: readonly Option<V>[]; onChange: (value: V) => void; testId?: string }) {
+function ChoiceField<V extends string>(props: {
+  label: string;
+  value: V;
+  options: readonly Option<V>[];
+  onChange: (value: V) => void;
+  testId?: string;
+}) {
   return (
     <label>
       {props.label}

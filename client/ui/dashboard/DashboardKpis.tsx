@@ -18,7 +18,12 @@ export function DashboardKpis() {
   const online = allWorkers(runs).filter((w) => w.connected).length;
   return (
     <section className="card kpis kpis--dashboard">
-      <Kpi label={t('dashboard.kpis.rounds')} testId="round" value={rounds} hint={t('dashboard.kpis.overRuns', { count: runs.length })}>
+      <Kpi
+        label={t('dashboard.kpis.rounds')}
+        testId="round"
+        value={rounds}
+        hint={t('dashboard.kpis.overRuns', { count: runs.length })}
+      >
         {rounds}
       </Kpi>
       <Kpi label={t('dashboard.kpis.best')} testId="test-accuracy" value={best ?? 0}>

@@ -63,10 +63,16 @@ export function DashboardPage() {
   const { t } = useTranslation();
   const [{ actions }] = useState(connectOnce);
   const auth = useStore(dashboardStore, (s) => s.auth);
-  // Projector mode (`?projector`, or the header's button): large type, high contrast, the join code and the trade-off only.
+  // Projector mode (`?projector`, or the header's button): large type, high contrast, the join code and the trade-off
+  // only.
   const [projector, setProjector] = useState(() => new URLSearchParams(location.search).has('projector'));
   const projectorButton = (
-    <button type="button" className="button button--small" data-testid="projector-toggle" onClick={() => setProjector((on) => !on)}>
+    <button
+      type="button"
+      className="button button--small"
+      data-testid="projector-toggle"
+      onClick={() => setProjector((on) => !on)}
+    >
       {projector ? t('dashboard.leaveProjector') : t('dashboard.projector')}
     </button>
   );

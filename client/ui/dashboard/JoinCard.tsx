@@ -27,7 +27,9 @@ function useJoinInfo(): JoinInfo | null {
   return info;
 }
 
-/** The URL to show first: the address this dashboard itself was opened through, if the server lists it, else the first. */
+/**
+ * The URL to show first: the address this dashboard itself was opened through, if the server lists it, else the first.
+ */
 function preferredUrl(urls: readonly string[], pageHost: string): string | undefined {
   return urls.find((url) => new URL(url).hostname === pageHost) ?? urls[0];
 }
@@ -41,7 +43,10 @@ export function JoinCard() {
   const info = useJoinInfo();
   const urls = info?.urls ?? [`${location.origin}/`];
   const [picked, setPicked] = useState<string | null>(null);
-  const url = picked !== null && urls.includes(picked) ? picked : (preferredUrl(urls, location.hostname) ?? `${location.origin}/`);
+  const url =
+    picked !== null && urls.includes(picked)
+      ? picked
+      : (preferredUrl(urls, location.hostname) ?? `${location.origin}/`);
   const local = LOCAL_HOSTS.has(new URL(url).hostname);
   const scheme = new URL(url).protocol === 'https:' ? 'https' : 'http';
   useEffect(() => {
@@ -50,7 +55,14 @@ export function JoinCard() {
   }, [url]);
   return (
     <section className="card join">
-      <canvas ref={canvas} className="join__qr" data-testid="join-qr" data-url={url} aria-label={t('dashboard.join.qrLabel', { url })} role="img" />
+      <canvas
+        ref={canvas}
+        className="join__qr"
+        data-testid="join-qr"
+        data-url={url}
+        aria-label={t('dashboard.join.qrLabel', { url })}
+        role="img"
+      />
       <div className="join__text">
         <p className="eyebrow">{t('dashboard.join.eyebrow')}</p>
         <a className="join__url" href={url} target="_blank" rel="noreferrer" data-testid="join-url" translate="no">

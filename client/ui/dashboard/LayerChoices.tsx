@@ -19,11 +19,19 @@ import { RunOptions } from './RunOptions';
 import { useOrderedRuns } from './useOrderedRuns';
 
 const HEIGHT = 220;
-/** Where the paper puts the crossover (an entry counts as one number), and where this wire puts it (an entry ≈ 1.4 bytes against 4 per number). */
+/**
+ * Where the paper puts the crossover (an entry counts as one number), and where this wire puts it (an entry ≈ 1.4 bytes
+ * against 4 per number).
+ */
 const PAPER_CROSSOVER = 1;
 const WIRE_CROSSOVER = 0.6;
 const SENT_AS: readonly LayerSentAs[] = ['spectral', 'entry', 'dct', 'dense'];
-const SENT_AS_COLORS: Readonly<Record<LayerSentAs, string>> = { spectral: '#5b4bdb', entry: '#e8702a', dct: '#1f9e89', dense: '#9aa3b5' };
+const SENT_AS_COLORS: Readonly<Record<LayerSentAs, string>> = {
+  spectral: '#5b4bdb',
+  entry: '#e8702a',
+  dct: '#1f9e89',
+  dense: '#9aa3b5',
+};
 
 /** A bar of the "how each layer was sent" chart: the rounds it spans, at a layer's row (null: a gap). */
 interface SentAsBar {
@@ -79,7 +87,17 @@ function defaultRun(runs: readonly RunView[]): RunView | undefined {
 const UNTRANSLATED = { translate: 'no' } as Record<string, string>;
 
 /** A y-axis tick with a layer's name: an identifier from the code, kept untranslated. */
-function LayerTick({ x, y, payload, names }: { x?: number; y?: number; payload?: { value: number }; names: readonly string[] }) {
+function LayerTick({
+  x,
+  y,
+  payload,
+  names,
+}: {
+  x?: number;
+  y?: number;
+  payload?: { value: number };
+  names: readonly string[];
+}) {
   return (
     <text x={x} y={y} dy={4} textAnchor="end" fontSize={10} fill={COLORS.axis} {...UNTRANSLATED}>
       {names[payload?.value ?? -1] ?? ''}
@@ -95,8 +113,14 @@ export function LayerChoices() {
   const runs = useOrderedRuns();
   const [picked, setPicked] = useState<string | null>(null);
   const run = runs.find((r) => r.summary.runId === picked) ?? defaultRun(runs);
-  const names = useMemo(() => (run === undefined ? [] : createModelLayout(run.summary.config.model).tensors.map((tensor) => tensor.name)), [run]);
-  const shapes = useMemo(() => (run === undefined ? [] : createModelLayout(run.summary.config.model).tensors.map((tensor) => tensor.shape)), [run]);
+  const names = useMemo(
+    () => (run === undefined ? [] : createModelLayout(run.summary.config.model).tensors.map((tensor) => tensor.name)),
+    [run],
+  );
+  const shapes = useMemo(
+    () => (run === undefined ? [] : createModelLayout(run.summary.config.model).tensors.map((tensor) => tensor.shape)),
+    [run],
+  );
   const points = run?.layers.points ?? [];
   // One line per layer: the rounds where some worker measured it.
   const indicatorLines = names.map((_, l) =>
@@ -115,11 +139,18 @@ export function LayerChoices() {
       <header className="layer-choices__header">
         <div>
           <h2>{t('dashboard.layers.title')}</h2>
-          <p className="muted small">{t('dashboard.layers.hint', { paper: formatNumber(PAPER_CROSSOVER), wire: formatNumber(WIRE_CROSSOVER) })}</p>
+          <p className="muted small">
+            {t('dashboard.layers.hint', { paper: formatNumber(PAPER_CROSSOVER), wire: formatNumber(WIRE_CROSSOVER) })}
+          </p>
         </div>
         <label>
           {t('dashboard.layers.run')}
-          <select value={run?.summary.runId ?? ''} onChange={(e) => setPicked(e.target.value)} data-testid="layer-choices-run" translate="no">
+          <select
+            value={run?.summary.runId ?? ''}
+            onChange={(e) => setPicked(e.target.value)}
+            data-testid="layer-choices-run"
+            translate="no"
+          >
             <RunOptions runs={runs} />
           </select>
         </label>
@@ -143,8 +174,22 @@ export function LayerChoices() {
           <ResponsiveContainer width="100%" height={HEIGHT}>
             <LineChart margin={{ top: 8, right: 16, bottom: 0, left: -6 }}>
               <CartesianGrid stroke={COLORS.grid} vertical={false} />
-              <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...AXIS_PROPS} />
-              <YAxis type="number" dataKey="value" scale="log" domain={['auto', 'auto']} allowDataOverflow {...AXIS_PROPS} tickFormatter={formatNumber} />
+              <XAxis
+                type="number"
+                dataKey="round"
+                domain={['dataMin', 'dataMax']}
+                allowDecimals={false}
+                {...AXIS_PROPS}
+              />
+              <YAxis
+                type="number"
+                dataKey="value"
+                scale="log"
+                domain={['auto', 'auto']}
+                allowDataOverflow
+                {...AXIS_PROPS}
+                tickFormatter={formatNumber}
+              />
               <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={roundLabel} />
               <ReferenceLine y={PAPER_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="5 4" />
               <ReferenceLine y={WIRE_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="2 3" />
@@ -173,7 +218,13 @@ export function LayerChoices() {
           <ResponsiveContainer width="100%" height={HEIGHT}>
             <LineChart margin={{ top: 8, right: 16, bottom: 0, left: 40 }}>
               <CartesianGrid stroke={COLORS.grid} />
-              <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...AXIS_PROPS} />
+              <XAxis
+                type="number"
+                dataKey="round"
+                domain={['dataMin', 'dataMax']}
+                allowDecimals={false}
+                {...AXIS_PROPS}
+              />
               <YAxis
                 type="number"
                 dataKey="layer"
@@ -206,14 +257,18 @@ export function LayerChoices() {
             {names.map((name, l) => {
               const counts = totals?.sentAs[l] ?? {};
               const sent = SENT_AS.reduce((n, kind) => n + (counts[kind] ?? 0), 0);
-              const bytes = run !== undefined && run.roundsClosed > 0 ? (totals?.bytes[l] ?? 0) / run.roundsClosed : null;
+              const bytes =
+                run !== undefined && run.roundsClosed > 0 ? (totals?.bytes[l] ?? 0) / run.roundsClosed : null;
               const indicator = totals?.lastIndicator[l] ?? null;
               return (
                 <tr key={name} data-layer={l}>
                   <td>
-                    <span translate="no">{name}</span> <span className="muted small">{`${shapes[l]?.[0]}×${shapes[l]?.[1]}`}</span>
+                    <span translate="no">{name}</span>{' '}
+                    <span className="muted small">{`${shapes[l]?.[0]}×${shapes[l]?.[1]}`}</span>
                   </td>
-                  <td data-testid="layer-indicator">{indicator === null ? t('common.dash') : formatNumber(indicator)}</td>
+                  <td data-testid="layer-indicator">
+                    {indicator === null ? t('common.dash') : formatNumber(indicator)}
+                  </td>
                   <td data-testid="layer-sent-as">
                     {sent === 0
                       ? t('common.dash')
@@ -222,7 +277,11 @@ export function LayerChoices() {
                           .join(' · ')}
                   </td>
                   <td>{bytes === null ? t('common.dash') : formatBytes(bytes)}</td>
-                  <td>{bytes === null || totalBytes === 0 ? t('common.dash') : formatPercent((totals?.bytes[l] ?? 0) / totalBytes)}</td>
+                  <td>
+                    {bytes === null || totalBytes === 0
+                      ? t('common.dash')
+                      : formatPercent((totals?.bytes[l] ?? 0) / totalBytes)}
+                  </td>
                 </tr>
               );
             })}

@@ -6,7 +6,19 @@
  */
 import { useMemo, useState } from 'react';
 import { useTranslation } from 'react-i18next';
-import { Bar, BarChart, CartesianGrid, Cell, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  Cell,
+  Line,
+  LineChart,
+  ReferenceLine,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from 'recharts';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, schemeTag } from '../common/format';
 import { AXIS_PROPS, COLORS, LINE_PROPS, runColor } from '../common/palette';
@@ -39,7 +51,13 @@ function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
 /** The trade-off chart's x axes: every frame on the wire, by direction. */
 const AXES: readonly { readonly key: TrafficAxis }[] = [{ key: 'totalMB' }, { key: 'uplinkMB' }, { key: 'downlinkMB' }];
 
-function TradeoffChart({ runs, height = HEIGHT + 40 }: { readonly runs: readonly Plotted[]; readonly height?: number }) {
+function TradeoffChart({
+  runs,
+  height = HEIGHT + 40,
+}: {
+  readonly runs: readonly Plotted[];
+  readonly height?: number;
+}) {
   const { t } = useTranslation();
   const [axisKey, setAxisKey] = useState<TrafficAxis>('totalMB');
   const axis = AXES.find((a) => a.key === axisKey)!;
@@ -52,10 +70,21 @@ function TradeoffChart({ runs, height = HEIGHT + 40 }: { readonly runs: readonly
       points={points}
       emptyText={t('dashboard.charts.tradeoffEmpty')}
     >
-      <div className="segmented" role="radiogroup" aria-label={t('dashboard.charts.axisGroup')} data-testid="tradeoff-axis">
+      <div
+        className="segmented"
+        role="radiogroup"
+        aria-label={t('dashboard.charts.axisGroup')}
+        data-testid="tradeoff-axis"
+      >
         {AXES.map((a) => (
           <label key={a.key} className={a.key === axisKey ? 'segmented__item segmented__item--on' : 'segmented__item'}>
-            <input type="radio" name="tradeoff-axis" value={a.key} checked={a.key === axisKey} onChange={() => setAxisKey(a.key)} />
+            <input
+              type="radio"
+              name="tradeoff-axis"
+              value={a.key}
+              checked={a.key === axisKey}
+              onChange={() => setAxisKey(a.key)}
+            />
             {t(`dashboard.charts.axes.${a.key}.label`)}
           </label>
         ))}
@@ -71,7 +100,13 @@ function TradeoffChart({ runs, height = HEIGHT + 40 }: { readonly runs: readonly
             allowDataOverflow
             {...AXIS_PROPS}
             tickFormatter={(v: number) => `${formatNumber(v)} MB`}
-            label={{ value: t(`dashboard.charts.axes.${axis.key}.axis`), position: 'insideBottom', offset: -8, fontSize: 11, fill: COLORS.axis }}
+            label={{
+              value: t(`dashboard.charts.axes.${axis.key}.axis`),
+              position: 'insideBottom',
+              offset: -8,
+              fontSize: 11,
+              fill: COLORS.axis,
+            }}
           />
           <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...AXIS_PROPS} tickFormatter={percentTick} />
           <Tooltip
@@ -129,7 +164,9 @@ function RoundChart({
             type="number"
             dataKey="value"
             {...AXIS_PROPS}
-            {...(log === true ? { scale: 'log' as const, domain: ['auto', 'auto'] as const, allowDataOverflow: true } : {})}
+            {...(log === true
+              ? { scale: 'log' as const, domain: ['auto', 'auto'] as const, allowDataOverflow: true }
+              : {})}
             tickFormatter={yTick}
           />
           <Tooltip formatter={(v) => yTick(Number(v))} labelFormatter={roundLabel} />
@@ -168,7 +205,12 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
     }));
   const dense = runs.find(({ run }) => run.summary.config.scheme === 'none' && run.contributions > 0);
   return (
-    <ChartCard title={t('dashboard.charts.bytesTitle')} caption={t('dashboard.charts.bytesCaption')} testId="chart-bytes" points={bars.length}>
+    <ChartCard
+      title={t('dashboard.charts.bytesTitle')}
+      caption={t('dashboard.charts.bytesCaption')}
+      testId="chart-bytes"
+      points={bars.length}
+    >
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <BarChart data={bars} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
           <CartesianGrid stroke={COLORS.grid} vertical={false} />
@@ -180,8 +222,17 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
             allowDataOverflow
             tickFormatter={(v: number) => formatBytes(v)}
           />
-          <Tooltip formatter={(v) => formatBytes(Number(v))} labelFormatter={(_, payload) => String(payload?.[0]?.payload?.name ?? '')} />
-          {dense !== undefined && <ReferenceLine y={dense.run.bytesUpTotal / dense.run.contributions} stroke={COLORS.baseline} strokeDasharray="5 4" />}
+          <Tooltip
+            formatter={(v) => formatBytes(Number(v))}
+            labelFormatter={(_, payload) => String(payload?.[0]?.payload?.name ?? '')}
+          />
+          {dense !== undefined && (
+            <ReferenceLine
+              y={dense.run.bytesUpTotal / dense.run.contributions}
+              stroke={COLORS.baseline}
+              strokeDasharray="5 4"
+            />
+          )}
           <Bar dataKey="bytes" name={t('dashboard.charts.bytesUp')} isAnimationActive={false}>
             {bars.map((bar) => (
               <Cell key={bar.name} fill={bar.color} />
@@ -200,24 +251,40 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
 
 const accuracyOf = (run: RunView) => run.evals.points.map((p) => ({ round: p.round, value: p.accuracy }));
 const lossOf = (run: RunView) => run.rounds.points.map((p) => ({ round: p.round, value: p.trainLoss }));
-const varianceOf = (run: RunView) => run.rounds.points.filter((p) => p.varianceRel > 0).map((p) => ({ round: p.round, value: p.varianceRel }));
+const varianceOf = (run: RunView) =>
+  run.rounds.points.filter((p) => p.varianceRel > 0).map((p) => ({ round: p.round, value: p.varianceRel }));
 const downlinkVarianceOf = (run: RunView) =>
-  run.rounds.points.filter((p) => p.downlinkVarianceRel > 0).map((p) => ({ round: p.round, value: p.downlinkVarianceRel }));
+  run.rounds.points
+    .filter((p) => p.downlinkVarianceRel > 0)
+    .map((p) => ({ round: p.round, value: p.downlinkVarianceRel }));
 
 type RoundSeries = (run: RunView) => readonly { round: number; value: number }[];
 
 /** The per-round charts of the grid, in order; a `pickDashed` chart also draws the downlink's series dashed. */
 const ROUND_CHARTS: readonly {
   readonly title: 'dashboard.charts.accuracyTitle' | 'dashboard.charts.lossTitle' | 'dashboard.charts.varianceTitle';
-  readonly caption: 'dashboard.charts.accuracyCaption' | 'dashboard.charts.lossCaption' | 'dashboard.charts.varianceCaption';
+  readonly caption:
+    'dashboard.charts.accuracyCaption' | 'dashboard.charts.lossCaption' | 'dashboard.charts.varianceCaption';
   readonly testId: string;
   readonly pick: RoundSeries;
   readonly pickDashed?: RoundSeries;
   readonly yTick: (v: number) => string;
   readonly log?: boolean;
 }[] = [
-  { title: 'dashboard.charts.accuracyTitle', caption: 'dashboard.charts.accuracyCaption', testId: 'chart-accuracy', pick: accuracyOf, yTick: percentTick },
-  { title: 'dashboard.charts.lossTitle', caption: 'dashboard.charts.lossCaption', testId: 'chart-loss', pick: lossOf, yTick: formatNumber },
+  {
+    title: 'dashboard.charts.accuracyTitle',
+    caption: 'dashboard.charts.accuracyCaption',
+    testId: 'chart-accuracy',
+    pick: accuracyOf,
+    yTick: percentTick,
+  },
+  {
+    title: 'dashboard.charts.lossTitle',
+    caption: 'dashboard.charts.lossCaption',
+    testId: 'chart-loss',
+    pick: lossOf,
+    yTick: formatNumber,
+  },
   {
     title: 'dashboard.charts.varianceTitle',
     caption: 'dashboard.charts.varianceCaption',

@@ -43,7 +43,12 @@ export function RaceCard() {
     <section className="card race">
       <h2>{t('dashboard.race.title')}</h2>
       <p className="muted">{t('dashboard.race.text')}</p>
-      <button type="button" className="button button--primary" disabled={actions === null || busy} onClick={() => void race()}>
+      <button
+        type="button"
+        className="button button--primary"
+        disabled={actions === null || busy}
+        onClick={() => void race()}
+      >
         {busy ? t('dashboard.race.busy') : t('dashboard.race.start')}
       </button>
       <p className="muted small">{t('dashboard.race.count', { count: runIds.length })}</p>

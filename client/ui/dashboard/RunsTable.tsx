@@ -1,7 +1,16 @@
-/** Every run: what it compresses, where it stands, and the teacher's buttons (start, pause, reset, delete, a simulated worker, export). */
+/**
+ * Every run: what it compresses, where it stands, and the teacher's buttons (start, pause, reset, delete, a simulated
+ * worker, export).
+ */
 import { useTranslation } from 'react-i18next';
 import type { RunId } from '../../../core/protocol';
-import { describeAggregation, describeCompression, describeDownlink, formatBytes, formatPercent } from '../common/format';
+import {
+  describeAggregation,
+  describeCompression,
+  describeDownlink,
+  formatBytes,
+  formatPercent,
+} from '../common/format';
 import { runColor } from '../common/palette';
 import { TableHead } from '../common/TableHead';
 import type { RunView } from '../store/dashboardStore';
@@ -17,7 +26,12 @@ function RunActions({ run }: { readonly run: RunView }) {
   if (actions === null) return <span className="muted">{t('common.viewOnly')}</span>;
   /** One button acting on this run; `label` names the run for screen readers where the text alone would not. */
   const button = (text: string, action: (id: RunId) => Promise<unknown>, variant = '', label?: string) => (
-    <button type="button" className={`button button--small ${variant}`.trim()} onClick={() => void action(runId)} aria-label={label}>
+    <button
+      type="button"
+      className={`button button--small ${variant}`.trim()}
+      onClick={() => void action(runId)}
+      aria-label={label}
+    >
       {text}
     </button>
   );
@@ -25,15 +39,37 @@ function RunActions({ run }: { readonly run: RunView }) {
     <div className="row-actions">
       {status === 'created' && button(t('dashboard.runs.start'), actions.startRun, 'button--primary')}
       {status === 'running' && button(t('dashboard.runs.pause'), actions.pauseRun)}
-      {(status === 'paused' || status === 'finished') && button(t('dashboard.runs.resume'), actions.resumeRun, 'button--primary')}
+      {(status === 'paused' || status === 'finished') &&
+        button(t('dashboard.runs.resume'), actions.resumeRun, 'button--primary')}
       {button(t('dashboard.runs.reset'), actions.resetRun)}
-      {button(t('dashboard.runs.simulate'), actions.addSimulatedWorker, '', t('dashboard.runs.simulateLabel', { name: config.name }))}
-      {button(t('dashboard.runs.delete'), actions.deleteRun, 'button--danger', t('dashboard.runs.deleteLabel', { name: config.name }))}
+      {button(
+        t('dashboard.runs.simulate'),
+        actions.addSimulatedWorker,
+        '',
+        t('dashboard.runs.simulateLabel', { name: config.name }),
+      )}
+      {button(
+        t('dashboard.runs.delete'),
+        actions.deleteRun,
+        'button--danger',
+        t('dashboard.runs.deleteLabel', { name: config.name }),
+      )}
     </div>
   );
 }
 
-const COLUMNS = ['run', 'compression', 'status', 'round', 'workers', 'accuracy', 'upstream', 'downstream', 'export', 'actions'] as const;
+const COLUMNS = [
+  'run',
+  'compression',
+  'status',
+  'round',
+  'workers',
+  'accuracy',
+  'upstream',
+  'downstream',
+  'export',
+  'actions',
+] as const;
 const NUMERIC: readonly (typeof COLUMNS)[number][] = ['round', 'workers', 'accuracy', 'upstream', 'downstream'];
 
 /** The runs table (data-testid="runs-table"; one row per run, data-run-id). */
@@ -48,7 +84,12 @@ export function RunsTable() {
           const { summary } = run;
           const online = summary.workers.filter((w) => w.connected).length;
           return (
-            <tr key={summary.runId} data-run-id={summary.runId} data-status={summary.status} data-scheme={summary.config.scheme}>
+            <tr
+              key={summary.runId}
+              data-run-id={summary.runId}
+              data-status={summary.status}
+              data-scheme={summary.config.scheme}
+            >
               <td>
                 <span className="legend__swatch" style={{ background: runColor(i) }} />
                 <strong translate="no">{summary.config.name}</strong>{' '}
@@ -91,7 +132,11 @@ export function RunsTable() {
                 <a href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.csv`} download>
                   CSV
                 </a>
-                <a href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.json`} target="_blank" rel="noreferrer">
+                <a
+                  href={`/api/runs/${encodeURIComponent(summary.runId)}/metrics.json`}
+                  target="_blank"
+                  rel="noreferrer"
+                >
                   JSON
                 </a>
               </td>

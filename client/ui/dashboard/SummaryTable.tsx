@@ -46,7 +46,11 @@ export function SummaryTable() {
         </label>
       }
     >
-      <TableHead columns={['run', 'rounds', 'mb']} numeric={['rounds', 'mb']} label={(column) => t(`dashboard.summary.${column}`)} />
+      <TableHead
+        columns={['run', 'rounds', 'mb']}
+        numeric={['rounds', 'mb']}
+        label={(column) => t(`dashboard.summary.${column}`)}
+      />
       <tbody>
         {rows.map(({ run, color, hit }) => (
           <tr key={run.summary.runId} className={hit !== null && hit.mb === fewest ? 'row--best' : ''}>

@@ -1,7 +1,12 @@
-/** The dashboard's table cards: a header (title, hint, controls) above a table that scrolls sideways on a narrow screen. */
+/**
+ * The dashboard's table cards: a header (title, hint, controls) above a table that scrolls sideways on a narrow screen.
+ */
 import type { ReactNode } from 'react';
 
-/** A card headed by `title`, `hint` and `controls`, above a scrolling `<table>` (data-testid `testId`) holding `children` (thead and tbody). */
+/**
+ * A card headed by `title`, `hint` and `controls`, above a scrolling `<table>` (data-testid `testId`) holding
+ * `children` (thead and tbody).
+ */
 export function TableCard({
   title,
   hint,

@@ -1,4 +1,7 @@
-/** The swarm: every worker, its backend (and the round times that chose it), run (a menu to move it), last round, bytes, server-measured latency, last seen, status, and remove. */
+/**
+ * The swarm: every worker, its backend (and the round times that chose it), run (a menu to move it), last round, bytes,
+ * server-measured latency, last seen, status, and remove.
+ */
 import { useTranslation } from 'react-i18next';
 import { asRunId, type WorkerAttack, type WorkerBackend } from '../../../core/protocol';
 import { formatBytes, formatClock, formatMs } from '../common/format';
@@ -14,10 +17,11 @@ import { useOrderedRuns } from './useOrderedRuns';
 const selectLastRounds = (s: DashboardState) => s.lastRounds;
 
 /** The classroom attacks the dashboard offers: a sign flip ×10 and a scale ×100. */
-const ATTACKS = { none: null, flip: { kind: 'sign-flip', factor: 10 }, scale: { kind: 'scale', factor: 100 } } as const satisfies Record<
-  string,
-  WorkerAttack | null
->;
+const ATTACKS = {
+  none: null,
+  flip: { kind: 'sign-flip', factor: 10 },
+  scale: { kind: 'scale', factor: 100 },
+} as const satisfies Record<string, WorkerAttack | null>;
 type AttackChoice = keyof typeof ATTACKS;
 
 function attackChoice(attack: WorkerAttack | null): AttackChoice {
@@ -35,7 +39,20 @@ function backendLabel(backend: WorkerBackend | null): string {
   return backend.kind === 'webgpu' ? 'WebGPU' : 'CPU';
 }
 
-const COLUMNS = ['id', 'device', 'backend', 'calibration', 'run', 'lastRound', 'sent', 'latency', 'lastSeen', 'status', 'attack', 'remove'] as const;
+const COLUMNS = [
+  'id',
+  'device',
+  'backend',
+  'calibration',
+  'run',
+  'lastRound',
+  'sent',
+  'latency',
+  'lastSeen',
+  'status',
+  'attack',
+  'remove',
+] as const;
 const NUMERIC: readonly (typeof COLUMNS)[number][] = ['id', 'calibration', 'lastRound', 'sent', 'latency', 'lastSeen'];
 
 /** The workers table (data-testid="workers-table"; rows carry data-worker-id). */
@@ -79,7 +96,13 @@ export function WorkersTable() {
         )}
         {workers.map((worker) => {
           const last = lastRounds[worker.workerId];
-          const status = !worker.connected ? 'offline' : worker.roundState === 'training' ? 'training' : worker.roundState === 'sent' ? 'sent' : 'online';
+          const status = !worker.connected
+            ? 'offline'
+            : worker.roundState === 'training'
+              ? 'training'
+              : worker.roundState === 'sent'
+                ? 'sent'
+                : 'online';
           return (
             <tr key={worker.workerId} data-worker-id={worker.workerId} data-run-id={worker.runId}>
               <td className="num mono">#{worker.workerId}</td>
@@ -93,7 +116,12 @@ export function WorkersTable() {
                 </td>
               )}
               {/* The tooltip is the worker's own report (adapter name, or why it has no GPU), in the worker's language. */}
-              <td data-cell="backend" data-backend={worker.backend?.kind ?? 'unknown'} title={worker.backend?.detail} translate="no">
+              <td
+                data-cell="backend"
+                data-backend={worker.backend?.kind ?? 'unknown'}
+                title={worker.backend?.detail}
+                translate="no"
+              >
                 {backendLabel(worker.backend)}
               </td>
               <td className="num" data-cell="calibration">
@@ -106,7 +134,9 @@ export function WorkersTable() {
               </td>
               <td>
                 {actions === null ? (
-                  <span translate="no">{runs.find((run) => run.summary.runId === worker.runId)?.summary.config.name ?? worker.runId}</span>
+                  <span translate="no">
+                    {runs.find((run) => run.summary.runId === worker.runId)?.summary.config.name ?? worker.runId}
+                  </span>
                 ) : (
                   <select
                     className="select select--small"
@@ -141,7 +171,9 @@ export function WorkersTable() {
                   <select
                     aria-label={t('dashboard.workers.attackOf', { id: worker.workerId })}
                     value={attackChoice(worker.attack)}
-                    onChange={(event) => void actions.setAttack(worker.workerId, ATTACKS[event.target.value as AttackChoice])}
+                    onChange={(event) =>
+                      void actions.setAttack(worker.workerId, ATTACKS[event.target.value as AttackChoice])
+                    }
                   >
                     <option value="none">{t('dashboard.workers.attackNone')}</option>
                     <option value="flip">{t('dashboard.workers.attackFlip')}</option>
@@ -151,7 +183,11 @@ export function WorkersTable() {
               </td>
               <td>
                 {actions !== null && (
-                  <button type="button" className="button button--small button--danger" onClick={() => void actions.removeWorker(worker.workerId)}>
+                  <button
+                    type="button"
+                    className="button button--small button--danger"
+                    onClick={() => void actions.removeWorker(worker.workerId)}
+                  >
                     {t('dashboard.workers.remove')}
                   </button>
                 )}

@@ -10,15 +10,30 @@ import type { ModelLayout } from '../../../core/model';
 import type { RunConfigPatch } from '../../../core/protocol';
 
 /** The order of the race's runs: with few workers, the first ones get them. */
-export const RACE_SCHEMES: readonly SchemeName[] = ['atomo-svd', 'atomo-auto', 'qsgd', 'terngrad', 'atomo-entry', 'atomo-dct', 'powersgd', 'none'];
+export const RACE_SCHEMES: readonly SchemeName[] = [
+  'atomo-svd',
+  'atomo-auto',
+  'qsgd',
+  'terngrad',
+  'atomo-entry',
+  'atomo-dct',
+  'powersgd',
+  'none',
+];
 
-/** The compression of each race run, matched to TernGrad's bytes per round (float32 unmatched; core/codec/budgets.ts). */
+/**
+ * The compression of each race run, matched to TernGrad's bytes per round (float32 unmatched; core/codec/budgets.ts).
+ */
 export function raceCompressions(layout: ModelLayout, batchSize: number): Compression[] {
   return matchedCompressions(layout, batchSize, RACE_SCHEMES);
 }
 
 /** The run configurations of a race: the shared settings plus each scheme's matched knob. */
-export function raceConfigs(layout: ModelLayout, shared: RunConfigPatch & { readonly batchSize: number }, label: string): RunConfigPatch[] {
+export function raceConfigs(
+  layout: ModelLayout,
+  shared: RunConfigPatch & { readonly batchSize: number },
+  label: string,
+): RunConfigPatch[] {
   return raceCompressions(layout, shared.batchSize).map((c) => ({
     ...shared,
     name: `${label} · ${c.scheme}`,

@@ -20,7 +20,11 @@ export function allWorkers(runs: readonly RunView[]): WorkerRow[] {
   for (const { summary } of runs) {
     const round = summary.round;
     for (const worker of summary.workers) {
-      const roundState = round?.received.includes(worker.workerId) ? 'sent' : round?.participants.includes(worker.workerId) ? 'training' : 'idle';
+      const roundState = round?.received.includes(worker.workerId)
+        ? 'sent'
+        : round?.participants.includes(worker.workerId)
+          ? 'training'
+          : 'idle';
       rows.push({ ...worker, runId: summary.runId, roundState });
     }
   }

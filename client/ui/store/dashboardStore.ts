@@ -46,7 +46,9 @@ export interface RunLayersPoint {
   readonly sentAs: readonly (LayerSentAs | null)[];
 }
 
-/** A run's layers over every closed round (exact, not downsampled): the split of its bytes and how each layer travelled. */
+/**
+ * A run's layers over every closed round (exact, not downsampled): the split of its bytes and how each layer travelled.
+ */
 export interface RunLayerTotals {
   /** Σ over rounds of the mean bytes per worker of each layer. */
   readonly bytes: readonly number[];
@@ -69,7 +71,10 @@ export interface RunView {
   readonly bytesUpTotal: number;
   /** Gradients received over those rounds: bytesUpTotal / contributions is the bytes of one worker's round. */
   readonly contributions: number;
-  /** Model bytes sent over those rounds and to how many participants: bytesDownTotal / participations is one worker's download. */
+  /**
+   * Model bytes sent over those rounds and to how many participants: bytesDownTotal / participations is one worker's
+   * download.
+   */
   readonly bytesDownTotal: number;
   readonly participations: number;
   readonly layers: Series<RunLayersPoint>;
@@ -140,7 +145,11 @@ function majority(counts: Partial<Record<LayerSentAs, number>> | undefined): Lay
 }
 
 function layersPoint(m: RoundMetrics): RunLayersPoint {
-  return { round: m.version + 1, indicator: m.layers.map((l) => l.indicator ?? null), sentAs: m.layers.map((l) => majority(l.sentAs)) };
+  return {
+    round: m.version + 1,
+    indicator: m.layers.map((l) => l.indicator ?? null),
+    sentAs: m.layers.map((l) => majority(l.sentAs)),
+  };
 }
 
 const NO_LAYERS: RunLayerTotals = { bytes: [], sentAs: [], lastIndicator: [] };
@@ -150,7 +159,8 @@ function addLayers(totals: RunLayerTotals, m: RoundMetrics): RunLayerTotals {
     bytes: m.layers.map((l, i) => (totals.bytes[i] ?? 0) + (l.bytes ?? 0)),
     sentAs: m.layers.map((l, i) => {
       const sum: Partial<Record<LayerSentAs, number>> = { ...totals.sentAs[i] };
-      for (const [kind, n] of Object.entries(l.sentAs ?? {}) as [LayerSentAs, number][]) sum[kind] = (sum[kind] ?? 0) + n;
+      for (const [kind, n] of Object.entries(l.sentAs ?? {}) as [LayerSentAs, number][])
+        sum[kind] = (sum[kind] ?? 0) + n;
       return sum;
     }),
     lastIndicator: m.layers.map((l, i) => l.indicator ?? totals.lastIndicator[i] ?? null),
@@ -175,7 +185,8 @@ function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView 
 
 function workersOf(history: readonly RoundMetrics[], into: Record<number, WorkerLastRound>): void {
   for (const m of history) {
-    for (const w of m.workers) into[w.workerId] = { runId: m.runId, round: m.version, bytesUp: w.bytesUp, computeMs: w.computeMs };
+    for (const w of m.workers)
+      into[w.workerId] = { runId: m.runId, round: m.version, bytesUp: w.bytesUp, computeMs: w.computeMs };
   }
 }
 

@@ -4,14 +4,27 @@
  * split; the tab keeps its latest layers, each with the last indicator measured.
  */
 import { describe, expect, it } from 'vitest';
-import { asModelVersion, asRunId, type LayerVariance, type RoundMetrics, type RunSummary } from '../../../core/protocol';
+import {
+  asModelVersion,
+  asRunId,
+  type LayerVariance,
+  type RoundMetrics,
+  type RunSummary,
+} from '../../../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../../../core/schema';
 import { NO_TRAFFIC } from '../../../core/traffic/frames';
 import { createDashboardStore } from './dashboardStore';
 import { createWorkerStore, type WorkerLayerView, type WorkerRoundPoint } from './workerStore';
 
 const runId = asRunId('r1');
-const summary = { runId, config: DEFAULT_RUN_CONFIG, status: 'running', version: asModelVersion(0), workers: [], round: null } as unknown as RunSummary;
+const summary = {
+  runId,
+  config: DEFAULT_RUN_CONFIG,
+  status: 'running',
+  version: asModelVersion(0),
+  workers: [],
+  round: null,
+} as unknown as RunSummary;
 const metrics = (version: number, layers: LayerVariance[]): RoundMetrics =>
   ({
     runId,
@@ -32,18 +45,31 @@ const metrics = (version: number, layers: LayerVariance[]): RoundMetrics =>
     workers: [],
     durations: { totalMs: 0, collectMs: 0, decodeMs: 0, updateMs: 0, evalMs: 0 },
   }) as RoundMetrics;
-const layer = (extra: Partial<LayerVariance>): LayerVariance => ({ closedForm: 1, realised: 1, gradientNormSq: 1, ...extra });
+const layer = (extra: Partial<LayerVariance>): LayerVariance => ({
+  closedForm: 1,
+  realised: 1,
+  gradientNormSq: 1,
+  ...extra,
+});
 
 describe('per-layer views', () => {
   it('on the dashboard: each round’s indicator and majority decomposition, and exact totals of the split', () => {
     const store = createDashboardStore();
     store.getState().snapshot([summary], {
-      [runId]: [metrics(0, [layer({ indicator: 0.5, bytes: 80, sentAs: { spectral: 2 } }), layer({ bytes: 20, sentAs: { dense: 2 } })])],
+      [runId]: [
+        metrics(0, [
+          layer({ indicator: 0.5, bytes: 80, sentAs: { spectral: 2 } }),
+          layer({ bytes: 20, sentAs: { dense: 2 } }),
+        ]),
+      ],
     });
     store
       .getState()
       .metrics(
-        metrics(1, [layer({ indicator: null, bytes: 60, sentAs: { entry: 1, spectral: 1 } }), layer({ indicator: 2, bytes: 20, sentAs: { dense: 2 } })]),
+        metrics(1, [
+          layer({ indicator: null, bytes: 60, sentAs: { entry: 1, spectral: 1 } }),
+          layer({ indicator: 2, bytes: 20, sentAs: { dense: 2 } }),
+        ]),
       );
     // A round recorded before these fields existed.
     store.getState().metrics(metrics(2, [layer({}), layer({})]));

@@ -16,7 +16,10 @@ import type { StoreApi } from 'zustand';
 /** Chart redraw interval: 3 redraws a second at most. */
 export const CHART_REDRAW_MS = 333;
 
-/** A redraw waits at least this many times the recent redraw cost: redraws take at most about a quarter of the main thread. */
+/**
+ * A redraw waits at least this many times the recent redraw cost: redraws take at most about a quarter of the main
+ * thread.
+ */
 const COST_FACTOR = 3;
 
 /** The slowest recent redraw, ms, from the timer firing to the render's commit; decays as cheaper redraws follow. */
@@ -78,7 +81,12 @@ function committed(clock: RedrawClock): void {
  * return the same reference for unchanged data. Hooks of one `group` and
  * interval redraw together, in one task.
  */
-export function useThrottledStore<S, T>(store: StoreApi<S>, selector: (state: S) => T, intervalMs = CHART_REDRAW_MS, group = PAGE_GROUP): T {
+export function useThrottledStore<S, T>(
+  store: StoreApi<S>,
+  selector: (state: S) => T,
+  intervalMs = CHART_REDRAW_MS,
+  group = PAGE_GROUP,
+): T {
   const [value, setValue] = useState(() => selector(store.getState()));
   const clock = clockOf(intervalMs, group);
   useEffect(() => committed(clock), [clock, value]);

@@ -57,7 +57,10 @@ export type WorkerPhase =
   | 'removed'
   | 'failed';
 
-/** One layer of this worker's latest gradient: how it was sent and what it measured (docs/design.md, "Which atoms suit a layer"). */
+/**
+ * One layer of this worker's latest gradient: how it was sent and what it measured (docs/design.md, "Which atoms suit a
+ * layer").
+ */
 export interface WorkerLayerView {
   /** The tensor's name in the model layout, e.g. 'dense1.weight'. */
   readonly name: string;
@@ -101,7 +104,10 @@ export interface DownlinkView {
   /** Rounds whose replica matched the server's hash, and hash checks that failed (each cost a sync). */
   readonly verified: number;
   readonly resyncs: number;
-  /** `atomo`: the latest round's added variance of the compressed update, relative (Σ closed form / Σ‖u‖²); null otherwise. */
+  /**
+   * `atomo`: the latest round's added variance of the compressed update, relative (Σ closed form / Σ‖u‖²); null
+   * otherwise.
+   */
   readonly closedRel: number | null;
 }
 
@@ -209,7 +215,9 @@ export function createWorkerStore() {
         config,
         shard,
         // Another run's curves would mislead: a move starts the charts afresh.
-        ...(state.runId === runId ? {} : { history: emptySeries<WorkerRoundPoint>(), layers: [], testAccuracy: null, round: null }),
+        ...(state.runId === runId
+          ? {}
+          : { history: emptySeries<WorkerRoundPoint>(), layers: [], testAccuracy: null, round: null }),
       })),
     roundOpened: (round) => set({ round }),
     runEvaluated: (testAccuracy) => set({ testAccuracy }),

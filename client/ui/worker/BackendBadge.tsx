@@ -9,7 +9,13 @@ import { formatMs } from '../common/format';
 import { workerStore, type BackendView, type CalibrationView } from '../store/workerStore';
 
 /** "WebGPU 41 ms / CPU 9 ms per round → CPU" once timed; the `?webgpu` note when forced (data-testid="calibration"). */
-function CalibrationLine({ calibration, backend }: { readonly calibration: CalibrationView | null; readonly backend: BackendView }) {
+function CalibrationLine({
+  calibration,
+  backend,
+}: {
+  readonly calibration: CalibrationView | null;
+  readonly backend: BackendView;
+}) {
   const { t } = useTranslation();
   if (calibration?.state === 'done') {
     return (
@@ -63,7 +69,9 @@ export function BackendBadge() {
             <>
               <strong>{backend.code === 'calibrated' ? t('worker.backend.cpuChosen') : t('worker.backend.cpu')}</strong>{' '}
               {t(`worker.backend.reasons.${backend.code}`, { detail: backend.detail ?? '' })}
-              {backend.code === 'insecure-context' && <span className="backend__hint"> {t('worker.backend.httpsHint')}</span>}
+              {backend.code === 'insecure-context' && (
+                <span className="backend__hint"> {t('worker.backend.httpsHint')}</span>
+              )}
             </>
           )}
         </p>

@@ -36,7 +36,10 @@ function Digit({ digit }: { readonly digit: DigitView }) {
   return (
     <figure
       className={`digit digit--${verdict}`}
-      aria-label={t('worker.digits.label', { label: digit.label, prediction: digit.prediction ?? t('worker.digits.nothing') })}
+      aria-label={t('worker.digits.label', {
+        label: digit.label,
+        prediction: digit.prediction ?? t('worker.digits.nothing'),
+      })}
     >
       <DigitCanvas pixels={digit.pixels} />
       <figcaption>
@@ -57,7 +60,9 @@ export function DigitGallery() {
     <section className="card digits" data-testid="digits">
       <header className="chart-card__header">
         <h3>{t('worker.digits.title')}</h3>
-        <p className="chart-card__caption">{judged === 0 ? t('worker.digits.pending') : t('worker.digits.score', { right, judged })}</p>
+        <p className="chart-card__caption">
+          {judged === 0 ? t('worker.digits.pending') : t('worker.digits.score', { right, judged })}
+        </p>
       </header>
       <div className="digits__row">
         {digits.map((digit, i) => (

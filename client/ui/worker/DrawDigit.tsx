@@ -20,13 +20,18 @@ type Guess = { digit: number; probability: number };
 
 /** The ink of the canvas as width·height values in [0, 1] (its alpha: strokes are drawn on a transparent canvas). */
 function readInk(canvas: HTMLCanvasElement): Float32Array {
-  const data = canvas.getContext('2d', { willReadFrequently: true })!.getImageData(0, 0, canvas.width, canvas.height).data;
+  const data = canvas
+    .getContext('2d', { willReadFrequently: true })!
+    .getImageData(0, 0, canvas.width, canvas.height).data;
   const ink = new Float32Array(canvas.width * canvas.height);
   for (let i = 0; i < ink.length; i++) ink[i] = data[4 * i + 3]! / 255;
   return ink;
 }
 
-/** The drawing card (data-testid="draw"; the canvas is data-testid="draw-canvas", guesses are [data-testid="draw-guess"] with data-digit). */
+/**
+ * The drawing card (data-testid="draw"; the canvas is data-testid="draw-canvas", guesses are [data-testid="draw-guess"]
+ * with data-digit).
+ */
 export function DrawDigit() {
   const { t } = useTranslation();
   const model = useStore(workerStore, (s) => s.model);
@@ -119,7 +124,12 @@ export function DrawDigit() {
           ) : (
             <ol className="draw__guesses">
               {guesses.map((guess) => (
-                <li key={guess.digit} data-testid="draw-guess" data-digit={guess.digit} data-probability={guess.probability}>
+                <li
+                  key={guess.digit}
+                  data-testid="draw-guess"
+                  data-digit={guess.digit}
+                  data-probability={guess.probability}
+                >
                   <span className="draw__digit">{guess.digit}</span>
                   <span className="draw__bar" style={{ width: `${Math.max(2, guess.probability * 100)}%` }} />
                   <span className="draw__p">{formatPercent(guess.probability)}</span>

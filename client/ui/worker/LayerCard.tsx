@@ -33,15 +33,23 @@ export function LayerCard() {
               {layers.map((layer, l) => (
                 <tr key={layer.name} data-layer={l}>
                   <td>
-                    <span translate="no">{layer.name}</span> <span className="muted small">{`${layer.shape[0]}×${layer.shape[1]}`}</span>
+                    <span translate="no">{layer.name}</span>{' '}
+                    <span className="muted small">{`${layer.shape[0]}×${layer.shape[1]}`}</span>
                   </td>
-                  <td data-testid="layer-sent-as">{layer.sentAs === null ? t('common.dash') : sentAsLabel(layer.sentAs)}</td>
+                  <td data-testid="layer-sent-as">
+                    {layer.sentAs === null ? t('common.dash') : sentAsLabel(layer.sentAs)}
+                  </td>
                   <td>
-                    {formatBytes(layer.bytes)} <span className="muted small">{total > 0 ? formatPercent(layer.bytes / total) : ''}</span>
+                    {formatBytes(layer.bytes)}{' '}
+                    <span className="muted small">{total > 0 ? formatPercent(layer.bytes / total) : ''}</span>
                   </td>
                   <td
                     data-testid="layer-indicator"
-                    title={layer.indicatorRound === null ? undefined : t('worker.layers.measured', { round: layer.indicatorRound })}
+                    title={
+                      layer.indicatorRound === null
+                        ? undefined
+                        : t('worker.layers.measured', { round: layer.indicatorRound })
+                    }
                   >
                     {layer.indicator === null ? t('common.dash') : formatNumber(layer.indicator)}
                   </td>

@@ -4,7 +4,14 @@ import { useTranslation } from 'react-i18next';
 import { useStore } from 'zustand';
 import { workerStore, type WorkerPhase } from '../store/workerStore';
 
-const BUSY: ReadonlySet<WorkerPhase> = new Set(['starting', 'joining', 'calibrating', 'downloading', 'computing', 'uploading']);
+const BUSY: ReadonlySet<WorkerPhase> = new Set([
+  'starting',
+  'joining',
+  'calibrating',
+  'downloading',
+  'computing',
+  'uploading',
+]);
 
 /**
  * The bar moves only once a phase has lasted this long. A round is often
@@ -24,7 +31,10 @@ function useLasting(phase: WorkerPhase): boolean {
   return lasting === phase;
 }
 
-/** The phase line and a progress bar (role="progressbar"): in steps while calibrating, indeterminate once a busy phase lasts. */
+/**
+ * The phase line and a progress bar (role="progressbar"): in steps while calibrating, indeterminate once a busy phase
+ * lasts.
+ */
 export function PhaseIndicator() {
   const phase = useStore(workerStore, (s) => s.phase);
   const link = useStore(workerStore, (s) => s.link);
@@ -53,7 +63,10 @@ export function PhaseIndicator() {
         aria-busy={busy}
         {...(steps === null ? {} : { 'aria-valuemin': 0, 'aria-valuemax': steps.total, 'aria-valuenow': steps.done })}
       >
-        <div className="progress__bar" style={steps === null ? undefined : { width: `${(100 * Math.max(0.5, steps.done)) / steps.total}%` }} />
+        <div
+          className="progress__bar"
+          style={steps === null ? undefined : { width: `${(100 * Math.max(0.5, steps.done)) / steps.total}%` }}
+        />
       </div>
     </div>
   );

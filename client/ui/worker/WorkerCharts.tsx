@@ -8,7 +8,15 @@
  */
 import { useTranslation } from 'react-i18next';
 import { ChartCard } from '../common/ChartCard';
-import { formatBytes, formatMs, formatNumber, formatPercent, ratioInWords, roundLabel, varianceFormula } from '../common/format';
+import {
+  formatBytes,
+  formatMs,
+  formatNumber,
+  formatPercent,
+  ratioInWords,
+  roundLabel,
+  varianceFormula,
+} from '../common/format';
 import { LiveChart } from '../common/LiveChart';
 import { COLORS } from '../common/palette';
 import type { WorkerRoundPoint, WorkerState } from '../store/workerStore';
@@ -113,19 +121,41 @@ function VarianceChart() {
   const positive = points.filter((p) => p.closedRel > 0 && p.realisedRel > 0);
   const last = positive[positive.length - 1];
   const series = [
-    { key: 'closedRel', name: t('worker.charts.closedForm', { formula }), color: COLORS.closedForm, value: (p: WorkerRoundPoint) => p.closedRel },
-    { key: 'realisedRel', name: t('worker.charts.realised'), color: COLORS.realised, value: (p: WorkerRoundPoint) => p.realisedRel },
+    {
+      key: 'closedRel',
+      name: t('worker.charts.closedForm', { formula }),
+      color: COLORS.closedForm,
+      value: (p: WorkerRoundPoint) => p.closedRel,
+    },
+    {
+      key: 'realisedRel',
+      name: t('worker.charts.realised'),
+      color: COLORS.realised,
+      value: (p: WorkerRoundPoint) => p.realisedRel,
+    },
   ];
   return (
     <ChartCard
       title={t('worker.charts.varianceTitle')}
-      caption={last === undefined ? undefined : t('worker.charts.varianceCaption', { factor: formatNumber(Math.sqrt(last.realisedRel)) })}
+      caption={
+        last === undefined
+          ? undefined
+          : t('worker.charts.varianceCaption', { factor: formatNumber(Math.sqrt(last.realisedRel)) })
+      }
       testId="chart-variance"
       points={positive.length}
       emptyText={scheme === 'none' ? t('worker.charts.varianceNone') : undefined}
       legend={series}
     >
-      <LiveChart points={positive} x={round} series={series} yScale="log" yFormat={formatNumber} xLabel={roundLabel} height={HEIGHT} />
+      <LiveChart
+        points={positive}
+        x={round}
+        series={series}
+        yScale="log"
+        yFormat={formatNumber}
+        xLabel={roundLabel}
+        height={HEIGHT}
+      />
     </ChartCard>
   );
 }
@@ -163,21 +193,39 @@ function TimeChart() {
   const { t } = useTranslation();
   const points = useHistory('time');
   const last = points[points.length - 1];
-  const series = TIME_SERIES.map(([key, name, color]) => ({ key, name: t(name), color, value: (p: WorkerRoundPoint) => p[key] }));
+  const series = TIME_SERIES.map(([key, name, color]) => ({
+    key,
+    name: t(name),
+    color,
+    value: (p: WorkerRoundPoint) => p[key],
+  }));
   return (
     <ChartCard
       title={t('worker.charts.timeTitle')}
       caption={
         last === undefined
           ? undefined
-          : t('worker.charts.timeCaption', { compute: formatMs(last.computeMs), compress: formatMs(last.compressMs), upload: formatMs(last.uploadMs) })
+          : t('worker.charts.timeCaption', {
+              compute: formatMs(last.computeMs),
+              compress: formatMs(last.compressMs),
+              upload: formatMs(last.uploadMs),
+            })
       }
       testId="chart-time"
       points={points.length}
       legend={series}
       data={meanBands(points)}
     >
-      <LiveChart points={points} x={round} series={series} kind="stacked" step yFormat={msTick} xLabel={roundLabel} height={HEIGHT} />
+      <LiveChart
+        points={points}
+        x={round}
+        series={series}
+        kind="stacked"
+        step
+        yFormat={msTick}
+        xLabel={roundLabel}
+        height={HEIGHT}
+      />
     </ChartCard>
   );
 }

@@ -56,7 +56,12 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
           </div>
           <div>
             <dt>{t('worker.downlink')}</dt>
-            <dd data-testid="downlink" data-delivery={downlink?.delivery ?? ''} data-verified={downlink?.verified ?? 0} data-resyncs={downlink?.resyncs ?? 0}>
+            <dd
+              data-testid="downlink"
+              data-delivery={downlink?.delivery ?? ''}
+              data-verified={downlink?.verified ?? 0}
+              data-resyncs={downlink?.resyncs ?? 0}
+            >
               {config === null ? '…' : describeDownlink(config)}
               {downlink === null ? null : (
                 <div className="muted">
@@ -80,7 +85,12 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
             <dd>
               {config === null || shard === null
                 ? '…'
-                : t('worker.dataValue', { shard: shard + 1, shards: config.shards, model: config.model.toUpperCase(), batch: config.batchSize })}
+                : t('worker.dataValue', {
+                    shard: shard + 1,
+                    shards: config.shards,
+                    model: config.model.toUpperCase(),
+                    batch: config.batchSize,
+                  })}
             </dd>
           </div>
         </dl>
@@ -102,7 +112,12 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
         <Kpi label={t('worker.kpiAccuracy')} testId="test-accuracy" value={accuracy ?? 0}>
           {formatPercent(accuracy)}
         </Kpi>
-        <TrafficKpi label={t('worker.kpiWire')} up={up} down={down} extra={t('worker.gradients', { count: roundsSent })} />
+        <TrafficKpi
+          label={t('worker.kpiWire')}
+          up={up}
+          down={down}
+          extra={t('worker.gradients', { count: roundsSent })}
+        />
       </div>
       {notice !== null && (
         <p className="notice" role="status">

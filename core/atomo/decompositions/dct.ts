@@ -14,7 +14,14 @@ export function dctDecomposition(grad: Float32Array, shape: Shape): AtomicDecomp
   return dctAtoms(dct2(grad, rows, cols), shape);
 }
 
-/** The decomposition of a gradient whose DCT coefficients (row-major, atom i = k·cols + l) were computed elsewhere, e.g. on the GPU. */
+/**
+ * The decomposition of a gradient whose DCT coefficients (row-major, atom i = k·cols + l) were computed elsewhere, e.g.
+ * on the GPU.
+ */
 export function dctAtoms(coefficients: Float64Array, shape: Shape): AtomicDecomposition<DctSample> {
-  return { shape, coefficients, toSample: (kept, scales) => ({ scheme: 'atomo-dct', shape, indices: kept, values: scales }) };
+  return {
+    shape,
+    coefficients,
+    toSample: (kept, scales) => ({ scheme: 'atomo-dct', shape, indices: kept, values: scales }),
+  };
 }

@@ -78,7 +78,8 @@ describe('decompositions: g = Σ λᵢ aᵢ', () => {
 });
 
 describe('spectral routes: the cost model per layer kind', () => {
-  // Shapes of the project's models at batch 32 (docs/design.md, "Decompositions"; docs/wire-format.md, "Spectral routes").
+  // Shapes of the project's models at batch 32 (docs/design.md, "Decompositions"; docs/wire-format.md, "Spectral
+  // routes").
   it.each<[string, Shape, number | undefined, number | undefined, SpectralRoute]>([
     ['MLP dense1 784×128 with its factors (B = 32)', [784, 128], 32, undefined, 'factored'],
     ['MLP dense2 128×10: B ≥ 10, the gradient is smaller than its factors', [128, 10], 32, undefined, 'direct'],
@@ -92,7 +93,8 @@ describe('spectral routes: the cost model per layer kind', () => {
   ])('%s → %s', (_name, shape, inner, previousRank, route) => {
     expect(spectralRoute(shape, inner, previousRank)).toBe(route);
     const costs = spectralRouteCosts(shape, inner, previousRank);
-    for (const other of ['direct', 'factored', 'range-finder'] as const) expect(costs[route]).toBeLessThanOrEqual(costs[other]);
+    for (const other of ['direct', 'factored', 'range-finder'] as const)
+      expect(costs[route]).toBeLessThanOrEqual(costs[other]);
   });
 
   it('keeps the right singular subspace in the memory for the next round, except on the factored route', () => {

@@ -32,7 +32,10 @@ import type { AtomicDecomposition } from './decomposition';
 /** Which way a spectral decomposition was computed. */
 export type SpectralRoute = 'direct' | 'factored' | 'range-finder';
 
-/** A spectral decomposition, with the SVD it came from (for tests and diagnostics; formed on first use in the factored route). */
+/**
+ * A spectral decomposition, with the SVD it came from (for tests and diagnostics; formed on first use in the factored
+ * route).
+ */
 export interface SpectralDecomposition extends AtomicDecomposition<SpectralSample> {
   readonly route: SpectralRoute;
   readonly svd: SvdResult;
@@ -70,9 +73,13 @@ export function spectralRouteCosts(shape: Shape, inner?: number, previousRank?: 
   const r0 = Math.min(m, n);
   const r = Math.min(r0, previousRank ?? r0);
   const direct = 6 * m * n * r + 56 * r * r * n;
-  const factored = inner !== undefined && inner < r0 ? 2 * (m + n) * inner * inner + 20 * inner ** 3 : Number.POSITIVE_INFINITY;
+  const factored =
+    inner !== undefined && inner < r0 ? 2 * (m + n) * inner * inner + 20 * inner ** 3 : Number.POSITIVE_INFINITY;
   const k = previousRank === undefined ? Number.POSITIVE_INFINITY : previousRank + RANGE_FINDER_OVERSAMPLING;
-  const rangeFinder = k < r0 ? 4 * m * n * k + 6 * m * k * k + 20 * k * k * n + 2 * m * k * (previousRank ?? 0) : Number.POSITIVE_INFINITY;
+  const rangeFinder =
+    k < r0
+      ? 4 * m * n * k + 6 * m * k * k + 20 * k * k * n + 2 * m * k * (previousRank ?? 0)
+      : Number.POSITIVE_INFINITY;
   return { direct, factored, 'range-finder': rangeFinder };
 }
 
@@ -111,7 +118,12 @@ export function spectralRouteOf(shape: Shape, factors?: GradientFactors, memory?
  * round's range finder (except on the factored route, which never needs
  * it).
  */
-export function spectralDecomposition(grad: Float32Array, shape: Shape, factors?: GradientFactors, memory?: LayerMemory): SpectralDecomposition {
+export function spectralDecomposition(
+  grad: Float32Array,
+  shape: Shape,
+  factors?: GradientFactors,
+  memory?: LayerMemory,
+): SpectralDecomposition {
   const [rows, cols] = shape;
   const previous = previousSubspace(shape, memory);
   const route = spectralRouteOf(shape, factors, memory);

@@ -14,11 +14,18 @@ import type { AtomicDecomposition } from './decomposition';
  * noise cut-off the caller applied), uᵢ = u[i·rows, (i+1)·rows) and
  * vᵢ = v[i·cols, (i+1)·cols); u and v may hold more atoms than are given σ.
  */
-export function spectralAtoms(shape: Shape, singularValues: Float64Array, u: Float32Array, v: Float32Array): AtomicDecomposition<SpectralSample> {
+export function spectralAtoms(
+  shape: Shape,
+  singularValues: Float64Array,
+  u: Float32Array,
+  v: Float32Array,
+): AtomicDecomposition<SpectralSample> {
   const [rows, cols] = shape;
   const rank = singularValues.length;
   if (u.length < rank * rows || v.length < rank * cols) {
-    throw new RangeError(`spectralAtoms: ${rank} atoms of ${rows}×${cols} need ${rank * rows} + ${rank * cols} vector entries, got ${u.length} + ${v.length}`);
+    throw new RangeError(
+      `spectralAtoms: ${rank} atoms of ${rows}×${cols} need ${rank * rows} + ${rank * cols} vector entries, got ${u.length} + ${v.length}`,
+    );
   }
   return {
     shape,

@@ -13,8 +13,18 @@ import { VarianceCurve } from '../byteBudget';
 import { drawPlannedLayer, planByBytes } from '../compressByBytes';
 import { spectralDecomposition } from '../decompositions/spectral';
 import { estimate } from '../estimate';
-import { dctCoordinateVariance, entrywiseCoordinateVariance, spectralCoordinateVariance } from '../testing/coordinate-variance';
-import { lowRankGradient, randomGradient, smoothGradient, sparseGradient, type TestGradient } from '../testing/gradients';
+import {
+  dctCoordinateVariance,
+  entrywiseCoordinateVariance,
+  spectralCoordinateVariance,
+} from '../testing/coordinate-variance';
+import {
+  lowRankGradient,
+  randomGradient,
+  smoothGradient,
+  sparseGradient,
+  type TestGradient,
+} from '../testing/gradients';
 import { biasedCoordinates, monteCarlo } from '../testing/monte-carlo';
 import { DECOMPOSITIONS, type Decomposition } from '../types';
 import { samplingProbabilities } from '../waterfilling';
@@ -56,15 +66,22 @@ describe.each<{ gradient: TestGradient; bytes: number; expected: Decomposition }
   const planned = planByBytes('atomo-auto', [{ grad, shape }], bytes);
   const plan = planned.plans[0]!;
   /** One draw as the aggregator sees it: decoded from the bytes sent. */
-  const draw = (seed: number) => reconstruct(decodeLayer(encodeForWire(drawPlannedLayer(planned, 0, streamOf(seed)).sample, 0)).sample);
+  const draw = (seed: number) =>
+    reconstruct(decodeLayer(encodeForWire(drawPlannedLayer(planned, 0, streamOf(seed)).sample, 0)).sample);
 
   it(`picks ${expected} atoms: the lowest closed-form variance of the three at these bytes`, () => {
     expect(plan.option).toBe(expected);
     // Within one saturation step: an atom reaching p = 1 adds its own 4-byte value at once.
     expect(Math.abs(plan.point.bytes - bytes)).toBeLessThanOrEqual(4);
-    // Every other decomposition, given the same expected bytes, would have more variance (the choice is computed, not a rule).
+    // Every other decomposition, given the same expected bytes, would have more variance (the choice is computed, not a
+    // rule).
     for (const other of DECOMPOSITIONS.filter((d) => d !== expected)) {
-      const coefficients = other === 'entry' ? grad : other === 'dct' ? dct2(grad, shape[0], shape[1]) : spectralDecomposition(grad, shape).coefficients;
+      const coefficients =
+        other === 'entry'
+          ? grad
+          : other === 'dct'
+            ? dct2(grad, shape[0], shape[1])
+            : spectralDecomposition(grad, shape).coefficients;
       const curve = new VarianceCurve(other, shape, coefficients);
       curve.refine(curve.tauForBytes(bytes));
       expect(curve.point(curve.tauForBytes(bytes)).variance, other).toBeGreaterThan(plan.point.variance);
@@ -72,7 +89,8 @@ describe.each<{ gradient: TestGradient; bytes: number; expected: Decomposition }
     // The message says which decomposition it carries.
     const decoded = decodeLayer(encodeLayer(drawPlannedLayer(planned, 0, streamOf(1)).sample, 0)).sample;
     expect(decoded.scheme).toBe('atomo-auto');
-    if (decoded.scheme === 'atomo-auto') expect(decoded.atoms.scheme).toBe({ entry: 'atomo-entry', spectral: 'atomo-svd', dct: 'atomo-dct' }[expected]);
+    if (decoded.scheme === 'atomo-auto')
+      expect(decoded.atoms.scheme).toBe({ entry: 'atomo-entry', spectral: 'atomo-svd', dct: 'atomo-dct' }[expected]);
   });
 
   it('is unbiased, and the realised error matches the chosen decomposition’s Σλ²(1/p − 1)', () => {
@@ -86,7 +104,9 @@ describe.each<{ gradient: TestGradient; bytes: number; expected: Decomposition }
     expect(Math.abs(total - variance)).toBeLessThanOrEqual(1e-9 * Math.max(variance, 1));
     const failures = biasedCoordinates(grad, summary, perCoordinate, SIGMAS, ROUNDING * maxAbs(grad));
     expect(failures.slice(0, 5)).toEqual([]);
-    expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(SIGMAS * summary.meanErrorStandardError + 1e-9 * Math.max(variance, 1));
+    expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(
+      SIGMAS * summary.meanErrorStandardError + 1e-9 * Math.max(variance, 1),
+    );
   });
 
   it('estimate() is exactly that path: the same estimate, variance and bytes', () => {

@@ -7,7 +7,10 @@
 import { compressByBytes } from '../compressByBytes';
 import type { Scheme } from './scheme';
 
-/** One layer on its own: options.byteBudget is this layer's expected bytes (a run's budget for the whole model is split first, compressByBytes). */
+/**
+ * One layer on its own: options.byteBudget is this layer's expected bytes (a run's budget for the whole model is split
+ * first, compressByBytes).
+ */
 export const atomoAutoScheme: Scheme<'atomo-auto'> = {
   name: 'atomo-auto',
   compress(grad, shape, options, stream, factors) {
@@ -15,7 +18,8 @@ export const atomoAutoScheme: Scheme<'atomo-auto'> = {
     if (bytes === undefined) throw new RangeError('atomo-auto needs a byte budget');
     const [layer] = compressByBytes('atomo-auto', [{ grad, shape, factors }], bytes, () => stream);
     const { sample, plan: _plan, ...found } = layer!;
-    if (sample.scheme !== 'atomo-auto' && sample.scheme !== 'none') throw new Error(`atomo-auto drew a ${sample.scheme} sample`);
+    if (sample.scheme !== 'atomo-auto' && sample.scheme !== 'none')
+      throw new Error(`atomo-auto drew a ${sample.scheme} sample`);
     return { sample, ...found };
   },
 };

@@ -9,7 +9,11 @@ export const atomoEntryScheme: Scheme<'atomo-entry'> = {
   name: 'atomo-entry',
   compress(grad, shape, options, stream) {
     checkGradient(grad, shape);
-    const { sample, variance } = sampleAtoms(entrywiseDecomposition(grad, shape), options.budget ?? DEFAULT_BUDGET, stream);
+    const { sample, variance } = sampleAtoms(
+      entrywiseDecomposition(grad, shape),
+      options.budget ?? DEFAULT_BUDGET,
+      stream,
+    );
     return { sample, variance };
   },
 };

@@ -39,7 +39,12 @@ const maxAbs = (g: Float32Array) => g.reduce((m, x) => Math.max(m, Math.abs(x)),
 
 const warm = rangeFinderGradient();
 
-describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number; memory?: LayerMemory; route?: SpectralRoute }>([
+describe.each<{
+  gradient: TestGradient | FactoredTestGradient;
+  budget: number;
+  memory?: LayerMemory;
+  route?: SpectralRoute;
+}>([
   { gradient: randomGradient(), budget: 10 }, // 32 atoms; σ₁ (from the spike) saturates
   { gradient: lowRankGradient(), budget: 1.5 }, // 3 atoms that matter + float32 noise atoms
   { gradient: factoredGradient(), budget: 2.5 }, // the factored route: 6 atoms, σ₀ saturates
@@ -92,19 +97,29 @@ describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number; m
 
     const failures = biasedCoordinates(grad, summary, coordinateVariance, SIGMAS, ROUNDING * maxAbs(grad));
     expect(failures.slice(0, 5)).toEqual([]);
-    expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(SIGMAS * summary.meanErrorStandardError + 1e-9 * variance);
+    expect(Math.abs(summary.meanError - variance)).toBeLessThanOrEqual(
+      SIGMAS * summary.meanErrorStandardError + 1e-9 * variance,
+    );
   });
 
   it('reports the draw’s ‖ĝ − g‖² from σ and the scales sent, and ‖g‖² (with ‖g‖₁ where it reads g)', () => {
     for (const s of [budget / 4, budget, 4 * budget, 1000]) {
       for (const seed of [0, 1, 2, 3]) {
-        const result = atomoSvdScheme.compress(grad, shape, { budget: s, ...(memory === undefined ? {} : { memory: { ...memory } }) }, streamOf(seed), factors);
+        const result = atomoSvdScheme.compress(
+          grad,
+          shape,
+          { budget: s, ...(memory === undefined ? {} : { memory: { ...memory } }) },
+          streamOf(seed),
+          factors,
+        );
         if (decomposition.route === 'factored') {
           // ‖g‖² of the factors' product, from the SVD: Σσ² + the cut-off directions' residual, without reading g; it
           // differs from the float32 g's by that rounding (2⁻²³ relative at most; 1e-6 is eight times that).
           expect(result.gradientNorms?.l1).toBeUndefined();
           expect(result.gradientNorms!.normSq).toBe(squaredNorm(decomposition.coefficients) + decomposition.residual!);
-          expect(Math.abs(result.gradientNorms!.normSq - squaredNorm(grad))).toBeLessThanOrEqual(1e-6 * squaredNorm(grad));
+          expect(Math.abs(result.gradientNorms!.normSq - squaredNorm(grad))).toBeLessThanOrEqual(
+            1e-6 * squaredNorm(grad),
+          );
         } else {
           expect(result.gradientNorms).toEqual({ normSq: squaredNorm(grad), l1: l1Norm(grad) });
         }
@@ -114,7 +129,9 @@ describe.each<{ gradient: TestGradient | FactoredTestGradient; budget: number; m
         // factors' product (≲ 2⁻²³‖g‖ here). η = 1e-6·(‖ĝ‖ + ‖g‖) is about ten times that.
         const estimateNorm = Math.sqrt(result.sample.scales.reduce((sum, x) => sum + x * x, 0));
         const eta = 1e-6 * (estimateNorm + Math.sqrt(squaredNorm(grad)));
-        expect(Math.abs(result.realised! - exact)).toBeLessThanOrEqual(2 * Math.sqrt(result.realised!) * eta + eta * eta);
+        expect(Math.abs(result.realised! - exact)).toBeLessThanOrEqual(
+          2 * Math.sqrt(result.realised!) * eta + eta * eta,
+        );
       }
     }
   });
@@ -163,13 +180,18 @@ describe('spectral ATOMO, deterministic cases', () => {
 });
 
 describe('spectral ATOMO on the factored route', () => {
-  it.each([factoredGradient(), convFactoredGradient()])('reads no value of the $name gradient: its atoms and ‖g‖² come from the factors', (gradient) => {
-    const { grad, shape, factors } = gradient;
-    const options = { budget: 3 };
-    const fromFactors = atomoSvdScheme.compress(new Float32Array(grad.length), shape, options, streamOf(7), factors);
-    expect(fromFactors.sample.count).toBeGreaterThan(0);
-    expect(fromFactors).toEqual(atomoSvdScheme.compress(grad, shape, options, streamOf(7), factors));
-    // The shape is still checked.
-    expect(() => atomoSvdScheme.compress(new Float32Array(grad.length - 1), shape, options, streamOf(7), factors)).toThrow(/needs/);
-  });
+  it.each([factoredGradient(), convFactoredGradient()])(
+    'reads no value of the $name gradient: its atoms and ‖g‖² come from the factors',
+    (gradient) => {
+      const { grad, shape, factors } = gradient;
+      const options = { budget: 3 };
+      const fromFactors = atomoSvdScheme.compress(new Float32Array(grad.length), shape, options, streamOf(7), factors);
+      expect(fromFactors.sample.count).toBeGreaterThan(0);
+      expect(fromFactors).toEqual(atomoSvdScheme.compress(grad, shape, options, streamOf(7), factors));
+      // The shape is still checked.
+      expect(() =>
+        atomoSvdScheme.compress(new Float32Array(grad.length - 1), shape, options, streamOf(7), factors),
+      ).toThrow(/needs/);
+    },
+  );
 });

@@ -23,7 +23,8 @@ export const atomoSvdScheme: Scheme<'atomo-svd'> = {
   compress(grad, shape, options, stream, factors) {
     checkGradientShape(grad, shape);
     // The routes that read g check it first: a non-finite entry is named before any SVD sees it.
-    const checked = spectralRouteOf(shape, factors, options.memory) === 'factored' ? undefined : checkGradient(grad, shape);
+    const checked =
+      spectralRouteOf(shape, factors, options.memory) === 'factored' ? undefined : checkGradient(grad, shape);
     const decomposition = spectralDecomposition(grad, shape, factors, options.memory);
     const { sample, variance, kept, scales } = sampleAtoms(decomposition, options.budget ?? DEFAULT_BUDGET, stream);
     let nuclearNorm = 0;

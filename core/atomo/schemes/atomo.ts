@@ -30,7 +30,11 @@ export interface AtomoCompressed<S extends LayerSample> extends CompressedLayer<
  * this leaves is at most τ·2⁻²⁵ per atom (τ the water level), the same size
  * as the float32 rounding of the value λ/p ≈ τ that is sent.
  */
-export function sampleAtoms<S extends LayerSample>(decomposition: AtomicDecomposition<S>, budget: number, stream: StreamId): AtomoCompressed<S> {
+export function sampleAtoms<S extends LayerSample>(
+  decomposition: AtomicDecomposition<S>,
+  budget: number,
+  stream: StreamId,
+): AtomoCompressed<S> {
   return drawAtoms(decomposition, samplingProbabilities(decomposition.coefficients, budget), stream);
 }
 
@@ -39,7 +43,11 @@ export function sampleAtoms<S extends LayerSample>(decomposition: AtomicDecompos
  * core/atomo/byteBudget.ts): pᵢ = min(1, |λᵢ|/τ), τ = 0 keeping every
  * non-zero atom; no sort needed.
  */
-export function sampleAtomsAtLevel<S extends LayerSample>(decomposition: AtomicDecomposition<S>, tau: number, stream: StreamId): AtomoCompressed<S> {
+export function sampleAtomsAtLevel<S extends LayerSample>(
+  decomposition: AtomicDecomposition<S>,
+  tau: number,
+  stream: StreamId,
+): AtomoCompressed<S> {
   const lambda = decomposition.coefficients;
   const probabilities = new Float64Array(lambda.length);
   for (let i = 0; i < lambda.length; i++) {
@@ -50,7 +58,11 @@ export function sampleAtomsAtLevel<S extends LayerSample>(decomposition: AtomicD
 }
 
 /** Atom i kept iff bernoulli(randomBits(stream, i), pᵢ), sent as float32(λᵢ/pᵢ); the variance Σλ²(1/p − 1). */
-function drawAtoms<S extends LayerSample>(decomposition: AtomicDecomposition<S>, probabilities: Float64Array, stream: StreamId): AtomoCompressed<S> {
+function drawAtoms<S extends LayerSample>(
+  decomposition: AtomicDecomposition<S>,
+  probabilities: Float64Array,
+  stream: StreamId,
+): AtomoCompressed<S> {
   const lambda = decomposition.coefficients;
   const kept: number[] = [];
   const scales: number[] = [];

@@ -29,5 +29,14 @@ export { atomoSvdScheme } from './atomo-svd';
 export { noneScheme } from './none';
 export { checkRank, powerSgdScheme } from './powersgd';
 export { checkLevels, qsgdScheme } from './qsgd';
-export { DEFAULT_BUDGET, DEFAULT_LEVELS, MAX_LEVELS, type CompressedLayer, type LayerMemory, type SampleOf, type Scheme, type SchemeOptions } from './scheme';
+export {
+  DEFAULT_BUDGET,
+  DEFAULT_LEVELS,
+  MAX_LEVELS,
+  type CompressedLayer,
+  type LayerMemory,
+  type SampleOf,
+  type Scheme,
+  type SchemeOptions,
+} from './scheme';
 export { terngradScheme } from './terngrad';

@@ -58,7 +58,8 @@ const toMatrix = (flat: ArrayLike<number>, rows: number, cols: number): Matrix =
 /** Column-major (column a at [a·n, (a+1)·n)) → n×k matrix. */
 const fromColumns = (flat: ArrayLike<number>, n: number, k: number): Matrix =>
   Array.from({ length: n }, (_, i) => Array.from({ length: k }, (_, a) => flat[a * n + i]!));
-const maxDiff = (a: Matrix, b: Matrix) => Math.max(...a.flatMap((row, i) => row.map((x, j) => Math.abs(x - b[i]![j]!))));
+const maxDiff = (a: Matrix, b: Matrix) =>
+  Math.max(...a.flatMap((row, i) => row.map((x, j) => Math.abs(x - b[i]![j]!))));
 const maxAbs = (a: Matrix) => Math.max(...a.flat().map(Math.abs));
 
 describe('PowerSGD', () => {
@@ -115,7 +116,8 @@ describe('PowerSGD', () => {
     for (let i = rank; i < svd.rank; i++) optimal += svd.singularValues[i]! ** 2;
     const memory: LayerMemory = {};
     const errors: number[] = [];
-    for (let round = 0; round < 40; round++) errors.push(powerSgdScheme.compress(grad, shape, { budget: rank, memory }, streamOf(round)).variance);
+    for (let round = 0; round < 40; round++)
+      errors.push(powerSgdScheme.compress(grad, shape, { budget: rank, memory }, streamOf(round)).variance);
     // The two spikes of this gradient make σ₁, σ₂ stand well apart from σ₃, so 40 power steps converge
     // far below 1e-3 of the optimum (float32 factors add ~1e-7 relative); the cold first step is far worse.
     expect(errors[0]!).toBeGreaterThan(1.01 * optimal);
@@ -131,7 +133,9 @@ describe('PowerSGD', () => {
     let largestGradient = 0;
     for (let round = 0; round < 400; round++) {
       const g = Float32Array.from(randomMatrix(rows, cols, 1000 + round));
-      const before = memory.error ? Math.sqrt(squaredNorm(g.map((x, i) => x + memory.error![i]!))) : Math.sqrt(squaredNorm(g));
+      const before = memory.error
+        ? Math.sqrt(squaredNorm(g.map((x, i) => x + memory.error![i]!)))
+        : Math.sqrt(squaredNorm(g));
       const { sample } = compressLayer('powersgd', g, [rows, cols], { budget: 1, memory }, streamOf(round));
       const estimate = reconstruct(sample);
       for (let i = 0; i < g.length; i++) {
@@ -169,6 +173,7 @@ describe('PowerSGD', () => {
 
   it('refuses a rank that is not an integer ≥ 1', () => {
     const { grad, shape } = randomGradient();
-    for (const budget of [0, 1.5, -1, Number.NaN]) expect(() => powerSgdScheme.compress(grad, shape, { budget }, streamOf(0))).toThrow(RangeError);
+    for (const budget of [0, 1.5, -1, Number.NaN])
+      expect(() => powerSgdScheme.compress(grad, shape, { budget }, streamOf(0))).toThrow(RangeError);
   });
 });

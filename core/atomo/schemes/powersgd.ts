@@ -25,7 +25,8 @@ import { DEFAULT_BUDGET, type LayerMemory, type Scheme, type SchemeOptions } fro
 
 /** Throws RangeError unless the rank r is an integer ≥ 1 (Infinity: full rank, min(rows, cols)). */
 export function checkRank(rank: number): void {
-  if (!(Number.isInteger(rank) || rank === Number.POSITIVE_INFINITY) || rank < 1) throw new RangeError(`PowerSGD rank must be an integer ≥ 1, got ${rank}`);
+  if (!(Number.isInteger(rank) || rank === Number.POSITIVE_INFINITY) || rank < 1)
+    throw new RangeError(`PowerSGD rank must be an integer ≥ 1, got ${rank}`);
 }
 
 /** The rank that `options` ask for (their budget, DEFAULT_BUDGET when unset), checked. */
@@ -57,7 +58,13 @@ function warmStart(memory: LayerMemory | undefined, cols: number, k: number, str
 }
 
 /** One power step on the row-major rows×cols M: the factors P̂ (rows×k) and Q (cols×k), row-major. */
-export function powerStep(m: ArrayLike<number>, rows: number, cols: number, q: Float64Array, k: number): { p: Float64Array; q: Float64Array } {
+export function powerStep(
+  m: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  q: Float64Array,
+  k: number,
+): { p: Float64Array; q: Float64Array } {
   const p = timesM(m, rows, cols, q, k, false); // P = M Q
   orthonormaliseColumns(p, rows, k);
   return { p, q: timesM(m, rows, cols, p, k, true) }; // Q = Mᵀ P̂
@@ -68,7 +75,14 @@ export function powerStep(m: ArrayLike<number>, rows: number, cols: number, q: F
  * (cols×k), all row-major, skipping M's zero entries. Each output entry sums
  * over M's entries in storage order.
  */
-function timesM(m: ArrayLike<number>, rows: number, cols: number, x: Float64Array, k: number, transposed: boolean): Float64Array {
+function timesM(
+  m: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  x: Float64Array,
+  k: number,
+  transposed: boolean,
+): Float64Array {
   const out = new Float64Array((transposed ? cols : rows) * k);
   for (let i = 0; i < rows; i++) {
     for (let j = 0; j < cols; j++) {

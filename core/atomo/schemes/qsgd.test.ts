@@ -74,7 +74,11 @@ describe('bucketed qsgd', () => {
   });
 
   it('refuses a negative or fractional bucket size', () => {
-    expect(() => qsgdScheme.compress(Float32Array.of(1), [1, 1], { levels: 3, bucketSize: -1 }, stream)).toThrow(/bucket size/);
-    expect(() => qsgdScheme.compress(Float32Array.of(1), [1, 1], { levels: 3, bucketSize: 1.5 }, stream)).toThrow(/bucket size/);
+    expect(() => qsgdScheme.compress(Float32Array.of(1), [1, 1], { levels: 3, bucketSize: -1 }, stream)).toThrow(
+      /bucket size/,
+    );
+    expect(() => qsgdScheme.compress(Float32Array.of(1), [1, 1], { levels: 3, bucketSize: 1.5 }, stream)).toThrow(
+      /bucket size/,
+    );
   });
 });

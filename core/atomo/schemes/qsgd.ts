@@ -23,7 +23,9 @@ export const MAX_BUCKET_SIZE = 2 ** 30;
 /** Throws RangeError unless d is an integer in 0..2³⁰ (0: one bucket per layer). */
 export function checkBucketSize(bucketSize: number): void {
   if (!Number.isInteger(bucketSize) || bucketSize < 0 || bucketSize > MAX_BUCKET_SIZE) {
-    throw new RangeError(`QSGD bucket size must be an integer in 0..${MAX_BUCKET_SIZE} (0: one bucket per layer), got ${bucketSize}`);
+    throw new RangeError(
+      `QSGD bucket size must be an integer in 0..${MAX_BUCKET_SIZE} (0: one bucket per layer), got ${bucketSize}`,
+    );
   }
 }
 

@@ -30,7 +30,10 @@ export interface SchemeOptions {
   readonly errorFeedback?: boolean | undefined;
   /** QSGD bucket size d (0 or absent: one bucket per layer). */
   readonly bucketSize?: number;
-  /** atomo-auto: this layer's expected bytes, header included (a whole model's budget is split across layers first: compressByBytes). */
+  /**
+   * atomo-auto: this layer's expected bytes, header included (a whole model's budget is split across layers first:
+   * compressByBytes).
+   */
   readonly byteBudget?: number | undefined;
 }
 
@@ -40,7 +43,10 @@ export interface LayerMemory {
   error?: Float64Array;
   /** PowerSGD's last Q (k·cols, column a at [a·cols, (a+1)·cols)), the warm start of the next power step. */
   q?: Float64Array;
-  /** Spectral ATOMO's last right singular subspace (cols × rank, column-major): the range finder's warm start (decompositions/spectral.ts). */
+  /**
+   * Spectral ATOMO's last right singular subspace (cols × rank, column-major): the range finder's warm start
+   * (decompositions/spectral.ts).
+   */
   subspace?: Float64Array;
 }
 
@@ -54,7 +60,10 @@ export interface CompressedLayer<S extends LayerSample = LayerSample> {
   readonly variance: number;
   /** ‖G‖_* = Σσᵢ of the gradient compressed, when the scheme computed its singular values anyway (spectral ATOMO). */
   readonly nuclearNorm?: number;
-  /** ‖ĝ − g‖² of this draw, when the scheme has it without reconstructing ĝ (orthonormal atoms: Fourier and spectral ATOMO, by Parseval). */
+  /**
+   * ‖ĝ − g‖² of this draw, when the scheme has it without reconstructing ĝ (orthonormal atoms: Fourier and spectral
+   * ATOMO, by Parseval).
+   */
   readonly realised?: number;
   /**
    * ‖g‖² and ‖g‖₁, when the scheme summed them while checking g
@@ -65,7 +74,8 @@ export interface CompressedLayer<S extends LayerSample = LayerSample> {
 }
 
 /** The wire sample type of a scheme; atomo-auto may also send a layer dense, when its byte budget reaches float32. */
-export type SampleOf<K extends SchemeName> = Extract<LayerSample, { readonly scheme: K }> | (K extends 'atomo-auto' ? DenseSample : never);
+export type SampleOf<K extends SchemeName> =
+  Extract<LayerSample, { readonly scheme: K }> | (K extends 'atomo-auto' ? DenseSample : never);
 
 /**
  * A compression scheme: gradient → unbiased sample, randomness only from
@@ -76,5 +86,11 @@ export type SampleOf<K extends SchemeName> = Extract<LayerSample, { readonly sch
  */
 export interface Scheme<K extends SchemeName = SchemeName> {
   readonly name: K;
-  compress(grad: Float32Array, shape: Shape, options: SchemeOptions, stream: StreamId, factors?: GradientFactors): CompressedLayer<SampleOf<K>>;
+  compress(
+    grad: Float32Array,
+    shape: Shape,
+    options: SchemeOptions,
+    stream: StreamId,
+    factors?: GradientFactors,
+  ): CompressedLayer<SampleOf<K>>;
 }

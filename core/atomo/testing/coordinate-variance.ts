@@ -12,7 +12,10 @@ export function entrywiseCoordinateVariance(grad: Float32Array, probabilities: F
 }
 
 /** Spectral ATOMO, independent atoms: Var(ĝᵢⱼ) = Σₖ σₖ² uᵢₖ² vⱼₖ² (1/pₖ − 1). */
-export function spectralCoordinateVariance(decomposition: SpectralDecomposition, probabilities: Float64Array): Float64Array {
+export function spectralCoordinateVariance(
+  decomposition: SpectralDecomposition,
+  probabilities: Float64Array,
+): Float64Array {
   const [rows, cols] = decomposition.shape;
   const { u, v, r } = decomposition.svd;
   const out = new Float64Array(rows * cols);
@@ -60,7 +63,12 @@ export function terngradCoordinateVariance(grad: Float32Array): Float64Array {
  * Fourier ATOMO, independent atoms d_k d_lᵀ: Var(ĝᵢⱼ) = Σₖₗ C[k,l]² (1/p − 1) D_m[k,i]² D_n[l,j]²,
  * C the DCT coefficients (atom order k·cols + l).
  */
-export function dctCoordinateVariance(coefficients: Float64Array, probabilities: Float64Array, rows: number, cols: number): Float64Array {
+export function dctCoordinateVariance(
+  coefficients: Float64Array,
+  probabilities: Float64Array,
+  rows: number,
+  cols: number,
+): Float64Array {
   const dm = dctMatrix(rows);
   const dn = dctMatrix(cols);
   const out = new Float64Array(rows * cols);

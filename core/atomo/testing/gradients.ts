@@ -52,12 +52,23 @@ export function factoredGradient(seed = 3): FactoredTestGradient {
   const left = Float32Array.from(randomMatrix(inner, rows, seed));
   const right = Float32Array.from(randomMatrix(inner, cols, seed + 1));
   for (let i = 0; i < rows; i++) left[i]! *= 4;
-  const grad = Float32Array.from(sumOverInner(rows, cols, inner, (i, j, b) => left[b * rows + i]! * right[b * cols + j]!));
+  const grad = Float32Array.from(
+    sumOverInner(rows, cols, inner, (i, j, b) => left[b * rows + i]! * right[b * cols + j]!),
+  );
   return { name: 'factored', grad, shape: TEST_SHAPE, factors: { batch: inner, input: left, delta: right } };
 }
 
-/** The small CNN whose second convolution takes the factored route at batch 4: 4 output pixels × 4 examples = 16 < 24 channels. */
-export const SMALL_CNN: CnnOptions = { input: { channels: 1, height: 10, width: 10 }, kernelSize: 3, conv1Channels: 8, conv2Channels: 24, classCount: 10 };
+/**
+ * The small CNN whose second convolution takes the factored route at batch 4: 4 output pixels × 4 examples = 16 < 24
+ * channels.
+ */
+export const SMALL_CNN: CnnOptions = {
+  input: { channels: 1, height: 10, width: 10 },
+  kernelSize: 3,
+  conv1Channels: 8,
+  conv2Channels: 24,
+  classCount: 10,
+};
 
 /**
  * A convolution's kernel gradient (24 × 72) with its im2col factors, as the
@@ -111,12 +122,17 @@ export function rangeFinderGradient(seed = 5): WarmTestGradient {
   return { gradient: { name: 'warm-started range finder', grad, shape: [rows, cols] }, memory };
 }
 
-/** A few large entries at seeded places (30 of 2,048) and zeros elsewhere: entries suit it, spectral and DCT atoms spread it. */
+/**
+ * A few large entries at seeded places (30 of 2,048) and zeros elsewhere: entries suit it, spectral and DCT atoms
+ * spread it.
+ */
 export function sparseGradient(seed = 4): TestGradient {
   const [rows, cols] = TEST_SHAPE;
   const grad = new Float32Array(rows * cols);
   const values = randomMatrix(1, 60, seed);
-  for (let k = 0; k < 30; k++) grad[Math.floor(Math.abs(values[2 * k]!) * 997 + k * 67) % grad.length] = values[2 * k + 1]! + Math.sign(values[2 * k + 1]!);
+  for (let k = 0; k < 30; k++)
+    grad[Math.floor(Math.abs(values[2 * k]!) * 997 + k * 67) % grad.length] =
+      values[2 * k + 1]! + Math.sign(values[2 * k + 1]!);
   return { name: 'sparse', grad, shape: TEST_SHAPE };
 }
 
@@ -129,12 +145,14 @@ export function smoothGradient(seed = 5): TestGradient {
   const [rows, cols] = TEST_SHAPE;
   const weights = randomMatrix(1, 36, seed);
   const grad = new Float64Array(rows * cols);
-  const cosine = (n: number, k: number, i: number) => Math.sqrt((k === 0 ? 1 : 2) / n) * Math.cos((Math.PI * (2 * i + 1) * k) / (2 * n));
+  const cosine = (n: number, k: number, i: number) =>
+    Math.sqrt((k === 0 ? 1 : 2) / n) * Math.cos((Math.PI * (2 * i + 1) * k) / (2 * n));
   for (let a = 0; a < 12; a++) {
     const k = Math.floor(Math.abs(weights[3 * a]!) * 100) % 8;
     const l = Math.floor(Math.abs(weights[3 * a + 1]!) * 100) % 8;
     const w = 4 * weights[3 * a + 2]!;
-    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) grad[i * cols + j]! += w * cosine(rows, k, i) * cosine(cols, l, j);
+    for (let i = 0; i < rows; i++)
+      for (let j = 0; j < cols; j++) grad[i * cols + j]! += w * cosine(rows, k, i) * cosine(cols, l, j);
   }
   return { name: 'smooth', grad: Float32Array.from(grad), shape: TEST_SHAPE };
 }

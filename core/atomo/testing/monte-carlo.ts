@@ -18,7 +18,11 @@ export interface MonteCarloSummary {
 }
 
 /** Runs `draw(trial)` for trial = 0..trials−1 and summarises the estimates against g. */
-export function monteCarlo(grad: Float32Array, trials: number, draw: (trial: number) => Float32Array): MonteCarloSummary {
+export function monteCarlo(
+  grad: Float32Array,
+  trials: number,
+  draw: (trial: number) => Float32Array,
+): MonteCarloSummary {
   const n = grad.length;
   // Sums of d = ĝ − g rather than of ĝ: no cancellation when the spread is small.
   const sum = new Float64Array(n);

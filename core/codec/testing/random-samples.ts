@@ -23,7 +23,10 @@ export function randomInt(rng: Rng, lo: number, hi: number): number {
   return lo + Math.floor(rng() * (hi - lo + 1));
 }
 
-const AWKWARD = [0, -0, 1.401298464324817e-45, -1.401298464324817e-45, 1.1754942106924411e-38, 3.4028234663852886e38, -3.4028234663852886e38];
+const AWKWARD = [
+  0, -0, 1.401298464324817e-45, -1.401298464324817e-45, 1.1754942106924411e-38, 3.4028234663852886e38,
+  -3.4028234663852886e38,
+];
 
 /** A finite float32 value, sometimes an awkward one. */
 export function randomFloat(rng: Rng): number {
@@ -67,7 +70,11 @@ export function randomEntry(rng: Rng, shape: Shape, density = rng() < 0.2 ? 0 : 
 }
 
 /** A spectral sample with `count` atoms (random in 0..min(rows, cols) if omitted). */
-export function randomSpectral(rng: Rng, shape: Shape, count = randomInt(rng, 0, Math.min(shape[0], shape[1]))): SpectralSample {
+export function randomSpectral(
+  rng: Rng,
+  shape: Shape,
+  count = randomInt(rng, 0, Math.min(shape[0], shape[1])),
+): SpectralSample {
   return {
     scheme: 'atomo-svd',
     shape,
@@ -79,8 +86,18 @@ export function randomSpectral(rng: Rng, shape: Shape, count = randomInt(rng, 0,
 }
 
 /** A PowerSGD sample of rank `rank` (random in 0..min(rows, cols) if omitted). */
-export function randomPowerSgd(rng: Rng, shape: Shape, rank = randomInt(rng, 0, Math.min(shape[0], shape[1]))): PowerSgdSample {
-  return { scheme: 'powersgd', shape, rank, p: randomFloats(rng, rank * shape[0]), q: randomFloats(rng, rank * shape[1]) };
+export function randomPowerSgd(
+  rng: Rng,
+  shape: Shape,
+  rank = randomInt(rng, 0, Math.min(shape[0], shape[1])),
+): PowerSgdSample {
+  return {
+    scheme: 'powersgd',
+    shape,
+    rank,
+    p: randomFloats(rng, rank * shape[0]),
+    q: randomFloats(rng, rank * shape[1]),
+  };
 }
 
 const LEVEL_CHOICES = [1, 2, 3, 4, 7, 8, 15, 16, 255, 256, 65535];
@@ -145,7 +162,8 @@ export function randomSample(rng: Rng, scheme: SchemeName, shape: Shape): LayerS
 export function sampleBits(sample: LayerSample): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(sample)) {
-    if (ArrayBuffer.isView(value)) out[key] = `${value.constructor.name}:${toHex(new Uint8Array(value.buffer, value.byteOffset, value.byteLength))}`;
+    if (ArrayBuffer.isView(value))
+      out[key] = `${value.constructor.name}:${toHex(new Uint8Array(value.buffer, value.byteOffset, value.byteLength))}`;
     // atomo-auto's atoms are a sample of their own.
     else if (key === 'atoms') out[key] = sampleBits(value as LayerSample);
     else out[key] = value;

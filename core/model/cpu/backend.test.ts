@@ -53,7 +53,9 @@ describe.each(MODEL_KINDS)('CPU backend (%s) matches the Float64 reference', (ki
     const { loss, gradient } = await backend.lossAndGradient(params, images, labels, batch);
 
     expect(Math.abs(loss - reference.loss)).toBeLessThanOrEqual(LOSS_TOLERANCE * reference.loss);
-    expect(maxAbs(difference(logits, reference.logits))).toBeLessThanOrEqual(LOGIT_TOLERANCE * Math.max(1, maxAbs(reference.logits)));
+    expect(maxAbs(difference(logits, reference.logits))).toBeLessThanOrEqual(
+      LOGIT_TOLERANCE * Math.max(1, maxAbs(reference.logits)),
+    );
     for (const tensor of layout.tensors) {
       const expected = tensorView(reference.gradient, tensor);
       const error = difference(tensorView(gradient, tensor), expected);
@@ -69,14 +71,17 @@ describe.each(MODEL_KINDS)('CPU backend (%s) matches the Float64 reference', (ki
     const labels = randomLabels(batch, layout.classCount, 9);
     const { gradient, factors } = await backend.lossAndGradient(params, images, labels, batch);
     const dense = layout.layers.filter((layer) => layer.type === 'dense');
-    expect([...(factors?.keys() ?? [])].sort()).toEqual(dense.map((layer) => layout.tensors.indexOf(layer.weight)).sort());
+    expect([...(factors?.keys() ?? [])].sort()).toEqual(
+      dense.map((layer) => layout.tensors.indexOf(layer.weight)).sort(),
+    );
     for (const layer of dense) {
       const f = factors!.get(layout.tensors.indexOf(layer.weight))!;
       expect(f.batch).toBe(batch);
       const [rows, cols] = layer.weight.shape;
       const product = new Float64Array(rows * cols);
       for (let n = 0; n < batch; n++) {
-        for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) product[i * cols + j]! += f.input[n * rows + i]! * f.delta[n * cols + j]!;
+        for (let i = 0; i < rows; i++)
+          for (let j = 0; j < cols; j++) product[i * cols + j]! += f.input[n * rows + i]! * f.delta[n * cols + j]!;
       }
       const expected = tensorView(gradient, layer.weight);
       // The backend sums the same products in double and stores float32: equal to its rounding.
@@ -100,7 +105,9 @@ describe.each(MODEL_KINDS)('CPU backend (%s) matches the Float64 reference', (ki
 
   it('rejects parameters or images of the wrong size', async () => {
     const params = randomParameters(layout, 5);
-    await expect(backend.predict(params.subarray(1), new Float32Array(layout.inputSize), 1)).rejects.toThrow(RangeError);
+    await expect(backend.predict(params.subarray(1), new Float32Array(layout.inputSize), 1)).rejects.toThrow(
+      RangeError,
+    );
     await expect(backend.predict(params, new Float32Array(layout.inputSize), 2)).rejects.toThrow(RangeError);
   });
 });

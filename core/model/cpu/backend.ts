@@ -13,13 +13,18 @@ import { CpuWorkspace } from './workspace';
 /** Workspaces kept at once: training uses one batch size, evaluation one or two (full chunks and the remainder). */
 const MAX_CACHED_WORKSPACES = 4;
 
-/** The CPU backend's two computations, synchronous: what createCpuBackend wraps in promises. Results are reused buffers. */
+/**
+ * The CPU backend's two computations, synchronous: what createCpuBackend wraps in promises. Results are reused buffers.
+ */
 export interface CpuComputations {
   lossAndGradient(params: Float32Array, images: Float32Array, labels: Uint8Array, batch: number): LossAndGradient;
   predict(params: Float32Array, images: Float32Array, batch: number): Float32Array;
 }
 
-/** Which weight gradients come with their factors: those the spectral route chooser would factor (the default), or all (for benchmarks). */
+/**
+ * Which weight gradients come with their factors: those the spectral route chooser would factor (the default), or all
+ * (for benchmarks).
+ */
 export type FactorsWanted = 'factored-route' | 'all';
 
 /** The synchronous computations of the CPU backend for `layout`, with their workspaces. */
@@ -62,7 +67,8 @@ export function createCpuBackend(layout: ModelLayout): TrainingBackend {
   const cpu = createCpuComputations(layout);
   return {
     kind: 'cpu',
-    lossAndGradient: (params, images, labels, batch) => settle(() => cpu.lossAndGradient(params, images, labels, batch)),
+    lossAndGradient: (params, images, labels, batch) =>
+      settle(() => cpu.lossAndGradient(params, images, labels, batch)),
     predict: (params, images, batch) => settle(() => cpu.predict(params, images, batch)),
   };
 }
@@ -122,7 +128,9 @@ function settle<T>(compute: () => T): Promise<T> {
 }
 
 function checkInputs(layout: ModelLayout, params: Float32Array, images: Float32Array, batch: number): void {
-  if (params.length !== layout.parameterCount) throw new RangeError(`${layout.kind}: ${params.length} parameters, expected ${layout.parameterCount}`);
+  if (params.length !== layout.parameterCount)
+    throw new RangeError(`${layout.kind}: ${params.length} parameters, expected ${layout.parameterCount}`);
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batch must be a positive integer, got ${batch}`);
-  if (images.length < batch * layout.inputSize) throw new RangeError(`${images.length} pixels do not hold ${batch} images of ${layout.inputSize}`);
+  if (images.length < batch * layout.inputSize)
+    throw new RangeError(`${images.length} pixels do not hold ${batch} images of ${layout.inputSize}`);
 }

@@ -14,13 +14,21 @@ export function columnSize(layer: Conv2dLayer): number {
 }
 
 /** y (batch × out × oh × ow) = conv(x, K) + b; `col` is scratch of columnSize(layer). */
-export function conv2dForward(layer: Conv2dLayer, params: Float32Array, x: Float32Array, y: Float32Array, col: Float32Array, batch: number): void {
+export function conv2dForward(
+  layer: Conv2dLayer,
+  params: Float32Array,
+  x: Float32Array,
+  y: Float32Array,
+  col: Float32Array,
+  batch: number,
+): void {
   const { output, weight, bias } = layer;
   const taps = weight.shape[1];
   const pixels = output.height * output.width;
   for (let n = 0; n < batch; n++) {
     const yOffset = n * layer.outputSize;
-    for (let o = 0; o < output.channels; o++) y.fill(params[bias.offset + o]!, yOffset + o * pixels, yOffset + (o + 1) * pixels);
+    for (let o = 0; o < output.channels; o++)
+      y.fill(params[bias.offset + o]!, yOffset + o * pixels, yOffset + (o + 1) * pixels);
     im2col(layer, x, n * layer.inputSize, col);
     matmulAccumulate({
       c: y,
@@ -58,7 +66,16 @@ export function conv2dBackward(
   for (let n = 0; n < batch; n++) {
     const dyOffset = n * layer.outputSize;
     im2col(layer, x, n * layer.inputSize, col);
-    matmulTransposedBAccumulate({ c: gradient, cOffset: weight.offset, a: dy, aOffset: dyOffset, b: col, m: output.channels, k: pixels, n: taps });
+    matmulTransposedBAccumulate({
+      c: gradient,
+      cOffset: weight.offset,
+      a: dy,
+      aOffset: dyOffset,
+      b: col,
+      m: output.channels,
+      k: pixels,
+      n: taps,
+    });
     for (let o = 0; o < output.channels; o++) {
       let sum = 0;
       for (let q = 0; q < pixels; q++) sum += dy[dyOffset + o * pixels + q]!;

@@ -3,12 +3,28 @@ import type { DenseLayer } from '../layout';
 import { matmulAccumulate, matmulTransposedBAccumulate } from './matmul';
 
 /** y (batch × outputs) = x·W + b. */
-export function denseForward(layer: DenseLayer, params: Float32Array, x: Float32Array, y: Float32Array, batch: number): void {
+export function denseForward(
+  layer: DenseLayer,
+  params: Float32Array,
+  x: Float32Array,
+  y: Float32Array,
+  batch: number,
+): void {
   const { inputSize: inputs, outputSize: outputs, weight, bias } = layer;
   for (let n = 0; n < batch; n++) {
     for (let j = 0; j < outputs; j++) y[n * outputs + j] = params[bias.offset + j]!;
   }
-  matmulAccumulate({ c: y, a: x, aRowStride: inputs, aColStride: 1, b: params, bOffset: weight.offset, m: batch, k: inputs, n: outputs });
+  matmulAccumulate({
+    c: y,
+    a: x,
+    aRowStride: inputs,
+    aColStride: 1,
+    b: params,
+    bOffset: weight.offset,
+    m: batch,
+    k: inputs,
+    n: outputs,
+  });
 }
 
 /**
@@ -26,7 +42,17 @@ export function denseBackward(
 ): void {
   const { inputSize: inputs, outputSize: outputs, weight, bias } = layer;
   // xᵀ is read in place: op(A)[i, n] = x[n·inputs + i].
-  matmulAccumulate({ c: gradient, cOffset: weight.offset, a: x, aRowStride: 1, aColStride: inputs, b: dy, m: inputs, k: batch, n: outputs });
+  matmulAccumulate({
+    c: gradient,
+    cOffset: weight.offset,
+    a: x,
+    aRowStride: 1,
+    aColStride: inputs,
+    b: dy,
+    m: inputs,
+    k: batch,
+    n: outputs,
+  });
   for (let n = 0; n < batch; n++) {
     for (let j = 0; j < outputs; j++) gradient[bias.offset + j] = gradient[bias.offset + j]! + dy[n * outputs + j]!;
   }

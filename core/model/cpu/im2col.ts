@@ -17,7 +17,10 @@ export function im2col(layer: Conv2dLayer, x: Float32Array, xOffset: number, col
   });
 }
 
-/** dx[dxOffset …] (one example, overwritten) = the adjoint of im2col applied to dCol: each tap adds back where it was read. */
+/**
+ * dx[dxOffset …] (one example, overwritten) = the adjoint of im2col applied to dCol: each tap adds back where it was
+ * read.
+ */
 export function col2im(layer: Conv2dLayer, dCol: Float32Array, dx: Float32Array, dxOffset: number): void {
   const width = layer.output.width;
   dx.fill(0, dxOffset, dxOffset + layer.inputSize);
@@ -39,7 +42,8 @@ function forEachRun(layer: Conv2dLayer, run: (colStart: number, xStart: number) 
     for (let ky = 0; ky < k; ky++) {
       for (let kx = 0; kx < k; kx++) {
         const rowStart = ((c * k + ky) * k + kx) * pixels;
-        for (let oy = 0; oy < output.height; oy++) run(rowStart + oy * output.width, (c * input.height + oy + ky) * input.width + kx);
+        for (let oy = 0; oy < output.height; oy++)
+          run(rowStart + oy * output.width, (c * input.height + oy + ky) * input.width + kx);
       }
     }
   }

@@ -37,7 +37,9 @@ interface MatmulOperands {
  * C[m × n] += op(A)[m × k] · B[k × n], where op(A)[i, p] = a[aOffset + i·aRowStride + p·aColStride].
  * (aRowStride, aColStride) = (k, 1) reads A as stored; (1, m) reads the transpose of a stored k × m matrix.
  */
-export function matmulAccumulate(operands: MatmulOperands & { readonly aRowStride: number; readonly aColStride: number }): void {
+export function matmulAccumulate(
+  operands: MatmulOperands & { readonly aRowStride: number; readonly aColStride: number },
+): void {
   const { c, cOffset = 0, a, aOffset = 0, aRowStride, aColStride, b, bOffset = 0, m, k, n } = operands;
   if (nonZeroIndex.length < k) {
     nonZeroIndex = new Int32Array(k);

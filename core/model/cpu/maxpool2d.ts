@@ -7,7 +7,13 @@
 import type { MaxPool2dLayer } from '../layout';
 
 /** y = window maxima; winners[i] = position of output i's maximum in its window. */
-export function maxPool2dForward(layer: MaxPool2dLayer, x: Float32Array, y: Float32Array, winners: Uint8Array, batch: number): void {
+export function maxPool2dForward(
+  layer: MaxPool2dLayer,
+  x: Float32Array,
+  y: Float32Array,
+  winners: Uint8Array,
+  batch: number,
+): void {
   const { input, output } = layer;
   const planes = batch * output.channels;
   let out = 0;
@@ -43,7 +49,13 @@ export function maxPool2dForward(layer: MaxPool2dLayer, x: Float32Array, y: Floa
 }
 
 /** dx = dy at each window's recorded winner, 0 elsewhere. */
-export function maxPool2dBackward(layer: MaxPool2dLayer, winners: Uint8Array, dy: Float32Array, dx: Float32Array, batch: number): void {
+export function maxPool2dBackward(
+  layer: MaxPool2dLayer,
+  winners: Uint8Array,
+  dy: Float32Array,
+  dx: Float32Array,
+  batch: number,
+): void {
   const { input, output } = layer;
   const planes = batch * output.channels;
   dx.fill(0, 0, batch * layer.inputSize);

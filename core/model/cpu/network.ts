@@ -7,7 +7,12 @@ import { reluBackward, reluForward } from './relu';
 import type { CpuWorkspace } from './workspace';
 
 /** Runs every layer; the logits end up in the workspace's last output. */
-export function cpuForward(layout: ModelLayout, params: Float32Array, images: Float32Array, workspace: CpuWorkspace): Float32Array {
+export function cpuForward(
+  layout: ModelLayout,
+  params: Float32Array,
+  images: Float32Array,
+  workspace: CpuWorkspace,
+): Float32Array {
   const { batch } = workspace;
   let x = images;
   for (let i = 0; i < layout.layers.length; i++) {
@@ -37,7 +42,13 @@ export function cpuForward(layout: ModelLayout, params: Float32Array, images: Fl
  * through every layer after cpuForward, adding parameter gradients into `gradient`
  * (which the caller zeroes). The input images get no gradient.
  */
-export function cpuBackward(layout: ModelLayout, params: Float32Array, images: Float32Array, workspace: CpuWorkspace, gradient: Float32Array): void {
+export function cpuBackward(
+  layout: ModelLayout,
+  params: Float32Array,
+  images: Float32Array,
+  workspace: CpuWorkspace,
+  gradient: Float32Array,
+): void {
   const { batch, outputs, outputGradients } = workspace;
   for (let i = layout.layers.length - 1; i >= 0; i--) {
     const layer = layout.layers[i]!;

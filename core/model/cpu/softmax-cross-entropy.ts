@@ -4,7 +4,13 @@
  */
 
 /** Returns L and writes dL/dz (batch × classes) into dLogits. */
-export function softmaxCrossEntropy(logits: Float32Array, labels: Uint8Array, dLogits: Float32Array, batch: number, classes: number): number {
+export function softmaxCrossEntropy(
+  logits: Float32Array,
+  labels: Uint8Array,
+  dLogits: Float32Array,
+  batch: number,
+  classes: number,
+): number {
   let total = 0;
   for (let n = 0; n < batch; n++) {
     const row = n * classes;

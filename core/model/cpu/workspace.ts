@@ -24,7 +24,9 @@ export class CpuWorkspace {
     this.#layout = layout;
     this.batch = batch;
     this.outputs = layout.layers.map((layer) => new Float32Array(batch * layer.outputSize));
-    this.winners = layout.layers.map((layer) => new Uint8Array(layer.type === 'maxpool2d' ? batch * layer.outputSize : 0));
+    this.winners = layout.layers.map(
+      (layer) => new Uint8Array(layer.type === 'maxpool2d' ? batch * layer.outputSize : 0),
+    );
     this.col = new Float32Array(largestColumn(layout));
   }
 

@@ -7,7 +7,13 @@
 import type { Conv2dLayer } from '../layout';
 
 /** y[n, o, oy, ox] = b[o] + Σ_{c, ky, kx} x[n, c, oy + ky, ox + kx] · K[o, (c, ky, kx)]. */
-export function conv2dForward(layer: Conv2dLayer, x: Float64Array, kernel: Float64Array, bias: Float64Array, batch: number): Float64Array {
+export function conv2dForward(
+  layer: Conv2dLayer,
+  x: Float64Array,
+  kernel: Float64Array,
+  bias: Float64Array,
+  batch: number,
+): Float64Array {
   const { input, output, kernelSize: k } = layer;
   const y = new Float64Array(batch * layer.outputSize);
   for (let n = 0; n < batch; n++) {
@@ -41,7 +47,13 @@ export interface Conv2dGradients {
 }
 
 /** Backward of conv2dForward: every product in the forward sum sends dy back to both factors. */
-export function conv2dBackward(layer: Conv2dLayer, x: Float64Array, kernel: Float64Array, dy: Float64Array, batch: number): Conv2dGradients {
+export function conv2dBackward(
+  layer: Conv2dLayer,
+  x: Float64Array,
+  kernel: Float64Array,
+  dy: Float64Array,
+  batch: number,
+): Conv2dGradients {
   const { input, output, kernelSize: k } = layer;
   const dx = new Float64Array(batch * layer.inputSize);
   const dKernel = new Float64Array(kernel.length);

@@ -4,7 +4,14 @@
  */
 
 /** y[n, j] = b[j] + Σ_i x[n, i] · W[i, j]. */
-export function denseForward(x: Float64Array, weight: Float64Array, bias: Float64Array, batch: number, inputs: number, outputs: number): Float64Array {
+export function denseForward(
+  x: Float64Array,
+  weight: Float64Array,
+  bias: Float64Array,
+  batch: number,
+  inputs: number,
+  outputs: number,
+): Float64Array {
   const y = new Float64Array(batch * outputs);
   for (let n = 0; n < batch; n++) {
     for (let j = 0; j < outputs; j++) {
@@ -27,7 +34,14 @@ export interface DenseGradients {
 }
 
 /** Backward of denseForward. */
-export function denseBackward(x: Float64Array, weight: Float64Array, dy: Float64Array, batch: number, inputs: number, outputs: number): DenseGradients {
+export function denseBackward(
+  x: Float64Array,
+  weight: Float64Array,
+  dy: Float64Array,
+  batch: number,
+  inputs: number,
+  outputs: number,
+): DenseGradients {
   const dx = new Float64Array(batch * inputs);
   const dWeight = new Float64Array(inputs * outputs);
   const dBias = new Float64Array(outputs);

@@ -116,8 +116,12 @@ function gradientCheck(layout: ModelLayout, seed: number, options: CheckOptions)
 
 /** Every bias index, plus `weightCount` random weight indices. */
 function biasesAndSampledWeights(layout: ModelLayout, weightCount: number, seed: number): number[] {
-  const biases = layout.tensors.filter((t) => t.role === 'bias').flatMap((t) => Array.from({ length: t.size }, (_, i) => t.offset + i));
-  const weights = layout.tensors.filter((t) => t.role === 'weight').flatMap((t) => Array.from({ length: t.size }, (_, i) => t.offset + i));
+  const biases = layout.tensors
+    .filter((t) => t.role === 'bias')
+    .flatMap((t) => Array.from({ length: t.size }, (_, i) => t.offset + i));
+  const weights = layout.tensors
+    .filter((t) => t.role === 'weight')
+    .flatMap((t) => Array.from({ length: t.size }, (_, i) => t.offset + i));
   return [...biases, ...randomSubset(weights.length, weightCount, seed).map((i) => weights[i]!)];
 }
 
@@ -135,7 +139,13 @@ describe('reference backprop matches finite differences', () => {
   });
 
   it('tiny CNN (2×14×14, 3×3 kernels, 3 and 4 channels), every parameter', () => {
-    const layout = cnnLayout({ input: { channels: 2, height: 14, width: 14 }, kernelSize: 3, conv1Channels: 3, conv2Channels: 4, classCount: 5 });
+    const layout = cnnLayout({
+      input: { channels: 2, height: 14, width: 14 },
+      kernelSize: 3,
+      conv1Channels: 3,
+      conv2Channels: 4,
+      classCount: 5,
+    });
     const result = gradientCheck(layout, 12, { batch: 2 });
     expect(result.checked).toBe(layout.parameterCount);
     expectPasses(result);

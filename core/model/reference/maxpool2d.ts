@@ -15,7 +15,12 @@ export function maxPool2dForward(layer: MaxPool2dLayer, x: Float64Array, batch: 
 }
 
 /** dL/dx = dL/dy at each window's maximum, 0 elsewhere. */
-export function maxPool2dBackward(layer: MaxPool2dLayer, x: Float64Array, dy: Float64Array, batch: number): Float64Array {
+export function maxPool2dBackward(
+  layer: MaxPool2dLayer,
+  x: Float64Array,
+  dy: Float64Array,
+  batch: number,
+): Float64Array {
   const dx = new Float64Array(batch * layer.inputSize);
   forEachWindow(layer, batch, (outIndex, topLeft) => {
     dx[winnerIndex(layer, x, topLeft)]! += dy[outIndex]!;

@@ -21,7 +21,12 @@ export interface ReferenceResult {
 }
 
 /** Every activation of a forward pass: activations[0] is the input, activations[i + 1] the output of layer i. */
-export function referenceForward(layout: ModelLayout, params: Float64Array, images: ArrayLike<number>, batch: number): Float64Array[] {
+export function referenceForward(
+  layout: ModelLayout,
+  params: Float64Array,
+  images: ArrayLike<number>,
+  batch: number,
+): Float64Array[] {
   checkSizes(layout, params, images, batch);
   const activations: Float64Array[] = [Float64Array.from({ length: batch * layout.inputSize }, (_, i) => images[i]!)];
   for (const layer of layout.layers) {
@@ -31,7 +36,12 @@ export function referenceForward(layout: ModelLayout, params: Float64Array, imag
 }
 
 /** Logits (batch × classCount) of the reference model. */
-export function referenceLogits(layout: ModelLayout, params: Float64Array, images: ArrayLike<number>, batch: number): Float64Array {
+export function referenceLogits(
+  layout: ModelLayout,
+  params: Float64Array,
+  images: ArrayLike<number>,
+  batch: number,
+): Float64Array {
   return referenceForward(layout, params, images, batch).at(-1)!;
 }
 
@@ -57,7 +67,14 @@ export function referenceLossAndGradient(
 function layerForward(layer: Layer, params: Float64Array, x: Float64Array, batch: number): Float64Array {
   switch (layer.type) {
     case 'dense':
-      return denseForward(x, tensorView(params, layer.weight), tensorView(params, layer.bias), batch, layer.inputSize, layer.outputSize);
+      return denseForward(
+        x,
+        tensorView(params, layer.weight),
+        tensorView(params, layer.bias),
+        batch,
+        layer.inputSize,
+        layer.outputSize,
+      );
     case 'conv2d':
       return conv2dForward(layer, x, tensorView(params, layer.weight), tensorView(params, layer.bias), batch);
     case 'relu':
@@ -68,7 +85,14 @@ function layerForward(layer: Layer, params: Float64Array, x: Float64Array, batch
 }
 
 /** Writes the layer's parameter gradients into `gradient` and returns dL/dx. */
-function layerBackward(layer: Layer, params: Float64Array, x: Float64Array, dy: Float64Array, gradient: Float64Array, batch: number): Float64Array {
+function layerBackward(
+  layer: Layer,
+  params: Float64Array,
+  x: Float64Array,
+  dy: Float64Array,
+  gradient: Float64Array,
+  batch: number,
+): Float64Array {
   switch (layer.type) {
     case 'dense': {
       const grads = denseBackward(x, tensorView(params, layer.weight), dy, batch, layer.inputSize, layer.outputSize);
@@ -90,7 +114,9 @@ function layerBackward(layer: Layer, params: Float64Array, x: Float64Array, dy: 
 }
 
 function checkSizes(layout: ModelLayout, params: Float64Array, images: ArrayLike<number>, batch: number): void {
-  if (params.length !== layout.parameterCount) throw new RangeError(`${layout.kind}: ${params.length} parameters, expected ${layout.parameterCount}`);
+  if (params.length !== layout.parameterCount)
+    throw new RangeError(`${layout.kind}: ${params.length} parameters, expected ${layout.parameterCount}`);
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batch must be a positive integer, got ${batch}`);
-  if (images.length < batch * layout.inputSize) throw new RangeError(`${images.length} pixels do not hold ${batch} images of ${layout.inputSize}`);
+  if (images.length < batch * layout.inputSize)
+    throw new RangeError(`${images.length} pixels do not hold ${batch} images of ${layout.inputSize}`);
 }

@@ -5,7 +5,12 @@
  */
 
 /** The loss L for logits z (batch × classes) and labels y. */
-export function softmaxCrossEntropyLoss(logits: Float64Array, labels: Uint8Array, batch: number, classes: number): number {
+export function softmaxCrossEntropyLoss(
+  logits: Float64Array,
+  labels: Uint8Array,
+  batch: number,
+  classes: number,
+): number {
   let total = 0;
   for (let n = 0; n < batch; n++) {
     const row = logits.subarray(n * classes, (n + 1) * classes);
@@ -15,7 +20,12 @@ export function softmaxCrossEntropyLoss(logits: Float64Array, labels: Uint8Array
 }
 
 /** dL/dz[n, k] = (softmax(z[n])[k] − [k = y_n]) / B. */
-export function softmaxCrossEntropyBackward(logits: Float64Array, labels: Uint8Array, batch: number, classes: number): Float64Array {
+export function softmaxCrossEntropyBackward(
+  logits: Float64Array,
+  labels: Uint8Array,
+  batch: number,
+  classes: number,
+): Float64Array {
   const dLogits = new Float64Array(batch * classes);
   for (let n = 0; n < batch; n++) {
     const row = logits.subarray(n * classes, (n + 1) * classes);

@@ -23,7 +23,9 @@ export interface SyntheticDigits {
 
 /** `count` examples; the class masks depend only on `taskSeed`, the examples on `sampleSeed`. */
 export function syntheticDigits(count: number, taskSeed: number, sampleSeed: number): SyntheticDigits {
-  const ink = Uint8Array.from({ length: CLASS_COUNT * INPUT_SIZE }, (_, i) => (fixtureUniform(taskSeed, PROTOTYPE_PURPOSE, i) < INK_FRACTION ? 1 : 0));
+  const ink = Uint8Array.from({ length: CLASS_COUNT * INPUT_SIZE }, (_, i) =>
+    fixtureUniform(taskSeed, PROTOTYPE_PURPOSE, i) < INK_FRACTION ? 1 : 0,
+  );
   const images = new Float32Array(count * INPUT_SIZE);
   const labels = new Uint8Array(count);
   let draw = 0;
