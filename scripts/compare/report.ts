@@ -140,7 +140,7 @@ export function winnersTable(settings: readonly SettingRuns[], links: readonly L
     ];
   });
   return markdownTable(
-    ['link (per worker, both ways)', `first to ${target * 100}%`, 'simulated s', 'total MB both ways', 'runner-up'],
+    ['network', `first to ${target * 100}%`, 'simulated s', 'total MB both ways', 'runner-up'],
     rows,
   );
 }

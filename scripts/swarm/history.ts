@@ -141,10 +141,12 @@ export function summarise(rounds: readonly HistoryRound[], target: number): Hist
 
 /**
  * The simulated wall-clock time of a recorded round under `link`
- * (core/traffic/linkModel.ts): each contributor's measured compute and
- * compression time, and the round's wire bytes shared evenly over its
- * workers (all train the same model with the same scheme, so their messages
- * are the same size up to sampling).
+ * (core/traffic/linkModel.ts): each contributor's measured compute,
+ * compression and encoding time, and the round's wire bytes shared evenly
+ * over its workers (all train the same model with the same scheme, so their
+ * messages are the same size up to sampling). The server link carries the
+ * whole round's bytes: every participant's download (the model, relayed
+ * gradients or compressed update, N times) and every contributor's upload.
  */
 export function simulatedRoundMs(round: HistoryRound, link: LinkModel): number {
   const upBytes = round.wireUp / Math.max(1, round.contributors);
@@ -153,5 +155,6 @@ export function simulatedRoundMs(round: HistoryRound, link: LinkModel): number {
     round.workerComputeMs.map((computeMs) => ({ computeMs, upBytes, downBytes })),
     round.serverMs,
     link,
+    { downBytes: round.wireDown, upBytes: round.wireUp },
   );
 }
