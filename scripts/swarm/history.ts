@@ -5,7 +5,7 @@
  * not what the workers believe they sent.
  */
 import { modelVariance } from '../../core/atomo';
-import type { LayerSentAs, RoundMetrics, RunConfig } from '../../core/protocol';
+import type { LayerSentAs, RoundMetrics, RunConfig, WorkerTimes } from '../../core/protocol';
 import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
 import { roundTimeMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
@@ -38,8 +38,16 @@ export interface HistoryRound extends Pick<
   readonly normalisedRealised: number;
   /** round:open to close, in ms. */
   readonly durationMs: number;
-  /** Each contributor's own compute + compression time this round (ms, as it reported). */
+  /**
+   * Each contributor's own time this round (ms, as it reported: replica update, forward/backward, compression and
+   * encoding; docs/protocol.md, "Worker times").
+   */
   readonly workerComputeMs: readonly number[];
+  /**
+   * Per contributor, in the same order: the compression and encoding parts of its time and the clock that measured
+   * them (`thread-cpu` or `wall`), or null when it sent none. Absent in histories written before it was recorded.
+   */
+  readonly workerTimes?: readonly (WorkerTimes | null)[];
   /** The server's decoding and update time (ms). */
   readonly serverMs: number;
   readonly participants: number;
@@ -92,6 +100,7 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     normalisedRealised: variance.realisedRel,
     durationMs: metrics.durations.totalMs,
     workerComputeMs: metrics.workers.map((w) => w.computeMs),
+    workerTimes: metrics.workers.map((w) => w.times ?? null),
     serverMs: metrics.durations.decodeMs + metrics.durations.updateMs,
     participants: metrics.participants,
     layers: metrics.layers.map((l) => ({
