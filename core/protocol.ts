@@ -170,6 +170,20 @@ export interface LayerVariance {
   readonly sentAs?: Partial<Record<LayerSentAs, number>>;
 }
 
+/** Which clock measured a worker's times: its own thread's CPU time, or the wall clock. */
+export const TIME_SOURCES = ['thread-cpu', 'wall'] as const;
+export type TimeSource = (typeof TIME_SOURCES)[number];
+
+/**
+ * How a worker's reported round time splits, and which clock measured it (docs/protocol.md, "Worker times"):
+ * `compressMs` and `encodeMs` are parts of its `computeMs`.
+ */
+export interface WorkerTimes {
+  readonly compressMs: number;
+  readonly encodeMs: number;
+  readonly clock: TimeSource;
+}
+
 /** One worker's part of a round. */
 export interface WorkerRoundMetrics {
   readonly workerId: WorkerId;
@@ -178,8 +192,10 @@ export interface WorkerRoundMetrics {
   readonly bytesUp: number;
   /** Exact bytes of the model sent to it this round. */
   readonly bytesDown: number;
-  /** Its own report of the time it spent computing. */
+  /** Its own report of the time it spent on the round: model update, forward/backward, compression, encoding. */
   readonly computeMs: number;
+  /** Its split of computeMs and the clock that measured it; absent when it sent none (computeMs on the wall clock). */
+  readonly times?: WorkerTimes;
 }
 
 /** Where a round's time went, in milliseconds. */
@@ -346,7 +362,10 @@ export interface GradientSubmission {
   readonly layers: readonly EncodedLayer[];
   readonly loss: number;
   readonly layerStats: readonly LayerStats[];
+  /** The worker's own time on the round (replica update, forward/backward, compression, encoding), ms. */
   readonly computeMs: number;
+  /** Optional: the compression and encoding parts of computeMs and the clock that measured them. */
+  readonly times?: WorkerTimes;
 }
 
 /** The answer to an accepted gradient. */

@@ -24,7 +24,14 @@ import { simulatedRoundMs, toHistoryRound } from '../scripts/swarm/history';
 import { ADMIN_TOKEN, createFastRun, deleteRun, listRuns } from './support/admin';
 
 const ROUNDS = 6;
-const SLOW_LINK: LinkModel = { name: 'slow test link', uplinkMbps: 0.25, downlinkMbps: 4, latencyMs: 250 };
+const SLOW_LINK: LinkModel = {
+  name: 'slow test link',
+  uplinkMbps: 0.25,
+  downlinkMbps: 4,
+  serverMbps: null,
+  serverMedium: 'duplex',
+  latencyMs: 250,
+};
 const SETTING = {
   scheme: 'terngrad',
   downlink: 'full',
@@ -86,11 +93,11 @@ test('the teacherâ€™s link preset reaches the run, and a slow link slows a tabâ€
     const form = teacher.getByRole('form', { name: 'Create a run' });
     const name = `preset ${Date.now()}`;
     await form.getByLabel('Name', { exact: true }).fill(name);
-    await form.getByTestId('link-preset').selectOption('schoolWifi');
+    await form.getByTestId('link-preset').selectOption('classroomWifi');
     await form.getByRole('button', { name: 'Create run' }).click();
     await expect(teacher.getByTestId('runs-table').locator('tbody tr', { hasText: name })).toBeVisible();
     const run = (await listRuns(baseURL!)).find((r) => r.config.name === name)!;
-    expect(run.config.link).toEqual(LINK_PRESETS.schoolWifi);
+    expect(run.config.link).toEqual(LINK_PRESETS.classroomWifi);
     await deleteRun(baseURL!, run.runId);
   } finally {
     await teacher.close();

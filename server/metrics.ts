@@ -37,6 +37,7 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
       bytesUp: c.bytesUp,
       bytesDown: round.bytesDown.get(workerId) ?? 0,
       computeMs: c.computeMs,
+      ...(c.times === undefined ? {} : { times: c.times }),
     };
   });
   const n = contributors.length;

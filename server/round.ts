@@ -3,7 +3,7 @@
  * when it may close. Pure bookkeeping: no sockets, no timers.
  */
 import type { ModelLayout } from '../core/model/layout';
-import type { LayerSentAs, LayerStats, ModelVersion, QuorumRule, WorkerId } from '../core/protocol';
+import type { LayerSentAs, LayerStats, ModelVersion, QuorumRule, WorkerId, WorkerTimes } from '../core/protocol';
 import { flattenContribution } from '../core/training/modelUpdate';
 
 /** One accepted gradient: the decoded unbiased estimate of each layer plus what the worker reported. */
@@ -18,6 +18,8 @@ export interface Contribution {
   readonly layerStats: readonly LayerStats[];
   readonly bytesUp: number;
   readonly computeMs: number;
+  /** The worker's split of computeMs and its clock, when it sent one. */
+  readonly times?: WorkerTimes;
   /**
    * Each layer's bytes as received, and how it was sent (server/validation.ts decodeGradient); absent in tests that
    * build contributions by hand.

@@ -24,7 +24,7 @@ import type { Evaluation, ModelRuntime } from './model';
 import { Run, type RunDeps, type RunHooks, type RunSnapshot } from './run';
 import { applyConfigPatch } from './runConfig';
 import { FakeScheduler } from './testing/fakeScheduler';
-import type { SubmissionEnvelope } from './validation';
+import { parseSubmission, type SubmissionEnvelope } from './validation';
 
 const LAYOUT = createModelLayout('mlp');
 const [A, B, C, D] = [1, 2, 3, 4].map(asWorkerId) as [WorkerId, WorkerId, WorkerId, WorkerId];
@@ -145,6 +145,24 @@ describe('Run: closing a round', () => {
     expect(seen.opened).toHaveLength(1);
     scheduler.flush();
     expect(seen.opened.map((o) => o.message.version)).toEqual([0, 1]);
+  });
+
+  it('records each contributor’s split of its time and its clock, and refuses a malformed one', () => {
+    const { run, seen } = started([A, B]);
+    const times = { compressMs: 0.4, encodeMs: 0.1, clock: 'thread-cpu' } as const;
+    const timed = { ...submission(run, A), computeMs: 2, times };
+    const refused = (bad: unknown) => refusal(() => parseSubmission({ ...timed, times: bad }));
+    expect(refusal(() => parseSubmission(timed))).toBe('accepted');
+    expect(refused({ ...times, clock: 'sundial' })).toBe('bad-message');
+    expect(refused({ ...times, compressMs: -1 })).toBe('bad-message');
+    expect(refused({ ...times, encodeMs: Number.NaN })).toBe('bad-message');
+    expect(refused({ ...times, compressMs: 1.95 })).toBe('bad-message'); // with encodeMs, more than computeMs
+    expect(refused('fast')).toBe('bad-message');
+    run.acceptGradient(A, parseSubmission(timed));
+    run.acceptGradient(B, submission(run, B));
+    const workers = seen.closed[0]!.workers;
+    expect(workers.find((w) => w.workerId === A)).toMatchObject({ computeMs: 2, times });
+    expect(workers.find((w) => w.workerId === B)!.times).toBeUndefined();
   });
 
   it('waits for the deadline, then closes once the quorum is in, and not before', () => {

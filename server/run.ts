@@ -555,6 +555,7 @@ export class Run {
       layerStats: submission.layerStats,
       bytesUp: decoded.bytes,
       computeMs: submission.computeMs,
+      ...(submission.times === undefined ? {} : { times: submission.times }),
       layerBytes: decoded.layerBytes,
       sentAs: decoded.sentAs,
     };

@@ -22,6 +22,7 @@ import { ProtocolFault } from './fault';
 import type { Run } from './run';
 import type { RunRegistry, WorkerNotifier } from './runs';
 import { parseSubmission } from './validation';
+import { threadCpuClock } from './threadClock';
 import type { WorkerIdentity } from './workers';
 
 /** Most simulated workers one run may hold: enough for a lesson, few enough that the server's loop stays responsive. */
@@ -173,7 +174,8 @@ export class SimulatedWorkers {
       worker: assignment.slot,
       train: this.#deps.train!,
       shard: shardIndices(this.#deps.train!.labels, config, assignment.shard),
-      now: () => performance.now(),
+      // The server's own thread: its CPU time during the round's synchronous steps is the round's (threadClock.ts).
+      clock: threadCpuClock(),
     });
     const result = await member.round(weights, message.version);
     const submission = parseSubmission({
@@ -183,7 +185,8 @@ export class SimulatedWorkers {
       layers: result.layers,
       loss: result.loss,
       layerStats: result.layerStats,
-      computeMs: result.computeMs,
+      computeMs: result.computeMs + result.compressMs + result.encodeMs,
+      times: { compressMs: result.compressMs, encodeMs: result.encodeMs, clock: result.clock },
     });
     try {
       run.acceptGradient(workerId, submission);

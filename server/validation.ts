@@ -28,6 +28,8 @@ import {
   type RunRequest,
   type SubscribeRequest,
   type WorkerBackend,
+  type WorkerTimes,
+  TIME_SOURCES,
 } from '../core/protocol';
 import { parseAttackWorkerRequest } from '../core/schema';
 import { decodeContribution, EstimateOverflow, LayerCodecError } from '../core/training/modelUpdate';
@@ -170,6 +172,7 @@ export function parseSubmission(raw: unknown): SubmissionEnvelope {
   const statsRaw = o['layerStats'];
   if (!Array.isArray(statsRaw) || statsRaw.length > MAX_LAYERS)
     bad(`layerStats must be an array of at most ${MAX_LAYERS} entries`);
+  const computeMs = finite(o['computeMs'], 'computeMs', 0);
   const layerStats = statsRaw.map((entry, layer): LayerStats => {
     const s = object(entry, `layerStats[${layer}]`);
     const stats = {
@@ -190,8 +193,23 @@ export function parseSubmission(raw: unknown): SubmissionEnvelope {
     layers: layersRaw.map((layer, index) => bytes(layer, `layers[${index}]`)),
     loss: finite(o['loss'], 'loss', 0),
     layerStats,
-    computeMs: finite(o['computeMs'], 'computeMs', 0),
+    computeMs,
+    ...(o['times'] === undefined ? {} : { times: workerTimes(o['times'], computeMs) }),
   };
+}
+
+/** A submission's optional split of its computeMs: two parts of it, and the clock's name. */
+function workerTimes(raw: unknown, computeMs: number): WorkerTimes {
+  const o = object(raw, 'times');
+  const compressMs = finite(o['compressMs'], 'times.compressMs', 0);
+  const encodeMs = finite(o['encodeMs'], 'times.encodeMs', 0);
+  const clock = o['clock'];
+  if (!TIME_SOURCES.includes(clock as WorkerTimes['clock']))
+    bad(`times.clock must be one of ${TIME_SOURCES.join(', ')}`);
+  // Parts of computeMs: their sum may not exceed it (beyond rounding).
+  if (compressMs + encodeMs > computeMs * (1 + 1e-9) + 1e-9)
+    bad(`times.compressMs + times.encodeMs (${compressMs + encodeMs}) exceed computeMs (${computeMs})`);
+  return { compressMs, encodeMs, clock: clock as WorkerTimes['clock'] };
 }
 
 /**

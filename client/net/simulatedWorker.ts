@@ -231,7 +231,6 @@ export class SimulatedWorker {
           worker: assignment.slot,
           train: this.#options.train,
           shard,
-          now: () => performance.now(),
         });
       this.#step = { assignment, layout, step, replica: new ModelReplica(layout) };
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createModelLayout } from '../../core/model';
+import { WALL_CLOCK } from '../../core/training/workerRound';
 import { calibrateBackends, calibrationSteps, CALIBRATION_ROUNDS } from './calibration';
 import type { Trainer, TrainerRound } from './trainer';
 
@@ -16,11 +17,12 @@ function fakeTrainer(
   const trainer = {
     kind,
     layout: createModelLayout('mlp'),
+    clock: WALL_CLOCK,
     versions,
     async round(_weights: Float32Array, version: number): Promise<TrainerRound> {
       versions.push(version);
       clock.t += cost(version);
-      return { layers: [], loss: 0, layerStats: [], bytes: 0, computeMs: 0, compressMs: 0 };
+      return { layers: [], loss: 0, layerStats: [], bytes: 0, computeMs: 0, compressMs: 0, encodeMs: 0, clock: 'wall' };
     },
     predict: async () => new Uint8Array(),
     restart: () => trainer,

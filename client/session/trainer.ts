@@ -6,11 +6,11 @@
  */
 import type { Dataset } from '../../core/data';
 import { createCpuBackend, createModelLayout, type ModelLayout, type TrainingBackend } from '../../core/model';
-import type { LayerStats, RunConfig } from '../../core/protocol';
+import type { LayerStats, RunConfig, TimeSource } from '../../core/protocol';
 import { createGpuCompressor, type GpuCompressor } from '../gpu/compression/gpuCompressor';
 import type { GpuContext } from '../gpu/runtime/device';
 import { createGpuBackend, type GpuTrainingBackend } from '../gpu/training/gpuBackend';
-import { createWorkerRound } from '../../core/training/workerRound';
+import { WALL_CLOCK, createWorkerRound, type StepClock } from '../../core/training/workerRound';
 
 /** What one round of this worker produced, ready for gradient:submit and the charts. */
 export interface TrainerRound {
@@ -20,14 +20,20 @@ export interface TrainerRound {
   readonly bytes: number;
   /** Forward and backward pass, ms. */
   readonly computeMs: number;
-  /** Decomposition, sampling and encoding, ms. */
+  /** Decomposition and sampling, ms. */
   readonly compressMs: number;
+  /** Encoding the samples for the wire, ms. */
+  readonly encodeMs: number;
+  /** The clock of the three (the trainer's). */
+  readonly clock: TimeSource;
 }
 
 /** A worker's model computation for one run configuration and shard. */
 export interface Trainer {
   readonly kind: 'webgpu' | 'cpu';
   readonly layout: ModelLayout;
+  /** The clock of its timings: the host's CPU clock on the CPU, the wall clock on WebGPU (whose work is the GPU's). */
+  readonly clock: StepClock;
   /** Round `version`'s gradient of model `weights`, compressed and encoded. */
   round(weights: Float32Array, version: number): Promise<TrainerRound>;
   /** Predicted digit of each of `count` images (count·784 floats in [0,1]). */
@@ -54,6 +60,8 @@ export interface TrainerOptions {
   readonly train: Dataset;
   /** Indices of the worker's shard in `train`. */
   readonly shard: Uint32Array;
+  /** A CPU trainer's clock (WALL_CLOCK by default; a Node thread passes its thread CPU clock). */
+  readonly cpuClock?: StepClock;
 }
 
 function argmaxRows(logits: Float32Array, count: number, classes: number): Uint8Array {
@@ -78,6 +86,7 @@ function loopTrainer(
   layout: ModelLayout,
   backend: TrainingBackend,
   deviceCompressor: GpuCompressor | undefined,
+  clock: StepClock,
   dispose: () => void,
 ): Trainer {
   const { config } = options;
@@ -91,11 +100,12 @@ function loopTrainer(
     train: options.train,
     shard: options.shard,
     ...(deviceCompressor === undefined ? {} : { deviceCompressor }),
-    now: () => performance.now(),
+    clock,
   });
   return {
     kind,
     layout,
+    clock,
     async round(weights, version) {
       const r = await loop(weights, version);
       return {
@@ -104,23 +114,33 @@ function loopTrainer(
         layerStats: r.layerStats,
         bytes: r.bytes,
         computeMs: r.computeMs,
-        compressMs: r.compressMs + r.encodeMs,
+        compressMs: r.compressMs,
+        encodeMs: r.encodeMs,
+        clock: r.clock,
       };
     },
     predict: predictor(backend, layout),
-    restart: () => loopTrainer(kind, options, layout, backend, deviceCompressor, dispose),
+    restart: () => loopTrainer(kind, options, layout, backend, deviceCompressor, clock, dispose),
     dispose,
   };
 }
 
 function cpuTrainer(options: TrainerOptions, layout: ModelLayout): Trainer {
-  return loopTrainer('cpu', options, layout, createCpuBackend(layout), undefined, () => {});
+  return loopTrainer(
+    'cpu',
+    options,
+    layout,
+    createCpuBackend(layout),
+    undefined,
+    options.cpuClock ?? WALL_CLOCK,
+    () => {},
+  );
 }
 
 function gpuTrainer(options: TrainerOptions, ctx: GpuContext, layout: ModelLayout): Trainer {
   const backend: GpuTrainingBackend = createGpuBackend(ctx.device, layout);
   const compressor: GpuCompressor = createGpuCompressor(backend);
-  return loopTrainer('webgpu', options, layout, backend, compressor, () => {
+  return loopTrainer('webgpu', options, layout, backend, compressor, WALL_CLOCK, () => {
     compressor.destroy();
     backend.destroy();
   });

@@ -23,6 +23,7 @@ import {
 import { updateVariance } from '../../core/atomo/variance';
 import { ModelReplica } from '../../core/training/replica';
 import { shardIndices } from '../../core/training/shard';
+import type { StepClock } from '../../core/training/workerRound';
 import { isSoftwareAdapter } from '../gpu/runtime/adapter';
 import type { Backend, GpuContext } from '../gpu/runtime/device';
 import { linkedChannelFactory } from '../net/linkChannel';
@@ -100,6 +101,11 @@ export interface WorkerSessionDeps {
    * same time model from measured times instead of sleeping.
    */
   readonly simulateLink?: boolean;
+  /**
+   * The clock of a CPU trainer's timings (docs/protocol.md, "Worker times"): the wall clock by default (all a tab
+   * has); a Node thread passes its own CPU clock.
+   */
+  readonly cpuClock?: StepClock;
 }
 
 /** Refusals that only mean "too late for this round": the next round:open follows. */
@@ -207,6 +213,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   }
 
   const trainerInputs = (assignment: WorkerAssignment): Omit<TrainerOptions, 'device'> => ({
+    ...(deps.cpuClock === undefined ? {} : { cpuClock: deps.cpuClock }),
     config: assignment.config,
     slot: assignment.slot,
     train: data.train,
@@ -330,7 +337,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   const play = async (round: RoundOpen, here: Assigned) => {
     state().roundOpened(round.version);
     setPhase('downloading');
-    const received = performance.now();
+    const received = here.trainer.clock.now();
     const { config } = here.assignment;
     // The replica applies a relayed or compressed update with the server's own function, and checks its hash.
     const outcome = here.replica.receive(round, config);
@@ -357,7 +364,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       verified: (downlink?.verified ?? 0) + (outcome.verified ? 1 : 0),
     });
     const { weights } = outcome;
-    const applyMs = performance.now() - received;
+    const applyMs = here.trainer.clock.now() - received;
     // A copy: the page predicts drawn digits with it while the trainer works on its own.
     sink.setModel?.({ kind: here.assignment.config.model, weights: weights.slice(), version: round.version });
     setPhase('computing');
@@ -374,7 +381,8 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
       loss: result.loss,
       layerStats: result.layerStats,
       // The replica's update is this worker's work too: it counts toward the round's time.
-      computeMs: result.computeMs + result.compressMs + applyMs,
+      computeMs: result.computeMs + result.compressMs + result.encodeMs + applyMs,
+      times: { compressMs: result.compressMs, encodeMs: result.encodeMs, clock: result.clock },
     });
     const uploadMs = performance.now() - sentAt;
     state().setTraffic(channel.traffic);
@@ -388,7 +396,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
         closedRel,
         realisedRel,
         computeMs: result.computeMs,
-        compressMs: result.compressMs,
+        compressMs: result.compressMs + result.encodeMs,
         uploadMs,
         layers: active.trainer.layout.tensors.map((tensor, l) => {
           const indicator = result.layerStats[l]?.indicator ?? null;

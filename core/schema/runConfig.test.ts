@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCheckpointMeta } from './checkpoint';
 import { MIN_LAYER_BYTE_BUDGET, denseBytes } from '../codec/sizes';
 import { createModelLayout } from '../model/layout';
+import { LINK_PRESETS } from '../traffic/linkModel';
 import {
   DEFAULT_RUN_CONFIG,
   RUN_CONFIG_BOUNDS,
@@ -77,6 +78,20 @@ describe('run configuration schema', () => {
     expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: 2.5 })).toThrow(/byteBudget must be an integer/);
     // The CNN is smaller: the same budget can be too large for it.
     expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { model: 'cnn', byteBudget: 100_000 })).toThrow(/for the cnn/);
+  });
+
+  it('takes a link with its server link, reads one stored without it as unlimited, and refuses bad ones', () => {
+    const wifi = LINK_PRESETS.classroomWifi;
+    expect(parseRunConfigPatch({ link: wifi }).link).toEqual(wifi);
+    // A link written before the server link existed: no shared bottleneck, as it was simulated then.
+    const old = { name: 'old', uplinkMbps: 2, downlinkMbps: 4, latencyMs: 20 };
+    expect(parseRunConfigPatch({ link: old }).link).toEqual({ ...old, serverMbps: null, serverMedium: 'duplex' });
+    expect(parseRunConfig({ ...DEFAULT_RUN_CONFIG, link: old }).link?.serverMbps).toBeNull();
+    expect(() => parseRunConfigPatch({ link: { ...wifi, serverMbps: 0 } })).toThrow(/link.serverMbps must be in/);
+    expect(() => parseRunConfigPatch({ link: { ...wifi, serverMedium: 'half' } })).toThrow(
+      /link.serverMedium must be one of shared, duplex/,
+    );
+    expect(() => parseRunConfigPatch({ link: { ...wifi, uplinkMbps: -1 } })).toThrow(/link.uplinkMbps/);
   });
 
   it('validates the aggregation rule and its parameter', () => {

@@ -13,6 +13,7 @@ import { MAX_LEVELS } from '../atomo/schemes/scheme';
 import { SCHEME_NAMES, isAtomoScheme, takesByteBudget, type SchemeName } from '../atomo/types';
 import { MIN_LAYER_BYTE_BUDGET, denseBytes, expectedBytes } from '../codec/sizes';
 import { MODEL_KINDS, createModelLayout, type ModelKind } from '../model/layout';
+import { SERVER_MEDIA } from '../traffic/linkModel';
 
 /**
  * Inclusive bounds of every numeric setting (exclusive where the name says
@@ -55,7 +56,7 @@ export const RUN_CONFIG_BOUNDS = {
   trim: { min: 0, max: 0.45 },
   /** Missed rounds in a row after which a member stops counting toward the quorum. */
   dormantAfter: { min: 1, max: 1000 },
-  /** A simulated link's bandwidth each way (Mbit/s) and one-way latency (ms). */
+  /** A simulated link's bandwidths (each worker's each way, the server's; Mbit/s) and one-way latency (ms). */
   linkMbps: { minExclusive: 0, max: 1e6 },
   linkLatencyMs: { min: 0, max: 60_000 },
   /** The server's spectral ATOMO budget per layer for the `atomo` downlink (expected atoms of the update sent). */
@@ -148,15 +149,24 @@ export const AggregationRuleSchema = v.variant(
   'aggregation must be { kind: "mean" | "median" } or { kind: "norm-bound", k } or { kind: "trimmed-mean", trim }',
 );
 
-/** A simulated link: bandwidth each way and one-way latency. */
+/**
+ * A simulated network (core/traffic/linkModel.ts): each worker's link each way, the server link's capacity and
+ * medium, and the one-way latency. A link stored before the server link existed has no `serverMbps` and reads as
+ * null (no shared bottleneck), which is how such a link was simulated.
+ */
 export const LinkSchema = v.strictObject(
   {
     name: v.pipe(v.string('link.name must be a string'), v.maxLength(80, 'link.name must be at most 80 characters')),
     uplinkMbps: finiteIn('link.uplinkMbps', B.linkMbps),
     downlinkMbps: finiteIn('link.downlinkMbps', B.linkMbps),
+    serverMbps: v.optional(v.nullable(finiteIn('link.serverMbps', B.linkMbps)), null),
+    serverMedium: v.optional(
+      v.picklist(SERVER_MEDIA, `link.serverMedium must be one of ${SERVER_MEDIA.join(', ')}`),
+      'duplex',
+    ),
     latencyMs: finiteIn('link.latencyMs', B.linkLatencyMs),
   },
-  'link must be { name, uplinkMbps, downlinkMbps, latencyMs } or null',
+  'link must be { name, uplinkMbps, downlinkMbps, serverMbps?, serverMedium?, latencyMs } or null',
 );
 
 /**
@@ -240,9 +250,9 @@ const RUN_CONFIG_ENTRIES = {
   /** A connected member that missed this many rounds in a row stops counting toward the quorum until it submits. */
   dormantAfter: integer('dormantAfter', B.dormantAfter),
   /**
-   * A simulated link per worker (core/traffic/linkModel.ts): a tab waits
-   * bytes·8/bandwidth + latency before a message counts as delivered; null
-   * (the default) for the real network only.
+   * A simulated network (core/traffic/linkModel.ts): a tab waits its share of
+   * a round's communication before a message counts as delivered; null (the
+   * default) for the real network only.
    */
   link: v.optional(v.nullable(LinkSchema), null),
   /** How the model travels to the workers (DOWNLINK_MODES); absent in older checkpoints: full. */

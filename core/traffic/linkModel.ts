@@ -1,67 +1,145 @@
 /**
- * A simulated network link and the wall-clock time of a synchronous round
- * under it (docs/protocol.md, "Link model"). A message of b bytes counts as
- * delivered b·8 / bandwidth + latency after it was sent. One round:
+ * A simulated network and the wall-clock time of a synchronous round on it
+ * (docs/protocol.md, "Link model"). Every worker has its own link (uplink U
+ * and downlink D, Mbit/s, 10⁶ bit/s, possibly asymmetric) to the server, whose
+ * own link of B Mbit/s carries all N workers' traffic: either one shared
+ * medium (Wi-Fi: one access point's airtime, both directions together) or a
+ * full-duplex link (B each way). A message of b bytes takes b·8/rate, plus
+ * the one-way latency ℓ. One round of N workers w, worker w receiving d_w
+ * bytes, computing (and compressing and encoding) for C_w ms and sending u_w:
  *
- *   T = max over workers w of (down_w·8/D + ℓ + compute_w + compress_w + up_w·8/U + ℓ)
- *       + the server's decode and update time
+ *   per-worker path  P = max_w (d_w·8/D + C_w + u_w·8/U)
+ *   server link      L = Σ_w (d_w + u_w)·8/B          shared medium
+ *                    L = max(Σ_w d_w, Σ_w u_w)·8/B     full duplex
+ *   T = max(P, max_w C_w + L) + 2ℓ + the server's decode and update time
  *
- * with U, D the uplink and downlink bandwidth of a worker and ℓ the one-way
- * latency: the round closes when its slowest worker's gradient is in. The
- * swarm and `npm run compare` evaluate this from measured compute times and
- * counted bytes without sleeping; a tab given a link really waits.
+ * With N equal messages d, u this is the slowest compute plus the larger of
+ * the per-worker term d·8/D + u·8/U and the server-link term (N·(d + u)·8/B,
+ * or max(N·d, N·u)·8/B: a duplex link sends the model to some workers while
+ * it takes in others' gradients). The downlink modes differ only in d: the
+ * float32 model (`full`, N unicasts), the other workers' compressed gradients
+ * (`relay`) or one compressed update (`atomo`), each sent to every worker.
+ * A link without a server capacity (null) has no shared bottleneck: every
+ * worker's own path sets the pace. The swarm and `npm run compare` evaluate
+ * this from measured times and counted bytes without sleeping; a tab given a
+ * link really waits (pacingMs).
  */
 
-/** A worker's link: bandwidth each way (Mbit/s, 10⁶ bit/s) and one-way latency. */
+/** Whether the server link's capacity is shared by both directions (one medium) or available each way (duplex). */
+export const SERVER_MEDIA = ['shared', 'duplex'] as const;
+export type ServerMedium = (typeof SERVER_MEDIA)[number];
+
+/** A network: every worker's link, the server's link, and the one-way latency. */
 export interface LinkModel {
   readonly name: string;
+  /** Each worker's own link to the server, Mbit/s each way. */
   readonly uplinkMbps: number;
   readonly downlinkMbps: number;
+  /** The server link's capacity, Mbit/s (each way when duplex, both ways together when shared); null: unlimited. */
+  readonly serverMbps: number | null;
+  readonly serverMedium: ServerMedium;
   readonly latencyMs: number;
 }
 
-/** Links to try: a classroom's shared Wi-Fi, a phone, a data centre. */
+/** The three networks of the comparison and the dashboard. */
 export const LINK_PRESETS = {
-  /** 30 students sharing 20 Mbit/s each way: 0.67 Mbit/s per worker. */
-  schoolWifi: {
-    name: 'school Wi-Fi, 30 students sharing 20 Mbit/s',
-    uplinkMbps: 20 / 30,
-    downlinkMbps: 20 / 30,
-    latencyMs: 15,
+  /**
+   * One Wi-Fi access point serving the whole room, both ways: 802.11n/ac in a crowded classroom gives some 50 Mbit/s
+   * of airtime in all (far below its PHY rate); a device alone on it can use all of it; ~5 ms one way on a LAN.
+   */
+  classroomWifi: {
+    name: 'classroom Wi-Fi',
+    uplinkMbps: 50,
+    downlinkMbps: 50,
+    serverMbps: 50,
+    serverMedium: 'shared',
+    latencyMs: 5,
   },
-  /** A typical 4G phone: 10 Mbit/s up, 30 down. */
-  lte: { name: '4G', uplinkMbps: 10, downlinkMbps: 30, latencyMs: 40 },
-  /** A data-centre network. */
-  datacenter: { name: 'datacenter 10 Gbit/s', uplinkMbps: 10_000, downlinkMbps: 10_000, latencyMs: 0.1 },
+  /** Workers at home on typical cable/DSL plans (10 up, 50 down) to a cloud server on a 1 Gbit/s port, ~20 ms away. */
+  homeBroadband: {
+    name: 'home broadband',
+    uplinkMbps: 10,
+    downlinkMbps: 50,
+    serverMbps: 1000,
+    serverMedium: 'duplex',
+    latencyMs: 20,
+  },
+  /** A parameter server on a 10 Gbit/s NIC and workers on 1 Gbit/s ports of one switch, full duplex, ~0.1 ms. */
+  datacentre: {
+    name: 'datacentre',
+    uplinkMbps: 1000,
+    downlinkMbps: 1000,
+    serverMbps: 10_000,
+    serverMedium: 'duplex',
+    latencyMs: 0.1,
+  },
 } as const satisfies Record<string, LinkModel>;
 
-/** A symmetric link of `mbps` each way. */
+/** A link of `mbps` each way per worker and no shared server bottleneck. */
 export function symmetricLink(mbps: number, latencyMs: number): LinkModel {
-  return { name: `${mbps} Mbit/s`, uplinkMbps: mbps, downlinkMbps: mbps, latencyMs };
+  return {
+    name: `${mbps} Mbit/s`,
+    uplinkMbps: mbps,
+    downlinkMbps: mbps,
+    serverMbps: null,
+    serverMedium: 'duplex',
+    latencyMs,
+  };
 }
 
-/** Throws RangeError unless the link's bandwidths are positive and its latency ≥ 0. */
+const positive = (x: number) => x > 0 && Number.isFinite(x);
+
+/** The link in words, e.g. `workers 10 up / 50 down Mbit/s, server 1000 Mbit/s full duplex, 20 ms one way`. */
+export function describeLink(link: LinkModel): string {
+  const workers =
+    link.uplinkMbps === link.downlinkMbps
+      ? `workers ${link.uplinkMbps} Mbit/s each way`
+      : `workers ${link.uplinkMbps} up / ${link.downlinkMbps} down Mbit/s`;
+  const server =
+    link.serverMbps === null
+      ? 'no shared server link'
+      : link.serverMedium === 'shared'
+        ? `server link ${link.serverMbps} Mbit/s shared by every worker both ways`
+        : `server link ${link.serverMbps} Mbit/s full duplex`;
+  return `${workers}, ${server}, ${link.latencyMs} ms one way`;
+}
+
+/** Throws RangeError unless the link's bandwidths are positive and finite and its latency ≥ 0. */
 export function checkLink(link: LinkModel): void {
-  if (!(
-    link.uplinkMbps > 0 &&
-    link.downlinkMbps > 0 &&
-    Number.isFinite(link.uplinkMbps) &&
-    Number.isFinite(link.downlinkMbps)
-  )) {
+  if (!(positive(link.uplinkMbps) && positive(link.downlinkMbps))) {
     throw new RangeError(
       `link ${link.name}: bandwidths must be positive, got ${link.uplinkMbps} up, ${link.downlinkMbps} down`,
     );
   }
+  if (link.serverMbps !== null && !positive(link.serverMbps))
+    throw new RangeError(`link ${link.name}: the server link must be positive or null, got ${link.serverMbps}`);
+  if (link.serverMedium !== 'shared' && link.serverMedium !== 'duplex')
+    throw new RangeError(`link ${link.name}: serverMedium must be shared or duplex, got ${String(link.serverMedium)}`);
   if (!(link.latencyMs >= 0 && Number.isFinite(link.latencyMs)))
     throw new RangeError(`link ${link.name}: latency must be ≥ 0, got ${link.latencyMs}`);
 }
 
-/** Milliseconds until `bytes` sent at `mbps` are delivered: bytes·8 / bandwidth + latency. */
-export function deliveryMs(bytes: number, mbps: number, latencyMs: number): number {
-  return (bytes * 8) / (mbps * 1000) + latencyMs;
+/** Milliseconds for `bytes` at `mbps`: bytes·8 / bandwidth. */
+export function transferMs(bytes: number, mbps: number): number {
+  return (bytes * 8) / (mbps * 1000);
 }
 
-/** One worker's part of a round: what it received and sent (wire bytes) and its compute and compression time. */
+/** Milliseconds until `bytes` sent at `mbps` are delivered: bytes·8 / bandwidth + latency. */
+export function deliveryMs(bytes: number, mbps: number, latencyMs: number): number {
+  return transferMs(bytes, mbps) + latencyMs;
+}
+
+/**
+ * The server link's busy time in a round that carries `downBytes` to the workers and `upBytes` from them, all
+ * workers together, ms: (down + up)·8/B on a shared medium, max(down, up)·8/B on a duplex link, 0 when unlimited.
+ */
+export function serverLinkMs(link: LinkModel, downBytes: number, upBytes: number): number {
+  if (link.serverMbps === null) return 0;
+  const bytes = link.serverMedium === 'shared' ? downBytes + upBytes : Math.max(downBytes, upBytes);
+  return transferMs(bytes, link.serverMbps);
+}
+
+/** One worker's part of a round: what it received and sent (wire bytes) and its compute time. */
 export interface WorkerRoundCost {
   readonly downBytes: number;
   readonly upBytes: number;
@@ -69,15 +147,61 @@ export interface WorkerRoundCost {
   readonly computeMs: number;
 }
 
-/** The simulated wall-clock time of one synchronous round under `link`, ms. */
-export function roundTimeMs(workers: readonly WorkerRoundCost[], serverMs: number, link: LinkModel): number {
-  let slowest = 0;
+/** What the server link carried in a round, when not just the sums over `workers` (e.g. models to non-contributors). */
+export interface ServerBytes {
+  readonly downBytes: number;
+  readonly upBytes: number;
+}
+
+/**
+ * The simulated wall-clock time of one synchronous round under `link`, ms (the module comment's T); the server link
+ * carries `server`'s bytes, by default the sums over `workers`.
+ */
+export function roundTimeMs(
+  workers: readonly WorkerRoundCost[],
+  serverMs: number,
+  link: LinkModel,
+  server?: ServerBytes,
+): number {
+  let path = 0;
+  let compute = 0;
+  let down = 0;
+  let up = 0;
   for (const w of workers) {
-    const t =
-      deliveryMs(w.downBytes, link.downlinkMbps, link.latencyMs) +
-      w.computeMs +
-      deliveryMs(w.upBytes, link.uplinkMbps, link.latencyMs);
-    slowest = Math.max(slowest, t);
+    path = Math.max(
+      path,
+      transferMs(w.downBytes, link.downlinkMbps) + w.computeMs + transferMs(w.upBytes, link.uplinkMbps),
+    );
+    compute = Math.max(compute, w.computeMs);
+    down += w.downBytes;
+    up += w.upBytes;
   }
-  return slowest + serverMs;
+  if (workers.length === 0) return serverMs;
+  const shared = serverLinkMs(link, server?.downBytes ?? down, server?.upBytes ?? up);
+  return Math.max(path, compute + shared) + 2 * link.latencyMs + serverMs;
+}
+
+/** How long one worker waits for each direction of its round (both include the latency). */
+export interface Pacing {
+  readonly downMs: number;
+  readonly upMs: number;
+}
+
+/**
+ * How a tab paces its own round when it knows only its own messages (`downBytes` received, `upBytes` sent) and that
+ * `participants` workers send and receive messages like them: together the two waits are the round's communication
+ * in roundTimeMs (the part beyond compute and the server's time). The download waits for its own link or for the
+ * server link to send every participant its message, whichever is slower: N·down·8/B (either medium); the upload
+ * waits for the rest. `upBytes` may be 0 while the upload is not known yet: `downMs` does not depend on it.
+ */
+export function pacingMs(link: LinkModel, participants: number, downBytes: number, upBytes: number): Pacing {
+  if (!(Number.isInteger(participants) && participants >= 1))
+    throw new RangeError(`pacing: participants must be an integer ≥ 1, got ${participants}`);
+  const own = transferMs(downBytes, link.downlinkMbps);
+  const down = Math.max(own, serverLinkMs(link, participants * downBytes, 0));
+  const both = Math.max(
+    own + transferMs(upBytes, link.uplinkMbps),
+    serverLinkMs(link, participants * downBytes, participants * upBytes),
+  );
+  return { downMs: down + link.latencyMs, upMs: both - down + link.latencyMs };
 }

@@ -14,7 +14,7 @@ import { mlpLayout } from '../model/layout';
 import { compressByBytes } from '../atomo/compressByBytes';
 import { layerGradients } from './compression';
 import { decodeWeights, encodeWeights } from './modelCodec';
-import { INDICATOR_EVERY, createWorkerRound } from './workerRound';
+import { INDICATOR_EVERY, WALL_CLOCK, createWorkerRound } from './workerRound';
 import { nuclearNorm, spectralIndicator } from '../atomo/indicator';
 import type { Compression } from '../atomo/types';
 
@@ -177,6 +177,24 @@ describe('worker round (CPU)', () => {
     }
     // Six rounds of a budget spent in expectation: within a tenth (the draws vary round to round).
     expect(Math.abs(bytes / 6 - 2500)).toBeLessThan(250);
+  });
+
+  it('times compute, compression and encoding on the clock it is given, and says which', async () => {
+    const options = { backend: createCpuBackend(layout), layout, batchSize, seed, worker, train, shard };
+    const compression = { scheme: 'atomo-svd', budget: 2, levels: 3 } as const;
+    // A fake thread CPU clock read at the round's start, after the gradient, after compression and after encoding.
+    const readings = [100, 110, 113, 113.5];
+    let reads = 0;
+    const clock = { now: () => readings[reads++]!, source: 'thread-cpu' as const };
+    const timed = await createWorkerRound({ ...options, compression, clock })(heInitialize(layout, 5), version);
+    expect(reads).toBe(4);
+    expect([timed.computeMs, timed.compressMs, timed.encodeMs, timed.clock]).toEqual([10, 3, 0.5, 'thread-cpu']);
+    // Without one: the wall clock, and it says so.
+    const wall = await createWorkerRound({ ...options, compression })(heInitialize(layout, 5), version);
+    expect(wall.clock).toBe('wall');
+    expect(WALL_CLOCK.source).toBe('wall');
+    expect(wall.computeMs).toBeGreaterThanOrEqual(0);
+    expect(wall.bytes).toBe(timed.bytes);
   });
 
   it('refuses weights of another model', async () => {

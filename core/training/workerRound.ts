@@ -19,7 +19,7 @@ import { encodeForWire } from '../codec';
 import { MinibatchSampler, createBatch, type Batch, type Dataset } from '../data';
 import type { BackendKind, DeviceTrainingBackend, TrainingBackend } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
-import type { LayerStats } from '../protocol';
+import type { LayerStats, TimeSource } from '../protocol';
 import {
   compressOnCpu,
   layerGradients,
@@ -43,8 +43,8 @@ export interface WorkerRoundOptions<G = unknown> {
   readonly shard: Uint32Array;
   /** Compresses on the device when the backend keeps its gradient there and this supports the scheme. */
   readonly deviceCompressor?: DeviceCompressor<G>;
-  /** A millisecond clock for the timings (Date.now by default; pass performance.now where there is one). */
-  readonly now?: () => number;
+  /** The clock of the timings (WALL_CLOCK by default; a thread CPU clock where the host has one). */
+  readonly clock?: StepClock;
   /**
    * Measure every layer's indicator on rounds v with v mod this = 0 (INDICATOR_EVERY by default); see INDICATOR_EVERY.
    */
@@ -65,6 +65,18 @@ export interface WorkerRoundOptions<G = unknown> {
  */
 export const INDICATOR_EVERY = 5;
 
+/**
+ * A millisecond clock for a worker's timings and what it measures: `thread-cpu`, the CPU time of the thread the
+ * round runs on (the step's own cost, whatever else the machine runs), or `wall`, elapsed time (all a tab has).
+ */
+export interface StepClock {
+  readonly now: () => number;
+  readonly source: TimeSource;
+}
+
+/** The wall clock: performance.now, which every host of a worker round has. */
+export const WALL_CLOCK: StepClock = { now: () => performance.now(), source: 'wall' };
+
 /** One worker's contribution to round v. */
 export interface WorkerRoundResult {
   readonly version: number;
@@ -80,10 +92,12 @@ export interface WorkerRoundResult {
   readonly gradientNormSq: number;
   /** Σ of the layers' byte lengths. */
   readonly bytes: number;
-  /** Forward/backward, compression (sampling, statistics and read-back), and encoding time, in ms. */
+  /** Forward/backward, compression (sampling, statistics and read-back), and encoding time, in ms of `clock`. */
   readonly computeMs: number;
   readonly compressMs: number;
   readonly encodeMs: number;
+  /** The clock that measured them. */
+  readonly clock: TimeSource;
   /** Where the compression ran: the CPU, or the device of the backend (its kind). */
   readonly compressedOn: BackendKind;
 }
@@ -100,7 +114,8 @@ function keepsGradientOnDevice<G>(
 /** Prepares a worker's rounds: its minibatch sampler and reusable batch buffers. */
 export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRound {
   const { backend, layout, compression, batchSize, seed, worker, train } = options;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? WALL_CLOCK;
+  const now = clock.now;
   const sampler = new MinibatchSampler(options.shard, batchSize, seed, worker);
   const indices = new Uint32Array(batchSize);
   const batch: Batch = createBatch(batchSize);
@@ -163,6 +178,7 @@ export function createWorkerRound<G>(options: WorkerRoundOptions<G>): WorkerRoun
       computeMs: computed - started,
       compressMs: compressedAt - computed,
       encodeMs: encoded - compressedAt,
+      clock: clock.source,
       compressedOn: device === null ? 'cpu' : backend.kind,
     };
   };

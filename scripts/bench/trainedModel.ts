@@ -58,7 +58,6 @@ export async function trainedRounds(
     worker,
     train,
     shard,
-    now: () => performance.now(),
   });
   // The worker's own sampler: round v's minibatch is sampler.batch(v), as in createWorkerRound.
   const sampler = new MinibatchSampler(shard, RUN.batchSize, RUN.seed, worker);

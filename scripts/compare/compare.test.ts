@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { QUICK, runCompare } from './runCompare';
+import { COMPARE_LINKS } from './stats';
 
 const dir = mkdtempSync(join(tmpdir(), 'atomo-compare-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,7 +45,7 @@ describe('npm run compare -- --quick', () => {
       const accuracies = settings[0]!.seeds.map((p) => p.at(-1)!.accuracy);
       expect(new Set(accuracies).size).toBeGreaterThan(1);
       const report = readFileSync(reportPath, 'utf8');
-      for (const link of ['2 Mbit/s', '20 Mbit/s', '1000 Mbit/s']) expect(report).toContain(`| ${link} (`);
+      for (const link of COMPARE_LINKS) expect(report).toContain(`| ${link.name} (`);
       expect(report).toContain('rounds to 85%');
       expect(report).toContain('Accuracy at matched traffic');
       expect(report).toMatch(/the comparison took [\d.]+ min/);

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { ModelKind } from '../../core/model';
-import type { LinkModel } from '../../core/traffic/linkModel';
+import { describeLink, type LinkModel } from '../../core/traffic/linkModel';
 import { fmt, markdownTable } from '../bench/report';
 import { renderPlots, type SettingRuns } from './plots';
 import { svgsToPngs } from './png';
@@ -140,7 +140,7 @@ export function winnersTable(settings: readonly SettingRuns[], links: readonly L
     ];
   });
   return markdownTable(
-    ['link (per worker, both ways)', `first to ${target * 100}%`, 'simulated s', 'total MB both ways', 'runner-up'],
+    ['network', `first to ${target * 100}%`, 'simulated s', 'total MB both ways', 'runner-up'],
     rows,
   );
 }
@@ -192,7 +192,7 @@ export async function writeReport(
     START,
     `Generated ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${setup.command}\`; the comparison took ${fmt(setup.wallSeconds / 60)} min of wall-clock time (${setup.runs} training runs, one after the other) on ${setup.cores} CPU cores shared with other work (1-minute load average ${fmt(setup.loadAverage.min)}–${fmt(setup.loadAverage.max)} at the runs' starts and ends).`,
     '',
-    `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one in-process aggregator; ${MODEL_TEXT[setup.model]} on the 10,000 MNIST digits of the \`mnist\` package (held-out test split); IID shards; batch ${setup.batchSize} per worker; SGD learning rate ${setup.learningRate}, momentum ${setup.momentum}; ${setup.rounds} rounds; test accuracy every ${setup.evalEvery} rounds (the resolution of every "to x%" figure); seeds ${setup.seeds.join(', ')} (each seed changes the initial weights, the shards, the minibatches and every random draw). Figures are mean ± sample standard deviation over the seeds that reached the target; (k/${setup.seeds.length}) says how many did when not all. Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and framing; the float32 model goes down every round unless the setting names a compressed downlink). Simulated seconds add, per round, the slowest worker's measured compute and compression time, its download and upload at the link's bandwidth plus latency, and the server's decode and update time (core/traffic/linkModel.ts); compute times were measured on this loaded machine, so they are slower than on an idle one.`,
+    `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one in-process aggregator; ${MODEL_TEXT[setup.model]} on the 10,000 MNIST digits of the \`mnist\` package (held-out test split); IID shards; batch ${setup.batchSize} per worker; SGD learning rate ${setup.learningRate}, momentum ${setup.momentum}; ${setup.rounds} rounds; test accuracy every ${setup.evalEvery} rounds (the resolution of every "to x%" figure); seeds ${setup.seeds.join(', ')} (each seed changes the initial weights, the shards, the minibatches and every random draw). Figures are mean ± sample standard deviation over the seeds that reached the target; (k/${setup.seeds.length}) says how many did when not all. Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and framing; the float32 model goes down every round unless the setting names a compressed downlink). Simulated seconds are the link model's round time (core/traffic/linkModel.ts; docs/protocol.md, "Traffic and the link model"): per round, the slowest worker's compute, compression and encoding time (its thread's own CPU time, docs/protocol.md "Worker times"), plus the larger of a worker's download and upload on its own link and the server link's time for every worker's messages, plus both latencies and the server's decode and update time. Networks: ${links.map((link) => `${link.name}: ${describeLink(link)}`).join('; ')}.`,
     '',
     `### ${heading}Which setting reaches 90% first, per link speed`,
     '',

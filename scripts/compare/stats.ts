@@ -3,14 +3,14 @@
  * uplink and total megabytes and simulated time to each accuracy target
  * under each link, and accuracy at matched total bytes; as mean and spread.
  */
-import { symmetricLink, type LinkModel } from '../../core/traffic/linkModel';
+import { LINK_PRESETS, type LinkModel } from '../../core/traffic/linkModel';
 import { simulatedRoundMs, type SwarmHistory } from '../swarm/history';
 
-/** The three link speeds of the comparison (per worker, both ways). */
+/** The networks of the comparison: the link model's presets (core/traffic/linkModel.ts). */
 export const COMPARE_LINKS: readonly LinkModel[] = [
-  symmetricLink(2, 20),
-  symmetricLink(20, 10),
-  symmetricLink(1000, 0.5),
+  LINK_PRESETS.classroomWifi,
+  LINK_PRESETS.homeBroadband,
+  LINK_PRESETS.datacentre,
 ];
 
 /** Accuracy targets. */

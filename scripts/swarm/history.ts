@@ -5,7 +5,7 @@
  * not what the workers believe they sent.
  */
 import { modelVariance } from '../../core/atomo';
-import type { LayerSentAs, RoundMetrics, RunConfig } from '../../core/protocol';
+import type { LayerSentAs, RoundMetrics, RunConfig, WorkerTimes } from '../../core/protocol';
 import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
 import { roundTimeMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
@@ -38,8 +38,16 @@ export interface HistoryRound extends Pick<
   readonly normalisedRealised: number;
   /** round:open to close, in ms. */
   readonly durationMs: number;
-  /** Each contributor's own compute + compression time this round (ms, as it reported). */
+  /**
+   * Each contributor's own time this round (ms, as it reported: replica update, forward/backward, compression and
+   * encoding; docs/protocol.md, "Worker times").
+   */
   readonly workerComputeMs: readonly number[];
+  /**
+   * Per contributor, in the same order: the compression and encoding parts of its time and the clock that measured
+   * them (`thread-cpu` or `wall`), or null when it sent none. Absent in histories written before it was recorded.
+   */
+  readonly workerTimes?: readonly (WorkerTimes | null)[];
   /** The server's decoding and update time (ms). */
   readonly serverMs: number;
   readonly participants: number;
@@ -92,6 +100,7 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     normalisedRealised: variance.realisedRel,
     durationMs: metrics.durations.totalMs,
     workerComputeMs: metrics.workers.map((w) => w.computeMs),
+    workerTimes: metrics.workers.map((w) => w.times ?? null),
     serverMs: metrics.durations.decodeMs + metrics.durations.updateMs,
     participants: metrics.participants,
     layers: metrics.layers.map((l) => ({
@@ -141,10 +150,12 @@ export function summarise(rounds: readonly HistoryRound[], target: number): Hist
 
 /**
  * The simulated wall-clock time of a recorded round under `link`
- * (core/traffic/linkModel.ts): each contributor's measured compute and
- * compression time, and the round's wire bytes shared evenly over its
- * workers (all train the same model with the same scheme, so their messages
- * are the same size up to sampling).
+ * (core/traffic/linkModel.ts): each contributor's measured compute,
+ * compression and encoding time, and the round's wire bytes shared evenly
+ * over its workers (all train the same model with the same scheme, so their
+ * messages are the same size up to sampling). The server link carries the
+ * whole round's bytes: every participant's download (the model, relayed
+ * gradients or compressed update, N times) and every contributor's upload.
  */
 export function simulatedRoundMs(round: HistoryRound, link: LinkModel): number {
   const upBytes = round.wireUp / Math.max(1, round.contributors);
@@ -153,5 +164,6 @@ export function simulatedRoundMs(round: HistoryRound, link: LinkModel): number {
     round.workerComputeMs.map((computeMs) => ({ computeMs, upBytes, downBytes })),
     round.serverMs,
     link,
+    { downBytes: round.wireDown, upBytes: round.wireUp },
   );
 }

@@ -9,7 +9,7 @@
  * trainer's first-call warm-up.
  */
 import { describe, expect, it } from 'vitest';
-import { deliveryMs, type LinkModel } from '../../core/traffic/linkModel';
+import { deliveryMs, symmetricLink, type LinkModel } from '../../core/traffic/linkModel';
 import { socketChannelFactory } from '../../client/net/workerChannel';
 import { memoryIdentity } from '../../client/net/workerIdentity';
 import { quietSink, runWorkerSession } from '../../client/session/workerSession';
@@ -70,7 +70,7 @@ async function meanRoundMs(
 
 describe('link model in a worker session', () => {
   it('slows each round by the predicted transfer times, within 20%', { timeout: 180_000 }, async () => {
-    const link: LinkModel = { name: 'test link', uplinkMbps: 1, downlinkMbps: 2, latencyMs: 100 };
+    const link: LinkModel = { ...symmetricLink(1, 100), name: 'test link', downlinkMbps: 2 };
     const plain = await meanRoundMs(null);
     const linked = await meanRoundMs(link);
     const predicted =

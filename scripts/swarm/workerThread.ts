@@ -3,8 +3,9 @@
  * (client/session/workerSession.ts) with what a thread has instead of a
  * page: the digits read from public/data/, the CPU backend or this thread's
  * own Dawn device, an in-memory identity, a socket.io channel to the
- * aggregator's URL, and a sink that counts instead of drawing. Started by
- * threads.ts.
+ * aggregator's URL, this thread's CPU clock for the CPU trainer's timings
+ * (server/threadClock.ts), and a sink that counts instead of drawing.
+ * Started by threads.ts.
  */
 import { loadMnist } from '../../core/data';
 import type { Backend } from '../../client/gpu/runtime/device';
@@ -13,6 +14,7 @@ import { translate } from '../../client/i18n';
 import { memoryIdentity } from '../../client/net/workerIdentity';
 import type { WorkerSession, WorkerSessionSink } from '../../client/session/workerSession';
 import { createFileReader } from '../../server/data/fileReader';
+import { threadCpuClock } from '../../server/threadClock';
 import { registerRawLoader } from '../rawLoader';
 import { workerThreadPort, type FromWorkerThread, type ToWorkerThread, type WorkerThreadData } from './threadProtocol';
 
@@ -73,6 +75,8 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
     runId: data.runId,
     showDigits: false,
     simulateLink: false,
+    // One session per thread: the thread's CPU time is its rounds' own (the machine's load is not).
+    cpuClock: threadCpuClock(),
   }).then((session) => Object.assign(worker, { session, joined }) as Headless);
 }
 

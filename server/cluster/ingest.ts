@@ -18,6 +18,7 @@ import type {
   RunConfig,
   RunId,
   WorkerId,
+  WorkerTimes,
 } from '../../core/protocol';
 import { attackMultiplier, type WorkerAttack } from '../../core/schema';
 import { scaleContribution } from '../../core/training/modelUpdate';
@@ -49,6 +50,7 @@ export interface ContribHeader {
   readonly layerStats: readonly LayerStats[];
   readonly bytesUp: number;
   readonly computeMs: number;
+  readonly times?: WorkerTimes;
   readonly stats: EstimateStats;
   /** When this process accepted it, and how long its decoding took (ms). */
   readonly at: number;
@@ -184,6 +186,7 @@ export class Ingest {
       layerStats: submission.layerStats,
       bytesUp: decoded.bytes,
       computeMs: submission.computeMs,
+      ...(submission.times === undefined ? {} : { times: submission.times }),
       stats,
       at: now,
       decodeMs: now - started,

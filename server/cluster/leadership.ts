@@ -279,6 +279,7 @@ function contributionOf(header: ContribHeader) {
     layerStats: header.layerStats,
     bytesUp: header.bytesUp,
     computeMs: header.computeMs,
+    ...(header.times === undefined ? {} : { times: header.times }),
   };
 }
 
