@@ -158,8 +158,8 @@ const HALF_NORMAL_POINTS = 8 * 64;
  * (core/codec/budgets.ts) and the dashboard, which have no gradient: in a bucket of L entries each entry's position
  * s|gᵢ|/‖g_k‖ is taken as s|z|/√L, z ~ N(0, 1), so a level is non-zero with probability q = E min(1, s|z|/√L) and its
  * γ bits are averaged over the two levels it rounds between; non-zero levels fall independently with probability q,
- * so a gap is ≥ 2^t (2t more bits) when the 2^t − 1 entries before it are zero; γ(K + 1) is taken at K = L·q, and the
- * padding at 7/16 byte. Real gradients with exact zeros or heavy tails send fewer bytes.
+ * so a gap is ≥ 2^t (each such t adds 2 bits to its γ) when the 2^t − 1 entries before it are zero; γ(K + 1) is taken
+ * at K = L·q, and the padding at 7/16 byte. Real gradients with exact zeros or heavy tails send fewer bytes.
  */
 export function expectedQsgdEliasBodyBytes(elements: number, levels: number, bucketSize = 0): number {
   const d = bucketSize === 0 ? Math.max(elements, 1) : bucketSize;
