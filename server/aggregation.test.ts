@@ -42,6 +42,7 @@ function knownSample(scheme: SchemeName, shape: readonly [number, number], seed:
         scheme,
         shape,
         levels: 4,
+        coding: 'elias',
         bucketSize: 0,
         norms: Float32Array.of(0.75),
         negative: Uint8Array.from({ length: n }, () => (next() < 0 ? 1 : 0)),

@@ -6,6 +6,7 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { MAX_LEVELS, SCHEME_NAMES } from '../core/atomo';
+import { QSGD_CODINGS, type QsgdCoding } from '../core/atomo/types';
 import { maxLayerBytes } from '../core/codec';
 import { RUN_CONFIG_BOUNDS } from '../core/schema';
 import { MODEL_KINDS, createModelLayout } from '../core/model/layout';
@@ -25,8 +26,11 @@ export function computeMaxMessageBytes(): number {
     const layout = createModelLayout(kind);
     for (const scheme of SCHEME_NAMES) {
       let total = 0;
-      for (const tensor of layout.tensors)
-        total += maxLayerBytes(scheme, tensor.shape, MAX_LEVELS, RUN_CONFIG_BOUNDS.bucketSize.minNonZero);
+      for (const tensor of layout.tensors) {
+        const bound = (coding: QsgdCoding) =>
+          maxLayerBytes(scheme, tensor.shape, MAX_LEVELS, RUN_CONFIG_BOUNDS.bucketSize.minNonZero, coding);
+        total += Math.max(...QSGD_CODINGS.map(bound));
+      }
       largest = Math.max(largest, total);
     }
   }

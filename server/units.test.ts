@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { asModelVersion, asRunId, asWorkerId } from '../core/protocol';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint';
 import { ProtocolFault } from './fault';
-import { maxLayerBytes } from '../core/codec';
+import { encodeLayer, maxLayerBytes } from '../core/codec';
 import { computeMaxMessageBytes } from './limits';
 import { buildRoundMetrics, historyToCsv } from './metrics';
 import { createRateLimiter } from './rateLimit';
@@ -12,6 +12,9 @@ import { createModelLayout } from '../core/model/layout';
 import type { RoundMetrics } from '../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../core/schema';
 import { applyConfigPatch } from './runConfig';
+import { decodeGradient, type SubmissionEnvelope } from './validation';
+import { SCHEMES } from '../core/atomo';
+import { QSGD_CODINGS, type QsgdCoding } from '../core/atomo/types';
 
 const contribution = { estimates: [], loss: 1, layerStats: [], bytesUp: 10, computeMs: 1 };
 const ids = [1, 2, 3, 4].map(asWorkerId);
@@ -275,5 +278,40 @@ describe('dormant members', () => {
     round.add(ids[0]!, contribution, 2);
     expect(round.canClose()).toBe(true);
     expect(round.orderedContributors()).toEqual([ids[0], ids[1]]);
+  });
+});
+
+describe('decodeGradient: QSGD coding', () => {
+  it('refuses layers in another QSGD coding than the run’s, and bounds each by its coding’s largest message', () => {
+    const layout = createModelLayout('mlp');
+    const stats = { closedForm: 0, realised: 0, gradientNormSq: 0 };
+    const submission = (qsgdCoding: QsgdCoding): SubmissionEnvelope => ({
+      runId: asRunId('r'),
+      workerId: asWorkerId(1),
+      version: asModelVersion(0),
+      loss: 1,
+      computeMs: 1,
+      layerStats: layout.tensors.map(() => stats),
+      layers: layout.tensors.map((tensor, layer) => {
+        // Sparse, so that either coding's message is within the other's largest.
+        const grad = Float32Array.from({ length: tensor.size }, (_, i) => (i % 7 === 0 ? Math.sin(i + layer) : 0));
+        const options = { levels: 3, bucketSize: 512, qsgdCoding };
+        const stream = { seed: 1, worker: 1, round: 0, layer };
+        return encodeLayer(SCHEMES.qsgd.compress(grad, tensor.shape, options, stream).sample, layer);
+      }),
+    });
+    for (const runs of QSGD_CODINGS) {
+      const config = { ...DEFAULT_RUN_CONFIG, scheme: 'qsgd', levels: 3, bucketSize: 512, qsgdCoding: runs } as const;
+      for (const sent of QSGD_CODINGS) {
+        if (sent === runs) expect(decodeGradient(submission(sent), layout, config).estimates).toHaveLength(4);
+        else expect(() => decodeGradient(submission(sent), layout, config)).toThrow(new RegExp(`${sent} coding`));
+      }
+      const limit = maxLayerBytes('qsgd', layout.tensors[0]!.shape, 3, 512, runs);
+      const tooLarge = {
+        ...submission(runs),
+        layers: [new Uint8Array(limit + 1), ...submission(runs).layers.slice(1)],
+      };
+      expect(() => decodeGradient(tooLarge, layout, config)).toThrow(/payload|never needs more than/);
+    }
   });
 });

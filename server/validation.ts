@@ -247,7 +247,7 @@ export function decodeGradient(
         );
       }
     }
-    const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels, config.bucketSize ?? 0);
+    const limit = maxLayerBytes(config.scheme, tensor.shape, config.levels, config.bucketSize ?? 0, config.qsgdCoding);
     const size = layers[layer]!.byteLength;
     if (size > limit) {
       throw new ProtocolFault(
@@ -277,6 +277,12 @@ export function decodeGradient(
       throw new ProtocolFault(
         'wrong-scheme',
         `layer ${layer} uses QSGD buckets of ${sample.bucketSize}; this run uses ${config.bucketSize ?? 0}`,
+      );
+    }
+    if (sample.scheme === 'qsgd' && sample.coding !== config.qsgdCoding) {
+      throw new ProtocolFault(
+        'wrong-scheme',
+        `layer ${layer} uses QSGD's ${sample.coding} coding; this run uses ${config.qsgdCoding}`,
       );
     }
     sentAs.push(sampleDecomposition(sample));

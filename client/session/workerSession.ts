@@ -137,8 +137,9 @@ function adapterName(info: GPUAdapterInfo): string {
 
 /** The settings a round's time depends on: a calibration holds for every run that shares them. */
 function calibrationKey(config: RunConfig): string {
-  const { model, batchSize, scheme, budget, levels, bucketSize, errorFeedback } = config;
-  return JSON.stringify([model, batchSize, scheme, budget, levels, bucketSize, errorFeedback === true]);
+  const { model, batchSize, scheme, budget, levels, bucketSize, errorFeedback, qsgdCoding, terngradClip } = config;
+  const knobs = [budget, levels, bucketSize, errorFeedback === true, qsgdCoding, terngradClip];
+  return JSON.stringify([model, batchSize, scheme, ...knobs]);
 }
 
 /** The per-assignment state: its trainer and digits, rebuilt when the run, config or shard changes. */

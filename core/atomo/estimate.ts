@@ -6,7 +6,7 @@ import { decodeLayer, encodeLayer } from '../codec';
 import type { StreamId } from '../rng';
 import { reconstruct } from './reconstruct';
 import { SCHEMES } from './schemes';
-import type { SchemeName, Shape } from './types';
+import type { QsgdCoding, SchemeName, Shape } from './types';
 
 /** Options of estimate(); unset knobs take DEFAULT_BUDGET (2) and DEFAULT_LEVELS (1); atomo-auto needs byteBudget. */
 export interface EstimateOptions {
@@ -16,6 +16,10 @@ export interface EstimateOptions {
   readonly levels?: number;
   /** QSGD bucket size d (0 or unset: one bucket). */
   readonly bucketSize?: number;
+  /** QSGD's coding on the wire (unset: 'elias'). */
+  readonly qsgdCoding?: QsgdCoding;
+  /** TernGrad's clipping multiple c (0 or unset: none). */
+  readonly terngradClip?: number;
   /** atomo-auto: the layer's expected bytes, header included. */
   readonly byteBudget?: number;
   /** Run seed; the draws come from stream {seed, worker 0, round 0, layer 0}. */
@@ -36,6 +40,8 @@ export function estimate(scheme: SchemeName, grad: Float32Array, shape: Shape, o
     ...(opts.budget === undefined ? {} : { budget: opts.budget }),
     ...(opts.levels === undefined ? {} : { levels: opts.levels }),
     ...(opts.bucketSize === undefined ? {} : { bucketSize: opts.bucketSize }),
+    ...(opts.qsgdCoding === undefined ? {} : { qsgdCoding: opts.qsgdCoding }),
+    ...(opts.terngradClip === undefined ? {} : { terngradClip: opts.terngradClip }),
     ...(opts.byteBudget === undefined ? {} : { byteBudget: opts.byteBudget }),
   };
   const { sample, variance } = SCHEMES[scheme].compress(grad, shape, options, stream);

@@ -55,6 +55,7 @@ describe('reconstruct', () => {
       scheme: 'qsgd',
       shape: [1, 4],
       levels: 4,
+      coding: 'fixed',
       bucketSize: 0,
       norms: Float32Array.of(2),
       negative: Uint8Array.of(0, 1, 1, 0),

@@ -69,7 +69,20 @@ export interface Compression {
    * it across layers (core/atomo/byteBudget.ts) and `budget` is not used.
    */
   readonly byteBudget?: number | undefined;
+  /** How QSGD levels travel (QsgdCoding); absent: 'elias', the QSGD paper's coding. */
+  readonly qsgdCoding?: QsgdCoding | undefined;
+  /** TernGrad's clipping multiple c: g clipped to ±c·σ per layer before ternarising; 0 or absent: no clipping. */
+  readonly terngradClip?: number | undefined;
 }
+
+/**
+ * How a QSGD sample's levels are written (docs/wire-format.md): 'elias', the QSGD paper's coding (per bucket the
+ * non-zero levels only, each as an Elias-γ gap, a sign bit and an Elias-γ level), or 'fixed', a (1 + ⌈log2(s+1)⌉)-bit
+ * code per entry. The estimator is the same; only the bytes differ.
+ */
+export type QsgdCoding = 'elias' | 'fixed';
+
+export const QSGD_CODINGS: readonly QsgdCoding[] = ['elias', 'fixed'];
 
 /** Shape of a layer gradient viewed as a matrix. */
 export type Shape = readonly [rows: number, cols: number];
@@ -138,6 +151,8 @@ export interface QsgdSample {
   readonly scheme: 'qsgd';
   readonly shape: Shape;
   readonly levels: number; // s ≥ 1
+  /** How the levels are written on the wire; decoding gives back the coding the message used. */
+  readonly coding: QsgdCoding;
   /** Entries per bucket d; 0: the whole layer is one bucket. */
   readonly bucketSize: number;
   /** ‖g_k‖₂ of each bucket k as float32 (entries k·d .. k·d+d−1): ⌈n/d⌉ of them, or one when d = 0. */

@@ -70,7 +70,7 @@ export const autoCodec: SchemeCodec<AutoSample> = {
         `${where(header)}: decomposition id ${id}, expected ${INNER.map((s) => `${SCHEME_IDS[s]} (${s})`).join(', ')}`,
       );
     }
-    const atoms = innerCodec(scheme).decodeBody(reader, { ...header, scheme });
+    const atoms = innerCodec(scheme).decodeBody(reader, { ...header, scheme, id });
     return { scheme: 'atomo-auto', shape: atoms.shape, atoms };
   },
 };

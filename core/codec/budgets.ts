@@ -1,8 +1,9 @@
 /**
  * Budgets matched by bytes (the one home of that policy: the dashboard's race
  * and `npm run compare` both use it). TernGrad's fixed 2 bits per entry sets
- * the target; QSGD matches it with 1 level (sign + 1 level bit) and a norm per
- * bucket of 512 entries (+1/16 bit an entry, as in the QSGD paper), and the
+ * the target; QSGD matches it in its fixed-width coding with 1 level (sign +
+ * 1 level bit) and a norm per bucket of 512 entries (+1/16 bit an entry, as in
+ * the QSGD paper; its Elias coding sends fewer bytes at any s, so no s matches), and the
  * ATOMO budgets and PowerSGD's rank are solved for it from core/codec/sizes.ts's
  * expected bytes; atomo-auto takes the target as its byte budget. Float32
  * stays unmatched: it is the reference.
@@ -56,7 +57,7 @@ export function matchedCompressions(
         // The rank is an integer: the nearest to the matched bytes, at least 1.
         return { scheme, budget: Math.max(1, Math.round(solveBudget(layout, scheme, target, batchSize))), levels: 1 };
       case 'qsgd':
-        return { scheme, budget: 0, levels: 1, bucketSize: MATCHED_QSGD_BUCKET };
+        return { scheme, budget: 0, levels: 1, bucketSize: MATCHED_QSGD_BUCKET, qsgdCoding: 'fixed' };
       case 'atomo-auto':
         // Its knob is the bytes themselves: the target, split across layers by the worker (core/atomo/byteBudget.ts).
         return { scheme, budget: 0, levels: 1, byteBudget: Math.round(target) };

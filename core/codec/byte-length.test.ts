@@ -21,6 +21,13 @@ function ceilLog2(x: number): number {
   return b;
 }
 
+/** Bits of the Elias-γ code of v ≥ 1: 2L − 1 for its L binary digits, counted by halving. */
+function gammaLength(value: number): number {
+  let digits = 0;
+  for (let v = value; v >= 1; v = Math.floor(v / 2)) digits++;
+  return 2 * digits - 1;
+}
+
 function documentedLength(sample: LayerSample): number {
   const [m, n] = sample.shape;
   switch (sample.scheme) {
@@ -43,15 +50,28 @@ function documentedLength(sample: LayerSample): number {
       const own = count - Math.max(0, ...multiplicity.values());
       return 12 + 4 + varints + (count > 0 ? 4 + Math.ceil(count / 4) + 4 * own : 0);
     }
-    case 'qsgd':
+    case 'qsgd': {
       // levels, bucket size, one float32 norm per bucket of d entries (one for d = 0), then the packed codes.
-      return (
-        12 +
-        2 +
-        4 +
-        4 * (sample.bucketSize === 0 ? 1 : Math.max(1, Math.ceil((m * n) / sample.bucketSize))) +
-        Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8)
-      );
+      const norms = 4 * (sample.bucketSize === 0 ? 1 : Math.max(1, Math.ceil((m * n) / sample.bucketSize)));
+      if (sample.coding === 'fixed')
+        return 12 + 2 + 4 + norms + Math.ceil((m * n * (1 + ceilLog2(sample.levels + 1))) / 8);
+      // Elias: per bucket γ(count + 1), and per non-zero level γ(gap), a sign bit, γ(level).
+      const d = sample.bucketSize === 0 ? m * n : sample.bucketSize;
+      let bits = 0;
+      for (let start = 0; start < m * n; start += d) {
+        let count = 0;
+        let previous = start - 1;
+        for (let i = start; i < Math.min(m * n, start + d); i++) {
+          const level = sample.level[i]!;
+          if (level === 0) continue;
+          count++;
+          bits += gammaLength(i - previous) + 1 + gammaLength(level);
+          previous = i;
+        }
+        bits += gammaLength(count + 1);
+      }
+      return 12 + 2 + 4 + norms + Math.ceil(bits / 8);
+    }
     case 'terngrad':
       return 12 + 4 + Math.ceil((m * n) / 4);
     case 'powersgd':
@@ -78,7 +98,7 @@ describe('byte counts', () => {
   it('qsgd: bits per entry are 1 + ⌈log2(s+1)⌉ at every s from 1 to 300', () => {
     const rng = seededRng(3);
     for (let levels = 1; levels <= 300; levels++) {
-      const sample = randomQsgd(rng, [1, 8], levels, 0);
+      const sample = randomQsgd(rng, [1, 8], levels, 0, 'fixed');
       // 8 entries: exactly (1 + b) bytes of packed data after header, levels, bucket size and one norm.
       expect(encodedByteLength(sample)).toBe(22 + 1 + ceilLog2(levels + 1));
     }
@@ -108,7 +128,7 @@ describe('byte counts', () => {
     const shape = [784, 128] as const;
     expect(encodedByteLength(randomSample(rng, 'none', shape))).toBe(401_420);
     expect(encodedByteLength(randomSpectral(rng, shape, 4))).toBe(14_624);
-    expect(encodedByteLength(randomQsgd(rng, shape, 4, 0))).toBe(50_198);
+    expect(encodedByteLength(randomQsgd(rng, shape, 4, 0, 'fixed'))).toBe(50_198);
     expect(encodedByteLength(randomSample(rng, 'terngrad', shape))).toBe(25_104);
     // Four unsaturated entries (±τ) with gaps of ~25k: four 3-byte varints, τ, one byte of codes.
     const tau = 0.125;

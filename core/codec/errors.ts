@@ -20,10 +20,11 @@ export type CodecErrorCode =
   | 'layer-mismatch' // layer differs from limits.expectedLayer
   | 'length-mismatch' // an array's length disagrees with shape or count (encode)
   // scheme bodies
-  | 'count-out-of-range' // svd k > min(rows, cols), entry count > rows·cols
-  | 'index-out-of-range' // entry index ≥ rows·cols
+  | 'count-out-of-range' // svd k > min(rows, cols), entry count > rows·cols, qsgd-elias count > bucket
+  | 'index-out-of-range' // entry index ≥ rows·cols, a qsgd-elias gap past its bucket's end
   | 'indices-unsorted' // entry indices not strictly increasing (encode)
   | 'bad-varint' // LEB128 overlong (non-canonical) or beyond 32 bits
+  | 'bad-elias' // an Elias-γ code with more than 30 leading zeros (a value no field can hold)
   | 'non-finite' // NaN or ±Infinity in any float
   | 'negative-scale' // qsgd norm or terngrad scaler below zero
   | 'bad-levels' // qsgd s = 0 or s not an integer in 1..65535

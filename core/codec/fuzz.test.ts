@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type SchemeName } from '../atomo/types';
+import { SCHEME_BY_ID } from './header';
 import { CODEC_VERSION, CodecError, decodeLayer, encodeLayer, type CodecErrorCode } from './index';
 import { seededRng, type Rng } from '../testing/seeded';
 import { randomInt, randomSample, randomShape, toHex } from './testing/random-samples';
@@ -75,7 +76,7 @@ describe('fuzz', () => {
       const bytes = new Uint8Array(12 + body);
       const view = new DataView(bytes.buffer);
       view.setUint8(0, CODEC_VERSION);
-      view.setUint8(1, randomInt(rng, 0, SCHEME_NAMES.length - 1));
+      view.setUint8(1, randomInt(rng, 0, SCHEME_BY_ID.length - 1));
       view.setUint32(4, randomInt(rng, 1, 5), true);
       view.setUint32(8, randomInt(rng, 1, 5), true);
       for (let j = 12; j < bytes.length; j++) bytes[j] = rng() < 0.3 ? 0 : randomInt(rng, 0, 255);

@@ -59,6 +59,7 @@ const cases: [string, LayerSample, number, string][] = [
       scheme: 'qsgd',
       shape: [1, 3],
       levels: 4,
+      coding: 'fixed',
       bucketSize: 0,
       norms: Float32Array.of(2),
       negative: Uint8Array.of(0, 1, 0),
@@ -74,6 +75,7 @@ const cases: [string, LayerSample, number, string][] = [
       scheme: 'qsgd',
       shape: [1, 3],
       levels: 3,
+      coding: 'fixed',
       bucketSize: 2,
       norms: Float32Array.of(2, 1),
       negative: Uint8Array.of(1, 0, 0),
@@ -82,6 +84,56 @@ const cases: [string, LayerSample, number, string][] = [
     1,
     // 3-bit codes sign|level<<1: 7, 2, 4, LSB-first → byte 0 = 7 | 2<<3 | (4 & 3)<<6 = 0x17, byte 1 = 4>>2 = 0x01
     '02 03 0100 01000000 03000000   0300 02000000 00000040 0000803f 17 01',
+  ],
+  [
+    'qsgd-elias 1×5 s=4: (+,4) 0 (−,1) 0 (+,2)',
+    {
+      scheme: 'qsgd',
+      shape: [1, 5],
+      levels: 4,
+      coding: 'elias',
+      bucketSize: 0,
+      norms: Float32Array.of(2),
+      negative: Uint8Array.of(0, 0, 1, 0, 0),
+      level: Uint16Array.of(4, 0, 1, 0, 2),
+    },
+    0,
+    // wire id 8; levels 4, bucket 0, norm 2.0; then LSB-first: count 3 as γ(4) = 00100, then per non-zero level
+    // γ(gap) sign γ(level): 1 0 00100 | 010 1 1 | 010 0 010: 24 bits → 0x24 0xa2 0x45
+    '02 08 0000 01000000 05000000   0400 00000000 00000040 24 a2 45',
+  ],
+  [
+    'qsgd-elias 1×3 s=1 in buckets of 2: 0 (−,1) | (+,1)',
+    {
+      scheme: 'qsgd',
+      shape: [1, 3],
+      levels: 1,
+      coding: 'elias',
+      bucketSize: 2,
+      norms: Float32Array.of(2, 1),
+      negative: Uint8Array.of(0, 1, 0),
+      level: Uint16Array.of(0, 1, 1),
+    },
+    1,
+    // bucket 0: γ(2) = 010, gap γ(2) = 010, sign 1, γ(1) = 1; bucket 1: γ(2) = 010, gap γ(1) = 1, sign 0, γ(1) = 1:
+    // 14 bits → 0xd2 0x2a (two padding zeros)
+    '02 08 0100 01000000 03000000   0100 02000000 00000040 0000803f d2 2a',
+  ],
+  [
+    'qsgd-elias 2×2 s=3, all levels 0',
+    {
+      scheme: 'qsgd',
+      shape: [2, 2],
+      levels: 3,
+      coding: 'elias',
+      bucketSize: 0,
+      norms: Float32Array.of(0),
+      negative: new Uint8Array(4),
+      level: new Uint16Array(4),
+    },
+    2,
+    // count 0 as γ(1) = 1, seven padding zeros
+    '02 08 0200 02000000 02000000   0300 00000000 00000000 01',
   ],
   [
     'terngrad 1×5 [+1, −1, 0, +1, −1]',

@@ -1,14 +1,14 @@
 /**
  * The 12-byte header in front of every encoded layer:
  *   offset 0  u8   format version (CODEC_VERSION)
- *   offset 1  u8   scheme id (SCHEME_IDS)
+ *   offset 1  u8   scheme id (SCHEME_IDS; QSGD_ELIAS_ID for Elias-coded QSGD)
  *   offset 2  u16  layer index
  *   offset 4  u32  rows
  *   offset 8  u32  cols
  * All little-endian. The version comes first so that a future format can
  * change everything after it and still be told apart.
  */
-import type { SchemeName, Shape } from '../atomo/types';
+import type { LayerSample, SchemeName, Shape } from '../atomo/types';
 import type { ByteReader, ByteWriter } from './cursor';
 import { CodecError } from './errors';
 
@@ -30,7 +30,13 @@ export const SCHEME_IDS: Readonly<Record<SchemeName, number>> = {
   'atomo-auto': 7,
 };
 
-/** Scheme of each wire id (the inverse of SCHEME_IDS). */
+/**
+ * Wire id of QSGD in the QSGD paper's Elias coding (QsgdSample.coding 'elias'); id 3 is its fixed-width coding. Both
+ * decode to a qsgd sample, so the id is a variant of the scheme, not a scheme of its own.
+ */
+export const QSGD_ELIAS_ID = 8;
+
+/** Scheme of each wire id: the inverse of SCHEME_IDS, and qsgd for QSGD_ELIAS_ID. */
 export const SCHEME_BY_ID: readonly SchemeName[] = [
   'none',
   'atomo-entry',
@@ -40,7 +46,16 @@ export const SCHEME_BY_ID: readonly SchemeName[] = [
   'atomo-dct',
   'powersgd',
   'atomo-auto',
+  'qsgd',
 ];
+
+/** Name of each wire id in messages: the scheme's, and qsgd-elias for QSGD_ELIAS_ID. */
+const WIRE_NAMES: readonly string[] = [...SCHEME_BY_ID.slice(0, QSGD_ELIAS_ID), 'qsgd-elias'];
+
+/** The wire id a sample travels under: its scheme's, or QSGD_ELIAS_ID for an Elias-coded QSGD sample. */
+export function wireId(sample: LayerSample): number {
+  return sample.scheme === 'qsgd' && sample.coding === 'elias' ? QSGD_ELIAS_ID : SCHEME_IDS[sample.scheme];
+}
 
 /** Default cap on rows·cols for decodeLayer: 16M entries (64 MiB as float32). */
 export const DEFAULT_MAX_ELEMENTS = 16 * 1024 * 1024;
@@ -57,6 +72,8 @@ const MAX_DIM = 0xffffffff;
 /** What the header says, after validation. */
 export interface Header {
   readonly scheme: SchemeName;
+  /** The wire id byte (SCHEME_IDS[scheme], or QSGD_ELIAS_ID). */
+  readonly id: number;
   readonly layer: number;
   readonly rows: number;
   readonly cols: number;
@@ -81,7 +98,7 @@ export function shapeText(rows: number, cols: number): string {
 
 /** "atomo-entry layer 3 (784×128)", the prefix of every body error message. */
 export function where(header: Header): string {
-  return `${header.scheme} layer ${header.layer} (${shapeText(header.rows, header.cols)})`;
+  return `${WIRE_NAMES[header.id]!} layer ${header.layer} (${shapeText(header.rows, header.cols)})`;
 }
 
 /** Validates a sample's scheme, shape and layer for encoding; returns rows·cols. */
@@ -117,10 +134,10 @@ function isDim(n: number): boolean {
   return Number.isInteger(n) && n >= 1 && n <= MAX_DIM;
 }
 
-/** Writes the header of a sample whose shape checkEncodeShape accepted. */
-export function writeHeader(writer: ByteWriter, scheme: SchemeName, layer: number, shape: Shape): void {
+/** Writes the header of a sample whose shape checkEncodeShape accepted, under wire id `id` (wireId). */
+export function writeHeader(writer: ByteWriter, id: number, layer: number, shape: Shape): void {
   writer.u8(CODEC_VERSION);
-  writer.u8(SCHEME_IDS[scheme]);
+  writer.u8(id);
   writer.u16(layer);
   writer.u32(shape[0]);
   writer.u32(shape[1]);
@@ -175,5 +192,5 @@ export function readHeader(reader: ByteReader, limits: DecodeLimits): Header {
       `${scheme} layer ${layer}: got shape ${shapeText(rows, cols)}, expected ${shapeText(expected[0], expected[1])}`,
     );
   }
-  return { scheme, layer, rows, cols, elements };
+  return { scheme, id: schemeId, layer, rows, cols, elements };
 }

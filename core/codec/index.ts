@@ -9,7 +9,15 @@ import { ByteReader, ByteWriter } from './cursor';
 import { denseCodec } from './dense';
 import { dctCodec, entryCodec } from './entry';
 import { CodecError } from './errors';
-import { checkEncodeHeader, HEADER_BYTES, readHeader, SCHEME_BY_ID, writeHeader, type DecodeLimits } from './header';
+import {
+  checkEncodeHeader,
+  HEADER_BYTES,
+  readHeader,
+  SCHEME_BY_ID,
+  wireId,
+  writeHeader,
+  type DecodeLimits,
+} from './header';
 import { powerSgdCodec } from './powersgd';
 import type { SchemeCodec } from './scheme';
 import { qsgdCodec } from './qsgd';
@@ -23,6 +31,7 @@ export {
   DEFAULT_MAX_ELEMENTS,
   HEADER_BYTES,
   MAX_ELEMENTS_CEILING,
+  QSGD_ELIAS_ID,
   SCHEME_IDS,
   type DecodeLimits,
 } from './header';
@@ -49,7 +58,7 @@ export function encodeLayer(sample: LayerSample, layer: number): Uint8Array {
   const elements = checkEncodeHeader(sample.scheme, sample.shape, layer);
   const length = HEADER_BYTES + bodyByteLength(sample, elements);
   const writer = new ByteWriter(length);
-  writeHeader(writer, sample.scheme, layer, sample.shape);
+  writeHeader(writer, wireId(sample), layer, sample.shape);
   codecOf(sample.scheme).encodeBody(sample, writer, elements);
   if (writer.pos !== length) {
     // A broken byte formula would silently desynchronise sender and receiver.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type AtomSample, type LayerSample, type PowerSgdSample } from '../atomo/types';
+import { SCHEME_BY_ID } from './header';
 import { CodecError, decodeLayer, encodeLayer, type CodecErrorCode, type DecodeLimits } from './index';
 
 /** Runs `action` and checks it throws a CodecError with `code` and a message matching `message`. */
@@ -74,6 +75,7 @@ const qsgd = (n: number, levels = 4, norm = 1): LayerSample => ({
   scheme: 'qsgd',
   shape: [1, n],
   levels,
+  coding: 'fixed',
   bucketSize: 0,
   norms: Float32Array.of(norm),
   negative: new Uint8Array(n),
@@ -86,11 +88,50 @@ const terngrad = (n: number, scaler = 1): LayerSample => ({
   ternary: new Int8Array(n),
 });
 
+/** An Elias-coded QSGD sample of 1×n at s = 4 in buckets of `bucketSize`, with levels `levels` (the rest 0). */
+const qsgdElias = (n: number, levels: number[], bucketSize = 0): LayerSample => {
+  const level = new Uint16Array(n);
+  level.set(levels);
+  return {
+    scheme: 'qsgd',
+    shape: [1, n],
+    levels: 4,
+    coding: 'elias',
+    bucketSize,
+    norms: new Float32Array(bucketSize === 0 ? 1 : Math.ceil(n / bucketSize)).fill(1),
+    negative: Uint8Array.from(level, (l) => (l > 0 ? 1 : 0)),
+    level,
+  };
+};
+
+/**
+ * A qsgd-elias message of 1×n, s = 4, one bucket (norm 1), whose stream is `bits` ('0'/'1' in stream order,
+ * spaces ignored), packed LSB-first and zero padded.
+ */
+function eliasMessage(n: number, bits: string, bucketSize = 0): Uint8Array {
+  const stream = bits.replace(/\s+/g, '');
+  const buckets = bucketSize === 0 ? 1 : Math.ceil(n / bucketSize);
+  const bytes = new Uint8Array(12 + 6 + 4 * buckets + Math.ceil(stream.length / 8));
+  const view = new DataView(bytes.buffer);
+  view.setUint8(0, 2);
+  view.setUint8(1, 8);
+  view.setUint32(4, 1, true);
+  view.setUint32(8, n, true);
+  view.setUint16(12, 4, true);
+  view.setUint32(14, bucketSize, true);
+  for (let k = 0; k < buckets; k++) view.setFloat32(18 + 4 * k, 1, true);
+  const start = 18 + 4 * buckets;
+  for (let j = 0; j < stream.length; j++) if (stream[j] === '1') bytes[start + (j >> 3)]! |= 1 << (j & 7);
+  return bytes;
+}
+
 const ALL_SCHEMES: [string, LayerSample][] = [
   ['none', dense(3, 2)],
   ['atomo-entry', entry([0, 7, 19])],
   ['atomo-svd', spectral(3, 4, 2)],
   ['qsgd', qsgd(5)],
+  ['qsgd-elias', qsgdElias(9, [0, 3, 0, 0, 4, 1])],
+  ['qsgd-elias in buckets', qsgdElias(9, [2, 0, 0, 0, 1], 4)],
   ['terngrad', terngrad(5)],
   ['atomo-dct', dct([1, 2, 18])],
   ['powersgd', powersgd(3, 4, 2)],
@@ -147,8 +188,9 @@ describe('decodeLayer rejects', () => {
     rejects(Uint8Array.of(7), 'unknown-version');
   });
 
-  it('unknown-scheme: the first id past the known schemes, and 255', () => {
-    const next = SCHEME_NAMES.length;
+  it('unknown-scheme: the first id past the known ones (the schemes and qsgd-elias), and 255', () => {
+    const next = SCHEME_BY_ID.length;
+    expect(next).toBe(SCHEME_NAMES.length + 1);
     rejectsPatched(dense(2, 2), (v) => v.setUint8(SCHEME, next), 'unknown-scheme', new RegExp(`scheme id ${next}`));
     rejectsPatched(dense(2, 2), (v) => v.setUint8(SCHEME, 255), 'unknown-scheme', /scheme id 255/);
   });
@@ -427,6 +469,65 @@ describe('decodeLayer rejects', () => {
     );
     // s = 4 → 3 level bits; 7 is the largest they can hold.
     rejectsPatched(qsgd(5), (v) => v.setUint8(BODY + 10, 7 << 1), 'level-out-of-range', /entry 0 has level 7/);
+  });
+
+  it('qsgd-elias: a valid hand-made stream decodes (the helper below is right)', () => {
+    // count 2: γ(3) = 011; gap γ(2) = 010, sign 1, level γ(3) = 011; gap γ(3) = 011, sign 0, level γ(1) = 1
+    const decoded = decodeLayer(eliasMessage(6, '011 010 1 011 011 0 1')).sample;
+    expect(decoded.scheme === 'qsgd' && [Array.from(decoded.level), Array.from(decoded.negative)]).toEqual([
+      [0, 3, 0, 0, 1, 0],
+      [0, 1, 0, 0, 0, 0],
+    ]);
+  });
+
+  it('truncated: a qsgd-elias stream cut inside a code, or missing the later buckets', () => {
+    // count 2, then the first gap, sign and level, then the second gap's γ cut after its leading zero.
+    rejects(eliasMessage(6, '011 010 1 011 0'), 'truncated', /Elias stream needs more bits/);
+    // Only the first of two buckets: the input ends where bucket 1's count should start.
+    rejects(eliasMessage(8, '010 1 0 1 0000', 4), 'truncated', /qsgd-elias layer 0 \(1×8\) Elias stream/);
+    // No stream at all.
+    rejects(eliasMessage(6, ''), 'truncated');
+  });
+
+  it('count-out-of-range: a qsgd-elias bucket claiming more non-zero levels than entries', () => {
+    // 7 levels in a bucket of 6: γ(8) = 0001000.
+    rejects(eliasMessage(6, '0001000'), 'count-out-of-range', /bucket 0 says 7 non-zero levels, it has 6 entries/);
+    // Buckets of 4 over 6 entries: the short last bucket of 2 claims 3.
+    rejects(eliasMessage(6, '1 00100', 4), 'count-out-of-range', /bucket 1 says 3 non-zero levels, it has 2/);
+  });
+
+  it('index-out-of-range: a qsgd-elias gap past its bucket’s end', () => {
+    // One level, gap 7 (γ = 00111) in a bucket of 6 entries: position 6.
+    rejects(eliasMessage(6, '010 00111 0 1'), 'index-out-of-range', /level 0 falls at 6, past its 6 entries/);
+    // Two levels: gaps 5 then 1 reach position 5 (fine), gaps 5 then 2 reach 6.
+    expect(() => decodeLayer(eliasMessage(6, '011 00101 0 1 1 0 1'))).not.toThrow();
+    rejects(eliasMessage(6, '011 00101 0 1 010 0 1'), 'index-out-of-range', /falls at 6/);
+  });
+
+  it('level-out-of-range: a qsgd-elias level above s', () => {
+    // s = 4; level 5 = γ 00101.
+    rejects(eliasMessage(6, '010 1 0 00101'), 'level-out-of-range', /entry 0 has level 5, above s = 4/);
+  });
+
+  it('bad-elias: a γ code with more than 30 leading zeros; a stream of zeros never hangs', () => {
+    rejects(
+      eliasMessage(6, '0'.repeat(31) + '1' + '0'.repeat(31)),
+      'bad-elias',
+      /count has more than 30 leading zeros/,
+    );
+    // A huge layer whose stream is all zero bytes: refused at the 31st zero.
+    const zeros = eliasMessage(1 << 20, '0'.repeat(8 * 4096));
+    rejects(zeros, 'bad-elias');
+    // 30 zeros are a valid γ length, but the count it gives is then far above the bucket.
+    rejects(eliasMessage(6, '0'.repeat(30) + '1' + '0'.repeat(30)), 'count-out-of-range');
+  });
+
+  it('nonzero-padding and trailing-bytes: after a complete qsgd-elias stream', () => {
+    // count 0 is γ(1) = 1; a set bit after it is padding.
+    rejects(eliasMessage(6, '1 0 1'), 'nonzero-padding');
+    expect(() => decodeLayer(eliasMessage(6, '1 000 0000'))).not.toThrow();
+    // A whole zero byte after the stream's last byte is not padding: it is a byte too many.
+    rejects(eliasMessage(6, '1 0000000 00000000'), 'trailing-bytes');
   });
 
   it('bad-value: terngrad code 11', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SCHEME_NAMES, sampleDecomposition, type LayerSample, type Shape } from '../atomo/types';
+import { QSGD_CODINGS, SCHEME_NAMES, sampleDecomposition, type LayerSample, type Shape } from '../atomo/types';
 import { reconstruct } from '../atomo/reconstruct';
 import { decodeLayer, encodeForWire, encodeLayer, messageDecomposition } from './index';
 import { seededRng } from '../testing/seeded';
@@ -83,53 +83,102 @@ describe('round trip', () => {
     for (const shape of EDGE_SHAPES) {
       const n = shape[0] * shape[1];
       for (const levels of [1, 2, 4, 255, 65535]) {
-        expectRoundTrip(
-          {
-            scheme: 'qsgd',
-            shape,
-            levels,
-            bucketSize: 0,
-            norms: new Float32Array(1),
-            negative: new Uint8Array(n),
-            level: new Uint16Array(n),
-          },
-          4,
-        );
-        expectRoundTrip(
-          {
-            scheme: 'qsgd',
-            shape,
-            levels,
-            bucketSize: 2,
-            norms: new Float32Array(Math.max(1, Math.ceil(n / 2))),
-            negative: new Uint8Array(n),
-            level: new Uint16Array(n),
-          },
-          4,
-        );
+        for (const coding of QSGD_CODINGS) {
+          expectRoundTrip(
+            {
+              scheme: 'qsgd',
+              shape,
+              levels,
+              coding,
+              bucketSize: 0,
+              norms: new Float32Array(1),
+              negative: new Uint8Array(n),
+              level: new Uint16Array(n),
+            },
+            4,
+          );
+          expectRoundTrip(
+            {
+              scheme: 'qsgd',
+              shape,
+              levels,
+              coding,
+              bucketSize: 2,
+              norms: new Float32Array(Math.max(1, Math.ceil(n / 2))),
+              negative: new Uint8Array(n),
+              level: new Uint16Array(n),
+            },
+            4,
+          );
+        }
       }
       expectRoundTrip({ scheme: 'terngrad', shape, scaler: 0, ternary: new Int8Array(n) }, 4);
     }
   });
 
-  it('qsgd at every level count from 1 to 40 and at the u16 extremes', () => {
+  it('qsgd at every level count from 1 to 40 and at the u16 extremes, in both codings', () => {
     const rng = seededRng(4);
-    for (let levels = 1; levels <= 40; levels++) expectRoundTrip(randomQsgd(rng, [3, 7], levels), 5);
-    for (const levels of [255, 256, 32767, 32768, 65535]) expectRoundTrip(randomQsgd(rng, [5, 5], levels), 5);
+    for (const coding of QSGD_CODINGS) {
+      for (let levels = 1; levels <= 40; levels++) expectRoundTrip(randomQsgd(rng, [3, 7], levels, 0, coding), 5);
+      for (const levels of [255, 256, 32767, 32768, 65535]) {
+        expectRoundTrip(randomQsgd(rng, [5, 5], levels, 3, coding), 5);
+      }
+    }
   });
 
-  it('qsgd with every level at s and every sign negative', () => {
+  it('qsgd with every level at s and every sign negative, in both codings', () => {
     const n = 11;
-    const sample: LayerSample = {
+    for (const coding of QSGD_CODINGS) {
+      const sample: LayerSample = {
+        scheme: 'qsgd',
+        shape: [1, n],
+        levels: 65535,
+        coding,
+        bucketSize: 4,
+        norms: Float32Array.of(3.5, 1, 0),
+        negative: new Uint8Array(n).fill(1),
+        level: new Uint16Array(n).fill(65535),
+      };
+      expectRoundTrip(sample, 6);
+    }
+  });
+
+  it('qsgd-elias: one non-zero level at the end of a long bucket (a 17-bit gap), and buckets of one entry', () => {
+    const n = 70_000;
+    const level = new Uint16Array(n);
+    level[n - 1] = 3;
+    const negative = new Uint8Array(n);
+    negative[n - 1] = 1;
+    const long: LayerSample = {
       scheme: 'qsgd',
       shape: [1, n],
-      levels: 65535,
-      bucketSize: 4,
-      norms: Float32Array.of(3.5, 1, 0),
-      negative: new Uint8Array(n).fill(1),
-      level: new Uint16Array(n).fill(65535),
+      levels: 3,
+      coding: 'elias',
+      bucketSize: 0,
+      norms: Float32Array.of(2),
+      negative,
+      level,
     };
-    expectRoundTrip(sample, 6);
+    expectRoundTrip(long, 1);
+    // Count γ(1) = 1 bit, gap γ(70000) = 33 bits, the sign, level γ(3) = 3 bits: 38 bits in 5 bytes.
+    expect(encodeLayer(long, 1).length).toBe(12 + 2 + 4 + 4 + 5);
+    expectRoundTrip(randomQsgd(seededRng(8), [4, 4], 7, 1, 'elias'), 2);
+  });
+
+  it('qsgd-elias drops the sign of a level-0 entry (it sends none): the estimate is the same, +0 for −0', () => {
+    const sample: LayerSample = {
+      scheme: 'qsgd',
+      shape: [1, 3],
+      levels: 2,
+      coding: 'elias',
+      bucketSize: 0,
+      norms: Float32Array.of(1),
+      negative: Uint8Array.of(1, 1, 0),
+      level: Uint16Array.of(0, 2, 0),
+    };
+    const decoded = decodeLayer(encodeLayer(sample, 0)).sample;
+    expect(decoded.scheme === 'qsgd' && Array.from(decoded.negative)).toEqual([0, 1, 0]);
+    expect(Array.from(reconstruct(decoded), (x) => x + 0)).toEqual(Array.from(reconstruct(sample), (x) => x + 0));
   });
 
   it('terngrad at every size from 1 to 20 (all padding remainders)', () => {

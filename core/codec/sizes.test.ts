@@ -6,9 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SCHEMES, SCHEME_NAMES } from '../atomo';
+import { bucketCount } from '../atomo/schemes/qsgd';
+import type { LayerSample } from '../atomo/types';
+import { seededRng } from '../testing/seeded';
 import { createModelLayout } from '../model/layout';
 import { fixtureUniform } from '../model/testing/fixtures';
 import { encodeForWire, encodeLayer } from './index';
+import { randomQsgd } from './testing/random-samples';
 import { denseBytes, expectedBytes, expectedLayerBytes, maxLayerBytes } from './sizes';
 
 const layout = createModelLayout('mlp');
@@ -37,10 +41,44 @@ describe('wire sizes', () => {
         );
       }
     }
-    // All kept: dense, spectral and PowerSGD at full rank, QSGD and TernGrad are exactly at the bound.
+    // All kept: dense, spectral and PowerSGD at full rank, fixed-width QSGD and TernGrad are exactly at the bound.
     for (const scheme of ['none', 'atomo-svd', 'qsgd', 'terngrad', 'powersgd'] as const) {
-      const { sample } = SCHEMES[scheme].compress(g, shape, { budget: Infinity, levels: 7 }, stream);
-      expect(encodeLayer(sample, 0).length, scheme).toBe(maxLayerBytes(scheme, shape, 7));
+      const { sample } = SCHEMES[scheme].compress(
+        g,
+        shape,
+        { budget: Infinity, levels: 7, qsgdCoding: 'fixed' },
+        stream,
+      );
+      expect(encodeLayer(sample, 0).length, scheme).toBe(maxLayerBytes(scheme, shape, 7, 0, 'fixed'));
+    }
+  });
+
+  it('bounds Elias-coded QSGD by every level at s, reached exactly, in buckets with a short last one', () => {
+    for (const [levels, bucketSize, n] of [
+      [1, 0, 30],
+      [7, 4, 30],
+      [4, 512, 1100],
+      [65535, 16, 40],
+    ] as const) {
+      const shape = [1, n] as const;
+      const full: LayerSample = {
+        scheme: 'qsgd',
+        shape,
+        levels,
+        coding: 'elias',
+        bucketSize,
+        norms: new Float32Array(bucketCount(n, bucketSize)).fill(1),
+        negative: new Uint8Array(n),
+        level: new Uint16Array(n).fill(levels),
+      };
+      const bound = maxLayerBytes('qsgd', shape, levels, bucketSize, 'elias');
+      expect(encodeLayer(full, 0).length, `s=${levels} d=${bucketSize}`).toBe(bound);
+      // Random levels and sparse ones stay below it.
+      const rng = seededRng(levels);
+      for (let trial = 0; trial < 20; trial++) {
+        const sample = randomQsgd(rng, shape, levels, bucketSize, 'elias');
+        expect(encodeLayer(sample, 0).length).toBeLessThanOrEqual(bound);
+      }
     }
   });
 
@@ -48,8 +86,8 @@ describe('wire sizes', () => {
     const shape = [8, 4] as const;
     const g = gradient(32);
     for (const scheme of ['none', 'qsgd', 'terngrad'] as const) {
-      const { sample } = SCHEMES[scheme].compress(g, shape, { levels: 300 }, stream);
-      expect(expectedLayerBytes({ scheme, budget: 0, levels: 300 }, shape, 32), scheme).toBe(
+      const { sample } = SCHEMES[scheme].compress(g, shape, { levels: 300, qsgdCoding: 'fixed' }, stream);
+      expect(expectedLayerBytes({ scheme, budget: 0, levels: 300, qsgdCoding: 'fixed' }, shape, 32), scheme).toBe(
         encodeForWire(sample, 0).length,
       );
     }
@@ -69,8 +107,9 @@ describe('wire sizes', () => {
   it('agrees with the wire-format worked example for one 784×128 layer', () => {
     const one = { ...layout, tensors: [layout.tensors[0]!] };
     expect(expectedBytes(one, { scheme: 'atomo-svd', budget: 4, levels: 1 }, 32)).toBe(14_624);
-    expect(expectedBytes(one, { scheme: 'qsgd', budget: 0, levels: 4 }, 32)).toBe(50_198);
-    expect(expectedBytes(one, { scheme: 'qsgd', budget: 0, levels: 3, bucketSize: 512 }, 32)).toBe(38_434);
+    const fixed = { scheme: 'qsgd', budget: 0, qsgdCoding: 'fixed' } as const;
+    expect(expectedBytes(one, { ...fixed, levels: 4 }, 32)).toBe(50_198);
+    expect(expectedBytes(one, { ...fixed, levels: 3, bucketSize: 512 }, 32)).toBe(38_434);
     expect(expectedBytes(one, { scheme: 'terngrad', budget: 0, levels: 1 }, 32)).toBe(25_104);
   });
 

@@ -6,9 +6,11 @@
  * float32 baseline (the tab's "instead of" figure).
  */
 import { bucketCount } from '../atomo/schemes/qsgd';
-import type { Compression, SchemeName, Shape } from '../atomo/types';
+import { DEFAULT_QSGD_CODING } from '../atomo/schemes/scheme';
+import type { Compression, QsgdCoding, SchemeName, Shape } from '../atomo/types';
 import type { ModelLayout } from '../model/layout';
 import { packedByteLength } from './bitpack';
+import { gammaBits } from './elias';
 import { HEADER_BYTES } from './header';
 import { MAX_VARINT, varintLength } from './varint';
 
@@ -106,6 +108,88 @@ export function qsgdBodyBytes(elements: number, levels: number, bucketSize = 0):
   return 2 + 4 + 4 * bucketCount(elements, bucketSize) + packedByteLength(elements, 1 + levelBits(levels));
 }
 
+/**
+ * Body of an Elias-coded QSGD layer (qsgd-elias), exactly: u16 levels, u32 bucket size, an f32 norm per bucket, then
+ * a bit stream, per bucket γ(K + 1) with K its non-zero levels, and for each of them γ(gap) (its position in the
+ * bucket less the previous one's, −1 before the first), a sign bit and γ(level); zero padded to a byte. It reads the
+ * levels (what the fixed coding's size does not need).
+ */
+export function qsgdEliasBodyBytes(level: ArrayLike<number>, bucketSize: number): number {
+  const n = level.length;
+  const d = bucketSize === 0 ? Math.max(n, 1) : bucketSize;
+  let bits = 0;
+  for (let start = 0; start < n; start += d) {
+    const end = Math.min(n, start + d);
+    let count = 0;
+    let previous = start - 1;
+    for (let i = start; i < end; i++) {
+      const l = level[i]!;
+      if (l === 0) continue;
+      count++;
+      bits += gammaBits(i - previous) + 1 + gammaBits(l);
+      previous = i;
+    }
+    bits += gammaBits(count + 1);
+  }
+  return 2 + 4 + 4 * bucketCount(n, bucketSize) + Math.ceil(bits / 8);
+}
+
+/**
+ * The largest Elias-coded QSGD body of a layer: every entry at level s in every bucket of L entries, γ(L + 1) +
+ * L·(3 + 2⌊log2 s⌋) bits a bucket. No other levels cost more: a gap g spans g entries in 2⌊log2 g⌋ + 1 ≤ 2g − 1 bits,
+ * so K < L non-zero levels take at most K·(2 + 2⌊log2 s⌋) + 2L − K bits.
+ */
+export function maxQsgdEliasBodyBytes(elements: number, levels: number, bucketSize = 0): number {
+  const d = bucketSize === 0 ? Math.max(elements, 1) : bucketSize;
+  const perEntry = 2 + gammaBits(levels);
+  const full = Math.floor(elements / d);
+  const last = elements - full * d;
+  const bucketBits = (length: number) => gammaBits(length + 1) + length * perEntry;
+  const bits = full * bucketBits(d) + (last > 0 ? bucketBits(last) : 0);
+  return 2 + 4 + 4 * bucketCount(elements, bucketSize) + Math.ceil(bits / 8);
+}
+
+/** Half-normal quadrature of expectedQsgdEliasBodyBytes: |z| on [0, 8) in steps of 1/64 (midpoints). */
+const HALF_NORMAL_STEP = 1 / 64;
+const HALF_NORMAL_POINTS = 8 * 64;
+
+/**
+ * Expected Elias-coded QSGD body of a layer whose entries are i.i.d. Gaussian, an estimate for the byte budgets
+ * (core/codec/budgets.ts) and the dashboard, which have no gradient: in a bucket of L entries each entry's position
+ * s|gᵢ|/‖g_k‖ is taken as s|z|/√L, z ~ N(0, 1), so a level is non-zero with probability q = E min(1, s|z|/√L) and its
+ * γ bits are averaged over the two levels it rounds between; non-zero levels fall independently with probability q,
+ * so a gap is ≥ 2^t (each such t adds 2 bits to its γ) when the 2^t − 1 entries before it are zero; γ(K + 1) is taken
+ * at K = L·q, and the padding at 7/16 byte. Real gradients with exact zeros or heavy tails send fewer bytes.
+ */
+export function expectedQsgdEliasBodyBytes(elements: number, levels: number, bucketSize = 0): number {
+  const d = bucketSize === 0 ? Math.max(elements, 1) : bucketSize;
+  const full = Math.floor(elements / d);
+  const last = elements - full * d;
+  const bits = full * expectedBucketBits(d, levels) + (last > 0 ? expectedBucketBits(last, levels) : 0);
+  return 2 + 4 + 4 * bucketCount(elements, bucketSize) + bits / 8 + 7 / 16;
+}
+
+/** E[bits] of one bucket of `length` Gaussian entries at `levels` (expectedQsgdEliasBodyBytes). */
+function expectedBucketBits(length: number, levels: number): number {
+  const scale = levels / Math.sqrt(length);
+  let nonZero = 0;
+  let levelBits = 0;
+  for (let k = 0; k < HALF_NORMAL_POINTS; k++) {
+    const z = (k + 0.5) * HALF_NORMAL_STEP;
+    const weight = Math.sqrt(2 / Math.PI) * Math.exp(-0.5 * z * z) * HALF_NORMAL_STEP;
+    const position = Math.min(scale * z, levels);
+    const lower = Math.floor(position);
+    const up = position - lower;
+    nonZero += weight * (lower >= 1 ? 1 : up);
+    levelBits += weight * ((lower >= 1 ? (1 - up) * gammaBits(lower) : 0) + up * gammaBits(lower + 1));
+  }
+  const q = Math.min(1, nonZero);
+  // Σ over positions r of q·(γ bits of its gap): 1 + 2·[gap ≥ 2^t] for each t, P(gap ≥ 2^t) = (1 − q)^(2^t − 1).
+  let gapBits = length * q;
+  for (let t = 1; 2 ** t <= length; t++) gapBits += 2 * q * (length - 2 ** t + 1) * (1 - q) ** (2 ** t - 1);
+  return gammaBits(Math.round(length * q) + 1) + gapBits + length * (q + levelBits);
+}
+
 /** Body of a TernGrad layer: f32 scaler, 2 bits per entry. */
 export function terngradBodyBytes(elements: number): number {
   return 4 + packedByteLength(elements, 2);
@@ -126,7 +210,13 @@ export function denseBytes(layout: ModelLayout): number {
  * formulas at their largest: entry-wise every entry kept, saturated, with a
  * 5-byte varint; spectral k = min(rows, cols) atoms.
  */
-export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, bucketSize = 0): number {
+export function maxLayerBytes(
+  scheme: SchemeName,
+  shape: Shape,
+  levels: number,
+  bucketSize = 0,
+  qsgdCoding: QsgdCoding = DEFAULT_QSGD_CODING,
+): number {
   const [rows, cols] = shape;
   const elements = rows * cols;
   switch (scheme) {
@@ -148,7 +238,12 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, 
     case 'atomo-svd':
       return HEADER_BYTES + spectralBodyBytes(Math.min(rows, cols), shape);
     case 'qsgd':
-      return HEADER_BYTES + qsgdBodyBytes(elements, levels, bucketSize);
+      return (
+        HEADER_BYTES +
+        (qsgdCoding === 'elias'
+          ? maxQsgdEliasBodyBytes(elements, levels, bucketSize)
+          : qsgdBodyBytes(elements, levels, bucketSize))
+      );
     case 'terngrad':
       return HEADER_BYTES + terngradBodyBytes(elements);
     case 'powersgd':
@@ -162,7 +257,8 @@ export function maxLayerBytes(scheme: SchemeName, shape: Shape, levels: number, 
  * them; PowerSGD its rank r ≤ min(rows, cols) factor pairs; entry-wise and
  * Fourier (DCT) ATOMO s entries or coefficients, each a 2-bit code and a varint gap whose
  * size is taken at the mean gap, none saturated (an approximation that
- * undercounts by 4 bytes per saturated entry); the others are fixed-size.
+ * undercounts by 4 bytes per saturated entry); Elias-coded QSGD its bytes for
+ * Gaussian entries (expectedQsgdEliasBodyBytes); the others are fixed-size.
  * Never more than the dense layer: a worker sends that instead
  * (encodeForWire in core/codec/index.ts).
  */
@@ -188,6 +284,11 @@ function schemeLayerBytes(compression: Compression, shape: Shape, batchSize: num
       const kept = Math.min(compression.budget, elements);
       return HEADER_BYTES + entryBodyBytes(kept, kept * varintLength(Math.round(elements / Math.max(kept, 1))), 0);
     }
+    case 'qsgd':
+      if ((compression.qsgdCoding ?? DEFAULT_QSGD_CODING) === 'elias') {
+        return HEADER_BYTES + expectedQsgdEliasBodyBytes(elements, compression.levels, compression.bucketSize ?? 0);
+      }
+      return HEADER_BYTES + qsgdBodyBytes(elements, compression.levels, compression.bucketSize ?? 0);
     default:
       return maxLayerBytes(compression.scheme, shape, compression.levels, compression.bucketSize ?? 0);
   }

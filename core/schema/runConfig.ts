@@ -9,8 +9,8 @@
  * method-chaining library ships whole.
  */
 import * as v from 'valibot';
-import { MAX_LEVELS } from '../atomo/schemes/scheme';
-import { SCHEME_NAMES, isAtomoScheme, takesByteBudget, type SchemeName } from '../atomo/types';
+import { DEFAULT_QSGD_CODING, MAX_LEVELS } from '../atomo/schemes/scheme';
+import { QSGD_CODINGS, SCHEME_NAMES, isAtomoScheme, takesByteBudget, type SchemeName } from '../atomo/types';
 import { MIN_LAYER_BYTE_BUDGET, denseBytes, expectedBytes } from '../codec/sizes';
 import { MODEL_KINDS, createModelLayout, type ModelKind } from '../model/layout';
 import { SERVER_MEDIA } from '../traffic/linkModel';
@@ -36,6 +36,8 @@ export const RUN_CONFIG_BOUNDS = {
    * most).
    */
   bucketSize: { min: 0, minNonZero: 16, max: 1 << 24 },
+  /** TernGrad's clipping multiple c (±c·σ): 0 (no clipping) or in [minNonZero, max]; its paper uses 2.5. */
+  terngradClip: { min: 0, minNonZero: 0.5, max: 10 },
   /** learningRate > min. */
   learningRate: { minExclusive: 0, max: 10 },
   /** momentum < max. */
@@ -227,6 +229,29 @@ const RUN_CONFIG_ENTRIES = {
     ),
     0,
   ),
+  /**
+   * How QSGD's levels travel (docs/wire-format.md): 'elias', the QSGD paper's coding of the non-zero levels, or
+   * 'fixed', a fixed-width code per entry. The estimate is the same. Absent (older checkpoints): 'elias'.
+   */
+  qsgdCoding: v.optional(
+    v.picklist(QSGD_CODINGS, `qsgdCoding must be one of ${QSGD_CODINGS.join(', ')}`),
+    DEFAULT_QSGD_CODING,
+  ),
+  /**
+   * TernGrad's gradient clipping: each layer's gradient is clipped to ±c·σ (σ the standard deviation of its entries)
+   * before it is ternarised, c this multiple; 0, the default, clips nothing. Clipped, TernGrad is unbiased for the
+   * clipped gradient, not for g (docs/design.md).
+   */
+  terngradClip: v.optional(
+    v.pipe(
+      finite('terngradClip', `0 or [${B.terngradClip.minNonZero}, ${B.terngradClip.max}]`),
+      v.check(
+        (c) => c === 0 || (c >= B.terngradClip.minNonZero && c <= B.terngradClip.max),
+        `terngradClip must be 0 (no clipping) or in [${B.terngradClip.minNonZero}, ${B.terngradClip.max}]`,
+      ),
+    ),
+    0,
+  ),
   model: v.picklist(MODEL_KINDS, `model must be one of ${MODEL_KINDS.join(', ')}`),
   learningRate: finiteIn('learningRate', B.learningRate),
   momentum: finiteIn('momentum', B.momentum),
@@ -380,6 +405,8 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   budget: DEFAULT_BUDGETS['atomo-svd'],
   levels: DEFAULT_QSGD_LEVELS,
   bucketSize: DEFAULT_QSGD_BUCKET,
+  qsgdCoding: DEFAULT_QSGD_CODING,
+  terngradClip: 0,
   model: 'mlp',
   learningRate: 0.1,
   momentum: 0.9,

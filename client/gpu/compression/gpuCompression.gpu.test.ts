@@ -16,7 +16,7 @@
  */
 import { describe, expect } from 'vitest';
 import { SCHEMES, atomicVariance, reconstruct } from '../../../core/atomo';
-import type { LayerSample } from '../../../core/atomo/types';
+import { QSGD_CODINGS, type LayerSample } from '../../../core/atomo/types';
 import { decodeLayer, encodeLayer } from '../../../core/codec';
 import { createModelLayout, mlpLayout, type ModelLayout } from '../../../core/model/layout';
 import { randomImages, randomLabels, randomParameters } from '../../../core/model/testing/fixtures';
@@ -202,19 +202,23 @@ describe.each(['qsgd', 'terngrad'] as const)('GPU %s', (scheme) => {
     const quantizer = new GpuQuantizer(gpu.device, scheme);
     const levels = scheme === 'qsgd' ? 2 : 1;
     try {
-      // Same stream, same draws: the GPU sample equals the CPU scheme's.
-      const first = await quantizer.compress(smallInput(gpuGradient)(0), levels);
-      small.tensors.forEach((tensor, index) => {
-        const want = SCHEMES[scheme].compress(
-          g.subarray(tensor.offset, tensor.offset + tensor.size),
-          tensor.shape,
-          { levels },
-          streamOf(0)(index),
-        );
-        const got: LayerSample = first.layers[index]!.sample;
-        expect(got).toEqual(want.sample);
-        expect(first.layers[index]!.closedForm).toBeCloseTo(want.variance, 6);
-      });
+      // Same stream, same draws: the GPU sample equals the CPU scheme's, and so do its bytes, in either QSGD coding
+      // (the Elias one is written on the host from the levels read back).
+      for (const qsgdCoding of QSGD_CODINGS) {
+        const first = await quantizer.compress(smallInput(gpuGradient)(0), levels, qsgdCoding);
+        small.tensors.forEach((tensor, index) => {
+          const want = SCHEMES[scheme].compress(
+            g.subarray(tensor.offset, tensor.offset + tensor.size),
+            tensor.shape,
+            { levels, qsgdCoding },
+            streamOf(0)(index),
+          );
+          const got: LayerSample = first.layers[index]!.sample;
+          expect(got).toEqual(want.sample);
+          expect(encodeLayer(got, index)).toEqual(encodeLayer(want.sample, index));
+          expect(first.layers[index]!.closedForm).toBeCloseTo(want.variance, 6);
+        });
+      }
       await new MonteCarlo(small, g).run(
         async (round) => (await quantizer.compress(smallInput(gpuGradient)(round), levels)).layers,
       );

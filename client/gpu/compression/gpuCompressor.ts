@@ -132,7 +132,8 @@ export function createTensorCompressor(
         case 'atomo-svd':
           return spectralRoute === 'device';
         case 'terngrad':
-          return true;
+          // The paper's clipping needs σ per layer first: the CPU scheme does it.
+          return (compression.terngradClip ?? 0) === 0;
         case 'atomo-entry':
           return compression.budget > 0 && tensors.every((t) => t.shape[0] * t.shape[1] < GPU_MAX_ENTRY_LAYER);
         case 'atomo-dct':
@@ -173,7 +174,11 @@ export function createTensorCompressor(
           return dctCompressor().compress({ tensors, gradient, stream }, compression.budget);
         case 'qsgd':
         case 'terngrad':
-          return quantizer(compression.scheme).compress({ tensors, gradient, stream }, compression.levels);
+          return quantizer(compression.scheme).compress(
+            { tensors, gradient, stream },
+            compression.levels,
+            compression.qsgdCoding,
+          );
         default:
           return Promise.reject(new Error(`GPU compression does not handle ${compression.scheme}`));
       }

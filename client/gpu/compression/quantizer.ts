@@ -3,9 +3,12 @@
  * with the reduce kernel, the stochastic codes with Philox draws addressed
  * exactly as on the CPU, and a read-back of only the packed codes (8 bits
  * per entry for QSGD, 2 for TernGrad), the norms and the per-layer
- * variances. The samples are then the same objects core/codec encodes.
+ * variances. The samples are then the same objects core/codec encodes: QSGD's
+ * Elias coding is written on the host from the levels read back, by the same
+ * encoder as the CPU scheme's samples, so the bytes match.
  */
-import type { QsgdSample, TernGradSample } from '../../../core/atomo/types';
+import { DEFAULT_QSGD_CODING } from '../../../core/atomo/schemes/scheme';
+import type { QsgdCoding, QsgdSample, TernGradSample } from '../../../core/atomo/types';
 import { QuantizeKernel, type QuantizeScheme } from '../kernels/quantize';
 import { ReduceKernel, type ReducePlan } from '../kernels/reduce';
 import { dispatches, type Recordable } from '../runtime/dispatch';
@@ -139,8 +142,12 @@ export class GpuQuantizer {
     };
   }
 
-  /** Quantises every tensor (QSGD with `levels` ≤ 127); layer l draws from stream(l). */
-  async compress({ tensors, gradient, stream }: DeviceGradient, levels: number): Promise<CompressedGradient> {
+  /** Quantises every tensor (QSGD with `levels` ≤ 127, its samples in `coding`); layer l draws from stream(l). */
+  async compress(
+    { tensors, gradient, stream }: DeviceGradient,
+    levels: number,
+    coding: QsgdCoding = DEFAULT_QSGD_CODING,
+  ): Promise<CompressedGradient> {
     if (this.#scheme === 'qsgd' && !(Number.isInteger(levels) && levels >= 1 && levels <= GPU_MAX_QSGD_LEVELS)) {
       throw new RangeError(`GPU QSGD packs levels 1..${GPU_MAX_QSGD_LEVELS}, got ${levels}`);
     }
@@ -196,7 +203,7 @@ export class GpuQuantizer {
       const base = plan.wordOffsets[layer]!;
       const sample =
         this.#scheme === 'qsgd'
-          ? qsgdSample(tensor, levels, Math.sqrt(norms[layer]!), codes, base, n)
+          ? qsgdSample(tensor, levels, coding, Math.sqrt(norms[layer]!), codes, base, n)
           : terngradSample(tensor, norms[layers + layer]!, codes, base, n);
       return { sample, closedForm: stats[layers + layer]!, realised: stats[layer]!, gradientNormSq: norms[layer]! };
     });
@@ -214,6 +221,7 @@ export class GpuQuantizer {
 function qsgdSample(
   tensor: GradientTensor,
   levels: number,
+  coding: QsgdCoding,
   norm: number,
   codes: Uint32Array,
   base: number,
@@ -223,11 +231,21 @@ function qsgdSample(
   const level = new Uint16Array(n);
   for (let i = 0; i < n; i++) {
     const code = (codes[base + (i >>> 2)]! >>> ((i & 3) * 8)) & 0xff;
-    negative[i] = code >>> 7;
     level[i] = code & 0x7f;
+    // As the CPU scheme: the Elias coding sends no sign for a level 0.
+    negative[i] = coding === 'fixed' || level[i] !== 0 ? code >>> 7 : 0;
   }
   // The kernel quantised with f32 sqrt(Σg²): that f32 value is the norm sent.
-  return { scheme: 'qsgd', shape: tensor.shape, levels, bucketSize: 0, norms: Float32Array.of(norm), negative, level };
+  return {
+    scheme: 'qsgd',
+    shape: tensor.shape,
+    levels,
+    coding,
+    bucketSize: 0,
+    norms: Float32Array.of(norm),
+    negative,
+    level,
+  };
 }
 
 function terngradSample(

@@ -6,7 +6,14 @@
 import { useState, type FormEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 
-import { SCHEME_NAMES, isAtomoScheme, isBiased, takesByteBudget, type SchemeName } from '../../../core/atomo/types';
+import {
+  SCHEME_NAMES,
+  isAtomoScheme,
+  isBiased,
+  takesByteBudget,
+  type QsgdCoding,
+  type SchemeName,
+} from '../../../core/atomo/types';
 import type { DownlinkMode, RunConfigPatch } from '../../../core/protocol';
 import { LINK_PRESETS } from '../../../core/traffic/linkModel';
 import {
@@ -34,6 +41,10 @@ interface FormValues {
   bytes: string;
   errorFeedback: boolean;
   levels: string;
+  /** QSGD: the paper's Elias coding or fixed-width codes. */
+  qsgdCoding: QsgdCoding;
+  /** TernGrad: clip to ±this·σ first (0: no clipping). */
+  terngradClip: string;
   model: 'mlp' | 'cnn';
   learningRate: string;
   batchSize: string;
@@ -68,6 +79,8 @@ const INITIAL: FormValues = {
   bytes: String(defaultByteBudget(D.model, D.batchSize)),
   errorFeedback: false,
   levels: String(D.levels),
+  qsgdCoding: D.qsgdCoding,
+  terngradClip: String(D.terngradClip),
   model: D.model,
   learningRate: String(D.learningRate),
   batchSize: String(D.batchSize),
@@ -114,7 +127,8 @@ function toPatch(v: FormValues): RunConfigPatch {
     ...(byBytes(v) ? { byteBudget: Number(v.bytes) } : {}),
     // PowerSGD always has error feedback; `none` has nothing to feed back.
     ...(v.errorFeedback && v.scheme !== 'none' && v.scheme !== 'powersgd' ? { errorFeedback: true } : {}),
-    ...(v.scheme === 'qsgd' ? { levels: Number(v.levels) } : {}),
+    ...(v.scheme === 'qsgd' ? { levels: Number(v.levels), qsgdCoding: v.qsgdCoding } : {}),
+    ...(v.scheme === 'terngrad' ? { terngradClip: Number(v.terngradClip) } : {}),
     model: v.model,
     learningRate: Number(v.learningRate),
     batchSize: Number(v.batchSize),
@@ -232,6 +246,22 @@ export function CreateRunForm() {
             <p className="muted small">{t('dashboard.form.biasedNote')}</p>
           )}
           {values.scheme === 'qsgd' && numberInput('levels', 'levels', { ...B.levels, step: '1' })}
+          {values.scheme === 'qsgd' && (
+            <ChoiceField
+              label={t('dashboard.form.qsgdCoding')}
+              value={values.qsgdCoding}
+              options={options<QsgdCoding>(['elias', 'qsgdCodingElias'], ['fixed', 'qsgdCodingFixed'])}
+              onChange={set('qsgdCoding')}
+              testId="qsgd-coding"
+            />
+          )}
+          {values.scheme === 'terngrad' &&
+            numberInput(
+              'terngradClip',
+              'terngradClip',
+              { min: 0, max: B.terngradClip.max, step: '0.5' },
+              'terngrad-clip',
+            )}
           <ChoiceField
             label={t('dashboard.form.model')}
             value={values.model}

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { SCHEME_NAMES } from '../../../core/atomo/types';
 import { createModelLayout } from '../../../core/model';
 import { expectedBytes } from '../../../core/codec';
-import { raceCompressions } from './race';
+import { DEFAULT_RUN_CONFIG, parseRunConfig } from '../../../core/schema';
+import { raceCompressions, raceConfigs } from './race';
 
 describe('race budgets', () => {
   const layout = createModelLayout('mlp');
@@ -13,5 +14,15 @@ describe('race budgets', () => {
     const dense = expectedBytes(layout, { scheme: 'none', budget: 0, levels: 1 }, 32);
     const tern = expectedBytes(layout, { scheme: 'terngrad', budget: 0, levels: 1 }, 32);
     expect(dense / tern).toBeGreaterThan(10);
+  });
+
+  it('runs QSGD in the coding its byte match holds for (fixed width), within 5% of TernGrad’s bytes', () => {
+    const configs = raceConfigs(layout, { batchSize: 32 }, 'race').map((patch) =>
+      parseRunConfig({ ...DEFAULT_RUN_CONFIG, ...patch }),
+    );
+    const qsgd = configs.find((c) => c.scheme === 'qsgd')!;
+    expect(qsgd.qsgdCoding).toBe('fixed');
+    const tern = expectedBytes(layout, { scheme: 'terngrad', budget: 0, levels: 1 }, 32);
+    expect(Math.abs(expectedBytes(layout, qsgd, 32) / tern - 1)).toBeLessThan(0.05);
   });
 });

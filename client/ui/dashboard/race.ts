@@ -41,6 +41,8 @@ export function raceConfigs(
     budget: c.budget,
     levels: Math.max(1, c.levels),
     bucketSize: c.bucketSize ?? 0,
+    // The byte match of QSGD holds in its fixed-width coding (core/codec/budgets.ts).
+    ...(c.qsgdCoding === undefined ? {} : { qsgdCoding: c.qsgdCoding }),
     ...(c.byteBudget === undefined ? {} : { byteBudget: c.byteBudget }),
   }));
 }

@@ -8,7 +8,8 @@
  */
 import { bernoulli, randomBits } from '../../rng';
 import { checkGradient } from '../gradient';
-import { DEFAULT_LEVELS, MAX_LEVELS, type Scheme, type SchemeOptions } from './scheme';
+import type { QsgdCoding } from '../types';
+import { DEFAULT_LEVELS, DEFAULT_QSGD_CODING, MAX_LEVELS, type Scheme, type SchemeOptions } from './scheme';
 
 /** Throws RangeError unless s is an integer in 1..65535 (levels travel as u16). */
 export function checkLevels(levels: number): void {
@@ -34,13 +35,25 @@ export function bucketCount(elements: number, bucketSize: number): number {
   return bucketSize === 0 ? 1 : Math.max(1, Math.ceil(elements / bucketSize));
 }
 
-/** The levels s and bucket size d that `options` ask for (unset: DEFAULT_LEVELS, one bucket per layer), checked. */
-function knobsOf(options: SchemeOptions): { levels: number; bucketSize: number } {
+/** Throws RangeError unless `coding` is 'elias' or 'fixed'. */
+export function checkQsgdCoding(coding: unknown): asserts coding is QsgdCoding {
+  if (coding !== 'elias' && coding !== 'fixed') {
+    throw new RangeError(`QSGD coding must be 'elias' or 'fixed', got ${String(coding)}`);
+  }
+}
+
+/**
+ * The levels s, bucket size d and coding that `options` ask for (unset: DEFAULT_LEVELS, one bucket per layer,
+ * DEFAULT_QSGD_CODING), checked.
+ */
+function knobsOf(options: SchemeOptions): { levels: number; bucketSize: number; coding: QsgdCoding } {
   const levels = options.levels ?? DEFAULT_LEVELS;
   checkLevels(levels);
   const bucketSize = options.bucketSize ?? 0;
   checkBucketSize(bucketSize);
-  return { levels, bucketSize };
+  const coding = options.qsgdCoding ?? DEFAULT_QSGD_CODING;
+  checkQsgdCoding(coding);
+  return { levels, bucketSize, coding };
 }
 
 /**
@@ -48,13 +61,14 @@ function knobsOf(options: SchemeOptions): { levels: number; bucketSize: number }
  * entry i draws from randomBits(stream, i). The bucket norms are what is
  * sent (float32) and the probabilities use those float32 norms, so E ĝ = g
  * for the values actually received. Variance Σ_k (‖g_k‖/s)² Σ_{i∈k} f(1 − f),
- * f the fractional part of s|gᵢ|/‖g_k‖.
+ * f the fractional part of s|gᵢ|/‖g_k‖. The coding (options.qsgdCoding) only
+ * says how the codec writes the levels: the draws are the same for both.
  */
 export const qsgdScheme: Scheme<'qsgd'> = {
   name: 'qsgd',
   compress(grad, shape, options, stream) {
     checkGradient(grad, shape);
-    const { levels: s, bucketSize } = knobsOf(options);
+    const { levels: s, bucketSize, coding } = knobsOf(options);
     const n = grad.length;
     const d = bucketSize === 0 ? Math.max(n, 1) : bucketSize;
     const norms = new Float32Array(bucketCount(n, bucketSize));
@@ -73,7 +87,6 @@ export const qsgdScheme: Scheme<'qsgd'> = {
       const step = norm / s; // the spacing of the bucket's levels, ‖g_k‖/s
       for (let i = start; i < end; i++) {
         const g = grad[i]!;
-        negative[i] = g < 0 ? 1 : 0;
         // |gᵢ| ≤ float32(‖g_k‖) because rounding to float32 is monotone and gᵢ
         // is a float32, so the position is in [0, s].
         const position = (s * Math.abs(g)) / norm;
@@ -81,9 +94,11 @@ export const qsgdScheme: Scheme<'qsgd'> = {
         const fraction = position - lower;
         const up = fraction > 0 && bernoulli(randomBits(stream, i), fraction);
         level[i] = up ? lower + 1 : lower;
+        // The Elias coding sends no sign for a level 0 (its estimate is 0 either way), so its sample has none.
+        negative[i] = g < 0 && (coding === 'fixed' || level[i] !== 0) ? 1 : 0;
         variance += step * step * fraction * (1 - fraction);
       }
     }
-    return { sample: { scheme: 'qsgd', shape, levels: s, bucketSize, norms, negative, level }, variance };
+    return { sample: { scheme: 'qsgd', shape, levels: s, coding, bucketSize, norms, negative, level }, variance };
   },
 };

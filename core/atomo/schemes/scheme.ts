@@ -2,7 +2,7 @@
 import type { GradientFactors } from '../../linalg/factoredSvd';
 import type { StreamId } from '../../rng';
 import type { KnownNorms } from '../gradient';
-import type { DenseSample, LayerSample, SchemeName, Shape } from '../types';
+import type { DenseSample, LayerSample, QsgdCoding, SchemeName, Shape } from '../types';
 
 /**
  * ATOMO budget when none is given: s = 2, two rank-one atoms per layer on
@@ -14,6 +14,8 @@ export const DEFAULT_BUDGET = 2;
 export const DEFAULT_LEVELS = 1;
 /** QSGD levels travel as u16 (types.ts QsgdSample.level). */
 export const MAX_LEVELS = 0xffff;
+/** QSGD's coding when none is given: the paper's Elias coding. */
+export const DEFAULT_QSGD_CODING: QsgdCoding = 'elias';
 
 /** Knobs of the schemes; each reads only its own. */
 export interface SchemeOptions {
@@ -30,6 +32,10 @@ export interface SchemeOptions {
   readonly errorFeedback?: boolean | undefined;
   /** QSGD bucket size d (0 or absent: one bucket per layer). */
   readonly bucketSize?: number;
+  /** QSGD's coding on the wire (absent: DEFAULT_QSGD_CODING); the draws do not depend on it. */
+  readonly qsgdCoding?: QsgdCoding | undefined;
+  /** TernGrad: clip each layer's gradient to ±c·σ (σ its entries' standard deviation) first; 0 or absent: none. */
+  readonly terngradClip?: number | undefined;
   /**
    * atomo-auto: this layer's expected bytes, header included (a whole model's budget is split across layers first:
    * compressByBytes).

@@ -52,7 +52,18 @@ export function qsgdCoordinateVariance(grad: Float32Array, levels: number, bucke
   return out;
 }
 
-/** TernGrad: Var(ĝⱼ) = |gⱼ|(‖g‖∞ − |gⱼ|). */
+/**
+ * TernGrad's clipped gradient ĉ: g clipped to ±T, T = c·σ rounded to float32, σ = √(mean (gⱼ − ḡ)²), computed here
+ * on its own (not with the scheme's code) for the tests to check against.
+ */
+export function terngradClipped(grad: Float32Array, clip: number): Float32Array {
+  const mean = grad.reduce((a, b) => a + b, 0) / grad.length;
+  const sigma = Math.sqrt(grad.reduce((a, b) => a + (b - mean) ** 2, 0) / grad.length);
+  const threshold = Math.fround(clip * sigma);
+  return grad.map((g) => Math.max(-threshold, Math.min(threshold, g)));
+}
+
+/** TernGrad: Var(ĝⱼ) = |gⱼ|(‖g‖∞ − |gⱼ|) (of ĉ, with ĉ for g, when it clips). */
 export function terngradCoordinateVariance(grad: Float32Array): Float64Array {
   let scaler = 0;
   for (const g of grad) scaler = Math.max(scaler, Math.abs(g));

@@ -10,6 +10,7 @@ import type {
   EntrySample,
   LayerSample,
   PowerSgdSample,
+  QsgdCoding,
   QsgdSample,
   SchemeName,
   Shape,
@@ -104,22 +105,27 @@ const LEVEL_CHOICES = [1, 2, 3, 4, 7, 8, 15, 16, 255, 256, 65535];
 
 const BUCKET_CHOICES = [0, 0, 1, 3, 7, 512];
 
-/** A QSGD sample with `levels` levels and `bucketSize` (a mix of edge cases if omitted). */
+/**
+ * A QSGD sample with `levels` levels, `bucketSize` and `coding` (a mix of edge cases if omitted); often sparse, as
+ * QSGD's levels are. An Elias-coded one has no sign on a level-0 entry (its coding sends none).
+ */
 export function randomQsgd(
   rng: Rng,
   shape: Shape,
   levels = LEVEL_CHOICES[randomInt(rng, 0, LEVEL_CHOICES.length - 1)]!,
   bucketSize = BUCKET_CHOICES[randomInt(rng, 0, BUCKET_CHOICES.length - 1)]!,
+  coding: QsgdCoding = rng() < 0.5 ? 'elias' : 'fixed',
 ): QsgdSample {
   const elements = shape[0] * shape[1];
   const negative = new Uint8Array(elements);
   const level = new Uint16Array(elements);
+  const density = rng() < 0.5 ? 1 : rng();
   for (let i = 0; i < elements; i++) {
-    negative[i] = rng() < 0.5 ? 1 : 0;
-    level[i] = randomInt(rng, 0, levels);
+    level[i] = rng() < density ? randomInt(rng, 0, levels) : 0;
+    negative[i] = (coding === 'fixed' || level[i] !== 0) && rng() < 0.5 ? 1 : 0;
   }
   const norms = Float32Array.from({ length: bucketCount(elements, bucketSize) }, () => Math.abs(randomFloat(rng)));
-  return { scheme: 'qsgd', shape, levels, bucketSize, norms, negative, level };
+  return { scheme: 'qsgd', shape, levels, coding, bucketSize, norms, negative, level };
 }
 
 /** A TernGrad sample. */
