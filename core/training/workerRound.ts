@@ -74,7 +74,10 @@ export interface StepClock {
   readonly source: TimeSource;
 }
 
-/** The wall clock: performance.now, which every host of a worker round has. */
+/** The timer every host of a worker round has (tab, Web Worker, Node); core's lib has no DOM, so it is declared here. */
+declare const performance: { now(): number };
+
+/** The wall clock: performance.now. */
 export const WALL_CLOCK: StepClock = { now: () => performance.now(), source: 'wall' };
 
 /** One worker's contribution to round v. */
