@@ -17,7 +17,14 @@ import type { OpenRound } from './round';
 /** What the run adds to a round's own record: the fields of RoundMetrics it knows, and what they are made from. */
 export interface RoundOutcome extends Pick<
   RoundMetrics,
-  'runId' | 'closedAt' | 'cumulativeBytesUp' | 'cumulativeBytesDown' | 'traffic' | 'cumulativeTraffic' | 'downlink'
+  | 'runId'
+  | 'closedAt'
+  | 'cumulativeBytesUp'
+  | 'cumulativeBytesDown'
+  | 'traffic'
+  | 'cumulativeTraffic'
+  | 'downlink'
+  | 'aggregation'
 > {
   readonly layerCount: number;
   readonly evaluation: Evaluation | null;
@@ -85,6 +92,7 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
     workers,
     durations,
     ...(outcome.downlink === undefined ? {} : { downlink: outcome.downlink }),
+    ...(outcome.aggregation === undefined ? {} : { aggregation: outcome.aggregation }),
   };
 }
 

@@ -1078,6 +1078,7 @@ export class Run {
       traffic: subtractTraffic(this.#traffic, this.#trafficAtClose),
       cumulativeTraffic: this.#traffic,
       updateMs,
+      aggregation: { rule: config.aggregation, clipped: combined.clipped, dropped: combined.dropped },
       downlink: {
         mode: downlink,
         ...round.deliveries,
