@@ -60,7 +60,7 @@ export type {
 } from './schema/runConfig';
 export type { WorkerAttack } from './schema/attack';
 import type { WorkerAttack } from './schema/attack';
-import type { DownlinkMode, RunConfig, RunConfigPatch } from './schema/runConfig';
+import type { AggregationRule, DownlinkMode, RunConfig, RunConfigPatch } from './schema/runConfig';
 
 /**
  * created: waits for start; running: rounds open as workers come; paused: no round opens; finished: maxRounds reached.
@@ -239,6 +239,19 @@ export interface DownlinkMetrics {
   readonly hash?: string;
 }
 
+/** How a round's estimates were combined, and what the rule did to them (core/aggregation, Aggregate). */
+export interface RoundAggregation {
+  /** The run's rule that round. */
+  readonly rule: AggregationRule;
+  /** Contributions the norm bound scaled down (0 under the other rules). */
+  readonly clipped: number;
+  /**
+   * Values per coordinate left out of the average: n − 1 (odd n) or n − 2 (even n) under the median, 2·⌊trim·n⌋
+   * under the trimmed mean, 0 under the mean and the norm bound.
+   */
+  readonly dropped: number;
+}
+
 /** The record of one closed round: model `version` trained into `version + 1`. */
 export interface RoundMetrics {
   readonly runId: RunId;
@@ -268,6 +281,8 @@ export interface RoundMetrics {
   readonly durations: RoundDurations;
   /** How the model travelled this round; absent in histories recorded before the compressed downlinks. */
   readonly downlink?: DownlinkMetrics;
+  /** The rule that combined the estimates and its counts; absent in histories recorded before they were kept. */
+  readonly aggregation?: RoundAggregation;
 }
 
 // ── Messages ────────────────────────────────────────────────────────────────

@@ -117,6 +117,7 @@ describe('aggregation', () => {
       expect(worst).toBeLessThan(1e-6);
       expect(run.history[0]).toMatchObject({
         contributors: 3,
+        aggregation: { rule: { kind: 'mean' }, clipped: 0, dropped: 0 },
         bytesUp: submissions.reduce((s, x) => s + x.layers.reduce((t, l) => t + l.byteLength, 0), 0),
       });
       for (const worker of workers) worker.close();

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeLayer } from '../core/codec';
-import type { AggregationRule, GradientSubmission } from '../core/protocol';
+import type { AggregationRule, GradientSubmission, RoundAggregation } from '../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../core/schema';
 import { seededRng } from '../core/testing/seeded';
 import {
@@ -23,6 +23,8 @@ const WORKERS = 6;
 
 describe('classroom attacker', () => {
   let server: TestServer;
+  /** What the round's record says the rule did. */
+  let recorded: RoundAggregation | undefined;
   afterEach(async () => {
     await server.close();
     removeDataDir(server.dataDir);
@@ -80,6 +82,7 @@ describe('classroom attacker', () => {
       expect((await worker.socket.timeout(10_000).emitWithAck('gradient:submit', submission)).ok).toBe(true);
     }
     await waitFor(() => run.status === 'finished');
+    recorded = run.history[0]?.aggregation;
     let dot = 0;
     let gg = 0;
     for (let i = 0; i < g.length; i++) {
@@ -94,6 +97,7 @@ describe('classroom attacker', () => {
   it('the mean follows the attacker: the update climbs the gradient', async () => {
     // (5·g − 10·g) / 6 = −5/6 g.
     expect(await progressAlongGradient({ kind: 'mean' })).toBeCloseTo(-5 / 6, 2);
+    expect(recorded).toEqual({ rule: { kind: 'mean' }, clipped: 0, dropped: 0 });
   });
 
   it('the default rule (norm bound, k = 3) holds: the update still descends', async () => {
@@ -102,9 +106,13 @@ describe('classroom attacker', () => {
     const progress = await progressAlongGradient(undefined);
     expect(progress).toBeGreaterThan(0.25);
     expect(progress).toBeLessThan(0.4);
+    // The round's record names the rule and the one estimate it clipped: the attacker's.
+    expect(recorded).toEqual({ rule: { kind: 'norm-bound', k: 3 }, clipped: 1, dropped: 0 });
   });
 
   it('the coordinate-wise median holds: about one honest step', async () => {
     expect(await progressAlongGradient({ kind: 'median' })).toBeGreaterThan(0.9);
+    // Six values per coordinate: the two middle ones averaged, four dropped.
+    expect(recorded).toEqual({ rule: { kind: 'median' }, clipped: 0, dropped: 4 });
   });
 });

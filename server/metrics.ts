@@ -9,6 +9,7 @@ import type {
   ModelVersion,
   RoundDurations,
   RoundMetrics,
+  RunConfig,
   WorkerRoundMetrics,
 } from '../core/protocol';
 import type { Evaluation } from './model';
@@ -17,7 +18,14 @@ import type { OpenRound } from './round';
 /** What the run adds to a round's own record: the fields of RoundMetrics it knows, and what they are made from. */
 export interface RoundOutcome extends Pick<
   RoundMetrics,
-  'runId' | 'closedAt' | 'cumulativeBytesUp' | 'cumulativeBytesDown' | 'traffic' | 'cumulativeTraffic' | 'downlink'
+  | 'runId'
+  | 'closedAt'
+  | 'cumulativeBytesUp'
+  | 'cumulativeBytesDown'
+  | 'traffic'
+  | 'cumulativeTraffic'
+  | 'downlink'
+  | 'aggregation'
 > {
   readonly layerCount: number;
   readonly evaluation: Evaluation | null;
@@ -86,6 +94,7 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
     workers,
     durations,
     ...(outcome.downlink === undefined ? {} : { downlink: outcome.downlink }),
+    ...(outcome.aggregation === undefined ? {} : { aggregation: outcome.aggregation }),
   };
 }
 
@@ -156,7 +165,26 @@ export function historyToCsv(history: readonly RoundMetrics[]): string {
   return [header.join(','), ...rows].join('\n') + '\n';
 }
 
-/** Whether model version `trained` (after the update) is evaluated: every K rounds and at the last. */
-export function isEvaluationRound(trained: ModelVersion, evalEvery: number, maxRounds: number): boolean {
-  return trained % evalEvery === 0 || trained === maxRounds;
+/**
+ * Whether model version `trained` (after the update) is evaluated: every evalEvery rounds, at the last, and every
+ * round while `lastAccuracy` (the last evaluated one) is within evalNear.within below one of its targets.
+ */
+export function isEvaluationRound(
+  trained: ModelVersion,
+  config: Pick<RunConfig, 'evalEvery' | 'maxRounds' | 'evalNear'>,
+  lastAccuracy: number | null,
+): boolean {
+  if (trained % config.evalEvery === 0 || trained === config.maxRounds) return true;
+  const near = config.evalNear;
+  if (near === undefined || lastAccuracy === null) return false;
+  return near.targets.some((target) => lastAccuracy < target && lastAccuracy >= target - near.within);
+}
+
+/** The test accuracy of a history's last evaluated round, null before the first. */
+export function lastAccuracy(history: readonly RoundMetrics[]): number | null {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const accuracy = history[i]!.testAccuracy;
+    if (accuracy !== null) return accuracy;
+  }
+  return null;
 }

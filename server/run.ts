@@ -43,7 +43,7 @@ import {
   type ModelState,
 } from '../core/training/modelUpdate';
 import { ProtocolFault } from './fault';
-import { buildRoundMetrics, isEvaluationRound } from './metrics';
+import { buildRoundMetrics, isEvaluationRound, lastAccuracy } from './metrics';
 import type { ModelRuntime } from './model';
 import type { Aggregate } from '../core/aggregation';
 import { attackMultiplier, type WorkerAttack } from '../core/schema';
@@ -1079,6 +1079,7 @@ export class Run {
       traffic: subtractTraffic(this.#traffic, this.#trafficAtClose),
       cumulativeTraffic: this.#traffic,
       updateMs,
+      aggregation: { rule: config.aggregation, clipped: combined.clipped, dropped: combined.dropped },
       downlink: {
         mode: downlink,
         ...round.deliveries,
@@ -1101,7 +1102,7 @@ export class Run {
       if (committed === undefined) announce();
       else this.#awaitThen(committed, `committing round ${metrics.version}`, announce);
     };
-    if (!isEvaluationRound(this.#version, config.evalEvery, config.maxRounds)) {
+    if (!isEvaluationRound(this.#version, config, lastAccuracy(this.#history))) {
       publish(this.#history[index]!);
       return;
     }

@@ -5,7 +5,7 @@ import { decodeCheckpoint, encodeCheckpoint } from './checkpoint';
 import { ProtocolFault } from './fault';
 import { encodeLayer, maxLayerBytes } from '../core/codec';
 import { computeMaxMessageBytes } from './limits';
-import { buildRoundMetrics, historyToCsv } from './metrics';
+import { buildRoundMetrics, historyToCsv, isEvaluationRound, lastAccuracy } from './metrics';
 import { createRateLimiter } from './rateLimit';
 import { OpenRound } from './round';
 import { createModelLayout } from '../core/model/layout';
@@ -183,6 +183,28 @@ describe('metrics export', () => {
       layer1_realised: '2',
       layer0_indicator: '',
     });
+  });
+});
+
+describe('evaluation schedule', () => {
+  const v = asModelVersion;
+  it('evaluates every evalEvery rounds and at the last, and every round just below a target', () => {
+    const config = { evalEvery: 5, maxRounds: 12 };
+    expect([...Array(13).keys()].filter((t) => isEvaluationRound(v(t), config, 0.5))).toEqual([0, 5, 10, 12]);
+    const near = { ...config, evalNear: { targets: [0.85, 0.9], within: 0.03 } };
+    // Within 3 points below 85% or 90%: every round; at or above a target, or further below, not.
+    for (const accuracy of [0.825, 0.849, 0.87, 0.899]) expect(isEvaluationRound(v(7), near, accuracy)).toBe(true);
+    for (const accuracy of [0.5, 0.819, 0.85, 0.86, 0.9, 0.95])
+      expect(isEvaluationRound(v(7), near, accuracy)).toBe(false);
+    expect(isEvaluationRound(v(7), near, null)).toBe(false);
+    expect(isEvaluationRound(v(10), near, 0.5)).toBe(true);
+  });
+
+  it('reads the last evaluated accuracy of a history', () => {
+    const round = (testAccuracy: number | null) => ({ testAccuracy }) as RoundMetrics;
+    expect(lastAccuracy([])).toBeNull();
+    expect(lastAccuracy([round(null)])).toBeNull();
+    expect(lastAccuracy([round(0.4), round(0.7), round(null), round(null)])).toBe(0.7);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../testing/seeded';
-import { aggregate, lowerMedian, norm2 } from './robust';
+import { aggregate, lowerMedian, norm2, ruleDropped } from './robust';
 
 const f = (...values: number[]) => Float32Array.from(values);
 
@@ -44,6 +44,21 @@ describe('aggregation rules, checked by hand', () => {
     expect([...aggregate({ kind: 'trimmed-mean', trim: 0 }, [f(4), f(1000), f(2), f(1), f(3)], 1).value]).toEqual([
       202,
     ]);
+  });
+
+  it('counts what each rule did: clipped estimates, values dropped per coordinate', () => {
+    // One contribution 10⁶ times the others: the norm bound clips it, the mean takes it as it is.
+    const estimates = [f(1, 0), f(0, 1), f(1, 1), f(1e6, 1e6)];
+    expect(aggregate({ kind: 'mean' }, estimates, 2)).toMatchObject({ clipped: 0, dropped: 0 });
+    expect(aggregate({ kind: 'norm-bound', k: 3 }, estimates, 2)).toMatchObject({ clipped: 1, dropped: 0 });
+    // The median of 4 averages the 2 middle values and drops 2; of 5 it keeps 1 and drops 4.
+    expect(aggregate({ kind: 'median' }, estimates, 2)).toMatchObject({ clipped: 0, dropped: 2 });
+    expect(aggregate({ kind: 'median' }, [...estimates, f(0, 0)], 2).dropped).toBe(4);
+    // Trim 0.2 of 5: one at each end.
+    expect(aggregate({ kind: 'trimmed-mean', trim: 0.2 }, [...estimates, f(0, 0)], 2).dropped).toBe(2);
+    expect(ruleDropped({ kind: 'median' }, 1)).toBe(0);
+    expect(ruleDropped({ kind: 'median' }, 2)).toBe(0);
+    expect(ruleDropped({ kind: 'trimmed-mean', trim: 0.1 }, 9)).toBe(0);
   });
 
   it('refuses mismatched lengths and an empty round', () => {

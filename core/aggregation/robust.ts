@@ -33,6 +33,24 @@ export interface Aggregate {
   readonly value: Float32Array;
   /** Estimates scaled down by the norm bound (0 for the other rules). */
   readonly clipped: number;
+  /**
+   * Values per coordinate left out of the average (ruleDropped): n − 1 (odd n) or n − 2 (even n) for the median,
+   * 2·⌊trim·n⌋ for the trimmed mean, 0 for the mean and the norm bound (which scale, never drop).
+   */
+  readonly dropped: number;
+}
+
+/** How many of `n` values per coordinate `rule` leaves out of its average (Aggregate.dropped). */
+export function ruleDropped(rule: AggregationRule, n: number): number {
+  switch (rule.kind) {
+    case 'mean':
+    case 'norm-bound':
+      return 0;
+    case 'median':
+      return n % 2 === 1 ? n - 1 : n - 2;
+    case 'trimmed-mean':
+      return 2 * Math.floor(rule.trim * n);
+  }
 }
 
 /**
@@ -58,15 +76,20 @@ export function aggregate(
       );
       const sum = new Float64Array(length);
       estimates.forEach((e, i) => accumulate(sum, e, plan.weights[i]!, plan, segments));
-      return { value: finishMean(sum, plan, segments), clipped: plan.clipped };
+      return { value: finishMean(sum, plan, segments), clipped: plan.clipped, dropped: 0 };
     }
     case 'median':
-      return { value: perCoordinate(estimates, length, median), clipped: 0 };
+      return {
+        value: perCoordinate(estimates, length, median),
+        clipped: 0,
+        dropped: ruleDropped(rule, estimates.length),
+      };
     case 'trimmed-mean': {
       const drop = Math.floor(rule.trim * estimates.length);
       return {
         value: perCoordinate(estimates, length, (sorted) => meanOf(sorted, drop, sorted.length - drop)),
         clipped: 0,
+        dropped: 2 * drop,
       };
     }
   }

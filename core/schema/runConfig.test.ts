@@ -124,6 +124,16 @@ describe('run configuration schema', () => {
     expect(() => parseRunConfigPatch({ aggregation: { kind: 'krum' } })).toThrow(RunConfigError);
     expect(DEFAULT_RUN_CONFIG.aggregation.kind).not.toBe('mean');
   });
+
+  it('takes evaluation near accuracy targets, absent by default', () => {
+    expect(DEFAULT_RUN_CONFIG.evalNear).toBeUndefined();
+    const near = { targets: [0.85, 0.9], within: 0.03 };
+    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { evalNear: near }).evalNear).toEqual(near);
+    expect(() => parseRunConfigPatch({ evalNear: { targets: [1.5], within: 0.03 } })).toThrow(/evalNear.targets/);
+    expect(() => parseRunConfigPatch({ evalNear: { targets: [0.9], within: -1 } })).toThrow(/evalNear.within/);
+    expect(() => parseRunConfigPatch({ evalNear: { targets: Array(17).fill(0.5), within: 0 } })).toThrow(/at most 16/);
+    expect(() => parseRunConfigPatch({ evalNear: { targets: [0.9] } })).toThrow(RunConfigError);
+  });
 });
 
 describe('checkpoint metadata schema', () => {

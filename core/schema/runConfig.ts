@@ -52,6 +52,8 @@ export const RUN_CONFIG_BOUNDS = {
   roundDeadlineMs: { min: 10, max: 3_600_000 },
   maxRounds: { min: 1, max: 10_000_000 },
   evalEvery: { min: 1, max: 10_000_000 },
+  /** evalNear: accuracy targets and the margin below them, as fractions; at most `maxTargets` targets. */
+  evalNear: { min: 0, max: 1, maxTargets: 16 },
   /** k of the norm bound: an estimate may be at most k × the round's median norm. */
   normBoundK: { min: 1, max: 1000 },
   /** Fraction trimmed from each end per coordinate (below one half, so something is left). */
@@ -149,6 +151,23 @@ export const AggregationRuleSchema = v.variant(
     }),
   ],
   'aggregation must be { kind: "mean" | "median" } or { kind: "norm-bound", k } or { kind: "trimmed-mean", trim }',
+);
+
+/**
+ * Denser evaluation near accuracy targets: besides every evalEvery rounds, the server evaluates after every round
+ * while the last evaluated accuracy a is within `within` below one of `targets` (t − within ≤ a < t), so that the
+ * round a run reaches a target is known to the round. Evaluation reads the weights only, so the schedule changes no
+ * training result.
+ */
+export const EvalNearSchema = v.strictObject(
+  {
+    targets: v.pipe(
+      v.array(finiteIn('evalNear.targets', B.evalNear), 'evalNear.targets must be an array of accuracies in [0, 1]'),
+      v.maxLength(B.evalNear.maxTargets, `evalNear.targets must have at most ${B.evalNear.maxTargets} entries`),
+    ),
+    within: finiteIn('evalNear.within', B.evalNear),
+  },
+  'evalNear must be { targets, within }',
 );
 
 /**
@@ -270,6 +289,8 @@ const RUN_CONFIG_ENTRIES = {
   maxRounds: integer('maxRounds', B.maxRounds),
   /** Evaluate on the held-out test digits every this many rounds (and at the last one). */
   evalEvery: integer('evalEvery', B.evalEvery),
+  /** Evaluate every round close below an accuracy target (EvalNearSchema); absent: every evalEvery rounds only. */
+  evalNear: v.optional(EvalNearSchema),
   /** How the round's estimates are combined (robust by default). */
   aggregation: AggregationRuleSchema,
   /** A connected member that missed this many rounds in a row stops counting toward the quorum until it submits. */
@@ -348,6 +369,7 @@ export const RunConfigPatchSchema = v.partial(v.strictObject(RUN_CONFIG_ENTRIES)
 export type DataSplit = v.InferOutput<typeof DataSplitSchema>;
 export type QuorumRule = v.InferOutput<typeof QuorumRuleSchema>;
 export type AggregationRule = v.InferOutput<typeof AggregationRuleSchema>;
+export type EvalNear = v.InferOutput<typeof EvalNearSchema>;
 /** How the model travels to the workers. */
 export type DownlinkMode = (typeof DOWNLINK_MODES)[number];
 /** Everything that defines one experiment. Workers receive it on join and train by it. */

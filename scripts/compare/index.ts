@@ -1,18 +1,25 @@
 /**
- * `npm run compare -- [--model mlp|cnn] [--workers 4] [--rounds 60] [--seeds 1,2,3] [--eval-every 2] [--only
- * svd-matched,qsgd-1]
+ * `npm run compare -- [--model mlp|cnn] [--workers 4] [--rounds 60] [--seeds 1,2,3,4,5] [--eval-every 2]
+ *   [--only svd-2,qsgd-4] [--tune-seed 0] [--lrs 0.025,0.05,0.1,0.2] [--no-tune [--lr 0.1]]
  *   [--quick] [--report-only] [--out-dir results/compare] [--report docs/results.md]`
  *
- * Trains every setting of scripts/compare/schemes.ts once per seed, then
- * writes the report (tables and plots) into --report. --quick is a short
- * version (2 settings, 3 seeds, 6 rounds of 2 workers) that writes to
- * results/compare-quick/ unless told otherwise. --model cnn runs the same
- * protocol on the CNN, into results/compare-cnn/ and its own section of the
- * report. Prints its own run time.
+ * Tunes each setting of scripts/compare/schemes.ts (a scheme at one value of
+ * its parameter) on the tuning seed: one run per learning rate of --lrs,
+ * the best kept (scripts/compare/tuning.ts; tuning.json beside the
+ * histories). Then trains every setting once per seed at its rate and
+ * writes the report (tables with bootstrap intervals, and plots) into
+ * --report. --no-tune trains every setting at --lr (the server's default
+ * when absent) instead. --only takes setting ids (the histories' file
+ * names). --quick is a short version (a two-budget spectral sweep and
+ * TernGrad, two learning rates, 5 seeds, 6 rounds of 2 workers) that writes
+ * to results/compare-quick/ unless told otherwise. --model cnn runs the
+ * same protocol on the CNN, into results/compare-cnn/ and its own section
+ * of the report. Prints its own run time.
  */
 import { parseArgs } from 'node:util';
 import { MODEL_KINDS, type ModelKind } from '../../core/model';
 import { QUICK, runCompare } from './runCompare';
+import { TUNING_LEARNING_RATES, TUNING_SEED } from './tuning';
 
 const { values } = parseArgs({
   options: {
@@ -22,6 +29,10 @@ const { values } = parseArgs({
     seeds: { type: 'string' },
     'eval-every': { type: 'string' },
     only: { type: 'string' },
+    'tune-seed': { type: 'string' },
+    lrs: { type: 'string' },
+    'no-tune': { type: 'boolean', default: false },
+    lr: { type: 'string' },
     quick: { type: 'boolean', default: false },
     'report-only': { type: 'boolean', default: false },
     'out-dir': { type: 'string' },
@@ -48,14 +59,40 @@ const seeds =
   values.seeds === undefined
     ? quick
       ? [...QUICK.seeds]
-      : [1, 2, 3]
+      : [1, 2, 3, 4, 5]
     : values.seeds.split(',').map((s) => int('seeds', s, 1));
+const rate = (text: string) => {
+  const lr = Number(text);
+  if (!(lr > 0 && lr <= 10)) {
+    console.error(`a learning rate must be in (0, 10], got '${text}'`);
+    process.exit(2);
+  }
+  return lr;
+};
+const tuneSeed =
+  values['tune-seed'] === undefined ? (quick ? QUICK.tuning.seed : TUNING_SEED) : Number(values['tune-seed']);
+if (!Number.isInteger(tuneSeed) || tuneSeed < 0 || seeds.includes(tuneSeed)) {
+  console.error('--tune-seed must be a non-negative integer that is not one of --seeds');
+  process.exit(2);
+}
+const learningRates =
+  values.lrs === undefined
+    ? quick
+      ? [...QUICK.tuning.learningRates]
+      : [...TUNING_LEARNING_RATES]
+    : values.lrs.split(',').map(rate);
+if (values.lr !== undefined && !values['no-tune']) {
+  console.error('--lr is the rate of --no-tune: without it, the tuning picks each rate from --lrs');
+  process.exit(2);
+}
 const { winners, wallSeconds } = await runCompare({
   model: model as ModelKind,
   workers: int('workers', values.workers, quick ? QUICK.workers : 4),
   rounds: int('rounds', values.rounds, quick ? QUICK.rounds : 60),
   evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),
   seeds,
+  tuning: values['no-tune'] ? null : { seed: tuneSeed, learningRates },
+  ...(values.lr === undefined ? {} : { learningRate: rate(values.lr) }),
   ...(values.only !== undefined ? { only: values.only.split(',') } : quick ? { only: [...QUICK.only] } : {}),
   outDir: values['out-dir'] ?? (quick ? `results/compare-quick${suffix}` : `results/compare${suffix}`),
   reportPath: values.report ?? (quick ? `results/compare-quick${suffix}/results.md` : 'docs/results.md'),

@@ -9,13 +9,33 @@ import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import type { ModelKind } from '../../core/model';
 import type { LinkModel } from '../../core/traffic/linkModel';
+import type { AggregationRule } from '../../core/schema';
 import type { CompareEntry } from './schemes';
+import type { TuningRecord } from './tuning';
 import type { EvalPoint } from './stats';
 
 /** One setting's runs, one per seed. */
 export interface SettingRuns {
   readonly entry: CompareEntry;
   readonly seeds: readonly (readonly EvalPoint[])[];
+  /** The learning rates its histories trained with (one, unless histories of several tunings are mixed). */
+  readonly learningRates?: readonly number[];
+  /** How its learning rate was chosen, when it was tuned. */
+  readonly tuning?: TuningRecord;
+  /** What its histories record of the aggregation. */
+  readonly aggregation?: SettingAggregation;
+}
+
+/** Over every round of a setting's histories: the rules recorded, the estimates combined, clipped and dropped. */
+export interface SettingAggregation {
+  readonly rules: readonly AggregationRule[];
+  readonly rounds: number;
+  /** Rounds whose record has the rule and its counts (older histories have none). */
+  readonly recorded: number;
+  readonly estimates: number;
+  readonly clipped: number;
+  /** The most values per coordinate a round dropped. */
+  readonly dropped: number;
 }
 
 interface Row {
@@ -50,8 +70,8 @@ function rows(settings: readonly SettingRuns[], panel: string, x: (p: EvalPoint)
 }
 
 /**
- * Vega's tableau10, then four dark colours unlike any of its ten: the
- * comparison draws up to 14 settings, and a palette that cycled would give
+ * Vega's tableau10, then six dark colours unlike any of its ten: the
+ * comparison draws up to 16 families, and a palette that cycled would give
  * two of them the same colour.
  */
 const SETTING_COLOURS = [
@@ -69,6 +89,8 @@ const SETTING_COLOURS = [
   '#808000',
   '#8b008b',
   '#006d6d',
+  '#00008b',
+  '#8b4513',
 ];
 
 function spec(data: Row[], order: readonly string[], xTitle: string, title: string, facet: boolean): TopLevelSpec {

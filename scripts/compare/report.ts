@@ -10,7 +10,19 @@ import { describeLink, type LinkModel } from '../../core/traffic/linkModel';
 import { fmt, markdownTable } from '../bench/report';
 import { renderPlots, type SettingRuns } from './plots';
 import { svgsToPngs } from './png';
-import { TARGETS, accuracyAtMB, reach, spread, type Spread } from './stats';
+import { COMPARE_AGGREGATION, ruleText } from './schemes';
+import {
+  BOOTSTRAP_RESAMPLES,
+  TARGETS,
+  accuracyAtMB,
+  atTarget,
+  censoredMean,
+  spread,
+  type CensoredMean,
+  type EvalPoint,
+  type Spread,
+} from './stats';
+import { TUNING_RULE } from './tuning';
 
 /** The markers of the generated section: one pair per model, so the MLP's and the CNN's live in one file. */
 function markers(model: ModelKind): { start: string; end: string } {
@@ -34,7 +46,11 @@ export interface CompareSetup {
   readonly evalEvery: number;
   readonly seeds: readonly number[];
   readonly batchSize: number;
-  readonly learningRate: number;
+  /** The learning-rate tuning, or null when every setting trained at the server's default rate. */
+  readonly tuning: { readonly seed: number; readonly learningRates: readonly number[] } | null;
+  /** The accuracy targets, and the points below each within which the server evaluated every round. */
+  readonly targets: readonly number[];
+  readonly evalNearWithin: number;
   readonly momentum: number;
   readonly wallSeconds: number;
   readonly cores: number;
@@ -44,13 +60,47 @@ export interface CompareSetup {
 
 const pm = (s: Spread, digits = 3, scale = 1) =>
   s.mean === null ? '—' : `${fmt(s.mean * scale, digits)} ± ${fmt((s.sd ?? 0) * scale, 2)}`;
-const reached = (s: Spread, of: number) => (s.n === of ? '' : ` (${s.n}/${of})`);
 const pct = (s: Spread) =>
   s.mean === null ? '—' : `${(100 * s.mean).toFixed(1)} ± ${(100 * (s.sd ?? 0)).toFixed(1)}%`;
 
+/**
+ * A restricted mean with its interval: `≥` and "(k/n censored)" when k runs never got there and count at their end.
+ */
+export function censoredCell(c: CensoredMean | null, digits = 3): string {
+  if (c === null) return '—';
+  const bound = c.censored > 0 ? '≥ ' : '';
+  const censored = c.censored > 0 ? ` (${c.censored}/${c.n} censored)` : '';
+  // Whole numbers (rounds, a constant sample's bounds) print as they are.
+  const f = (x: number) => (Number.isInteger(x) ? String(x) : fmt(x, digits));
+  return `${bound}${f(c.mean)} [${f(c.lo)}, ${f(c.hi)}]${censored}`;
+}
+
+/** A quantity at `target` over a setting's seeds, censored runs counted at their end. */
+function toTarget(seeds: readonly (readonly EvalPoint[])[], target: number, pick: (p: EvalPoint) => number) {
+  return censoredMean(seeds.map((s) => atTarget(s, target, pick)));
+}
+
+/** The learning rate a setting trained with, and whether tuning chose it. */
+function lrCell({ learningRates, tuning }: SettingRuns): string {
+  const rates = learningRates ?? [];
+  const text = rates.length === 0 ? '—' : rates.join(', ');
+  return tuning === undefined ? text : `${text} (tuned on seed ${tuning.seed})`;
+}
+
+/** The rule its histories record, with how many of their estimates the norm bound clipped. */
+function ruleCell({ entry, aggregation }: SettingRuns): string {
+  if (aggregation === undefined || aggregation.recorded === 0) return `${ruleText(entry.aggregation)} (not recorded)`;
+  const rules = aggregation.rules.map(ruleText).join(', ');
+  const clipped = aggregation.rules.some((r) => r.kind === 'norm-bound')
+    ? `, ${aggregation.clipped} of ${aggregation.estimates} estimates clipped`
+    : '';
+  const dropped = aggregation.dropped > 0 ? `, up to ${aggregation.dropped} values per coordinate dropped` : '';
+  return `${rules}${clipped}${dropped}`;
+}
+
 function settingsTable(settings: readonly SettingRuns[], workers: number): string {
-  const rows = settings.map(({ entry, seeds }) => {
-    const n = seeds.length;
+  const rows = settings.map((setting) => {
+    const { entry, seeds } = setting;
     // What a worker really sent per round (wire bytes up over the whole run): the expected bytes of the byte-matched
     // budgets come from the layout alone, and a real gradient's saturated entries can cost more.
     const measured = spread(
@@ -61,27 +111,24 @@ function settingsTable(settings: readonly SettingRuns[], workers: number): strin
     );
     const cells = [
       entry.label,
+      lrCell(setting),
+      ruleCell(setting),
       fmt(entry.expectedBytes / 1e3),
       pm(measured),
       pct(spread(seeds.map((s) => s.at(-1)?.accuracy ?? null))),
     ];
-    for (const target of TARGETS) {
-      const hits = seeds.map((s) => reach(s, target));
-      const rounds = spread(hits.map((h) => h?.round ?? null));
-      cells.push(rounds.n === 0 ? 'not reached' : `${pm(rounds)}${reached(rounds, n)}`);
-    }
-    const at90 = seeds.map((s) => reach(s, 0.9));
-    const up = spread(at90.map((h) => h?.uplinkMB ?? null));
-    const total = spread(at90.map((h) => h?.totalMB ?? null));
+    for (const target of TARGETS) cells.push(censoredCell(toTarget(seeds, target, (p) => p.round)));
     cells.push(
-      up.n === 0 ? '—' : `${pm(up)}${reached(up, n)}`,
-      total.n === 0 ? '—' : `${pm(total)}${reached(total, n)}`,
+      censoredCell(toTarget(seeds, 0.9, (p) => p.uplinkMB)),
+      censoredCell(toTarget(seeds, 0.9, (p) => p.totalMB)),
     );
     return cells;
   });
   return markdownTable(
     [
       'setting',
+      'learning rate',
+      'aggregation (as recorded)',
       'gradient kB per worker-round (expected)',
       'uplink kB per worker-round (measured, wire)',
       'final test acc.',
@@ -97,52 +144,67 @@ function timeTable(settings: readonly SettingRuns[], links: readonly LinkModel[]
   const header = ['setting', ...links.flatMap((link) => TARGETS.map((t) => `${link.name}: s to ${t * 100}%`))];
   const rows = settings.map(({ entry, seeds }) => [
     entry.label,
-    ...links.flatMap((_, i) =>
-      TARGETS.map((target) => {
-        const s = spread(seeds.map((p) => reach(p, target)?.seconds[i] ?? null));
-        return s.n === 0 ? 'not reached' : `${pm(s)}${reached(s, seeds.length)}`;
-      }),
-    ),
+    ...links.flatMap((_, i) => TARGETS.map((target) => censoredCell(toTarget(seeds, target, (p) => p.seconds[i]!)))),
   ]);
   return markdownTable(header, rows);
 }
 
 /**
- * Per link: the setting that reaches the target first (most seeds reaching it, then mean simulated time), with its
- * traffic.
+ * Per link: the setting that reaches the target first (fewest censored runs, then the restricted mean simulated
+ * time), with its traffic.
  */
 export function winnersTable(settings: readonly SettingRuns[], links: readonly LinkModel[], target = 0.9): string {
   const rows = links.flatMap((link, i) => {
     const ranked = settings
-      .map(({ entry, seeds }) => {
-        const hits = seeds.map((s) => reach(s, target));
-        return {
-          entry,
-          time: spread(hits.map((h) => h?.seconds[i] ?? null)),
-          total: spread(hits.map((h) => h?.totalMB ?? null)),
-          of: seeds.length,
-        };
-      })
-      .filter((r) => r.time.mean !== null)
+      .map(({ entry, seeds }) => ({
+        entry,
+        time: toTarget(seeds, target, (p) => p.seconds[i]!),
+        total: toTarget(seeds, target, (p) => p.totalMB),
+      }))
+      .filter((r): r is typeof r & { time: CensoredMean } => r.time !== null && r.time.censored < r.time.n)
       // A setting that got there with every seed ranks before one that did with fewer, then by mean time.
-      .sort((a, b) => b.time.n - a.time.n || a.time.mean! - b.time.mean!);
+      .sort((a, b) => a.time.censored - b.time.censored || a.time.mean - b.time.mean);
     if (ranked.length === 0)
       return [[`${link.name} (${link.latencyMs} ms)`, `nobody reached ${target * 100}%`, '—', '—', '—']];
     const [first, second] = ranked;
     return [
       [
         `${link.name} (${link.latencyMs} ms)`,
-        `${first!.entry.label}${reached(first!.time, first!.of)}`,
-        pm(first!.time),
-        pm(first!.total),
-        second === undefined ? '—' : `${second.entry.label}: ${pm(second.time)} s, ${pm(second.total)} MB`,
+        first!.entry.label,
+        censoredCell(first!.time),
+        censoredCell(first!.total),
+        second === undefined
+          ? '—'
+          : `${second.entry.label}: ${censoredCell(second.time)} s, ${censoredCell(second.total)} MB`,
       ],
     ];
   });
   return markdownTable(
-    ['network', `first to ${target * 100}%`, 'simulated s', 'total MB both ways', 'runner-up'],
+    ['network', `first to ${target * 100}%`, 'simulated s [95% CI]', 'total MB both ways [95% CI]', 'runner-up'],
     rows,
   );
+}
+
+/**
+ * The settings the plots draw: per family (a sweep's settings share one), the one that reaches 90% in the fewest
+ * rounds (restricted mean), then the highest final accuracy; at most one line per family keeps the plots readable.
+ */
+export function plottedSettings(settings: readonly SettingRuns[]): SettingRuns[] {
+  const score = ({ seeds }: SettingRuns) => ({
+    rounds: toTarget(seeds, 0.9, (p) => p.round)?.mean ?? Infinity,
+    final: spread(seeds.map((s) => s.at(-1)?.accuracy ?? null)).mean ?? 0,
+  });
+  const best = new Map<string, SettingRuns>();
+  for (const setting of settings) {
+    const held = best.get(setting.entry.family);
+    if (held === undefined) {
+      best.set(setting.entry.family, setting);
+      continue;
+    }
+    const [a, b] = [score(setting), score(held)];
+    if (a.rounds < b.rounds || (a.rounds === b.rounds && a.final > b.final)) best.set(setting.entry.family, setting);
+  }
+  return settings.filter((s) => best.get(s.entry.family) === s);
 }
 
 function matchedBytes(settings: readonly SettingRuns[]): string {
@@ -165,6 +227,31 @@ function matchedBytes(settings: readonly SettingRuns[]): string {
   return `Test accuracy at matched traffic both ways (the total of the thriftiest run's last evaluation: the accuracy of each run's last evaluation within it), mean ± sd over seeds; "—" where a run had not been evaluated yet within that traffic:\n\n${markdownTable(header, rows)}`;
 }
 
+/** The training and the statistics, for the setup paragraph. */
+function trainingText(setup: CompareSetup, aggregationText: string): string {
+  const targets = setup.targets.map((t) => `${t * 100}%`).join(', ');
+  return [
+    `SGD with momentum ${setup.momentum} and ${lrText(setup)}; ${aggregationText}; ${setup.rounds} rounds;`,
+    `test accuracy every ${setup.evalEvery} rounds, and every round while the last one was within`,
+    `${+(setup.evalNearWithin * 100).toFixed(1)} points below a target (${targets}; the resolution of every`,
+    `"to x%" figure); seeds ${setup.seeds.join(', ')} (each seed changes the initial weights, the shards, the`,
+    'minibatches and every random draw). Figures to a target are restricted means over all seeds with',
+    `percentile-bootstrap 95% intervals in brackets (${BOOTSTRAP_RESAMPLES} resamples, a fixed generator): a run`,
+    'that never reached the target counts at its end, so the figure is a lower bound (≥) and "(k/n censored)"',
+    'says how many runs did not get there; other figures are mean ± sample standard deviation.',
+  ].join(' ');
+}
+
+/** How the settings' learning rates were chosen. */
+function lrText(setup: CompareSetup): string {
+  if (setup.tuning === null) return 'the learning rate in each row';
+  return (
+    `a learning rate per setting chosen from ${setup.tuning.learningRates.join(', ')} on tuning seed ` +
+    `${setup.tuning.seed}, which no reported run uses (${TUNING_RULE}; tuning.json beside the histories keeps ` +
+    `every candidate's result)`
+  );
+}
+
 /** Writes the plots next to `reportPath` and the generated section into it; returns the headline table. */
 export async function writeReport(
   reportPath: string,
@@ -175,7 +262,8 @@ export async function writeReport(
 ): Promise<string> {
   const dir = dirname(reportPath);
   mkdirSync(dir, { recursive: true });
-  const { byBytes, byTime } = await renderPlots(settings, links, setup.model);
+  const plotted = plottedSettings(settings);
+  const { byBytes, byTime } = await renderPlots(plotted, links, setup.model);
   const prefix = setup.model === 'mlp' ? 'results' : `results-${setup.model}`;
   const names = { bytes: `${prefix}-accuracy-by-mb`, time: `${prefix}-accuracy-by-time` };
   const { start: START, end: END } = markers(setup.model);
@@ -188,11 +276,28 @@ export async function writeReport(
     writeFileSync(join(dir, `${names.time}.png`), png[1]!);
   }
   const winners = winnersTable(settings, links);
+  // The rule of the comparison, and the settings that name another.
+  const others = settings.filter((st) => JSON.stringify(st.entry.aggregation) !== JSON.stringify(COMPARE_AGGREGATION));
+  const aggregationText =
+    `the server combines each round's estimates by the ${ruleText(COMPARE_AGGREGATION)}` +
+    ` (docs/design.md, "Aggregation")` +
+    (others.length === 0
+      ? ''
+      : `, except ${others.map((st) => `${st.entry.label} (${ruleText(st.entry.aggregation)})`).join(', ')}`);
   const generated = [
     START,
     `Generated ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${setup.command}\`; the comparison took ${fmt(setup.wallSeconds / 60)} min of wall-clock time (${setup.runs} training runs, one after the other) on ${setup.cores} CPU cores shared with other work (1-minute load average ${fmt(setup.loadAverage.min)}–${fmt(setup.loadAverage.max)} at the runs' starts and ends).`,
     '',
-    `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one in-process aggregator; ${MODEL_TEXT[setup.model]} on the 10,000 MNIST digits of the \`mnist\` package (held-out test split); IID shards; batch ${setup.batchSize} per worker; SGD learning rate ${setup.learningRate}, momentum ${setup.momentum}; ${setup.rounds} rounds; test accuracy every ${setup.evalEvery} rounds (the resolution of every "to x%" figure); seeds ${setup.seeds.join(', ')} (each seed changes the initial weights, the shards, the minibatches and every random draw). Figures are mean ± sample standard deviation over the seeds that reached the target; (k/${setup.seeds.length}) says how many did when not all. Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and framing; the float32 model goes down every round unless the setting names a compressed downlink). Simulated seconds are the link model's round time (core/traffic/linkModel.ts; docs/protocol.md, "Traffic and the link model"): per round, the slowest worker's compute, compression and encoding time (its thread's own CPU time, docs/protocol.md "Worker times"), plus the larger of a worker's download and upload on its own link and the server link's time for every worker's messages, plus both latencies and the server's decode and update time. Networks: ${links.map((link) => `${link.name}: ${describeLink(link)}`).join('; ')}.`,
+    `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one ` +
+      `in-process aggregator; ${MODEL_TEXT[setup.model]} on the 10,000 MNIST digits of the \`mnist\` package ` +
+      `(held-out test split); IID shards; batch ${setup.batchSize} per worker; ${trainingText(setup, aggregationText)} ` +
+      'Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and ' +
+      'framing; the float32 model goes down every round unless the setting names a compressed downlink). ' +
+      "Simulated seconds are the link model's round time (core/traffic/linkModel.ts; docs/protocol.md, " +
+      '"Traffic and the link model"): per round, the slowest worker\'s compute, compression and encoding time (its ' +
+      'thread\'s own CPU time, docs/protocol.md "Worker times"), plus the larger of a worker\'s download and upload ' +
+      "on its own link and the server link's time for every worker's messages, plus both latencies and the server's " +
+      `decode and update time. Networks: ${links.map((link) => `${link.name}: ${describeLink(link)}`).join('; ')}.`,
     '',
     `### ${heading}Which setting reaches 90% first, per link speed`,
     '',
@@ -203,6 +308,9 @@ export async function writeReport(
     winnersTable(settings, links, 0.85),
     '',
     `### ${heading}Every setting`,
+    '',
+    `The plots draw one line per scheme family (${plotted.length} of ${settings.length} settings): the family's ` +
+      'setting that reaches 90% in the fewest rounds, then the highest final accuracy.',
     '',
     settingsTable(settings, setup.workers),
     '',

@@ -1,20 +1,23 @@
 /**
- * One comparison, programmatically: every setting × every seed trained one
- * after the other on one in-process aggregator (two cores: side by side
- * would only slow each down), histories kept as JSON, then the report.
+ * One comparison, programmatically: each setting's learning rate tuned on
+ * the tuning seed (scripts/compare/tuning.ts, kept in tuning.json), then
+ * every setting × every seed trained one after the other on one in-process
+ * aggregator (two cores: side by side would only slow each down), histories
+ * kept as JSON, then the report.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { ModelKind } from '../../core/model';
-import { DEFAULT_RUN_CONFIG } from '../../core/schema';
+import { DEFAULT_RUN_CONFIG, type AggregationRule } from '../../core/schema';
 import { startLocalAggregator } from '../swarm/aggregator';
 import type { SwarmHistory } from '../swarm/history';
 import { runSwarm } from '../swarm/runSwarm';
-import type { SettingRuns } from './plots';
+import type { SettingAggregation, SettingRuns } from './plots';
 import { writeReport } from './report';
-import { compareEntries } from './schemes';
-import { COMPARE_LINKS, evalPoints } from './stats';
+import { compareEntries, type CompareEntry } from './schemes';
+import { COMPARE_LINKS, TARGETS, evalPoints } from './stats';
+import { TUNING_RULE, chooseLearningRate, tuningTrial, type TuningRecord } from './tuning';
 
 /** What to compare. */
 export interface CompareOptions {
@@ -24,6 +27,13 @@ export interface CompareOptions {
   readonly rounds: number;
   readonly seeds: readonly number[];
   readonly evalEvery: number;
+  /**
+   * The tuning: each setting trains once per learning rate on `seed` (not one of `seeds`) and keeps the best; null
+   * trains every setting at `learningRate`.
+   */
+  readonly tuning: { readonly seed: number; readonly learningRates: readonly number[] } | null;
+  /** The learning rate without tuning (the server's default when absent). */
+  readonly learningRate?: number;
   /** Setting ids to train (all when absent); the report covers every setting with histories. */
   readonly only?: readonly string[];
   readonly outDir: string;
@@ -43,14 +53,36 @@ interface RunTiming {
   readonly loadEnd: number;
 }
 
-/** The --quick comparison: two byte-matched settings, three seeds, a few rounds (a few minutes on 2 cores). */
+/**
+ * The --quick comparison: a sweep of two spectral budgets and TernGrad, each tuned between two learning rates on
+ * seed 0, then five seeds of a few rounds (a few minutes on 2 cores). Nobody reaches 90% in 6 rounds: the tables show
+ * censored runs.
+ */
 export const QUICK = {
   workers: 2,
   rounds: 6,
-  seeds: [1, 2, 3],
+  seeds: [1, 2, 3, 4, 5],
   evalEvery: 2,
-  only: ['svd-matched', 'qsgd-1'],
+  only: ['svd-1', 'svd-4', 'terngrad'],
+  tuning: { seed: 0, learningRates: [0.05, 0.2] },
 } as const;
+
+/** Accuracy points below a target within which the server evaluates every round (RunConfig.evalNear). */
+export const EVAL_NEAR_WITHIN = 0.03;
+
+/** Over every round of a setting's histories: the rules they record, the estimates combined and clipped. */
+function aggregationOf(histories: readonly SwarmHistory[]): SettingAggregation {
+  const rounds = histories.flatMap((h) => h.rounds);
+  const recorded = rounds.flatMap((r) => (r.aggregation === undefined ? [] : [r.aggregation]));
+  return {
+    rules: [...new Set(recorded.map((a) => JSON.stringify(a.rule)))].map((r) => JSON.parse(r) as AggregationRule),
+    rounds: rounds.length,
+    recorded: recorded.length,
+    estimates: rounds.reduce((sum, r) => sum + r.contributors, 0),
+    clipped: recorded.reduce((sum, a) => sum + a.clipped, 0),
+    dropped: recorded.reduce((most, a) => Math.max(most, a.dropped), 0),
+  };
+}
 
 /** Trains what is asked and writes the report; returns the headline table (who reaches 90% first per link). */
 export async function runCompare(
@@ -65,66 +97,139 @@ export async function runCompare(
   const readTimings = (): Record<string, RunTiming> =>
     existsSync(timingPath) ? (JSON.parse(readFileSync(timingPath, 'utf8')) as Record<string, RunTiming>) : {};
   const path = (id: string, seed: number) => join(options.outDir, `${id}-seed${seed}.json`);
+  // The tuning's histories live apart, so that no reported seed's file is ever one of them.
+  const tuningHistoryPath = (id: string, lr: number, seed: number) =>
+    join(options.outDir, 'tuning', `${id}-lr${lr}-seed${seed}.json`);
+  const timingKey = (file: string) => relative(options.outDir, file).replace(/\.json$/, '');
   mkdirSync(options.outDir, { recursive: true });
   const chosen = options.only === undefined ? entries : entries.filter((e) => options.only!.includes(e.id));
+  const tuningPath = join(options.outDir, 'tuning.json');
+  const readTuning = (): Record<string, TuningRecord> =>
+    existsSync(tuningPath) ? (JSON.parse(readFileSync(tuningPath, 'utf8')) as Record<string, TuningRecord>) : {};
   if (!options.reportOnly) {
     const aggregator = await startLocalAggregator();
+    // One training run, timed, with the load around it kept in timings.json under its file's name.
+    const train = async (entry: CompareEntry, seed: number, learningRate: number | undefined, out: string) => {
+      const loadStart = loadavg()[0] ?? 0;
+      const runStarted = performance.now();
+      const history = await runSwarm(
+        {
+          workers: options.workers,
+          scheme: entry.scheme,
+          budget: entry.budget,
+          levels: entry.levels,
+          bucketSize: entry.bucketSize,
+          ...(entry.byteBudget === undefined ? {} : { byteBudget: entry.byteBudget }),
+          model,
+          downlink: entry.downlink,
+          downlinkBudget: entry.downlinkBudget,
+          rounds: options.rounds,
+          seed,
+          evalEvery: options.evalEvery,
+          aggregation: entry.aggregation,
+          ...(learningRate === undefined ? {} : { learningRate }),
+          // Every round just below a target, so rounds to it are exact to the round there.
+          overrides: { evalNear: { targets: [...TARGETS], within: EVAL_NEAR_WITHIN }, ...entry.overrides },
+          backend: 'cpu',
+          name: `${entry.label} seed ${seed}`,
+          out,
+          progress: options.progress,
+        },
+        aggregator,
+      );
+      const timings = readTimings();
+      timings[timingKey(out)] = {
+        wallSeconds: (performance.now() - runStarted) / 1000,
+        loadStart,
+        loadEnd: loadavg()[0] ?? 0,
+      };
+      writeFileSync(timingPath, JSON.stringify(timings, null, 1));
+      if (options.progress)
+        console.log(
+          `${entry.label}, seed ${seed}${learningRate === undefined ? '' : `, lr ${learningRate}`}: ` +
+            `${history.rounds.length} rounds in ${history.wallSeconds.toFixed(0)} s`,
+        );
+      return history;
+    };
     try {
-      for (const seed of options.seeds) {
-        for (const entry of chosen) {
-          const loadStart = loadavg()[0] ?? 0;
-          const runStarted = performance.now();
-          const history = await runSwarm(
-            {
-              workers: options.workers,
-              scheme: entry.scheme,
-              budget: entry.budget,
-              levels: entry.levels,
-              bucketSize: entry.bucketSize,
-              ...(entry.byteBudget === undefined ? {} : { byteBudget: entry.byteBudget }),
-              model,
-              downlink: entry.downlink,
-              downlinkBudget: entry.downlinkBudget,
-              rounds: options.rounds,
-              seed,
-              evalEvery: options.evalEvery,
-              backend: 'cpu',
-              name: `${entry.label} seed ${seed}`,
-              out: path(entry.id, seed),
-              progress: options.progress,
-            },
-            aggregator,
-          );
-          const timings = readTimings();
-          timings[`${entry.id}-seed${seed}`] = {
-            wallSeconds: (performance.now() - runStarted) / 1000,
-            loadStart,
-            loadEnd: loadavg()[0] ?? 0,
-          };
-          writeFileSync(timingPath, JSON.stringify(timings, null, 1));
-          if (options.progress)
-            console.log(
-              `${entry.label}, seed ${seed}: ${history.rounds.length} rounds in ${history.wallSeconds.toFixed(0)} s`,
-            );
+      const learningRates = new Map<string, number | undefined>();
+      const tuning = options.tuning;
+      for (const entry of chosen) {
+        if (tuning === null) {
+          learningRates.set(entry.id, options.learningRate);
+          continue;
         }
+        if (options.seeds.includes(tuning.seed))
+          throw new Error(`the tuning seed ${tuning.seed} is one of the reported seeds: choose another`);
+        // A record from the same tuning (seed, rounds, workers, candidates) is reused, not trained again.
+        const known = readTuning()[entry.id];
+        const same =
+          known !== undefined &&
+          known.seed === tuning.seed &&
+          known.rounds === options.rounds &&
+          known.workers === options.workers &&
+          known.trials.map((t) => t.learningRate).join() === tuning.learningRates.join();
+        if (same) {
+          learningRates.set(entry.id, known.learningRate);
+          continue;
+        }
+        const trials = [];
+        for (const lr of tuning.learningRates) {
+          const history = await train(entry, tuning.seed, lr, tuningHistoryPath(entry.id, lr, tuning.seed));
+          trials.push(tuningTrial(lr, evalPoints(history)));
+        }
+        const record: TuningRecord = {
+          seed: tuning.seed,
+          rounds: options.rounds,
+          workers: options.workers,
+          rule: TUNING_RULE,
+          trials,
+          learningRate: chooseLearningRate(trials),
+        };
+        const all = readTuning();
+        all[entry.id] = record;
+        writeFileSync(tuningPath, JSON.stringify(all, null, 1));
+        learningRates.set(entry.id, record.learningRate);
       }
+      for (const seed of options.seeds)
+        for (const entry of chosen) await train(entry, seed, learningRates.get(entry.id), path(entry.id, seed));
     } finally {
       await aggregator.close();
     }
   }
+  const tuned = readTuning();
   const settings: SettingRuns[] = entries
-    .map((entry) => ({
-      entry,
-      seeds: options.seeds
+    .map((entry) => {
+      const histories = options.seeds
         .filter((seed) => existsSync(path(entry.id, seed)))
-        .map((seed) => evalPoints(JSON.parse(readFileSync(path(entry.id, seed), 'utf8')) as SwarmHistory)),
-    }))
-    .filter((s) => s.seeds.length > 0);
+        .map((seed) => JSON.parse(readFileSync(path(entry.id, seed), 'utf8')) as SwarmHistory);
+      return { entry, histories };
+    })
+    .filter((s) => s.histories.length > 0)
+    .map(({ entry, histories }) => {
+      const learningRates = [...new Set(histories.map((h) => h.config.learningRate))];
+      // The tuning is the seeds' only if they trained at its choice (not at --no-tune's rate).
+      const tuning = tuned[entry.id];
+      const chose = tuning !== undefined && learningRates.length === 1 && learningRates[0] === tuning.learningRate;
+      return {
+        entry,
+        seeds: histories.map((h) => evalPoints(h)),
+        learningRates,
+        ...(chose ? { tuning } : {}),
+        aggregation: aggregationOf(histories),
+      };
+    });
   if (settings.length === 0) throw new Error(`no histories in ${options.outDir}: run the comparison first`);
-  // The report states what the training of the histories it shows took, and the load around it.
+  // The report states what the training of the histories it shows took (their tuning runs included), and the load
+  // around it.
   const timings = readTimings();
   const shown = settings
-    .flatMap(({ entry }) => options.seeds.map((seed) => timings[`${entry.id}-seed${seed}`]))
+    .flatMap(({ entry, tuning }) => [
+      ...options.seeds.map((seed) => timings[`${entry.id}-seed${seed}`]),
+      ...(tuning?.trials ?? []).map(
+        (t) => timings[timingKey(tuningHistoryPath(entry.id, t.learningRate, tuning!.seed))],
+      ),
+    ])
     .filter((t): t is RunTiming => t !== undefined);
   const wallSeconds =
     shown.length > 0 ? shown.reduce((sum, t) => sum + t.wallSeconds, 0) : (performance.now() - started) / 1000;
@@ -144,7 +249,9 @@ export async function runCompare(
       evalEvery: options.evalEvery,
       seeds: options.seeds,
       batchSize: DEFAULT_RUN_CONFIG.batchSize,
-      learningRate: DEFAULT_RUN_CONFIG.learningRate,
+      tuning: options.tuning,
+      targets: TARGETS,
+      evalNearWithin: EVAL_NEAR_WITHIN,
       momentum: DEFAULT_RUN_CONFIG.momentum,
       model,
       wallSeconds,

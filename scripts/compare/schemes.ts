@@ -1,22 +1,39 @@
 /**
- * The settings of `npm run compare`. Budgets are matched by expected bytes
- * per round (core/codec/budgets.ts, as the dashboard's race): spectral,
- * entry-wise and Fourier ATOMO and PowerSGD's rank are solved to send what
- * TernGrad sends, QSGD with 1 level and a norm per 512 entries sends about
- * the same, and atomo-auto gets those bytes as its byte budget (as do
- * spectral and entry-wise ATOMO once more, split across layers the same way,
- * so that atomo-auto is compared with both fixed decompositions at equal bytes). Two more settings spend more bytes for
- * less variance: QSGD
- * with 3 levels (3 bits an entry) and spectral ATOMO at the paper's budget
- * s = 2; float32 is the uncompressed reference. On the MLP, whose float32
- * model is most of the traffic, byte-matched spectral ATOMO and PowerSGD
- * also run with the compressed downlinks (docs/protocol.md, "Downlink").
+ * The settings of `npm run compare`: each a scheme at one value of its
+ * parameter, so every rival is swept and can be seen at its best.
+ *   - Sweeps: spectral ATOMO s ∈ {1, 2, 3, 4, 8}; QSGD with 1, 2, 4, 8 and
+ *     16 levels and a norm per 512 entries; PowerSGD rank 1, 2 and 4;
+ *     entry-wise ATOMO and atomo-auto by bytes, at 1×, 2× and 4× what
+ *     TernGrad sends (core/codec/budgets.ts solves the budgets for bytes).
+ *   - Byte-matched: spectral, entry-wise and Fourier ATOMO and PowerSGD's
+ *     rank solved to send what TernGrad sends, and the fixed decompositions
+ *     with those bytes split across layers as atomo-auto splits them (its
+ *     fair baselines); TernGrad, also clipped at 2.5σ as its paper runs
+ *     it; float32, the uncompressed reference.
+ *   - QSGD travels in its paper's Elias coding; at 1 and 4 levels also in
+ *     the fixed-width coding, the same draws in more bytes.
+ *   - Every setting combines the round's estimates by the plain mean (what
+ *     docs/design.md's estimator assumes, unbiased for the unbiased
+ *     schemes); the server's robust default, the norm bound k = 3, appears
+ *     once as its own setting (spectral s = 2), so its cost is measured.
+ *   - On the MLP, whose float32 model is most of the traffic, byte-matched
+ *     spectral ATOMO and PowerSGD also run with the compressed downlinks
+ *     (docs/protocol.md, "Downlink").
+ * A setting may carry any other run settings (`overrides`), passed to the
+ * run's configuration as they are.
  */
 import type { SchemeName } from '../../core/atomo/types';
 import { matchedCompressions } from '../../core/codec/budgets';
 import { expectedBytes } from '../../core/codec';
 import { createModelLayout, type ModelKind } from '../../core/model';
-import { DEFAULT_DOWNLINK_BUDGET, type DownlinkMode } from '../../core/schema';
+import type { RunConfigPatch } from '../../core/protocol';
+import {
+  DEFAULT_AGGREGATION,
+  DEFAULT_BUDGETS,
+  DEFAULT_DOWNLINK_BUDGET,
+  type AggregationRule,
+  type DownlinkMode,
+} from '../../core/schema';
 
 /** One setting of the comparison. */
 export interface CompareEntry {
@@ -24,6 +41,11 @@ export interface CompareEntry {
   readonly id: string;
   /** What the tables and the legends print. */
   readonly label: string;
+  /**
+   * The scheme family it belongs to (a sweep's settings share it): the plots draw one line per family, its best
+   * setting.
+   */
+  readonly family: string;
   readonly scheme: SchemeName;
   readonly budget: number;
   readonly levels: number;
@@ -38,6 +60,35 @@ export interface CompareEntry {
   readonly byteBudget?: number;
   /** Expected gradient bytes of one worker's round (core/codec/sizes.ts). */
   readonly expectedBytes: number;
+  /** How the server combines the round's estimates: the plain mean unless the setting names another rule. */
+  readonly aggregation: AggregationRule;
+  /** Other run settings, passed to the run's configuration as they are. */
+  readonly overrides?: RunConfigPatch;
+}
+
+/** The comparison's rule unless a setting names another: the plain mean of the estimates. */
+export const COMPARE_AGGREGATION: AggregationRule = { kind: 'mean' };
+
+/** The sweeps' parameter values. */
+export const SWEEPS = {
+  svd: [1, 2, 3, 4, 8],
+  qsgdLevels: [1, 2, 4, 8, 16],
+  powersgdRank: [1, 2, 4],
+  /** Byte budgets as multiples of TernGrad's bytes per round. */
+  bytesTimesTernGrad: [1, 2, 4],
+} as const;
+
+/** A short text of an aggregation rule, for labels and tables. */
+export function ruleText(rule: AggregationRule): string {
+  switch (rule.kind) {
+    case 'mean':
+    case 'median':
+      return rule.kind;
+    case 'norm-bound':
+      return `norm bound k = ${rule.k}`;
+    case 'trimmed-mean':
+      return `trimmed mean ${rule.trim}`;
+  }
 }
 
 const DOWNLINK_LABELS: Readonly<Record<DownlinkMode, string>> = {
@@ -57,18 +108,25 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
     'atomo-auto',
   ]);
   const budgetOf = (scheme: SchemeName) => matched.find((c) => c.scheme === scheme)!.budget;
+  interface Knobs {
+    readonly levels?: number;
+    readonly bucketSize?: number;
+    readonly downlink?: DownlinkMode;
+    readonly byteBudget?: number;
+    readonly aggregation?: AggregationRule;
+    readonly overrides?: RunConfigPatch;
+  }
   const make = (
     id: string,
     label: string,
+    family: string,
     scheme: SchemeName,
     budget: number,
-    levels = 1,
-    bucketSize = 0,
-    downlink: DownlinkMode = 'full',
-    byteBudget?: number,
+    { levels = 1, bucketSize = 0, downlink = 'full', byteBudget, aggregation, overrides }: Knobs = {},
   ): CompareEntry => ({
     id: downlink === 'full' ? id : `${id}-${downlink}`,
     label: `${label}${DOWNLINK_LABELS[downlink]}`,
+    family: `${family}${DOWNLINK_LABELS[downlink]}`,
     scheme,
     budget,
     levels,
@@ -78,35 +136,99 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
     ...(byteBudget === undefined ? {} : { byteBudget }),
     expectedBytes: expectedBytes(
       layout,
-      { scheme, budget, levels, bucketSize, ...(byteBudget === undefined ? {} : { byteBudget }) },
+      {
+        scheme,
+        budget,
+        levels,
+        bucketSize,
+        ...(byteBudget === undefined ? {} : { byteBudget }),
+        ...(overrides?.qsgdCoding === undefined ? {} : { qsgdCoding: overrides.qsgdCoding }),
+      },
       batchSize,
     ),
+    aggregation: aggregation ?? COMPARE_AGGREGATION,
+    ...(overrides === undefined ? {} : { overrides }),
   });
   const svd = budgetOf('atomo-svd');
   const entry = budgetOf('atomo-entry');
   const dct = budgetOf('atomo-dct');
   const rank = budgetOf('powersgd');
   const bytes = matched.find((c) => c.scheme === 'atomo-auto')!.byteBudget!;
+  const SPECTRAL = 'ATOMO spectral';
+  const ENTRY = 'ATOMO entry-wise';
+  const AUTO = 'ATOMO auto per layer';
+  const POWERSGD = 'PowerSGD (biased)';
+  const QSGD = 'QSGD, Elias-coded, buckets of 512';
+  const QSGD_FIXED = 'QSGD, fixed-width, buckets of 512';
+  const byBytes = SWEEPS.bytesTimesTernGrad.filter((times) => times > 1);
   const uplink = [
-    make('svd-matched', `ATOMO spectral s=${svd}`, 'atomo-svd', svd),
-    make('entry-matched', `ATOMO entry-wise s=${entry}`, 'atomo-entry', entry),
-    make('dct-matched', `ATOMO Fourier (DCT) s=${dct}`, 'atomo-dct', dct),
-    make('auto-matched', `ATOMO auto per layer, ${bytes} B`, 'atomo-auto', 0, 1, 0, 'full', bytes),
+    make('none', 'float32 (uncompressed)', 'float32', 'none', 0),
+    make('terngrad', 'TernGrad', 'TernGrad', 'terngrad', 0),
+    // TernGrad as its paper runs it: each layer clipped to ±2.5σ before ternarising (unbiased for the clipped g).
+    make('terngrad-clip', 'TernGrad, clipped at 2.5σ', 'TernGrad, clipped at 2.5σ', 'terngrad', 0, {
+      overrides: { terngradClip: 2.5 },
+    }),
+    ...SWEEPS.svd.map((s) => make(`svd-${s}`, `${SPECTRAL} s=${s}`, SPECTRAL, 'atomo-svd', s)),
+    // The server's robust default rule, on spectral ATOMO at its default budget.
+    make(
+      `svd-${DEFAULT_BUDGETS['atomo-svd']}-norm-bound`,
+      `${SPECTRAL} s=${DEFAULT_BUDGETS['atomo-svd']}, ${ruleText(DEFAULT_AGGREGATION)}`,
+      `${SPECTRAL}, ${ruleText(DEFAULT_AGGREGATION)}`,
+      'atomo-svd',
+      DEFAULT_BUDGETS['atomo-svd'],
+      { aggregation: DEFAULT_AGGREGATION },
+    ),
+    ...SWEEPS.qsgdLevels.map((levels) =>
+      make(`qsgd-${levels}`, `QSGD ${levels} level${levels === 1 ? '' : 's'}, Elias-coded`, QSGD, 'qsgd', 0, {
+        levels,
+        bucketSize: 512,
+      }),
+    ),
+    // The fixed-width coding at two of the sweep's levels: the same draws as the Elias-coded settings, more bytes.
+    ...[1, 4].map((levels) =>
+      make(
+        `qsgd-${levels}-fixed`,
+        `QSGD ${levels} level${levels === 1 ? '' : 's'}, fixed-width`,
+        QSGD_FIXED,
+        'qsgd',
+        0,
+        {
+          levels,
+          bucketSize: 512,
+          overrides: { qsgdCoding: 'fixed' },
+        },
+      ),
+    ),
+    ...SWEEPS.powersgdRank.map((r) => make(`powersgd-${r}`, `PowerSGD rank ${r} (biased)`, POWERSGD, 'powersgd', r)),
+    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd),
+    make('entry-matched', `${ENTRY} s=${entry}`, ENTRY, 'atomo-entry', entry),
+    make('dct-matched', `ATOMO Fourier (DCT) s=${dct}`, 'ATOMO Fourier (DCT)', 'atomo-dct', dct),
+    // The rank that matches TernGrad's bytes, unless the sweep has it already.
+    ...((SWEEPS.powersgdRank as readonly number[]).includes(rank)
+      ? []
+      : [make('powersgd-matched', `PowerSGD rank ${rank} (biased)`, POWERSGD, 'powersgd', rank)]),
+    make('auto-matched', `${AUTO}, ${bytes} B`, AUTO, 'atomo-auto', 0, { byteBudget: bytes }),
     // The fixed decompositions with the same bytes split across layers as atomo-auto splits them: its fair baselines.
-    make('svd-bytes', `ATOMO spectral, ${bytes} B split across layers`, 'atomo-svd', svd, 1, 0, 'full', bytes),
-    make('entry-bytes', `ATOMO entry-wise, ${bytes} B split across layers`, 'atomo-entry', entry, 1, 0, 'full', bytes),
-    make('powersgd-matched', `PowerSGD rank ${rank} (biased)`, 'powersgd', rank),
-    make('qsgd-1', 'QSGD 1 level, buckets of 512', 'qsgd', 0, 1, 512),
-    make('terngrad', 'TernGrad', 'terngrad', 0),
-    make('qsgd-3', 'QSGD 3 levels, buckets of 512', 'qsgd', 0, 3, 512),
-    make('svd-2', 'ATOMO spectral s=2', 'atomo-svd', 2),
-    make('none', 'float32 (uncompressed)', 'none', 0),
+    make('svd-bytes', `${SPECTRAL}, ${bytes} B split across layers`, SPECTRAL, 'atomo-svd', svd, {
+      byteBudget: bytes,
+    }),
+    make('entry-bytes', `${ENTRY}, ${bytes} B split across layers`, ENTRY, 'atomo-entry', entry, {
+      byteBudget: bytes,
+    }),
+    ...byBytes.flatMap((times) => [
+      make(`auto-bytes-${times}x`, `${AUTO}, ${times * bytes} B`, AUTO, 'atomo-auto', 0, {
+        byteBudget: times * bytes,
+      }),
+      make(`entry-bytes-${times}x`, `${ENTRY}, ${times * bytes} B split across layers`, ENTRY, 'atomo-entry', entry, {
+        byteBudget: times * bytes,
+      }),
+    ]),
   ];
   if (model !== 'mlp') return uplink;
   return [
     ...uplink,
-    make('svd-matched', `ATOMO spectral s=${svd}`, 'atomo-svd', svd, 1, 0, 'relay'),
-    make('svd-matched', `ATOMO spectral s=${svd}`, 'atomo-svd', svd, 1, 0, 'atomo'),
-    make('powersgd-matched', `PowerSGD rank ${rank} (biased)`, 'powersgd', rank, 1, 0, 'relay'),
+    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { downlink: 'relay' }),
+    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { downlink: 'atomo' }),
+    make('powersgd-matched', `PowerSGD rank ${rank} (biased)`, POWERSGD, 'powersgd', rank, { downlink: 'relay' }),
   ];
 }

@@ -1,8 +1,11 @@
 /**
  * What the comparison reports for each setting, over its seeds: rounds,
  * uplink and total megabytes and simulated time to each accuracy target
- * under each link, and accuracy at matched total bytes; as mean and spread.
+ * under each link, and accuracy at matched total bytes. Figures to a target
+ * are restricted means over seeds with percentile-bootstrap 95% intervals:
+ * a run that never got there counts at its end (censored), never dropped.
  */
+import { randomBits } from '../../core/rng/stream';
 import { LINK_PRESETS, type LinkModel } from '../../core/traffic/linkModel';
 import { simulatedRoundMs, type SwarmHistory } from '../swarm/history';
 
@@ -72,4 +75,100 @@ export function accuracyAtMB(points: readonly EvalPoint[], totalMB: number): num
     accuracy = p.accuracy;
   }
   return accuracy;
+}
+
+/**
+ * The percentile bootstrap's generator: Philox (core/rng) under a fixed key, so a report's intervals are the same
+ * on every rerun of the same histories.
+ */
+export const BOOTSTRAP_SEED = 20180;
+
+/** Resamples per interval: enough that the 2.5% and 97.5% quantiles move by well under their own width. */
+export const BOOTSTRAP_RESAMPLES = 4000;
+
+/** A mean with its percentile-bootstrap confidence interval. */
+export interface MeanCi {
+  readonly mean: number;
+  readonly lo: number;
+  readonly hi: number;
+}
+
+/** The q-quantile of sorted values, interpolated linearly between order statistics. */
+export function quantile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) throw new RangeError('quantile of nothing');
+  const at = q * (sorted.length - 1);
+  const below = Math.floor(at);
+  const above = Math.min(sorted.length - 1, below + 1);
+  return sorted[below]! + (at - below) * (sorted[above]! - sorted[below]!);
+}
+
+/**
+ * The mean of `values` and its percentile bootstrap interval at `level`: `resamples` resamples of the values with
+ * replacement (indices from Philox stream `seed`), the interval between the (1 ∓ level)/2 quantiles of their means.
+ * A sample of equal values gives a zero-width interval.
+ */
+export function bootstrapMeanCi(
+  values: readonly number[],
+  { level = 0.95, resamples = BOOTSTRAP_RESAMPLES, seed = BOOTSTRAP_SEED } = {},
+): MeanCi {
+  const n = values.length;
+  if (n === 0) throw new RangeError('bootstrap of an empty sample');
+  const mean = values.reduce((a, b) => a + b, 0) / n;
+  const means = new Float64Array(resamples);
+  for (let b = 0; b < resamples; b++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      // 32 random bits scaled to an index: the bias against the last index is below n / 2³², nothing at n ≤ 100.
+      const bits = randomBits({ seed, worker: 0, round: b, layer: 0 }, i);
+      sum += values[Math.floor((bits / 0x100000000) * n)]!;
+    }
+    means[b] = sum / n;
+  }
+  means.sort();
+  // Rounding of the resampled means can put them a few ulps off a constant sample's value: clamp to the sample.
+  const lowest = Math.min(...values);
+  const highest = Math.max(...values);
+  const clamp = (x: number) => Math.min(highest, Math.max(lowest, x));
+  return { mean, lo: clamp(quantile(means, (1 - level) / 2)), hi: clamp(quantile(means, (1 + level) / 2)) };
+}
+
+/** One run's value of a quantity measured at a target: where it got there, or where it stopped (censored). */
+export interface Censored {
+  readonly value: number;
+  /** The run ended before reaching the target: `value` is what it had spent by then, a lower bound. */
+  readonly censored: boolean;
+}
+
+/**
+ * A quantity at `target` for one run: `pick` at the first evaluation that reached it, or at its last evaluation
+ * (censored) when none did. Null for a run with no evaluation.
+ */
+export function atTarget(
+  points: readonly EvalPoint[],
+  target: number,
+  pick: (p: EvalPoint) => number,
+): Censored | null {
+  const hit = reach(points, target);
+  if (hit !== null) return { value: pick(hit), censored: false };
+  const last = points.at(-1);
+  return last === undefined ? null : { value: pick(last), censored: true };
+}
+
+/**
+ * The restricted mean over runs (each censored run counts at its end, never dropped), with its bootstrap interval
+ * and how many runs were censored. With any censored, the mean is a lower bound on the mean to the target.
+ */
+export interface CensoredMean extends MeanCi {
+  readonly n: number;
+  readonly censored: number;
+}
+
+export function censoredMean(runs: readonly (Censored | null)[]): CensoredMean | null {
+  const present = runs.filter((r): r is Censored => r !== null);
+  if (present.length === 0) return null;
+  return {
+    ...bootstrapMeanCi(present.map((r) => r.value)),
+    n: present.length,
+    censored: present.filter((r) => r.censored).length,
+  };
 }

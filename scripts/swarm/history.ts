@@ -5,7 +5,7 @@
  * not what the workers believe they sent.
  */
 import { modelVariance } from '../../core/atomo';
-import type { LayerSentAs, RoundMetrics, RunConfig, WorkerTimes } from '../../core/protocol';
+import type { LayerSentAs, RoundAggregation, RoundMetrics, RunConfig, WorkerTimes } from '../../core/protocol';
 import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
 import { roundTimeMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
@@ -57,6 +57,11 @@ export interface HistoryRound extends Pick<
    * choice). Absent in histories written before it was recorded.
    */
   readonly layers?: readonly HistoryLayer[];
+  /**
+   * The rule that combined the round's estimates, with how many it clipped (norm bound) and how many values per
+   * coordinate it dropped (median, trimmed mean). Absent in histories written before it was recorded.
+   */
+  readonly aggregation?: RoundAggregation;
 }
 
 /** One layer of one round in a history (from RoundMetrics.layers). */
@@ -108,6 +113,7 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
       bytes: l.bytes ?? null,
       sentAs: l.sentAs ?? {},
     })),
+    ...(metrics.aggregation === undefined ? {} : { aggregation: metrics.aggregation }),
   };
 }
 

@@ -6,12 +6,16 @@
 import { parseArgs } from 'node:util';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
 import { MODEL_KINDS, type ModelKind } from '../../core/model/layout';
+import type { RunConfigPatch } from '../../core/protocol';
 import {
+  DEFAULT_AGGREGATION,
   DEFAULT_BUDGETS,
   DEFAULT_DOWNLINK_BUDGET,
   DEFAULT_QSGD_BUCKET,
   DEFAULT_QSGD_LEVELS,
   DOWNLINK_MODES,
+  RUN_CONFIG_BOUNDS,
+  type AggregationRule,
   type DownlinkMode,
 } from '../../core/schema';
 
@@ -45,6 +49,15 @@ export interface SwarmOptions {
   readonly downlinkBudget?: number;
   /** Evaluate on the held-out digits every this many rounds. */
   readonly evalEvery: number;
+  /** How the server combines the round's estimates; the server's default (the norm bound) when absent. */
+  readonly aggregation?: AggregationRule;
+  /** SGD learning rate; the server's default when absent. */
+  readonly learningRate?: number;
+  /**
+   * Any other run settings, passed to the run's configuration as they are (the server validates them); the fields
+   * above win where both set one.
+   */
+  readonly overrides?: RunConfigPatch;
   readonly backend: SwarmBackend;
   /** History file to write (JSON); none when absent. */
   readonly out?: string;
@@ -66,6 +79,29 @@ export const SWARM_DEFAULTS = {
   evalEvery: 5,
   backend: 'cpu',
 } as const;
+
+/**
+ * An aggregation rule as the command line writes it: `mean`, `median`, `norm-bound[:k]` (k = 3 by default, the
+ * server's default rule) or `trimmed-mean[:trim]` (trim 0.1 by default, the dashboard's).
+ */
+export function parseAggregation(text: string): AggregationRule {
+  const [kind, parameter, ...rest] = text.split(':');
+  const number = (fallback: number) => (parameter === undefined ? fallback : Number(parameter));
+  const within = (x: number, { min, max }: { readonly min: number; readonly max: number }) =>
+    Number.isFinite(x) && x >= min && x <= max;
+  if (rest.length === 0) {
+    if ((kind === 'mean' || kind === 'median') && parameter === undefined) return { kind };
+    const defaultK = DEFAULT_AGGREGATION.kind === 'norm-bound' ? DEFAULT_AGGREGATION.k : 3;
+    if (kind === 'norm-bound' && within(number(defaultK), RUN_CONFIG_BOUNDS.normBoundK))
+      return { kind, k: number(defaultK) };
+    if (kind === 'trimmed-mean' && within(number(0.1), RUN_CONFIG_BOUNDS.trim)) return { kind, trim: number(0.1) };
+  }
+  const { normBoundK: k, trim } = RUN_CONFIG_BOUNDS;
+  throw new Error(
+    `--aggregation must be mean, median, norm-bound[:k] (k in ${k.min}..${k.max}) or trimmed-mean[:trim] ` +
+      `(trim in ${trim.min}..${trim.max}), got '${text}'`,
+  );
+}
 
 function positiveInteger(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
@@ -92,6 +128,8 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
       rounds: { type: 'string' },
       seed: { type: 'string' },
       'eval-every': { type: 'string' },
+      aggregation: { type: 'string' },
+      lr: { type: 'string' },
       backend: { type: 'string' },
       out: { type: 'string' },
       url: { type: 'string' },
@@ -115,6 +153,10 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     values['downlink-budget'] === undefined ? DEFAULT_DOWNLINK_BUDGET : Number(values['downlink-budget']);
   if (!(downlinkBudget > 0) || !Number.isFinite(downlinkBudget))
     throw new Error('--downlink-budget must be a positive number');
+  const learningRate = values.lr === undefined ? undefined : Number(values.lr);
+  const lr = RUN_CONFIG_BOUNDS.learningRate;
+  if (learningRate !== undefined && !(learningRate > lr.minExclusive && learningRate <= lr.max))
+    throw new Error(`--lr must be in (${lr.minExclusive}, ${lr.max}], got '${values.lr}'`);
   const budget = values.budget === undefined ? DEFAULT_BUDGETS[scheme] : Number(values.budget);
   if (!Number.isFinite(budget) || budget < 0) throw new Error('--budget must be a non-negative number');
   return {
@@ -133,6 +175,8 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     progress: !values.quiet,
     ...(values.bytes === undefined ? {} : { byteBudget: positiveInteger('bytes', values.bytes, 0) }),
     ...(values['error-feedback'] ? { errorFeedback: true } : {}),
+    ...(values.aggregation === undefined ? {} : { aggregation: parseAggregation(values.aggregation) }),
+    ...(learningRate === undefined ? {} : { learningRate }),
     ...(values.out === undefined ? {} : { out: values.out }),
     ...(values.url === undefined ? {} : { url: values.url }),
     ...(values.token === undefined ? {} : { token: values.token }),

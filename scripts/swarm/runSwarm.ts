@@ -18,6 +18,7 @@ import { startWorkerThreads } from './threads';
 /** The run configuration a swarm asks for: one shard per worker, the same seed for every scheme. */
 export function runPatch(options: SwarmOptions): RunConfigPatch {
   return {
+    ...options.overrides,
     name: options.name ?? `swarm ${options.scheme}`,
     scheme: options.scheme,
     budget: options.budget,
@@ -32,6 +33,8 @@ export function runPatch(options: SwarmOptions): RunConfigPatch {
     shards: options.workers,
     maxRounds: options.rounds,
     evalEvery: options.evalEvery,
+    ...(options.aggregation === undefined ? {} : { aggregation: options.aggregation }),
+    ...(options.learningRate === undefined ? {} : { learningRate: options.learningRate }),
   };
 }
 

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { INDICATOR_EVERY } from '../../core/training/workerRound';
 import type { SwarmHistory } from './history';
-import { parseSwarmArgs } from './options';
-import { runSwarm } from './runSwarm';
+import { parseAggregation, parseSwarmArgs } from './options';
+import { runPatch, runSwarm } from './runSwarm';
 
 const dir = mkdtempSync(join(tmpdir(), 'atomo-swarm-run-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,6 +61,12 @@ describe('npm run swarm', () => {
       expect(r.layers![0]!.sentAs).toEqual({ spectral: 2 });
       expect(r.layers![0]!.bytes).toBeGreaterThan(0);
     }
+    // Every round records the server's default rule and how many of the two estimates it clipped: at most the larger.
+    for (const r of history.rounds) {
+      expect(r.aggregation?.rule).toEqual({ kind: 'norm-bound', k: 3 });
+      expect(r.aggregation?.dropped).toBe(0);
+      expect([0, 1]).toContain(r.aggregation?.clipped);
+    }
     // Evaluated after rounds 2 and 4 (evalEvery 2) only.
     expect(history.rounds.map((r) => r.testAccuracy !== null)).toEqual([false, true, false, true]);
   });
@@ -100,6 +106,28 @@ describe('parseSwarmArgs', () => {
     });
     expect(parseSwarmArgs([]).byteBudget).toBeUndefined();
     expect(() => parseSwarmArgs(['--bytes', '-3'])).toThrow(/--bytes/);
+  });
+
+  it('takes an aggregation rule, with its parameter or the default one, and a learning rate', () => {
+    expect(parseSwarmArgs([]).aggregation).toBeUndefined();
+    expect(parseSwarmArgs(['--aggregation', 'mean', '--lr', '0.05'])).toMatchObject({
+      aggregation: { kind: 'mean' },
+      learningRate: 0.05,
+    });
+    expect(parseAggregation('median')).toEqual({ kind: 'median' });
+    expect(parseAggregation('norm-bound')).toEqual({ kind: 'norm-bound', k: 3 });
+    expect(parseAggregation('norm-bound:5')).toEqual({ kind: 'norm-bound', k: 5 });
+    expect(parseAggregation('trimmed-mean')).toEqual({ kind: 'trimmed-mean', trim: 0.1 });
+    expect(parseAggregation('trimmed-mean:0.2')).toEqual({ kind: 'trimmed-mean', trim: 0.2 });
+    for (const bad of ['krum', 'mean:2', 'norm-bound:0', 'norm-bound:x', 'trimmed-mean:0.5', 'median:1:2'])
+      expect(() => parseAggregation(bad)).toThrow(/--aggregation/);
+    expect(() => parseSwarmArgs(['--lr', '0'])).toThrow(/--lr/);
+  });
+
+  it('passes overrides to the run configuration, under the settings it names itself', () => {
+    const options = parseSwarmArgs(['--aggregation', 'mean', '--lr', '0.2', '--workers', '3']);
+    const patch = runPatch({ ...options, overrides: { momentum: 0.5, learningRate: 1, shards: 9 } });
+    expect(patch).toMatchObject({ momentum: 0.5, learningRate: 0.2, shards: 3, aggregation: { kind: 'mean' } });
   });
 
   it('takes a remote aggregator with its token and the webgpu backend', () => {

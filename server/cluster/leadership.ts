@@ -241,7 +241,7 @@ class Closing {
       if (rule.kind === 'mean' || rule.kind === 'norm-bound') {
         const total = new Float64Array(length);
         for (const message of this.#partials.values()) addPartial(total, new Float64Array(copy(message.blobs[0]!)));
-        this.#end(null, { value: finishMean(total, plan, offsets), clipped: plan.clipped });
+        this.#end(null, { value: finishMean(total, plan, offsets), clipped: plan.clipped, dropped: 0 });
       } else {
         const estimates: Float32Array[] = [];
         for (const message of this.#partials.values())
