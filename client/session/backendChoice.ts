@@ -5,7 +5,7 @@
  * WebGPU device is lost or a GPU round fails. It builds each assignment's
  * trainer on the chosen device and reports every change to the sink.
  */
-import { createModelLayout, heInitialize } from '../../core/model';
+import { createModelLayout, heInitialise } from '../../core/model';
 import type { RunConfig, WorkerBackend } from '../../core/protocol';
 import { isSoftwareAdapter } from '../gpu/runtime/adapter';
 import type { Backend, GpuContext } from '../gpu/runtime/device';
@@ -142,7 +142,7 @@ export class BackendChoice {
     setPhase('calibrating');
     const onGpu = createTrainer({ ...inputs, device: { kind: 'webgpu', ctx } });
     const onCpu = createTrainer({ ...inputs, device: { kind: 'cpu' } });
-    const weights = heInitialize(createModelLayout(inputs.config.model), inputs.config.seed);
+    const weights = heInitialise(createModelLayout(inputs.config.model), inputs.config.seed);
     let result: Calibration;
     try {
       result = await calibrateBackends(onGpu, onCpu, weights, {

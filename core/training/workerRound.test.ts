@@ -9,7 +9,7 @@ import { SCHEMES, SCHEME_NAMES, realisedError, reconstruct, spectralRouteOf, squ
 import { decodeLayer, encodeForWire, encodeLayer } from '../codec';
 import { Dataset, MinibatchSampler } from '../data';
 import { createCpuBackend } from '../model/cpu/backend';
-import { heInitialize } from '../model/init';
+import { heInitialise } from '../model/init';
 import { mlpLayout } from '../model/layout';
 import { compressByBytes } from '../atomo/compressByBytes';
 import { layerGradients } from './compression';
@@ -43,7 +43,7 @@ describe('worker round (CPU)', () => {
           train,
           shard,
         });
-      const weights = heInitialize(layout, 5);
+      const weights = heInitialise(layout, 5);
       const result = await make()(weights, version);
 
       // The reference, computed step by step: round v's minibatch, its gradient, each layer's scheme draw.
@@ -102,7 +102,7 @@ describe('worker round (CPU)', () => {
   }
 
   it('reports each layer’s indicator every round where the compression found both its norms, else every INDICATOR_EVERY rounds', async () => {
-    const weights = heInitialize(layout, 5);
+    const weights = heInitialise(layout, 5);
     const roundOf = (compression: Compression) =>
       createWorkerRound({
         backend: createCpuBackend(layout),
@@ -164,7 +164,7 @@ describe('worker round (CPU)', () => {
         shard,
       });
     const [round, plain] = [make(true), make(false)];
-    const weights = heInitialize(layout, 5);
+    const weights = heInitialise(layout, 5);
     let bytes = 0;
     for (let v = 0; v < 6; v++) {
       const [result, without] = [await round(weights, v), await plain(weights, v)];
@@ -194,7 +194,7 @@ describe('worker round (CPU)', () => {
   });
 
   it('round-trips weights through the model codec', () => {
-    const weights = heInitialize(layout, 9);
+    const weights = heInitialise(layout, 9);
     expect(decodeWeights(layout, encodeWeights(layout, weights))).toEqual(weights);
   });
 });

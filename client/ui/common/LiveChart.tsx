@@ -19,7 +19,7 @@ import {
   stack,
   tickLabelWidth,
 } from './chartGeometry';
-import { COLORS } from './palette';
+import { COLOURS } from './palette';
 
 /** One plotted quantity of the points. */
 export interface LiveSeries<P> {
@@ -121,7 +121,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
         >
           {yTicks.map((tick, i) => (
             <g key={tick}>
-              <line x1={left} x2={plotRight} y1={sy(tick)} y2={sy(tick)} stroke={COLORS.grid} />
+              <line x1={left} x2={plotRight} y1={sy(tick)} y2={sy(tick)} stroke={COLOURS.grid} />
               <text x={left - TICK_GAP} y={sy(tick)} dy="0.32em" textAnchor="end" className="live-chart__tick">
                 {yLabels[i]}
               </text>
@@ -132,7 +132,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
               {tick}
             </text>
           ))}
-          <line x1={left} x2={plotRight} y1={plotBottom} y2={plotBottom} stroke={COLORS.axis} />
+          <line x1={left} x2={plotRight} y1={plotBottom} y2={plotBottom} stroke={COLOURS.axis} />
           {series.map((s, i) =>
             bands === null ? (
               <path
@@ -167,7 +167,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
                 x2={plotRight}
                 y1={sy(props.reference.y)}
                 y2={sy(props.reference.y)}
-                stroke={COLORS.baseline}
+                stroke={COLOURS.baseline}
                 strokeDasharray="5 4"
                 strokeWidth={2}
               />
@@ -182,7 +182,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
               x2={px[hover]}
               y1={MARGIN.top}
               y2={plotBottom}
-              stroke={COLORS.axis}
+              stroke={COLOURS.axis}
               strokeDasharray="3 3"
             />
           )}

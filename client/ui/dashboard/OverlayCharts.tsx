@@ -21,7 +21,7 @@ import {
 } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, schemeTag } from '../common/format';
-import { AXIS_PROPS, COLORS, LINE_PROPS, runColor } from '../common/palette';
+import { AXIS_PROPS, COLOURS, LINE_PROPS, runColour } from '../common/palette';
 import type { RunView, TrafficAxis } from '../store/dashboardStore';
 import { useOrderedRuns } from './useOrderedRuns';
 
@@ -91,7 +91,7 @@ function TradeoffChart({
       </div>
       <ResponsiveContainer width="100%" height={height}>
         <LineChart margin={{ top: 8, right: 16, bottom: 14, left: -6 }}>
-          <CartesianGrid stroke={COLORS.grid} />
+          <CartesianGrid stroke={COLOURS.grid} />
           <XAxis
             type="number"
             dataKey={axisKey}
@@ -105,7 +105,7 @@ function TradeoffChart({
               position: 'insideBottom',
               offset: -8,
               fontSize: 11,
-              fill: COLORS.axis,
+              fill: COLOURS.axis,
             }}
           />
           <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...AXIS_PROPS} tickFormatter={percentTick} />
@@ -158,7 +158,7 @@ function RoundChart({
     <ChartCard title={title} caption={caption} testId={testId} points={points}>
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <LineChart margin={{ top: 8, right: 16, bottom: 0, left: -6 }}>
-          <CartesianGrid stroke={COLORS.grid} vertical={false} />
+          <CartesianGrid stroke={COLOURS.grid} vertical={false} />
           <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...AXIS_PROPS} />
           <YAxis
             type="number"
@@ -213,7 +213,7 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
     >
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <BarChart data={bars} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
-          <CartesianGrid stroke={COLORS.grid} vertical={false} />
+          <CartesianGrid stroke={COLOURS.grid} vertical={false} />
           <XAxis dataKey="scheme" {...AXIS_PROPS} interval={0} tick={{ fontSize: 10 }} />
           <YAxis
             {...AXIS_PROPS}
@@ -229,7 +229,7 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
           {dense !== undefined && (
             <ReferenceLine
               y={dense.run.bytesUpTotal / dense.run.contributions}
-              stroke={COLORS.baseline}
+              stroke={COLOURS.baseline}
               strokeDasharray="5 4"
             />
           )}
@@ -304,7 +304,7 @@ export function OverlayCharts({ projector = false }: { readonly projector?: bool
     () =>
       ordered.map((run, i) => ({
         run,
-        color: runColor(i),
+        color: runColour(i),
         label: `${run.summary.config.name} (${schemeTag(run.summary.config)})`,
       })),
     [ordered],
