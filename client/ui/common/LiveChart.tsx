@@ -25,7 +25,7 @@ import { COLOURS } from './palette';
 export interface LiveSeries<P> {
   readonly key: string;
   readonly name: string;
-  readonly color: string;
+  readonly colour: string;
   readonly value: (point: P) => number;
   /** How the hovered point's value reads (the axis format by default). */
   readonly format?: (value: number, point: P) => string;
@@ -145,7 +145,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
                   step,
                 )}
                 fill="none"
-                stroke={s.color}
+                stroke={s.colour}
                 strokeWidth={2}
               />
             ) : (
@@ -154,7 +154,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
                 className="live-chart__series"
                 data-series={s.key}
                 d={bandPath(px, bands[i]!.tops.map(sy), bands[i]!.bottoms.map(sy), step)}
-                fill={s.color}
+                fill={s.colour}
                 fillOpacity={0.85}
                 stroke="none"
               />
@@ -193,7 +193,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
           <strong>{props.xLabel(xs[hover]!)}</strong>
           {series.map((s) => (
             <span key={s.key}>
-              <span className="chart-legend__swatch" style={{ background: s.color }} aria-hidden="true" />
+              <span className="chart-legend__swatch" style={{ background: s.colour }} aria-hidden="true" />
               {s.name}: {(s.format ?? yFormat)(s.value(hovered), hovered)}
             </span>
           ))}

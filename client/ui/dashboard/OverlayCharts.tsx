@@ -30,7 +30,7 @@ const percentTick = (v: number) => `${Math.round(v * 100)}%`;
 
 interface Plotted {
   readonly run: RunView;
-  readonly color: string;
+  readonly colour: string;
   readonly label: string;
 }
 
@@ -38,9 +38,9 @@ function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
   const { t } = useTranslation();
   return (
     <ul className="legend" aria-label={t('dashboard.charts.legend')} translate="no">
-      {runs.map(({ run, color, label }) => (
+      {runs.map(({ run, colour, label }) => (
         <li key={run.summary.runId}>
-          <span className="legend__swatch" style={{ background: color }} />
+          <span className="legend__swatch" style={{ background: colour }} />
           {label}
         </li>
       ))}
@@ -113,13 +113,13 @@ function TradeoffChart({
             formatter={(v, name) => [formatPercent(Number(v)), name]}
             labelFormatter={(mb) => t('dashboard.charts.mbSent', { mb: formatNumber(Number(mb)) })}
           />
-          {runs.map(({ run, color, label }) => (
+          {runs.map(({ run, colour, label }) => (
             <Line
               key={run.summary.runId}
               data={run.evals.points.filter((p) => p[axisKey] > 0)}
               dataKey="accuracy"
               name={label}
-              stroke={color}
+              stroke={colour}
               {...LINE_PROPS}
               dot={{ r: 2.5 }}
             />
@@ -170,18 +170,18 @@ function RoundChart({
             tickFormatter={yTick}
           />
           <Tooltip formatter={(v) => yTick(Number(v))} labelFormatter={roundLabel} />
-          {series.map(({ run, color, label, data }) => (
-            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} {...LINE_PROPS} />
+          {series.map(({ run, colour, label, data }) => (
+            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={colour} {...LINE_PROPS} />
           ))}
           {series
             .filter(({ dashed }) => dashed.length > 0)
-            .map(({ run, color, label, dashed }) => (
+            .map(({ run, colour, label, dashed }) => (
               <Line
                 key={`${run.summary.runId}-dashed`}
                 data={dashed}
                 dataKey="value"
                 name={dashedName?.(label) ?? label}
-                stroke={color}
+                stroke={colour}
                 strokeDasharray="5 4"
                 {...LINE_PROPS}
               />
@@ -196,12 +196,12 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
   const { t } = useTranslation();
   const bars = runs
     .filter(({ run }) => run.contributions > 0)
-    .map(({ run, color }) => ({
+    .map(({ run, colour }) => ({
       name: `${run.summary.config.name}`,
       scheme: schemeTag(run.summary.config),
       bytes: run.bytesUpTotal / run.contributions,
       down: run.participations === 0 ? 0 : run.bytesDownTotal / run.participations,
-      color,
+      colour,
     }));
   const dense = runs.find(({ run }) => run.summary.config.scheme === 'none' && run.contributions > 0);
   return (
@@ -235,12 +235,12 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
           )}
           <Bar dataKey="bytes" name={t('dashboard.charts.bytesUp')} isAnimationActive={false}>
             {bars.map((bar) => (
-              <Cell key={bar.name} fill={bar.color} />
+              <Cell key={bar.name} fill={bar.colour} />
             ))}
           </Bar>
           <Bar dataKey="down" name={t('dashboard.charts.bytesDown')} isAnimationActive={false}>
             {bars.map((bar) => (
-              <Cell key={bar.name} fill={bar.color} fillOpacity={0.45} />
+              <Cell key={bar.name} fill={bar.colour} fillOpacity={0.45} />
             ))}
           </Bar>
         </BarChart>
@@ -304,7 +304,7 @@ export function OverlayCharts({ projector = false }: { readonly projector?: bool
     () =>
       ordered.map((run, i) => ({
         run,
-        color: runColour(i),
+        colour: runColour(i),
         label: `${run.summary.config.name} (${schemeTag(run.summary.config)})`,
       })),
     [ordered],
