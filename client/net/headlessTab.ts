@@ -61,6 +61,9 @@ export interface HeadlessTabOptions {
 
 const HEADLESS_BACKEND: WorkerBackend = { kind: 'cpu', detail: 'headless tab in Node' };
 
+/** What a tab that resends one gradient trains on after its first round: nothing. */
+const NO_WEIGHTS = { kind: 'ready', weights: new Float32Array(0), verified: false, hash: null } as const;
+
 /** A trainer that computes its first round and answers every later one with the same result. */
 function reusing(trainer: RoundTrainer): RoundTrainer {
   let first: Promise<PlayedRound> | null = null;
@@ -108,6 +111,7 @@ export class HeadlessTab {
     });
     const { train } = options;
     const now = () => performance.now();
+    const fed = new WeakSet<RoundTrainer>();
     this.#player = new RoundPlayer<RoundTrainer>({
       labels: train.labels,
       build: (assignment, shard) => {
@@ -127,6 +131,18 @@ export class HeadlessTab {
           if (answer.ok) this.accepted.push(round.version);
         },
       },
+      // A resent gradient needs no weights: after the first, the model is not decoded (the aggregator is what a load
+      // test measures).
+      ...(options.reuseGradient === true
+        ? {
+            receive: (here, round) => {
+              if (fed.has(here.trainer)) return NO_WEIGHTS;
+              const outcome = here.replica.receive(round, here.assignment.config);
+              if (outcome.kind === 'ready') fed.add(here.trainer);
+              return outcome;
+            },
+          }
+        : {}),
       ...(options.beforeSubmit === undefined
         ? {}
         : { beforeSubmit: (round, submission) => options.beforeSubmit!(this, round, submission) }),

@@ -13,7 +13,7 @@ import type { Dataset } from '../data';
 import type { ModelLayout } from '../model/layout';
 import { createCpuBackend } from '../model/cpu/backend';
 import type { GradientSubmission, LayerStats, RoundOpen, RunId, WorkerAssignment } from '../protocol';
-import { ModelReplica } from './replica';
+import { ModelReplica, type ReplicaOutcome } from './replica';
 import { shardIndices } from './shard';
 import { createWorkerRound } from './workerRound';
 
@@ -101,6 +101,11 @@ export interface RoundPlayerOptions<T extends RoundTrainer> {
   /** A millisecond clock. */
   readonly now: () => number;
   readonly events?: Partial<RoundPlayerEvents<T>>;
+  /**
+   * Brings the model to the round; `here.replica.receive` when absent. A load
+   * test whose trainer resends one gradient needs no weights and skips it.
+   */
+  readonly receive?: (here: Assigned<T>, round: RoundOpen) => ReplicaOutcome;
   /** Trains one round; `here.trainer.round` when absent (a tab falls back to the CPU from here). */
   readonly compute?: (here: Assigned<T>, round: RoundOpen, weights: Float32Array) => Promise<PlayedRound>;
   /**
@@ -236,7 +241,7 @@ export class RoundPlayer<T extends RoundTrainer> {
     events?.opened?.(round);
     const received = now();
     // The replica applies a relayed or compressed update with the server's own function, and checks its hash.
-    const outcome = here.replica.receive(round, here.assignment.config);
+    const outcome = this.#options.receive?.(here, round) ?? here.replica.receive(round, here.assignment.config);
     if (outcome.kind === 'resync') {
       events?.resync?.(round, here);
       transport.requestModel(round.runId);
