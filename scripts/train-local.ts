@@ -1,7 +1,7 @@
 /**
  * `npm run train:local -- --model mlp --scheme atomo-svd --budget 2 --steps 1000 [--backend cpu|webgpu]`
  *
- * Trains one worker end to end without a server (client/worker/localTraining.ts)
+ * Trains one worker end to end without a server (client/local/localTraining.ts)
  * and prints progress, held-out accuracy and bytes sent. With --backend webgpu
  * the model runs on Dawn (SwiftShader here) and, for the schemes it supports,
  * compression runs on the GPU too (--compress cpu keeps it on the CPU).
@@ -19,7 +19,7 @@ import { MODEL_KINDS, createModelLayout, type ModelKind } from '../core/model/la
 import type { TrainingBackend } from '../core/model/backend';
 import type { DeviceCompressor } from '../core/training/compression';
 import type { GpuGradient } from '../client/gpu/training/gpuBackend';
-import { trainLocally } from '../client/worker/localTraining';
+import { trainLocally } from '../client/local/localTraining';
 import { createFileReader } from '../server/data/fileReader';
 import { registerRawLoader } from './rawLoader';
 

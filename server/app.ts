@@ -19,7 +19,7 @@ import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type R
 import type { ModelRuntime } from './model';
 import type { RunHooks } from './run';
 import { RunRegistry } from './runs';
-import { SimulatedWorkers } from './simulated';
+import { ServerSimulatedWorkers } from './simulated';
 import { attachSockets, createWorkerNotifier, registryBackend } from './sockets';
 import { WorkerRegistry } from './workers';
 
@@ -75,7 +75,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   await store.init();
   const workers = new WorkerRegistry(options.identityLimits);
   let registry: RunRegistry | null = null;
-  const simulated = new SimulatedWorkers({
+  const simulated = new ServerSimulatedWorkers({
     registry: () => registry!,
     train: options.train ?? null,
     logError,

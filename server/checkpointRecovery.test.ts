@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeCheckpoint } from './checkpoint';
 import { loadTestData, makeDataDir, removeDataDir, startServer, waitFor } from './testing/harness';
-import { SimulatedWorker } from '../client/net/simulatedWorker';
+import { HeadlessTab } from '../client/net/headlessTab';
 
 describe('checkpoint recovery', () => {
   const dataDir = makeDataDir();
@@ -17,7 +17,7 @@ describe('checkpoint recovery', () => {
     const { train } = await loadTestData();
     const first = await startServer({ dataDir, defaultRun: false });
     const run = first.app.runs.create({ scheme: 'terngrad', batchSize: 8, maxRounds: 6, evalEvery: 100 }, 'running');
-    const worker = new SimulatedWorker({ url: first.url, train, runId: run.id });
+    const worker = new HeadlessTab({ url: first.url, train, runId: run.id });
     await worker.start();
     await waitFor(() => run.status === 'finished', 30_000, 'the run to finish');
     worker.stop();

@@ -3,7 +3,7 @@ import type { Dataset } from '../core/data';
 import type { TrainingBackend } from '../core/model/backend';
 import { createCpuBackend } from '../core/model/cpu/backend';
 import { evaluate } from '../core/model/evaluate';
-import { heInitialize } from '../core/model/init';
+import { heInitialise } from '../core/model/init';
 import { createModelLayout, type ModelKind, type ModelLayout } from '../core/model/layout';
 import type { ModelRuntime } from './model';
 
@@ -21,7 +21,7 @@ export function createCpuModelRuntime(test: Dataset): ModelRuntime {
   let queue: Promise<unknown> = Promise.resolve();
   return {
     layout,
-    initialWeights: (kind, seed) => heInitialize(layout(kind), seed),
+    initialWeights: (kind, seed) => heInitialise(layout(kind), seed),
     evaluate(kind, params) {
       let backend = backends.get(kind);
       if (!backend) backends.set(kind, (backend = createCpuBackend(layout(kind))));

@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeLayer, maxLayerBytes } from '../core/codec';
 import type { Ack, GradientSubmission, ProtocolErrorCode, RoundOpen } from '../core/protocol';
 import { connectClient, loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
-import { SimulatedWorker } from '../client/net/simulatedWorker';
+import { HeadlessTab } from '../client/net/headlessTab';
 
 const ROUNDS = 3;
 const FAULT_VERSION = 1;
 const CONFIG = { scheme: 'none', batchSize: 8, maxRounds: ROUNDS, evalEvery: ROUNDS, roundDeadlineMs: 60_000 } as const;
 
 type Fault = (
-  worker: SimulatedWorker,
+  worker: HeadlessTab,
   round: RoundOpen,
   honest: GradientSubmission,
   others: { peerId: number; server: TestServer },
@@ -30,7 +30,7 @@ async function trainWith(fault?: Fault): Promise<{ params: Buffer; server: TestS
   // Created, not started: both workers are in round 0, so every round has the same participants.
   const run = server.app.runs.create(CONFIG);
   let peerId = -1;
-  const a = new SimulatedWorker({
+  const a = new HeadlessTab({
     url: server.url,
     train,
     runId: run.id,
@@ -38,7 +38,7 @@ async function trainWith(fault?: Fault): Promise<{ params: Buffer; server: TestS
       if (fault && round.version === FAULT_VERSION) await fault(worker, round, honest, { peerId, server });
     },
   });
-  const b = new SimulatedWorker({ url: server.url, train, runId: run.id });
+  const b = new HeadlessTab({ url: server.url, train, runId: run.id });
   await a.start();
   peerId = (await b.start()).workerId;
   run.start();
@@ -52,7 +52,7 @@ async function trainWith(fault?: Fault): Promise<{ params: Buffer; server: TestS
 }
 
 async function expectRefusal(
-  worker: SimulatedWorker,
+  worker: HeadlessTab,
   submission: unknown,
   code: ProtocolErrorCode,
   detail?: string,
@@ -198,7 +198,7 @@ describe('rounds without a worker', () => {
     const { train } = await loadTestData();
     server = await startServer({ defaultRun: false });
     const run = server.app.runs.create({ ...CONFIG, maxRounds: 3 });
-    const leaver = new SimulatedWorker({
+    const leaver = new HeadlessTab({
       url: server.url,
       train,
       runId: run.id,
@@ -209,8 +209,8 @@ describe('rounds without a worker', () => {
       },
     });
     const stayers = [
-      new SimulatedWorker({ url: server.url, train, runId: run.id }),
-      new SimulatedWorker({ url: server.url, train, runId: run.id }),
+      new HeadlessTab({ url: server.url, train, runId: run.id }),
+      new HeadlessTab({ url: server.url, train, runId: run.id }),
     ];
     await leaver.start();
     for (const w of stayers) await w.start();
@@ -239,7 +239,7 @@ describe('rounds without a worker', () => {
       quorum: { fraction: 0.5, minimum: 1 },
     });
     let straggled: GradientSubmission | null = null;
-    const straggler = new SimulatedWorker({
+    const straggler = new HeadlessTab({
       url: server.url,
       train,
       runId: run.id,
@@ -250,8 +250,8 @@ describe('rounds without a worker', () => {
       },
     });
     const others = [
-      new SimulatedWorker({ url: server.url, train, runId: run.id }),
-      new SimulatedWorker({ url: server.url, train, runId: run.id }),
+      new HeadlessTab({ url: server.url, train, runId: run.id }),
+      new HeadlessTab({ url: server.url, train, runId: run.id }),
     ];
     await straggler.start();
     for (const w of others) await w.start();
@@ -271,7 +271,7 @@ describe('rounds without a worker', () => {
     server = await startServer({ defaultRun: { ...CONFIG, maxRounds: 3 } });
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const early = new SimulatedWorker({
+    const early = new HeadlessTab({
       url: server.url,
       train,
       beforeSubmit: async (_w, round) => {
@@ -281,7 +281,7 @@ describe('rounds without a worker', () => {
     await early.start();
     const run = server.app.runs.list()[0]!;
     await waitFor(() => run.round !== null, 10_000, 'round 0 to open');
-    const late = new SimulatedWorker({ url: server.url, train });
+    const late = new HeadlessTab({ url: server.url, train });
     const seen: number[] = [];
     late.socket.on('round:open', (round) => seen.push(round.version));
     await late.start();

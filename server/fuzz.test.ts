@@ -10,7 +10,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SimulatedWorker } from '../client/net/simulatedWorker';
+import { HeadlessTab } from '../client/net/headlessTab';
 import { encodeLayer } from '../core/codec';
 import { ADMIN_EVENTS, type ClientToServerEvents } from '../core/protocol';
 import { seededRng } from '../core/testing/seeded';
@@ -54,7 +54,7 @@ describe('socket fuzz', () => {
       );
       const [run, other] = runs as [(typeof runs)[0], (typeof runs)[0]];
       const configsBefore = runs.map((r) => JSON.stringify(r.config));
-      const honest = runs.map((r) => new SimulatedWorker({ url: server.url, train, runId: r.id }));
+      const honest = runs.map((r) => new HeadlessTab({ url: server.url, train, runId: r.id }));
       await Promise.all(honest.map((h) => h.start()));
       await waitFor(() => runs.every((r) => r.version >= 1), 30_000, 'a first honest round in each run');
 

@@ -9,7 +9,7 @@
  * rate the server allows.
  */
 import { describe, expect, it } from 'vitest';
-import { SimulatedWorker } from '../client/net/simulatedWorker';
+import { HeadlessTab } from '../client/net/headlessTab';
 import { DEFAULT_RUN_ID } from './app';
 import { loadTestData, removeDataDir, startServer, waitFor } from './testing/harness';
 
@@ -22,7 +22,7 @@ describe('a worker faster than the rate limit', () => {
       defaultRun: { scheme: 'none', batchSize: 8, maxRounds: 1000, evalEvery: 1000, roundDeadlineMs: 60_000 },
       rateLimit: { perSecond: 4, burst: 2 },
     });
-    const worker = new SimulatedWorker({ url: server.url, train });
+    const worker = new HeadlessTab({ url: server.url, train });
     try {
       await worker.start();
       const run = server.app.runs.get(DEFAULT_RUN_ID)!;

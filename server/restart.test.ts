@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTestData, makeDataDir, removeDataDir, startServer, waitFor } from './testing/harness';
-import { SimulatedWorker } from '../client/net/simulatedWorker';
+import { HeadlessTab } from '../client/net/headlessTab';
 import { DEFAULT_RUN_ID } from './app';
 
 describe('restart', () => {
@@ -16,7 +16,7 @@ describe('restart', () => {
     const { train } = await loadTestData();
     const config = { scheme: 'terngrad', batchSize: 8, maxRounds: 12, evalEvery: 3 } as const;
     const first = await startServer({ dataDir, defaultRun: config });
-    const workers = [new SimulatedWorker({ url: first.url, train }), new SimulatedWorker({ url: first.url, train })];
+    const workers = [new HeadlessTab({ url: first.url, train }), new HeadlessTab({ url: first.url, train })];
     const ids = [];
     for (const w of workers) ids.push((await w.start()).workerId);
     const run = first.app.runs.get(DEFAULT_RUN_ID);

@@ -11,7 +11,7 @@ import { aggregate } from '../core/aggregation';
 import { reconstruct } from '../core/atomo';
 import { decodeLayer } from '../core/codec';
 import { createCpuBackend } from '../core/model/cpu/backend';
-import { sgdMomentumStep } from '../core/model/optimizer';
+import { sgdMomentumStep } from '../core/model/optimiser';
 import { asWorkerId, type Ack, type RunId, type WorkerId } from '../core/protocol';
 import { shardIndices } from '../core/training/shard';
 import { createWorkerRound } from '../core/training/workerRound';

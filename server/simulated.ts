@@ -1,10 +1,11 @@
 /**
  * Workers the server simulates itself, started by the teacher from the
  * dashboard (worker:simulate): each is a member of a run like any tab, with
- * its own identity, slot and shard, and trains honestly with the project's
- * one worker round (core/training/workerRound.ts) on the CPU backend. Its
- * gradient goes through the same validation and Run.acceptGradient as a
- * tab's, so the teacher's attack toggle applies to it: a classroom can watch
+ * its own identity, slot and shard, and plays its rounds with the tab's
+ * own round player (core/training/roundPlayer.ts: the replica, the worker
+ * round on the CPU backend) over a transport that calls the run directly
+ * instead of a socket. Its gradient goes through the same validation and
+ * Run.acceptGradient as a tab's, so the teacher's attack toggle applies to it: a classroom can watch
  * an attacker without a student playing one (docs/design.md, "Robust
  * aggregation").
  *
@@ -14,15 +15,19 @@
  * most MAX_SIMULATED_PER_RUN of them.
  */
 import type { Dataset } from '../core/data';
-import { createCpuBackend } from '../core/model/cpu/backend';
 import { type RoundOpen, type RunId, type WorkerAssignment, type WorkerId } from '../core/protocol';
-import { shardIndices } from '../core/training/shard';
-import { createWorkerRound, type WorkerRound } from '../core/training/workerRound';
+import {
+  RoundPlayer,
+  cpuRoundTrainer,
+  type RoundTrainer,
+  type RoundTransport,
+  type SubmitAnswer,
+} from '../core/training/roundPlayer';
 import { ProtocolFault } from './fault';
 import type { Run } from './run';
 import type { RunRegistry, WorkerNotifier } from './runs';
-import { parseSubmission } from './validation';
 import { threadCpuClock } from './threadClock';
+import { parseSubmission } from './validation';
 import type { WorkerIdentity } from './workers';
 
 /** Most simulated workers one run may hold: enough for a lesson, few enough that the server's loop stays responsive. */
@@ -42,14 +47,6 @@ const RACES: ReadonlySet<string> = new Set([
   'unknown-run',
 ]);
 
-/** One simulated worker: its assignment, its round function, and the newest round it was asked to train. */
-interface SimulatedMember {
-  assignment: WorkerAssignment;
-  round: WorkerRound | null;
-  pending: { run: Run; message: RoundOpen; weights: Float32Array } | null;
-  busy: boolean;
-}
-
 /** The dependencies of the simulated workers. */
 export interface SimulatedDeps {
   readonly registry: () => RunRegistry;
@@ -60,9 +57,9 @@ export interface SimulatedDeps {
   readonly defer: (fn: () => void) => void;
 }
 
-/** The server's simulated workers, by worker id. */
-export class SimulatedWorkers {
-  readonly #members = new Map<WorkerId, SimulatedMember>();
+/** The workers the server runs itself (worker:simulate), by worker id: each one round player. */
+export class ServerSimulatedWorkers {
+  readonly #players = new Map<WorkerId, RoundPlayer<RoundTrainer>>();
   readonly #deps: SimulatedDeps;
   #next = 1;
 
@@ -74,7 +71,8 @@ export class SimulatedWorkers {
   add(runId: RunId): WorkerId {
     const registry = this.#deps.registry();
     const run = registry.get(runId);
-    if (this.#deps.train === null)
+    const train = this.#deps.train;
+    if (train === null)
       throw new ProtocolFault('invalid-state', 'this server has no training data, so it cannot simulate workers');
     const count = run.summary().workers.filter((w) => w.simulated).length;
     if (count >= MAX_SIMULATED_PER_RUN)
@@ -84,39 +82,57 @@ export class SimulatedWorkers {
       name: `simulated ${n}`,
       backend: SIMULATED_BACKEND,
     });
-    this.#members.set(identity.workerId, { assignment, round: null, pending: null, busy: false });
-    return identity.workerId;
+    const { workerId } = identity;
+    const { defer, logError } = this.#deps;
+    const player = new RoundPlayer<RoundTrainer>({
+      labels: train.labels,
+      build: (a, shard) =>
+        cpuRoundTrainer(a, train, shard, this.#deps.registry().get(a.runId).layout, threadCpuClock()),
+      transport: this.#transport(workerId),
+      now,
+      events: {
+        sent: (round, _here, _result, answer) => {
+          if (!answer.ok && !RACES.has(answer.error.code))
+            logError(
+              new Error(`simulated worker ${workerId}: round ${round.version} refused: ${answer.error.message}`),
+            );
+        },
+        failed: (round, error) =>
+          logError(new Error(`simulated worker ${workerId}: round ${round.version} failed`, { cause: error })),
+        assignFailed: (error) => logError(new Error(`simulated worker ${workerId}: no trainer`, { cause: error })),
+      },
+      // A turn of the loop between gradients, so the sockets are served.
+      betweenRounds: () => new Promise<void>((resolve) => defer(resolve)),
+    });
+    this.#players.set(workerId, player);
+    void player.assign(assignment);
+    return workerId;
   }
 
   /** Whether `workerId` is one of these. */
   has(workerId: WorkerId): boolean {
-    return this.#members.has(workerId);
+    return this.#players.has(workerId);
   }
 
-  /** The run opened a round: the simulated participants among `workers` train it on the weights of this version. */
+  /** The run opened a round: the simulated participants among `workers` play it on a later turn of the loop. */
   openRound(run: Run, workers: readonly WorkerId[], message: RoundOpen): void {
-    let weights: Float32Array | null = null;
     for (const workerId of workers) {
-      const member = this.#members.get(workerId);
-      if (!member || member.assignment.runId !== run.id) continue;
-      // The run's own weights of this version: what a tab decodes from round:open, whatever the downlink encoding.
-      weights ??= run.params.slice();
-      member.pending = { run, message, weights };
-      if (!member.busy) this.#deps.defer(() => void this.#drain(workerId, member));
+      const player = this.#players.get(workerId);
+      if (player === undefined || player.current?.assignment.runId !== run.id) continue;
+      this.#deps.defer(() => player.open(message));
     }
   }
 
   /** Routes the registry's notices: simulated workers follow their assignment or stop; others go to `sockets`. */
   notifier(sockets: WorkerNotifier): WorkerNotifier {
     return {
-      assigned: (identity, assignment) => {
-        const member = this.#members.get(identity.workerId);
-        if (member === undefined) return sockets.assigned(identity, assignment);
-        member.assignment = assignment;
-        member.round = null;
+      assigned: (identity, assignment: WorkerAssignment) => {
+        const player = this.#players.get(identity.workerId);
+        if (player === undefined) return sockets.assigned(identity, assignment);
+        void player.assign(assignment);
       },
       removed: (identity, reason) => {
-        if (!this.#members.has(identity.workerId)) return sockets.removed(identity, reason);
+        if (!this.#players.has(identity.workerId)) return sockets.removed(identity, reason);
         this.#forget(identity);
       },
     };
@@ -124,75 +140,41 @@ export class SimulatedWorkers {
 
   /** Stops every simulated worker (the server closes). */
   dispose(): void {
-    for (const member of this.#members.values()) member.pending = null;
-    this.#members.clear();
+    for (const player of this.#players.values()) player.close();
+    this.#players.clear();
+  }
+
+  /** The run itself in place of a socket: the same validation and acceptGradient, the same sync request. */
+  #transport(workerId: WorkerId): RoundTransport {
+    const refusal = (error: unknown): SubmitAnswer => {
+      if (error instanceof ProtocolFault) return { ok: false, error: { code: error.code, message: error.message } };
+      throw error;
+    };
+    return {
+      submit: async (submission) => {
+        try {
+          const run = this.#deps.registry().get(submission.runId);
+          return { ok: true, bytes: run.acceptGradient(workerId, parseSubmission(submission)).bytes };
+        } catch (error) {
+          return refusal(error);
+        }
+      },
+      requestModel: (runId) => {
+        try {
+          this.#deps.registry().get(runId).requestSync(workerId);
+        } catch (error) {
+          refusal(error);
+        }
+      },
+    };
   }
 
   #forget(identity: WorkerIdentity): void {
-    const member = this.#members.get(identity.workerId);
-    if (member) member.pending = null;
-    this.#members.delete(identity.workerId);
+    this.#players.get(identity.workerId)?.close();
+    this.#players.delete(identity.workerId);
     // Run deleted with none left: the identity would otherwise linger with no run.
     if (identity.runId === null) this.#deps.registry().forgetIdentity(identity.workerId);
   }
-
-  /** Trains the newest pending round of one member, then the next if one came meanwhile. */
-  async #drain(workerId: WorkerId, member: SimulatedMember): Promise<void> {
-    if (member.busy) return;
-    member.busy = true;
-    try {
-      while (member.pending !== null && this.#members.get(workerId) === member) {
-        const { run, message, weights } = member.pending;
-        member.pending = null;
-        if (run.id !== member.assignment.runId) continue;
-        await this.#train(workerId, member, run, message, weights);
-        // A turn of the loop between gradients, so the sockets are served.
-        await new Promise<void>((resolve) => this.#deps.defer(resolve));
-      }
-    } catch (error) {
-      this.#deps.logError(new Error(`simulated worker ${workerId}: a round failed`, { cause: error }));
-    } finally {
-      member.busy = false;
-    }
-  }
-
-  async #train(
-    workerId: WorkerId,
-    member: SimulatedMember,
-    run: Run,
-    message: RoundOpen,
-    weights: Float32Array,
-  ): Promise<void> {
-    const { assignment } = member;
-    const { config } = assignment;
-    member.round ??= createWorkerRound({
-      backend: createCpuBackend(run.layout),
-      layout: run.layout,
-      compression: config,
-      batchSize: config.batchSize,
-      seed: config.seed,
-      worker: assignment.slot,
-      train: this.#deps.train!,
-      shard: shardIndices(this.#deps.train!.labels, config, assignment.shard),
-      // The server's own thread: its CPU time during the round's synchronous steps is the round's (threadClock.ts).
-      clock: threadCpuClock(),
-    });
-    const result = await member.round(weights, message.version);
-    const submission = parseSubmission({
-      runId: run.id,
-      workerId,
-      version: message.version,
-      layers: result.layers,
-      loss: result.loss,
-      layerStats: result.layerStats,
-      computeMs: result.computeMs + result.compressMs + result.encodeMs,
-      times: { compressMs: result.compressMs, encodeMs: result.encodeMs, clock: result.clock },
-    });
-    try {
-      run.acceptGradient(workerId, submission);
-    } catch (error) {
-      if (error instanceof ProtocolFault && RACES.has(error.code)) return;
-      throw error;
-    }
-  }
 }
+
+const now = () => performance.now();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION, type WorkerSummary } from '../core/protocol';
 import { DEFAULT_RUN_ID } from './app';
 import { connectClient, loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './testing/harness';
-import { SimulatedWorker } from '../client/net/simulatedWorker';
+import { HeadlessTab } from '../client/net/headlessTab';
 
 describe('worker profile in the run summary', () => {
   let server: TestServer;
@@ -108,7 +108,7 @@ describe('worker profile in the run summary', () => {
 
   it('measures the round trip of an accepted gradient on the server clock', async () => {
     const { train } = await loadTestData();
-    const worker = new SimulatedWorker({
+    const worker = new HeadlessTab({
       url: server.url,
       train,
       name: 'sim',

@@ -84,10 +84,10 @@ export async function timeTfjsSteps(options: TfjsStepOptions): Promise<TfjsStepT
     tf.keep(x);
     tf.keep(y);
   }
-  const optimizer = tf.train.sgd(options.learningRate);
+  const optimiser = tf.train.sgd(options.learningRate);
   const step = async (index: number): Promise<number> => {
     const { x, y } = data[index % data.length]!;
-    const cost = optimizer.minimize(
+    const cost = optimiser.minimize(
       () => {
         const h = tf.relu(tf.add(tf.matMul(x, w1), b1));
         const logits = tf.add(tf.matMul(h, w2), b2);
@@ -114,7 +114,7 @@ export async function timeTfjsSteps(options: TfjsStepOptions): Promise<TfjsStepT
       if (times.length >= 5 && performance.now() - started > options.maxMs) break;
     }
   } finally {
-    optimizer.dispose();
+    optimiser.dispose();
     for (const { x, y } of data) tf.dispose([x, y]);
     tf.dispose(variables);
   }

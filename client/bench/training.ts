@@ -16,7 +16,7 @@
  */
 import { reconstruct } from '../../core/atomo';
 import { MinibatchSampler, createBatch, loadMnist, type Batch } from '../../core/data';
-import { createCpuBackend, heInitialize } from '../../core/model';
+import { createCpuBackend, heInitialise } from '../../core/model';
 import { createModelLayout, type ModelLayout } from '../../core/model/layout';
 import { createFetchReader } from '../data/fetchReader';
 import { createGpuCompressor, type GpuCompressor, type GpuCompressorOptions } from '../gpu/compression/gpuCompressor';
@@ -201,7 +201,7 @@ export async function main(): Promise<TrainingBenchResult> {
   log(`MNIST: ${train.count} training digits`);
 
   const layout = createModelLayout('mlp');
-  const initial = heInitialize(layout, SEED);
+  const initial = heInitialise(layout, SEED);
   const gpuBackend = createGpuBackend(ctx.device, layout);
   // One GPU compressor per option set; the default one for the rows without options.
   const compressors = new Map<string, GpuCompressor>();

@@ -40,6 +40,11 @@ export interface OpenSocketOptions {
   readonly adminToken?: string;
   /** The server's origin; the page's own by default. */
   readonly url?: string;
+  /** Connect at once (the default), or only when the caller calls `connect()` (a headless tab, listeners first). */
+  readonly autoConnect?: boolean;
+  /** The first reconnection's delay and the back-off's cap, ms (500 and 4000 by default). */
+  readonly reconnectionDelayMs?: number;
+  readonly reconnectionDelayMaxMs?: number;
 }
 
 /** Opens a socket to the aggregator, WebSocket only, reconnecting forever with a capped back-off. */
@@ -48,9 +53,10 @@ export function openSocket(options: OpenSocketOptions = {}): AppSocket {
   const socketOptions = {
     transports: ['websocket'],
     auth: { ...auth },
+    autoConnect: options.autoConnect ?? true,
     reconnection: true,
-    reconnectionDelay: 500,
-    reconnectionDelayMax: 4_000,
+    reconnectionDelay: options.reconnectionDelayMs ?? 500,
+    reconnectionDelayMax: options.reconnectionDelayMaxMs ?? 4_000,
   };
   const socket: AppSocket = options.url === undefined ? io(socketOptions) : io(options.url, socketOptions);
   const meter = new FrameMeter();

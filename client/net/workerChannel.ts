@@ -85,8 +85,16 @@ export type ChannelFactory = (options: WorkerChannelOptions) => WorkerChannel;
 
 /** Channels over a real socket.io connection (to the page's origin, or `socket.url`). */
 export function socketChannelFactory(socket: OpenSocketOptions = {}): ChannelFactory {
+  return (options) => new SocketWorkerChannel(options, openSocket(socket));
+}
+
+/** A channel over a socket the caller opened with openSocket (a headless tab that listens to it too). */
+export function channelOnSocket(socket: AppSocket): ChannelFactory {
   return (options) => new SocketWorkerChannel(options, socket);
 }
+
+/** How long a join that got no answer waits before it is tried again (a cluster electing a leader answers late). */
+const JOIN_RETRY_MS = 500;
 
 /** One worker's socket: join, rejoin, submit, leave. */
 class SocketWorkerChannel implements WorkerChannel {
@@ -96,11 +104,12 @@ class SocketWorkerChannel implements WorkerChannel {
   /** Whether the worker wants to train; a paused one stays connected but not joined. */
   #participating = true;
   #workerId: WorkerId | null = null;
+  /** Joins accepted so far: a retry is dropped when another join got through meanwhile. */
+  #accepted = 0;
 
-  constructor(options: WorkerChannelOptions, socketOptions: OpenSocketOptions) {
+  constructor(options: WorkerChannelOptions, socket: AppSocket) {
     this.#options = options;
     const { listener } = options;
-    const socket = openSocket(socketOptions);
     this.#socket = socket;
     socket.on('connect', () => {
       listener.onLink('connected');
@@ -151,10 +160,17 @@ class SocketWorkerChannel implements WorkerChannel {
         return this.join();
       }
       listener.onError(answer.error);
+      // No answer in time, still connected: the server may be busy electing a leader; join again shortly.
+      const joinsBefore = this.#accepted;
+      if (answer.error.code === 'timeout' && this.#participating)
+        setTimeout(() => {
+          if (this.#participating && this.#socket.connected && this.#accepted === joinsBefore) void this.join();
+        }, JOIN_RETRY_MS);
       return false;
     }
     this.#firstJoin = false;
     const accepted: JoinAccepted = answer;
+    this.#accepted += 1;
     this.#workerId = accepted.workerId;
     await identity.adopt(accepted.workerKey);
     listener.onAssigned(accepted);

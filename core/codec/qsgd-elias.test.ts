@@ -12,7 +12,7 @@ import { qsgdScheme } from '../atomo/schemes/qsgd';
 import type { QsgdCoding, QsgdSample, Shape } from '../atomo/types';
 import { randomMatrix } from '../linalg/random-matrix';
 import { createCpuBackend } from '../model/cpu/backend';
-import { heInitialize } from '../model/init';
+import { heInitialise } from '../model/init';
 import { createModelLayout } from '../model/layout';
 import { randomImages, randomLabels } from '../model/testing/fixtures';
 import type { StreamId } from '../rng';
@@ -32,7 +32,7 @@ async function mlpGradient(): Promise<Float32Array> {
   const backend = createCpuBackend(layout);
   const images = randomImages(32, layout.inputSize, 11);
   const labels = randomLabels(32, layout.classCount, 12);
-  const { gradient } = await backend.lossAndGradient(heInitialize(layout, 1), images, labels, 32);
+  const { gradient } = await backend.lossAndGradient(heInitialise(layout, 1), images, labels, 32);
   const first = layout.tensors[0]!;
   expect(first.shape).toEqual(SHAPE);
   return gradient.slice(first.offset, first.offset + first.size);

@@ -23,8 +23,8 @@ export {
   type ParameterTensor,
   type ReluLayer,
 } from './layout';
-export { heInitialize, INIT_STREAM_TAG } from './init';
+export { heInitialise, INIT_STREAM_TAG } from './init';
 export type { BackendKind, DeviceTrainingBackend, GradientFactors, LossAndGradient, TrainingBackend } from './backend';
 export { createCpuBackend } from './cpu/backend';
 export { evaluate, type EvaluateOptions, type Evaluation } from './evaluate';
-export { sgdMomentumStep } from './optimizer';
+export { sgdMomentumStep } from './optimiser';

@@ -6,14 +6,14 @@
  * is fixed anyway).
  */
 import { describe, expect, it } from 'vitest';
-import { heInitialize } from './init';
+import { heInitialise } from './init';
 import { createModelLayout, MODEL_KINDS, tensorView } from './layout';
 
 const STANDARD_ERRORS = 5;
 
-describe.each(MODEL_KINDS)('heInitialize (%s)', (kind) => {
+describe.each(MODEL_KINDS)('heInitialise (%s)', (kind) => {
   const layout = createModelLayout(kind);
-  const params = heInitialize(layout, 20240601);
+  const params = heInitialise(layout, 20240601);
 
   it.each(layout.tensors.filter((t) => t.role === 'weight').map((t) => [t.name, t] as const))(
     '%s ~ N(0, 2/fanIn)',
@@ -44,9 +44,9 @@ describe.each(MODEL_KINDS)('heInitialize (%s)', (kind) => {
   });
 
   it('is a function of the seed', () => {
-    const again = heInitialize(layout, 20240601);
+    const again = heInitialise(layout, 20240601);
     expect(again.every((value, i) => value === params[i])).toBe(true);
-    const other = heInitialize(layout, 20240602);
+    const other = heInitialise(layout, 20240602);
     expect(other.some((value, i) => value !== params[i])).toBe(true);
   });
 });

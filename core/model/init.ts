@@ -17,7 +17,7 @@ const TWO_POW_26 = 0x4000000;
 const TWO_POW_53 = 0x20000000000000;
 
 /** The initial flat parameter vector of `layout` for run `seed`. */
-export function heInitialize(layout: ModelLayout, seed: number): Float32Array {
+export function heInitialise(layout: ModelLayout, seed: number): Float32Array {
   const params = new Float32Array(layout.parameterCount);
   layout.tensors.forEach((tensor, index) => {
     if (tensor.role === 'bias') return; // already zero

@@ -9,9 +9,9 @@
 import { describe, expect, it } from 'vitest';
 import { createCpuBackend } from './cpu/backend';
 import { evaluate } from './evaluate';
-import { heInitialize } from './init';
+import { heInitialise } from './init';
 import { createModelLayout, INPUT_SIZE, type ModelKind } from './layout';
-import { sgdMomentumStep } from './optimizer';
+import { sgdMomentumStep } from './optimiser';
 import { syntheticDigits } from './testing/synthetic';
 
 /**
@@ -30,7 +30,7 @@ async function trainOnSyntheticDigits(kind: ModelKind, schedule: Schedule) {
   const { steps, batch, learningRate, momentum } = schedule;
   const layout = createModelLayout(kind);
   const backend = createCpuBackend(layout);
-  const params = heInitialize(layout, 2024);
+  const params = heInitialise(layout, 2024);
   const velocity = new Float32Array(layout.parameterCount);
   const train = syntheticDigits(TRAINING_SET_SIZE, 1, 2);
   const batchesPerPass = Math.floor(TRAINING_SET_SIZE / batch);

@@ -3,7 +3,7 @@ import { SCHEMES } from '../atomo/schemes';
 import type { SchemeName } from '../atomo/types';
 import { encodeForWire } from '../codec';
 import { mlpLayout, type ModelLayout } from '../model/layout';
-import { sgdMomentumStep } from '../model/optimizer';
+import { sgdMomentumStep } from '../model/optimiser';
 import { uniformArray } from '../testing/seeded';
 import { aggregate } from '../aggregation';
 import {

@@ -9,7 +9,7 @@
  *              classroom attack, 1 for an honest worker)
  *   aggregate  the run's rule over the contributions in ascending worker id
  *              (core/aggregation; float64 sums, so arrival order never matters)
- *   step       SGD with momentum on float32 copies (core/model/optimizer.ts)
+ *   step       SGD with momentum on float32 copies (core/model/optimiser.ts)
  *
  * Every operation is IEEE arithmetic on float32/float64 values with no
  * transcendental function except in the DCT's twiddles (atomo-dct), so any
@@ -24,7 +24,7 @@ import { squaredNorm } from '../atomo/variance';
 import { CodecError, decodeLayer, encodeForWire } from '../codec';
 import { firstNonFinite } from '../codec/floats';
 import type { ModelLayout } from '../model/layout';
-import { sgdMomentumStep } from '../model/optimizer';
+import { sgdMomentumStep } from '../model/optimiser';
 import type { AggregationRule } from '../schema/runConfig';
 
 /** The state both sides keep in step: the weights and the momentum. */

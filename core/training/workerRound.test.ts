@@ -9,7 +9,7 @@ import { SCHEMES, SCHEME_NAMES, realisedError, reconstruct, spectralRouteOf, squ
 import { decodeLayer, encodeForWire, encodeLayer } from '../codec';
 import { Dataset, MinibatchSampler } from '../data';
 import { createCpuBackend } from '../model/cpu/backend';
-import { heInitialize } from '../model/init';
+import { heInitialise } from '../model/init';
 import { mlpLayout } from '../model/layout';
 import { compressByBytes } from '../atomo/compressByBytes';
 import { layerGradients } from './compression';
@@ -43,7 +43,7 @@ describe('worker round (CPU)', () => {
           train,
           shard,
         });
-      const weights = heInitialize(layout, 5);
+      const weights = heInitialise(layout, 5);
       const result = await make()(weights, version);
 
       // The reference, computed step by step: round v's minibatch, its gradient, each layer's scheme draw.
@@ -102,7 +102,7 @@ describe('worker round (CPU)', () => {
   }
 
   it('reports each layer’s indicator every round where the compression found both its norms, else every INDICATOR_EVERY rounds', async () => {
-    const weights = heInitialize(layout, 5);
+    const weights = heInitialise(layout, 5);
     const roundOf = (compression: Compression) =>
       createWorkerRound({
         backend: createCpuBackend(layout),
@@ -164,7 +164,7 @@ describe('worker round (CPU)', () => {
         shard,
       });
     const [round, plain] = [make(true), make(false)];
-    const weights = heInitialize(layout, 5);
+    const weights = heInitialise(layout, 5);
     let bytes = 0;
     for (let v = 0; v < 6; v++) {
       const [result, without] = [await round(weights, v), await plain(weights, v)];
@@ -186,11 +186,11 @@ describe('worker round (CPU)', () => {
     const readings = [100, 110, 113, 113.5];
     let reads = 0;
     const clock = { now: () => readings[reads++]!, source: 'thread-cpu' as const };
-    const timed = await createWorkerRound({ ...options, compression, clock })(heInitialize(layout, 5), version);
+    const timed = await createWorkerRound({ ...options, compression, clock })(heInitialise(layout, 5), version);
     expect(reads).toBe(4);
     expect([timed.computeMs, timed.compressMs, timed.encodeMs, timed.clock]).toEqual([10, 3, 0.5, 'thread-cpu']);
     // Without one: the wall clock, and it says so.
-    const wall = await createWorkerRound({ ...options, compression })(heInitialize(layout, 5), version);
+    const wall = await createWorkerRound({ ...options, compression })(heInitialise(layout, 5), version);
     expect(wall.clock).toBe('wall');
     expect(WALL_CLOCK.source).toBe('wall');
     expect(wall.computeMs).toBeGreaterThanOrEqual(0);
@@ -212,7 +212,7 @@ describe('worker round (CPU)', () => {
   });
 
   it('round-trips weights through the model codec', () => {
-    const weights = heInitialize(layout, 9);
+    const weights = heInitialise(layout, 9);
     expect(decodeWeights(layout, encodeWeights(layout, weights))).toEqual(weights);
   });
 });

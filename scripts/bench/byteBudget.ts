@@ -20,14 +20,14 @@
 import type { Compression } from '../../core/atomo/types';
 import { loadMnist, MinibatchSampler } from '../../core/data';
 import { createCpuBackend } from '../../core/model/cpu/backend';
-import { heInitialize } from '../../core/model/init';
+import { heInitialise } from '../../core/model/init';
 import { createModelLayout, type ModelKind } from '../../core/model/layout';
 import { defaultByteBudget } from '../../core/schema';
 import { planByBytes, type ByteBudgetScheme } from '../../core/atomo/compressByBytes';
 import { nuclearNorm, spectralIndicator } from '../../core/atomo/indicator';
 import { squaredNorm } from '../../core/atomo/variance';
 import { matchedTargetBytes } from '../../core/codec/budgets';
-import { sgdMomentumStep } from '../../core/model/optimizer';
+import { sgdMomentumStep } from '../../core/model/optimiser';
 import { compressOnCpu, layerGradients, type LayerGradient } from '../../core/training/compression';
 import { createFileReader } from '../../server/data/fileReader';
 import { fmt, loadText, markdownTable, writeSection } from './report';
@@ -87,7 +87,7 @@ async function benchModel(
 ): Promise<string> {
   const layout = createModelLayout(kind);
   const backend = createCpuBackend(layout);
-  const weights = heInitialize(layout, SEED);
+  const weights = heInitialise(layout, SEED);
   const sampler = new MinibatchSampler(
     Uint32Array.from({ length: 4096 }, (_, i) => i),
     BATCH,
@@ -167,7 +167,7 @@ async function matchedVariance(
   const indicators: number[][] = layout.tensors.map(() => []);
   const chosen: Record<string, number>[] = layout.tensors.map(() => ({}));
   for (const seed of SEEDS) {
-    const params = heInitialize(layout, seed);
+    const params = heInitialise(layout, seed);
     const velocity = new Float32Array(layout.parameterCount);
     const sampler = new MinibatchSampler(
       Uint32Array.from({ length: train.count }, (_, i) => i),

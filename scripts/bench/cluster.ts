@@ -464,7 +464,7 @@ export async function benchCluster(): Promise<void> {
 
 ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average ${loadBefore} before, ${loadAfter} after, on the shared 2-core machine
 (others were working: compare within the table, not with a quiet machine). Each configuration is started as \`npm start\` starts it
-(\`server/index.ts\`, and \`--processes N\` with its own Redis for N > 1); the simulated workers (the real protocol, SimulatedWorker) run
+(\`server/index.ts\`, and \`--processes N\` with its own Redis for N > 1); the simulated workers (the real protocol, HeadlessTab) run
 in ${THREADS} worker threads of the benchmark's own process, each resending one precomputed atomo-svd (budget 2) gradient of the MLP every round,
 quorum of all workers, ${rounds} measured rounds after a warm-up round, timed on the server's clock from the warm-up round's close to the
 last round's. "CPU per gradient" is the user + system time of every aggregator

@@ -54,7 +54,7 @@ import { svdLowRank } from '../../core/linalg/lowRankSvd';
 import { rightSubspace, svdRangeFinder } from '../../core/linalg/rangeFinderSvd';
 import { svdJacobi } from '../../core/linalg/svd';
 import { createCpuBackend, createCpuComputations } from '../../core/model/cpu/backend';
-import { heInitialize } from '../../core/model/init';
+import { heInitialise } from '../../core/model/init';
 import type { TrainingBackend } from '../../core/model/backend';
 import { createModelLayout, type ModelKind, type ModelLayout } from '../../core/model/layout';
 import { DEFAULT_RUN_CONFIG as RUN } from '../../core/schema/runConfig';
@@ -363,7 +363,7 @@ async function benchModel(
   train: Awaited<ReturnType<typeof loadMnist>>['train'],
 ) {
   const layout = createModelLayout(kind);
-  const weights = heInitialize(layout, SEED);
+  const weights = heInitialise(layout, SEED);
   const shard = Uint32Array.from({ length: 4096 }, (_, i) => i);
   const sampler = new MinibatchSampler(shard, BATCH, SEED, 0);
   const batches = Array.from({ length: rounds }, (_, round) => train.batch(sampler.batch(round)));

@@ -1,13 +1,13 @@
 /**
  * Entry point of one load-benchmark thread (`npm run bench -- server`): many
- * SimulatedWorker tabs that compute one honest gradient each and resend it
+ * headless tabs (HeadlessTab) that compute one honest gradient each and resend it
  * every round, so the benchmark measures the aggregator rather than the
  * workers' arithmetic. Real training runs the tab's own session instead
  * (scripts/swarm/workerThread.ts).
  */
 import { loadMnist } from '../../core/data';
 import { createFileReader } from '../../server/data/fileReader';
-import { SimulatedWorker } from '../../client/net/simulatedWorker';
+import { HeadlessTab } from '../../client/net/headlessTab';
 import {
   workerThreadPort,
   type FromWorkerThread,
@@ -23,7 +23,7 @@ try {
   const workers = Array.from(
     { length: data.count },
     (_, i) =>
-      new SimulatedWorker({ url: data.url, train, runId: data.runId, name: `${data.name}-${i}`, reuseGradient: true }),
+      new HeadlessTab({ url: data.url, train, runId: data.runId, name: `${data.name}-${i}`, reuseGradient: true }),
   );
   const joined = await Promise.all(workers.map((w) => w.start()));
   post({ type: 'joined', workerIds: joined.map((j) => j.workerId) });

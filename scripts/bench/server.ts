@@ -3,7 +3,7 @@
  * under load, beside raw socket.io on the same machine as the ceiling.
  *
  * How it is measured: the server runs on the main thread of this process;
- * the 200 simulated workers (SimulatedWorker, the real protocol) run in 4
+ * the 200 simulated workers (HeadlessTab, the real protocol) run in 4
  * worker threads of 50, so their socket.io-client work does not share the
  * server's event loop. Each worker computes one honest gradient in round 0
  * and resends it afterwards (reuseGradient),
@@ -190,7 +190,7 @@ export async function benchServer(): Promise<void> {
     `## Aggregator under load (\`npm run bench -- server\`)
 
 ${new Date().toISOString().slice(0, 10)}; ${workers} simulated workers on loopback, ${rounds} measured rounds per scheme (after a warm-up round), MLP, quorum of all workers.
-The server runs on the main thread; the workers (the real socket.io protocol, SimulatedWorker) run in ${THREADS} worker threads of the same process, each resending
+The server runs on the main thread; the workers (the real socket.io protocol, HeadlessTab) run in ${THREADS} worker threads of the same process, each resending
 one precomputed honest gradient every round, so the figures are the aggregator's (validation, decoding, averaging, SGD step, model broadcast to every worker).
 The ceiling is a bare socket.io server in the same place, the same clients in the same threads sending the same bytes per round, either acknowledged empty
 ("raw upload": the ingest ceiling; ratio = aggregator ingest / raw upload) or answered with a binary reply of the model's size ("raw round trip": the same

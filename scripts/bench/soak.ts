@@ -2,7 +2,7 @@
  * `npm run bench -- soak [--workers 200] [--rounds 300] [--churn 0.1] [--seed 1] [--reuse] [--pace-ms 0] [--downlink
  * full]`:
  * the aggregator as a real server process (`server/index.ts`, as `npm start`
- * runs it) under a long class: `workers` simulated tabs (SimulatedWorker, the
+ * runs it) under a long class: `workers` simulated tabs (HeadlessTab, the
  * real protocol, honest gradients) in 4 worker threads of this process, a
  * `churn` fraction of them leaving every round (half of those come back with
  * their key, half are replaced by new tabs), one of them marked as an
@@ -606,7 +606,7 @@ export async function benchSoak(): Promise<void> {
       `## Soak${reuse ? ', gradients resent' : ', every gradient computed'}: a long class with churn, an attacker and a restart (\`npm run bench -- soak\`)
 
 ${new Date().toISOString().slice(0, 10)}; \`npm run bench -- soak --workers ${workers} --rounds ${rounds} --churn ${churn}${reuse ? ' --reuse' : ''}${paceMs > 0 ? ` --pace-ms ${paceMs}` : ''}${downlink === 'full' ? '' : ` --downlink ${downlink}`}\`. The server is a real process
-(\`node --import tsx server/index.ts\`, as \`npm start\` runs it) on loopback; ${workers} simulated tabs (SimulatedWorker: the real protocol, ${
+(\`node --import tsx server/index.ts\`, as \`npm start\` runs it) on loopback; ${workers} simulated tabs (HeadlessTab: the real protocol, ${
         reuse
           ? 'each computing its honest gradient once, at its first round, and resending it with every later version (--reuse)'
           : 'each computing its honest gradient every round'

@@ -1,5 +1,5 @@
 /**
- * One thread of the soak (`npm run bench -- soak`): many SimulatedWorker tabs
+ * One thread of the soak (`npm run bench -- soak`): many headless tabs (HeadlessTab)
  * (the real protocol, honest gradients) in one run, and their churn. On each
  * `churn` message it disconnects a fraction of its connected tabs for good;
  * of those that left at the previous churn, half come back with their key
@@ -13,7 +13,7 @@ import { loadMnist } from '../../core/data';
 import type { RunId, WorkerKey } from '../../core/protocol';
 import { seededRng } from '../../core/testing/seeded';
 import { createFileReader } from '../../server/data/fileReader';
-import { SimulatedWorker } from '../../client/net/simulatedWorker';
+import { HeadlessTab } from '../../client/net/headlessTab';
 
 /** What a soak thread is started with. */
 export interface SoakThreadData {
@@ -22,7 +22,7 @@ export interface SoakThreadData {
   readonly count: number;
   readonly thread: number;
   readonly seed: number;
-  /** Each tab resends its first gradient (SimulatedWorker's reuseGradient). */
+  /** Each tab resends its first gradient (HeadlessTab's reuseGradient). */
   readonly reuse: boolean;
   /**
    * Each tab waits this long × U(0.5, 1.5) before sending each gradient, as a device computing it would (0: at once).
@@ -87,7 +87,7 @@ try {
   };
   let made = 0;
   const spawn = (workerKey?: WorkerKey) =>
-    new SimulatedWorker({
+    new HeadlessTab({
       url: data.url,
       train,
       runId: data.runId,
@@ -100,11 +100,11 @@ try {
   const attacker = data.thread === 0 ? active[0] : undefined;
   const joined = await Promise.all(active.map((w) => w.start()));
   post({ type: 'joined', workerIds: joined.map((j) => j.workerId) });
-  let departed: SimulatedWorker[] = [];
+  let departed: HeadlessTab[] = [];
   let retiredAccepted = 0;
   const errors: string[] = [];
   let sentBeforeRejoin = 0;
-  const collect = (w: SimulatedWorker) => {
+  const collect = (w: HeadlessTab) => {
     for (const e of w.errors) {
       if (e.code === 'not-joined') sentBeforeRejoin++;
       else if (!RACES.has(e.code)) errors.push(`${e.code}: ${e.message}`);
@@ -121,7 +121,7 @@ try {
   let lastConnectError: string | null = null;
   const loopDelay = monitorEventLoopDelay({ resolution: 20 });
   loopDelay.enable();
-  const startRetrying = async (w: SimulatedWorker): Promise<{ joinMs: number; openMs: number; connectMs: number }> => {
+  const startRetrying = async (w: HeadlessTab): Promise<{ joinMs: number; openMs: number; connectMs: number }> => {
     const begun = performance.now();
     let openMs = Number.NaN;
     let connectMs = Number.NaN;
@@ -166,7 +166,7 @@ try {
     }
     void (async () => {
       // Those who left last time: half return as themselves, half are replaced by newcomers.
-      const back: SimulatedWorker[] = [];
+      const back: HeadlessTab[] = [];
       let fresh = 0;
       departed.forEach((w, i) => {
         collect(w);

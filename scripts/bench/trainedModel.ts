@@ -14,7 +14,7 @@
  */
 import { type Batch, type Dataset, MinibatchSampler } from '../../core/data';
 import { createCpuBackend } from '../../core/model/cpu/backend';
-import { heInitialize } from '../../core/model/init';
+import { heInitialise } from '../../core/model/init';
 import type { ModelLayout } from '../../core/model/layout';
 import { DEFAULT_RUN_CONFIG } from '../../core/schema/runConfig';
 import {
@@ -61,7 +61,7 @@ export async function trainedRounds(
   });
   // The worker's own sampler: round v's minibatch is sampler.batch(v), as in createWorkerRound.
   const sampler = new MinibatchSampler(shard, RUN.batchSize, RUN.seed, worker);
-  let state: ModelState = { params: heInitialize(layout, RUN.seed), velocity: new Float32Array(layout.parameterCount) };
+  let state: ModelState = { params: heInitialise(layout, RUN.seed), velocity: new Float32Array(layout.parameterCount) };
   const kept: TrainedRound[] = [];
   for (let version = 0; version < rounds + count; version++) {
     if (version >= rounds)

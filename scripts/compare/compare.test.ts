@@ -33,9 +33,16 @@ describe('the settings', () => {
     expect(robust.map((e) => [e.id, e.aggregation])).toEqual([['svd-2-norm-bound', { kind: 'norm-bound', k: 3 }]]);
     expect(COMPARE_AGGREGATION).toEqual({ kind: 'mean' });
     // QSGD's sweep: bytes grow with the levels.
-    const qsgd = entries.filter((e) => e.scheme === 'qsgd');
+    const qsgd = entries.filter((e) => e.scheme === 'qsgd' && e.overrides?.qsgdCoding === undefined);
     expect(qsgd.map((e) => e.levels)).toEqual([1, 2, 4, 8, 16]);
     for (let i = 1; i < qsgd.length; i++) expect(qsgd[i]!.expectedBytes).toBeGreaterThan(qsgd[i - 1]!.expectedBytes);
+    // The fixed-width coding beside the paper's Elias coding, at the same levels: more bytes for the same draws.
+    for (const levels of [1, 4]) {
+      const fixed = entries.find((e) => e.id === `qsgd-${levels}-fixed`)!;
+      expect(fixed.overrides).toEqual({ qsgdCoding: 'fixed' });
+      expect(fixed.expectedBytes).toBeGreaterThan(qsgd.find((e) => e.levels === levels)!.expectedBytes);
+    }
+    expect(entries.find((e) => e.id === 'terngrad-clip')!.overrides).toEqual({ terngradClip: 2.5 });
   });
 });
 

@@ -7,7 +7,7 @@
  */
 import type { RunConfigPatch } from '../../core/protocol';
 import { loadTestData, removeDataDir, startServer, waitFor } from './harness';
-import { SimulatedWorker } from '../../client/net/simulatedWorker';
+import { HeadlessTab } from '../../client/net/headlessTab';
 
 /** What one load run measured. */
 export interface LoadFigures {
@@ -49,7 +49,7 @@ export async function measureLoad(workers: number, rounds: number, patch: RunCon
   });
   const simulated = Array.from(
     { length: workers },
-    () => new SimulatedWorker({ url: server.url, train, runId: run.id, reuseGradient: true }),
+    () => new HeadlessTab({ url: server.url, train, runId: run.id, reuseGradient: true }),
   );
   await Promise.all(simulated.map((w) => w.start()));
   // Round 0 computes the real gradients; the clock starts once it is done.

@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
 import { createCpuModelRuntime } from '../cpuModel';
 import { loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './harness';
-import { SimulatedWorker } from '../../client/net/simulatedWorker';
+import { HeadlessTab } from '../../client/net/headlessTab';
 
 /**
  * The ATOMO schemes, and the rest (float32 and the rivals): complementary filters, so every scheme trains in one file.
@@ -48,7 +48,7 @@ export function describeTraining(schemes: readonly SchemeName[]): void {
         const initial = await createCpuModelRuntime(test).evaluate('mlp', run.params.slice());
         const workers = Array.from(
           { length: WORKERS },
-          () => new SimulatedWorker({ url: server.url, train, runId: run.id }),
+          () => new HeadlessTab({ url: server.url, train, runId: run.id }),
         );
         for (const w of workers) await w.start();
         run.start();

@@ -26,7 +26,7 @@ import { gpuTest } from '../testing/gpuTest';
 import { createGpuBackend, type GpuGradient } from '../training/gpuBackend';
 import { GpuEntryCompressor } from './entryCompressor';
 import { createTensorCompressor } from './gpuCompressor';
-import { GpuQuantizer } from './quantizer';
+import { GpuQuantiser } from './quantiser';
 import { GpuSpectralCompressor } from './spectralCompressor';
 import type { DeviceGradient } from './tensors';
 
@@ -199,13 +199,13 @@ describe('GPU spectral ATOMO, sampling', () => {
 describe.each(['qsgd', 'terngrad'] as const)('GPU %s', (scheme) => {
   gpuTest(`draws what the CPU scheme draws, and is unbiased over ${SEEDS} seeds`, async ({ gpu }) => {
     const { g, gpuGradient, destroy } = await gradientOn(gpu.device, small, SMALL_BATCH);
-    const quantizer = new GpuQuantizer(gpu.device, scheme);
+    const quantiser = new GpuQuantiser(gpu.device, scheme);
     const levels = scheme === 'qsgd' ? 2 : 1;
     try {
       // Same stream, same draws: the GPU sample equals the CPU scheme's, and so do its bytes, in either QSGD coding
       // (the Elias one is written on the host from the levels read back).
       for (const qsgdCoding of QSGD_CODINGS) {
-        const first = await quantizer.compress(smallInput(gpuGradient)(0), levels, qsgdCoding);
+        const first = await quantiser.compress(smallInput(gpuGradient)(0), levels, qsgdCoding);
         small.tensors.forEach((tensor, index) => {
           const want = SCHEMES[scheme].compress(
             g.subarray(tensor.offset, tensor.offset + tensor.size),
@@ -220,10 +220,10 @@ describe.each(['qsgd', 'terngrad'] as const)('GPU %s', (scheme) => {
         });
       }
       await new MonteCarlo(small, g).run(
-        async (round) => (await quantizer.compress(smallInput(gpuGradient)(round), levels)).layers,
+        async (round) => (await quantiser.compress(smallInput(gpuGradient)(round), levels)).layers,
       );
     } finally {
-      quantizer.destroy();
+      quantiser.destroy();
       destroy();
     }
   });

@@ -2,7 +2,7 @@
  * The GPU compressor of the worker round (core/training/compression.ts's
  * DeviceCompressor): spectral ATOMO (spectralCompressor.ts), entry-wise
  * ATOMO (entryCompressor.ts), Fourier ATOMO (dctCompressor.ts, an option),
- * QSGD and TernGrad (quantizer.ts), and PowerSGD with its error feedback
+ * QSGD and TernGrad (quantiser.ts), and PowerSGD with its error feedback
  * kept on the device (powerSgdCompressor.ts) on a gradient that never left
  * the device; and byte budgets (atomo-auto, atomo-svd and atomo-dct by
  * bytes: byteBudgetCompressor.ts, an option), whose DCT and SVD run on the
@@ -40,7 +40,7 @@ import { GpuByteBudgetCompressor, onDeviceByBytes } from './byteBudgetCompressor
 import { GpuDctCompressor } from './dctCompressor';
 import { GPU_MAX_ENTRY_LAYER, GpuEntryCompressor } from './entryCompressor';
 import { GpuPowerSgd, gpuPowerSgdFits, type PowerSgdRoute } from './powerSgdCompressor';
-import { GPU_MAX_QSGD_LEVELS, GpuQuantizer } from './quantizer';
+import { GPU_MAX_QSGD_LEVELS, GpuQuantiser } from './quantiser';
 import { GpuSpectralCompressor, type SpectralCore } from './spectralCompressor';
 import type { GradientTensor } from './tensors';
 import type { StreamId } from '../../../core/rng';
@@ -98,12 +98,12 @@ export function createTensorCompressor(
   let matmul: MatmulKernel | null = null;
   let powerSgd: GpuPowerSgd | null = null;
   let byBytes: GpuByteBudgetCompressor | null = null;
-  const quantizers = new Map<'qsgd' | 'terngrad', GpuQuantizer>();
-  const quantizer = (scheme: 'qsgd' | 'terngrad'): GpuQuantizer => {
-    let q = quantizers.get(scheme);
+  const quantisers = new Map<'qsgd' | 'terngrad', GpuQuantiser>();
+  const quantiser = (scheme: 'qsgd' | 'terngrad'): GpuQuantiser => {
+    let q = quantisers.get(scheme);
     if (q === undefined) {
-      q = new GpuQuantizer(device, scheme);
-      quantizers.set(scheme, q);
+      q = new GpuQuantiser(device, scheme);
+      quantisers.set(scheme, q);
     }
     return q;
   };
@@ -174,7 +174,7 @@ export function createTensorCompressor(
           return dctCompressor().compress({ tensors, gradient, stream }, compression.budget);
         case 'qsgd':
         case 'terngrad':
-          return quantizer(compression.scheme).compress(
+          return quantiser(compression.scheme).compress(
             { tensors, gradient, stream },
             compression.levels,
             compression.qsgdCoding,
@@ -190,7 +190,7 @@ export function createTensorCompressor(
       dct?.destroy();
       powerSgd?.destroy();
       matmul?.destroy();
-      for (const q of quantizers.values()) q.destroy();
+      for (const q of quantisers.values()) q.destroy();
     },
   };
 }

@@ -26,7 +26,7 @@
  * Differences from the float64 CPU reference: the products are float32, and
  * on the device route the orthonormalisation zeroes a column whose norm falls
  * below 10⁻⁵ of its norm before projection (float32 cannot place it;
- * orthonormalize.wgsl), where the CPU normalises whatever is left. Both send
+ * orthonormalise.wgsl), where the CPU normalises whatever is left. Both send
  * P̂P̂ᵀM, the projection onto what P spans, so the estimate and the memory
  * agree to float32 accuracy; only the dropped column of P and Q differs.
  */
@@ -39,7 +39,7 @@ import type { CompressedLayerStats } from '../../../core/training/compression';
 import { AxpyKernel } from '../kernels/axpy';
 import type { MatmulKernel, MatmulPlan } from '../kernels/matmul';
 import { ReduceKernel, type ReducePlan } from '../kernels/reduce';
-import { ORTHONORMALIZE_MAX_COLUMNS, orthonormalizeBlocks } from '../kernels/svd';
+import { ORTHONORMALISE_MAX_COLUMNS, orthonormaliseBlocks } from '../kernels/svd';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool } from '../runtime/pools';
 import {
@@ -70,12 +70,12 @@ export function gpuPowerSgdFits(rank: number, tensors: readonly GradientTensor[]
   return (
     (Number.isInteger(rank) || rank === Number.POSITIVE_INFINITY) &&
     rank >= 1 &&
-    tensors.every((t) => powerSgdColumns(rank, t.shape) <= ORTHONORMALIZE_MAX_COLUMNS)
+    tensors.every((t) => powerSgdColumns(rank, t.shape) <= ORTHONORMALISE_MAX_COLUMNS)
   );
 }
 
 /**
- * Where P is orthonormalised. 'device': orthonormalize.wgsl in the same
+ * Where P is orthonormalised. 'device': orthonormalise.wgsl in the same
  * command buffer as the products (no sync mid-round). 'host': P (k·rows
  * floats per layer) is read back, orthonormalised by the core's own
  * Gram–Schmidt (core/linalg/orthonormalise.ts, float64, the CPU scheme's
@@ -119,10 +119,10 @@ interface State {
   readonly stats: GPUBuffer;
   readonly floats: number;
   /**
-   * Pᵀ = Qᵀ Mᵀ per layer; then orthonormalize.wgsl on the device route; then Qᵀ = P̂ᵀ M and e = M − P̂ Qᵀ per layer.
+   * Pᵀ = Qᵀ Mᵀ per layer; then orthonormalise.wgsl on the device route; then Qᵀ = P̂ᵀ M and e = M − P̂ Qᵀ per layer.
    */
   readonly products: Recordable[];
-  readonly orthonormalize: Recordable;
+  readonly orthonormalise: Recordable;
   readonly updates: Recordable[];
   /** ‖ĝ − g‖² per layer. */
   readonly errorNorms: ReducePlan[];
@@ -204,7 +204,7 @@ export class GpuPowerSgd {
         ),
       };
     });
-    const orthonormalize = orthonormalizeBlocks(
+    const orthonormalise = orthonormaliseBlocks(
       device,
       owned,
       tensors.map((t, l) => ({ offset: pOffsets[l]!, rows: t.shape[0], columns: columns[l]! })),
@@ -222,7 +222,7 @@ export class GpuPowerSgd {
       stats,
       floats,
       products: products.map((x) => x.p),
-      orthonormalize: dispatches(orthonormalize),
+      orthonormalise: dispatches(orthonormalise),
       updates: [...products.map((x) => x.q), ...products.map((x) => x.e)],
       errorNorms: this.#norms(tensors, difference, stats, 0),
       gradientNorms: null,
@@ -309,7 +309,7 @@ export class GpuPowerSgd {
     checkRank(rank);
     if (!gpuPowerSgdFits(rank, tensors))
       throw new RangeError(
-        `GPU PowerSGD orthonormalises at most ${ORTHONORMALIZE_MAX_COLUMNS} columns, rank ${rank} needs more`,
+        `GPU PowerSGD orthonormalises at most ${ORTHONORMALISE_MAX_COLUMNS} columns, rank ${rank} needs more`,
       );
     const own = key ?? {};
     const state = this.#state(own, tensors, gradient.buffer, rank);
@@ -322,7 +322,7 @@ export class GpuPowerSgd {
       this.#axpy.encode(encoder, 1, gradient.buffer, state.memory, state.floats);
       const pass = encoder.beginComputePass({ label: 'PowerSgd.products' });
       for (const step of state.products) step.record(pass);
-      if (this.#route === 'device') state.orthonormalize.record(pass);
+      if (this.#route === 'device') state.orthonormalise.record(pass);
       pass.end();
       if (this.#route === 'host') {
         const read = this.#staging.encodeRead(encoder, state.pt, 0, state.pt.size);

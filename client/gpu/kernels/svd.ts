@@ -1,6 +1,6 @@
 /**
  * Host of shaders/svd/, the batched GPU SVD: prepare.wgsl, gemm.wgsl,
- * orthonormalize.wgsl, jacobi.wgsl and sort.wgsl.
+ * orthonormalise.wgsl, jacobi.wgsl and sort.wgsl.
  *
  * A batch of f32 matrices of different shapes is decomposed in one command
  * buffer, with no CPU round trip per sweep: Jacobi runs `sweepsPerDispatch`
@@ -19,7 +19,7 @@
  */
 import prepareWgsl from '../../../shaders/svd/prepare.wgsl?raw';
 import gemmWgsl from '../../../shaders/svd/gemm.wgsl?raw';
-import orthonormalizeWgsl from '../../../shaders/svd/orthonormalize.wgsl?raw';
+import orthonormaliseWgsl from '../../../shaders/svd/orthonormalise.wgsl?raw';
 import jacobiWgsl from '../../../shaders/svd/jacobi.wgsl?raw';
 import sortWgsl from '../../../shaders/svd/sort.wgsl?raw';
 import { gaussians } from '../../../core/linalg/random-matrix';
@@ -73,11 +73,11 @@ const GEMM_TILE = wgslConstant(gemmWgsl, 'TILE');
 /** The largest matrices the kernels hold in workgroup memory (their MAX_COLUMNS). */
 const CAPACITY = {
   maxShortSide: wgslConstant(sortWgsl, 'MAX_COLUMNS'),
-  maxSketch: wgslConstant(orthonormalizeWgsl, 'MAX_COLUMNS'),
+  maxSketch: wgslConstant(orthonormaliseWgsl, 'MAX_COLUMNS'),
 };
 
-/** Most columns one orthonormalize.wgsl block may have (its MAX_COLUMNS). */
-export const ORTHONORMALIZE_MAX_COLUMNS = CAPACITY.maxSketch;
+/** Most columns one orthonormalise.wgsl block may have (its MAX_COLUMNS). */
+export const ORTHONORMALISE_MAX_COLUMNS = CAPACITY.maxSketch;
 
 /** A column-major block of `rows`-long columns at `offset` (floats) in a buffer. */
 export interface ColumnBlock {
@@ -87,36 +87,36 @@ export interface ColumnBlock {
 }
 
 /**
- * One dispatch of orthonormalize.wgsl (CGS2, one workgroup per block, each
+ * One dispatch of orthonormalise.wgsl (CGS2, one workgroup per block, each
  * column scaled by its largest |x| first) over
  * `blocks` of `buffer`, in place; the job table goes into `owned`. For a
  * host outside the SVD that needs only this kernel (PowerSGD's P̂,
  * compression/powerSgdCompressor.ts); the SVD itself runs it unscaled.
  */
-export function orthonormalizeBlocks(
+export function orthonormaliseBlocks(
   device: GPUDevice,
   owned: GPUBuffer[],
   blocks: readonly ColumnBlock[],
   buffer: GPUBuffer,
 ): Dispatch {
   for (const b of blocks) {
-    if (b.columns > ORTHONORMALIZE_MAX_COLUMNS)
-      throw new RangeError(`orthonormalize: ${b.columns} columns, at most ${ORTHONORMALIZE_MAX_COLUMNS}`);
+    if (b.columns > ORTHONORMALISE_MAX_COLUMNS)
+      throw new RangeError(`orthonormalise: ${b.columns} columns, at most ${ORTHONORMALISE_MAX_COLUMNS}`);
   }
   // Each column divided by its largest |x| first (SCALE_COLUMNS): P = MQ of any f32 magnitude.
   const kernel = PipelineCache.for(device).kernel({
-    label: 'Svd.orthonormalizeScaled',
-    code: withJobs(orthonormalizeWgsl),
+    label: 'Svd.orthonormaliseScaled',
+    code: withJobs(orthonormaliseWgsl),
     constants: { SCALE_COLUMNS: 1 },
   });
   const table = jobTable(
     device,
-    'Svd.orthonormalize.jobs',
+    'Svd.orthonormalise.jobs',
     blocks.map((b) => [b.offset, b.rows, b.columns, 0]),
     false,
     owned,
   );
-  return dispatchOf(device, kernel, 'Svd.orthonormalize', [table, buffer], [blocks.length, 1, 1]);
+  return dispatchOf(device, kernel, 'Svd.orthonormalise', [table, buffer], [blocks.length, 1, 1]);
 }
 
 /** The SVD kernels of one device (pipelines from its pipeline cache), shared by every batch. */
@@ -124,7 +124,7 @@ export class SvdKernel {
   readonly device: GPUDevice;
   readonly prepare: Kernel;
   readonly gemm: Kernel;
-  readonly orthonormalize: Kernel;
+  readonly orthonormalise: Kernel;
   readonly jacobi: Kernel;
   readonly sort: Kernel;
 
@@ -133,7 +133,7 @@ export class SvdKernel {
     const cache = PipelineCache.for(device);
     this.prepare = cache.kernel({ label: 'Svd.prepare', code: withJobs(withScaling(prepareWgsl)) });
     this.gemm = cache.kernel({ label: 'Svd.gemm', code: gemmWgsl });
-    this.orthonormalize = cache.kernel({ label: 'Svd.orthonormalize', code: withJobs(orthonormalizeWgsl) });
+    this.orthonormalise = cache.kernel({ label: 'Svd.orthonormalise', code: withJobs(orthonormaliseWgsl) });
     this.jacobi = cache.kernel({ label: 'Svd.jacobi', code: withJobs(withStructs(jacobiWgsl)) });
     this.sort = cache.kernel({ label: 'Svd.sort', code: withJobs(withScaling(sortWgsl)) });
   }
@@ -344,7 +344,7 @@ export class SvdBatch {
       const orthZ = topk.map(({ p }) => [p.aux2Offset, p.n, p.sketch, 0]);
       const groups: [number, number, number] = [topk.length, 1, 1];
       this.#gemm('sketchY', work, aux2, aux, wTimesZ);
-      this.#add('orthY', kernel.orthonormalize, [aux], orthY, groups);
+      this.#add('orthY', kernel.orthonormalise, [aux], orthY, groups);
       for (let it = 0; it < options.powerIterations; it++) {
         this.#gemm(
           'sketchZ',
@@ -353,9 +353,9 @@ export class SvdBatch {
           aux2,
           wTransposeTimesY((p) => p.aux2Offset),
         );
-        this.#add('orthZ', kernel.orthonormalize, [aux2], orthZ, groups);
+        this.#add('orthZ', kernel.orthonormalise, [aux2], orthZ, groups);
         this.#gemm('sketchY', work, aux2, aux, wTimesZ);
-        this.#add('orthY', kernel.orthonormalize, [aux], orthY, groups);
+        this.#add('orthY', kernel.orthonormalise, [aux], orthY, groups);
       }
       this.#gemm(
         'projectT',

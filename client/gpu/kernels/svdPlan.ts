@@ -94,7 +94,7 @@ export interface SvdPlan {
 
 /**
  * What the kernels hold in workgroup memory: the largest short side (sort.wgsl) and sketch width l = k + oversampling
- * (orthonormalize.wgsl).
+ * (orthonormalise.wgsl).
  */
 export interface SvdCapacity {
   readonly maxShortSide: number;

@@ -5,7 +5,7 @@ import { useTranslation } from 'react-i18next';
 /** One series in a chart's legend. */
 export interface LegendEntry {
   readonly name: string;
-  readonly color: string;
+  readonly colour: string;
 }
 
 /** Props of ChartCard. */
@@ -43,7 +43,7 @@ export function ChartCard({ title, caption, testId, points, emptyText, legend, d
         <ul className="chart-legend">
           {legend.map((entry) => (
             <li key={entry.name}>
-              <span className="chart-legend__swatch" style={{ background: entry.color }} aria-hidden="true" />
+              <span className="chart-legend__swatch" style={{ background: entry.colour }} aria-hidden="true" />
               {entry.name}
             </li>
           ))}

@@ -19,13 +19,13 @@ import {
   stack,
   tickLabelWidth,
 } from './chartGeometry';
-import { COLORS } from './palette';
+import { COLOURS } from './palette';
 
 /** One plotted quantity of the points. */
 export interface LiveSeries<P> {
   readonly key: string;
   readonly name: string;
-  readonly color: string;
+  readonly colour: string;
   readonly value: (point: P) => number;
   /** How the hovered point's value reads (the axis format by default). */
   readonly format?: (value: number, point: P) => string;
@@ -121,7 +121,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
         >
           {yTicks.map((tick, i) => (
             <g key={tick}>
-              <line x1={left} x2={plotRight} y1={sy(tick)} y2={sy(tick)} stroke={COLORS.grid} />
+              <line x1={left} x2={plotRight} y1={sy(tick)} y2={sy(tick)} stroke={COLOURS.grid} />
               <text x={left - TICK_GAP} y={sy(tick)} dy="0.32em" textAnchor="end" className="live-chart__tick">
                 {yLabels[i]}
               </text>
@@ -132,7 +132,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
               {tick}
             </text>
           ))}
-          <line x1={left} x2={plotRight} y1={plotBottom} y2={plotBottom} stroke={COLORS.axis} />
+          <line x1={left} x2={plotRight} y1={plotBottom} y2={plotBottom} stroke={COLOURS.axis} />
           {series.map((s, i) =>
             bands === null ? (
               <path
@@ -145,7 +145,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
                   step,
                 )}
                 fill="none"
-                stroke={s.color}
+                stroke={s.colour}
                 strokeWidth={2}
               />
             ) : (
@@ -154,7 +154,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
                 className="live-chart__series"
                 data-series={s.key}
                 d={bandPath(px, bands[i]!.tops.map(sy), bands[i]!.bottoms.map(sy), step)}
-                fill={s.color}
+                fill={s.colour}
                 fillOpacity={0.85}
                 stroke="none"
               />
@@ -167,7 +167,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
                 x2={plotRight}
                 y1={sy(props.reference.y)}
                 y2={sy(props.reference.y)}
-                stroke={COLORS.baseline}
+                stroke={COLOURS.baseline}
                 strokeDasharray="5 4"
                 strokeWidth={2}
               />
@@ -182,7 +182,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
               x2={px[hover]}
               y1={MARGIN.top}
               y2={plotBottom}
-              stroke={COLORS.axis}
+              stroke={COLOURS.axis}
               strokeDasharray="3 3"
             />
           )}
@@ -193,7 +193,7 @@ export function LiveChart<P>(props: LiveChartProps<P>) {
           <strong>{props.xLabel(xs[hover]!)}</strong>
           {series.map((s) => (
             <span key={s.key}>
-              <span className="chart-legend__swatch" style={{ background: s.color }} aria-hidden="true" />
+              <span className="chart-legend__swatch" style={{ background: s.colour }} aria-hidden="true" />
               {s.name}: {(s.format ?? yFormat)(s.value(hovered), hovered)}
             </span>
           ))}

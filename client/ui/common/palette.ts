@@ -4,12 +4,12 @@
 const PALETTE = ['#5b4bdb', '#e8702a', '#1f9e89', '#d6336c', '#3b82c4', '#a16207', '#6b7280', '#16a34a'];
 
 /** The colour of the run at `index` in the dashboard's run list. */
-export function runColor(index: number): string {
+export function runColour(index: number): string {
   return PALETTE[index % PALETTE.length]!;
 }
 
 /** Series colours of the worker charts. */
-export const COLORS = {
+export const COLOURS = {
   primary: '#5b4bdb',
   baseline: '#9aa3b5',
   closedForm: '#5b4bdb',
@@ -22,7 +22,7 @@ export const COLORS = {
 } as const;
 
 /** How the dashboard's chart axes are drawn. */
-export const AXIS_PROPS = { stroke: COLORS.axis, fontSize: 11, tickLine: false } as const;
+export const AXIS_PROPS = { stroke: COLOURS.axis, fontSize: 11, tickLine: false } as const;
 
 /**
  * How the dashboard's chart lines are drawn: 2 px wide, no point markers, no animation (the charts redraw as rounds

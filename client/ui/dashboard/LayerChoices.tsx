@@ -12,7 +12,7 @@ import { createModelLayout } from '../../../core/model';
 import type { LayerSentAs } from '../../../core/protocol';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, sentAsLabel } from '../common/format';
-import { AXIS_PROPS, COLORS, LINE_PROPS, runColor } from '../common/palette';
+import { AXIS_PROPS, COLOURS, LINE_PROPS, runColour } from '../common/palette';
 import { TableHead } from '../common/TableHead';
 import type { RunLayersPoint, RunView } from '../store/dashboardStore';
 import { RunOptions } from './RunOptions';
@@ -26,7 +26,7 @@ const HEIGHT = 220;
 const PAPER_CROSSOVER = 1;
 const WIRE_CROSSOVER = 0.6;
 const SENT_AS: readonly LayerSentAs[] = ['spectral', 'entry', 'dct', 'dense'];
-const SENT_AS_COLORS: Readonly<Record<LayerSentAs, string>> = {
+const SENT_AS_COLOURS: Readonly<Record<LayerSentAs, string>> = {
   spectral: '#5b4bdb',
   entry: '#e8702a',
   dct: '#1f9e89',
@@ -99,7 +99,7 @@ function LayerTick({
   names: readonly string[];
 }) {
   return (
-    <text x={x} y={y} dy={4} textAnchor="end" fontSize={10} fill={COLORS.axis} {...UNTRANSLATED}>
+    <text x={x} y={y} dy={4} textAnchor="end" fontSize={10} fill={COLOURS.axis} {...UNTRANSLATED}>
       {names[payload?.value ?? -1] ?? ''}
     </text>
   );
@@ -158,7 +158,7 @@ export function LayerChoices() {
       <ul className="legend" aria-label={t('dashboard.layers.legend')} translate="no">
         {names.map((name, l) => (
           <li key={name}>
-            <span className="legend__swatch" style={{ background: runColor(l) }} />
+            <span className="legend__swatch" style={{ background: runColour(l) }} />
             {name}
           </li>
         ))}
@@ -173,7 +173,7 @@ export function LayerChoices() {
         >
           <ResponsiveContainer width="100%" height={HEIGHT}>
             <LineChart margin={{ top: 8, right: 16, bottom: 0, left: -6 }}>
-              <CartesianGrid stroke={COLORS.grid} vertical={false} />
+              <CartesianGrid stroke={COLOURS.grid} vertical={false} />
               <XAxis
                 type="number"
                 dataKey="round"
@@ -191,10 +191,10 @@ export function LayerChoices() {
                 tickFormatter={formatNumber}
               />
               <Tooltip formatter={(v) => formatNumber(Number(v))} labelFormatter={roundLabel} />
-              <ReferenceLine y={PAPER_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="5 4" />
-              <ReferenceLine y={WIRE_CROSSOVER} stroke={COLORS.baseline} strokeDasharray="2 3" />
+              <ReferenceLine y={PAPER_CROSSOVER} stroke={COLOURS.baseline} strokeDasharray="5 4" />
+              <ReferenceLine y={WIRE_CROSSOVER} stroke={COLOURS.baseline} strokeDasharray="2 3" />
               {indicatorLines.map((data, l) => (
-                <Line key={l} data={data} dataKey="value" name={names[l] ?? ''} stroke={runColor(l)} {...LINE_PROPS} />
+                <Line key={l} data={data} dataKey="value" name={names[l] ?? ''} stroke={runColour(l)} {...LINE_PROPS} />
               ))}
             </LineChart>
           </ResponsiveContainer>
@@ -205,7 +205,7 @@ export function LayerChoices() {
             <span className="layer-choices__kinds">
               {SENT_AS.map((kind) => (
                 <span key={kind}>
-                  <span className="legend__swatch" style={{ background: SENT_AS_COLORS[kind] }} />
+                  <span className="legend__swatch" style={{ background: SENT_AS_COLOURS[kind] }} />
                   {sentAsLabel(kind)}
                 </span>
               ))}
@@ -217,7 +217,7 @@ export function LayerChoices() {
         >
           <ResponsiveContainer width="100%" height={HEIGHT}>
             <LineChart margin={{ top: 8, right: 16, bottom: 0, left: 40 }}>
-              <CartesianGrid stroke={COLORS.grid} />
+              <CartesianGrid stroke={COLOURS.grid} />
               <XAxis
                 type="number"
                 dataKey="round"
@@ -240,7 +240,7 @@ export function LayerChoices() {
                   data={data}
                   dataKey="layer"
                   name={sentAsLabel(kind)}
-                  stroke={SENT_AS_COLORS[kind]}
+                  stroke={SENT_AS_COLOURS[kind]}
                   {...LINE_PROPS}
                   strokeWidth={10}
                   strokeLinecap="butt"

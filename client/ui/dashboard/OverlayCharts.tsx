@@ -21,7 +21,7 @@ import {
 } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
 import { formatBytes, formatNumber, formatPercent, roundLabel, schemeTag } from '../common/format';
-import { AXIS_PROPS, COLORS, LINE_PROPS, runColor } from '../common/palette';
+import { AXIS_PROPS, COLOURS, LINE_PROPS, runColour } from '../common/palette';
 import type { RunView, TrafficAxis } from '../store/dashboardStore';
 import { useOrderedRuns } from './useOrderedRuns';
 
@@ -30,7 +30,7 @@ const percentTick = (v: number) => `${Math.round(v * 100)}%`;
 
 interface Plotted {
   readonly run: RunView;
-  readonly color: string;
+  readonly colour: string;
   readonly label: string;
 }
 
@@ -38,9 +38,9 @@ function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
   const { t } = useTranslation();
   return (
     <ul className="legend" aria-label={t('dashboard.charts.legend')} translate="no">
-      {runs.map(({ run, color, label }) => (
+      {runs.map(({ run, colour, label }) => (
         <li key={run.summary.runId}>
-          <span className="legend__swatch" style={{ background: color }} />
+          <span className="legend__swatch" style={{ background: colour }} />
           {label}
         </li>
       ))}
@@ -91,7 +91,7 @@ function TradeoffChart({
       </div>
       <ResponsiveContainer width="100%" height={height}>
         <LineChart margin={{ top: 8, right: 16, bottom: 14, left: -6 }}>
-          <CartesianGrid stroke={COLORS.grid} />
+          <CartesianGrid stroke={COLOURS.grid} />
           <XAxis
             type="number"
             dataKey={axisKey}
@@ -105,7 +105,7 @@ function TradeoffChart({
               position: 'insideBottom',
               offset: -8,
               fontSize: 11,
-              fill: COLORS.axis,
+              fill: COLOURS.axis,
             }}
           />
           <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...AXIS_PROPS} tickFormatter={percentTick} />
@@ -113,13 +113,13 @@ function TradeoffChart({
             formatter={(v, name) => [formatPercent(Number(v)), name]}
             labelFormatter={(mb) => t('dashboard.charts.mbSent', { mb: formatNumber(Number(mb)) })}
           />
-          {runs.map(({ run, color, label }) => (
+          {runs.map(({ run, colour, label }) => (
             <Line
               key={run.summary.runId}
               data={run.evals.points.filter((p) => p[axisKey] > 0)}
               dataKey="accuracy"
               name={label}
-              stroke={color}
+              stroke={colour}
               {...LINE_PROPS}
               dot={{ r: 2.5 }}
             />
@@ -158,7 +158,7 @@ function RoundChart({
     <ChartCard title={title} caption={caption} testId={testId} points={points}>
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <LineChart margin={{ top: 8, right: 16, bottom: 0, left: -6 }}>
-          <CartesianGrid stroke={COLORS.grid} vertical={false} />
+          <CartesianGrid stroke={COLOURS.grid} vertical={false} />
           <XAxis type="number" dataKey="round" domain={['dataMin', 'dataMax']} allowDecimals={false} {...AXIS_PROPS} />
           <YAxis
             type="number"
@@ -170,18 +170,18 @@ function RoundChart({
             tickFormatter={yTick}
           />
           <Tooltip formatter={(v) => yTick(Number(v))} labelFormatter={roundLabel} />
-          {series.map(({ run, color, label, data }) => (
-            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={color} {...LINE_PROPS} />
+          {series.map(({ run, colour, label, data }) => (
+            <Line key={run.summary.runId} data={data} dataKey="value" name={label} stroke={colour} {...LINE_PROPS} />
           ))}
           {series
             .filter(({ dashed }) => dashed.length > 0)
-            .map(({ run, color, label, dashed }) => (
+            .map(({ run, colour, label, dashed }) => (
               <Line
                 key={`${run.summary.runId}-dashed`}
                 data={dashed}
                 dataKey="value"
                 name={dashedName?.(label) ?? label}
-                stroke={color}
+                stroke={colour}
                 strokeDasharray="5 4"
                 {...LINE_PROPS}
               />
@@ -196,12 +196,12 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
   const { t } = useTranslation();
   const bars = runs
     .filter(({ run }) => run.contributions > 0)
-    .map(({ run, color }) => ({
+    .map(({ run, colour }) => ({
       name: `${run.summary.config.name}`,
       scheme: schemeTag(run.summary.config),
       bytes: run.bytesUpTotal / run.contributions,
       down: run.participations === 0 ? 0 : run.bytesDownTotal / run.participations,
-      color,
+      colour,
     }));
   const dense = runs.find(({ run }) => run.summary.config.scheme === 'none' && run.contributions > 0);
   return (
@@ -213,7 +213,7 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
     >
       <ResponsiveContainer width="100%" height={HEIGHT}>
         <BarChart data={bars} margin={{ top: 8, right: 16, bottom: 0, left: 0 }}>
-          <CartesianGrid stroke={COLORS.grid} vertical={false} />
+          <CartesianGrid stroke={COLOURS.grid} vertical={false} />
           <XAxis dataKey="scheme" {...AXIS_PROPS} interval={0} tick={{ fontSize: 10 }} />
           <YAxis
             {...AXIS_PROPS}
@@ -229,18 +229,18 @@ function BytesPerRoundChart({ runs }: { readonly runs: readonly Plotted[] }) {
           {dense !== undefined && (
             <ReferenceLine
               y={dense.run.bytesUpTotal / dense.run.contributions}
-              stroke={COLORS.baseline}
+              stroke={COLOURS.baseline}
               strokeDasharray="5 4"
             />
           )}
           <Bar dataKey="bytes" name={t('dashboard.charts.bytesUp')} isAnimationActive={false}>
             {bars.map((bar) => (
-              <Cell key={bar.name} fill={bar.color} />
+              <Cell key={bar.name} fill={bar.colour} />
             ))}
           </Bar>
           <Bar dataKey="down" name={t('dashboard.charts.bytesDown')} isAnimationActive={false}>
             {bars.map((bar) => (
-              <Cell key={bar.name} fill={bar.color} fillOpacity={0.45} />
+              <Cell key={bar.name} fill={bar.colour} fillOpacity={0.45} />
             ))}
           </Bar>
         </BarChart>
@@ -304,7 +304,7 @@ export function OverlayCharts({ projector = false }: { readonly projector?: bool
     () =>
       ordered.map((run, i) => ({
         run,
-        color: runColor(i),
+        colour: runColour(i),
         label: `${run.summary.config.name} (${schemeTag(run.summary.config)})`,
       })),
     [ordered],

@@ -11,7 +11,7 @@ import {
   formatBytes,
   formatPercent,
 } from '../common/format';
-import { runColor } from '../common/palette';
+import { runColour } from '../common/palette';
 import { TableHead } from '../common/TableHead';
 import type { RunView } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
@@ -91,7 +91,7 @@ export function RunsTable() {
               data-scheme={summary.config.scheme}
             >
               <td>
-                <span className="legend__swatch" style={{ background: runColor(i) }} />
+                <span className="legend__swatch" style={{ background: runColour(i) }} />
                 <strong translate="no">{summary.config.name}</strong>{' '}
                 <span className="muted mono" translate="no">
                   {summary.runId}

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { useTranslation } from 'react-i18next';
 
 import { formatNumber, formatPercent } from '../common/format';
-import { runColor } from '../common/palette';
+import { runColour } from '../common/palette';
 import { TableHead } from '../common/TableHead';
 import type { RunView } from '../store/dashboardStore';
 import { TableCard } from './TableCard';
@@ -22,7 +22,7 @@ export function SummaryTable() {
   const { t } = useTranslation();
   const [target, setTarget] = useState(0.8);
   const runs = useOrderedRuns();
-  const rows = runs.map((run, i) => ({ run, color: runColor(i), hit: reached(run, target) }));
+  const rows = runs.map((run, i) => ({ run, colour: runColour(i), hit: reached(run, target) }));
   const fewest = Math.min(...rows.map((r) => r.hit?.mb ?? Infinity));
   return (
     <TableCard
@@ -52,10 +52,10 @@ export function SummaryTable() {
         label={(column) => t(`dashboard.summary.${column}`)}
       />
       <tbody>
-        {rows.map(({ run, color, hit }) => (
+        {rows.map(({ run, colour, hit }) => (
           <tr key={run.summary.runId} className={hit !== null && hit.mb === fewest ? 'row--best' : ''}>
             <td>
-              <span className="legend__swatch" style={{ background: color }} />
+              <span className="legend__swatch" style={{ background: colour }} />
               <span translate="no">{run.summary.config.name}</span>
             </td>
             <td className="num">{hit === null ? <span className="muted">{t('common.notYet')}</span> : hit.round}</td>

@@ -14,7 +14,7 @@ import { emptySeries, pushPoint, type Series } from './series';
 
 /**
  * Points kept in the tab's own history: half the dashboard's, since the tab
- * redraws four charts while it trains and recharts' work grows with the
+ * redraws four charts while it trains and their work grows with the
  * points (docs/design.md, "The tab's threads").
  */
 const HISTORY_POINTS = 120;

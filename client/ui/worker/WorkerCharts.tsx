@@ -18,7 +18,7 @@ import {
   varianceFormula,
 } from '../common/format';
 import { LiveChart } from '../common/LiveChart';
-import { COLORS } from '../common/palette';
+import { COLOURS } from '../common/palette';
 import type { WorkerRoundPoint, WorkerState } from '../store/workerStore';
 import { workerStore } from '../store/workerStore';
 import { useThrottledStore } from '../store/useThrottled';
@@ -52,7 +52,7 @@ function LossChart() {
       <LiveChart
         points={points}
         x={round}
-        series={[{ key: 'loss', name: t('worker.charts.lossSeries'), color: COLORS.primary, value: (p) => p.loss }]}
+        series={[{ key: 'loss', name: t('worker.charts.lossSeries'), colour: COLOURS.primary, value: (p) => p.loss }]}
         yFormat={formatNumber}
         xLabel={roundLabel}
         height={HEIGHT}
@@ -85,7 +85,7 @@ function BytesChart() {
       }
       testId="chart-bytes"
       points={points.length}
-      legend={[{ name: sent, color: COLORS.primary }]}
+      legend={[{ name: sent, colour: COLOURS.primary }]}
     >
       <LiveChart
         points={points}
@@ -94,7 +94,7 @@ function BytesChart() {
           {
             key: 'percent',
             name: sent,
-            color: COLORS.primary,
+            colour: COLOURS.primary,
             value: (p) => (p.bytes > 0 && p.denseBytes > 0 ? (100 * p.bytes) / p.denseBytes : Number.NaN),
             format: (percent, p) => `${formatPercent(percent / 100)} (${formatBytes(p.bytes)})`,
           },
@@ -124,13 +124,13 @@ function VarianceChart() {
     {
       key: 'closedRel',
       name: t('worker.charts.closedForm', { formula }),
-      color: COLORS.closedForm,
+      colour: COLOURS.closedForm,
       value: (p: WorkerRoundPoint) => p.closedRel,
     },
     {
       key: 'realisedRel',
       name: t('worker.charts.realised'),
-      color: COLORS.realised,
+      colour: COLOURS.realised,
       value: (p: WorkerRoundPoint) => p.realisedRel,
     },
   ];
@@ -162,9 +162,9 @@ function VarianceChart() {
 
 /** The time chart's stacked series: where a round's time went. */
 const TIME_SERIES = [
-  ['computeMs', 'worker.charts.compute', COLORS.compute],
-  ['compressMs', 'worker.charts.compress', COLORS.compress],
-  ['uploadMs', 'worker.charts.upload', COLORS.upload],
+  ['computeMs', 'worker.charts.compute', COLOURS.compute],
+  ['compressMs', 'worker.charts.compress', COLOURS.compress],
+  ['uploadMs', 'worker.charts.upload', COLOURS.upload],
 ] as const;
 
 /**
@@ -193,10 +193,10 @@ function TimeChart() {
   const { t } = useTranslation();
   const points = useHistory('time');
   const last = points[points.length - 1];
-  const series = TIME_SERIES.map(([key, name, color]) => ({
+  const series = TIME_SERIES.map(([key, name, colour]) => ({
     key,
     name: t(name),
-    color,
+    colour,
     value: (p: WorkerRoundPoint) => p[key],
   }));
   return (

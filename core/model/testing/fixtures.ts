@@ -3,7 +3,7 @@
  * drawn from Philox streams, so every test sees the same numbers every run.
  */
 import { randomBits, uniform24, type StreamId } from '../../rng';
-import { heInitialize } from '../init';
+import { heInitialise } from '../init';
 import type { ModelLayout } from '../layout';
 
 /** StreamId.layer for test fixtures, away from init, data and gradient-sampling streams. */
@@ -20,7 +20,7 @@ export function fixtureUniform(seed: number, purpose: number, index: number): nu
 
 /** He-initialised weights plus small non-zero biases, so bias paths are exercised too. */
 export function randomParameters(layout: ModelLayout, seed: number, biasScale = 0.1): Float32Array {
-  const params = heInitialize(layout, seed);
+  const params = heInitialise(layout, seed);
   for (const tensor of layout.tensors) {
     if (tensor.role !== 'bias') continue;
     for (let i = 0; i < tensor.size; i++) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sgdMomentumStep } from './optimizer';
+import { sgdMomentumStep } from './optimiser';
 
 describe('sgdMomentumStep', () => {
   it('follows v ← μv + g, θ ← θ − ηv over two steps', () => {

@@ -1,5 +1,5 @@
 /**
- * QSGD and TernGrad on the GPU (kernels/quantize.ts): the norms per layer
+ * QSGD and TernGrad on the GPU (kernels/quantise.ts): the norms per layer
  * with the reduce kernel, the stochastic codes with Philox draws addressed
  * exactly as on the CPU, and a read-back of only the packed codes (8 bits
  * per entry for QSGD, 2 for TernGrad), the norms and the per-layer
@@ -9,7 +9,7 @@
  */
 import { DEFAULT_QSGD_CODING } from '../../../core/atomo/schemes/scheme';
 import type { QsgdCoding, QsgdSample, TernGradSample } from '../../../core/atomo/types';
-import { QuantizeKernel, type QuantizeScheme } from '../kernels/quantize';
+import { QuantiseKernel, type QuantiseScheme } from '../kernels/quantise';
 import { ReduceKernel, type ReducePlan } from '../kernels/reduce';
 import { dispatches, type Recordable } from '../runtime/dispatch';
 import { StagingPool } from '../runtime/pools';
@@ -39,28 +39,28 @@ interface Plan {
   readonly stats: GPUBuffer;
   readonly params: GPUBuffer[];
   /** The code kernel of each layer. */
-  readonly quantize: Recordable[];
+  readonly quantise: Recordable[];
   readonly reduces: ReducePlan[];
   /** Frees the plan's buffers and reductions. */
   destroy(): void;
 }
 
 /** QSGD / TernGrad of a gradient on the GPU, for one set of tensors. */
-export class GpuQuantizer {
+export class GpuQuantiser {
   readonly #device: GPUDevice;
-  readonly #scheme: QuantizeScheme;
-  readonly #kernel: QuantizeKernel;
+  readonly #scheme: QuantiseScheme;
+  readonly #kernel: QuantiseKernel;
   readonly #reduce: ReduceKernel;
   readonly #staging: StagingPool;
   readonly #plans = gradientPlanCache<Plan>();
 
   /** Compiles the quantiser for `scheme`. */
-  constructor(device: GPUDevice, scheme: QuantizeScheme) {
+  constructor(device: GPUDevice, scheme: QuantiseScheme) {
     this.#device = device;
     this.#scheme = scheme;
-    this.#kernel = new QuantizeKernel(device, scheme);
+    this.#kernel = new QuantiseKernel(device, scheme);
     this.#reduce = new ReduceKernel(device);
-    this.#staging = new StagingPool(device, `Quantize[${scheme}].staging`);
+    this.#staging = new StagingPool(device, `Quantise[${scheme}].staging`);
   }
 
   #plan(tensors: readonly GradientTensor[], gradient: GPUBuffer): Plan {
@@ -70,7 +70,7 @@ export class GpuQuantizer {
     const owned: GPUBuffer[] = [];
     const storage = (label: string, floats: number): GPUBuffer => {
       const buffer = device.createBuffer({
-        label: `Quantize.${label}`,
+        label: `Quantise.${label}`,
         size: Math.max(16, floats * 4),
         usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
       });
@@ -108,7 +108,7 @@ export class GpuQuantizer {
     ];
     const params = tensors.map((_, layer) =>
       device.createBuffer({
-        label: `Quantize.params[${layer}]`,
+        label: `Quantise.params[${layer}]`,
         size: 48,
         usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
       }),
@@ -133,7 +133,7 @@ export class GpuQuantizer {
       norms,
       stats,
       params,
-      quantize: codeDispatches,
+      quantise: codeDispatches,
       reduces: [...reduces, ...partReduces],
       destroy() {
         for (const reduce of this.reduces) reduce.destroy();
@@ -178,11 +178,11 @@ export class GpuQuantizer {
         ]),
       );
     });
-    const encoder = device.createCommandEncoder({ label: `Quantize[${this.#scheme}]` });
-    const pass = encoder.beginComputePass({ label: `Quantize[${this.#scheme}].pass` });
+    const encoder = device.createCommandEncoder({ label: `Quantise[${this.#scheme}]` });
+    const pass = encoder.beginComputePass({ label: `Quantise[${this.#scheme}].pass` });
     plan.reduces[0]!.record(pass);
     plan.reduces[1]!.record(pass);
-    for (const layerCodes of plan.quantize) layerCodes.record(pass);
+    for (const layerCodes of plan.quantise) layerCodes.record(pass);
     plan.reduces[2]!.record(pass);
     plan.reduces[3]!.record(pass);
     pass.end();

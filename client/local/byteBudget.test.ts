@@ -26,9 +26,9 @@ import {
 import { encodeForWire } from '../../core/codec';
 import { MinibatchSampler, createBatch } from '../../core/data';
 import { createCpuBackend } from '../../core/model/cpu/backend';
-import { heInitialize } from '../../core/model/init';
+import { heInitialise } from '../../core/model/init';
 import { createModelLayout, type ModelKind } from '../../core/model/layout';
-import { sgdMomentumStep } from '../../core/model/optimizer';
+import { sgdMomentumStep } from '../../core/model/optimiser';
 import { defaultByteBudget } from '../../core/schema';
 import { layerGradients } from '../../core/training/compression';
 import { loadMnistForTests } from './testing';
@@ -43,7 +43,7 @@ async function gradientSnapshots(model: ModelKind): Promise<BytesLayer[][]> {
   const { train } = await loadMnistForTests();
   const layout = createModelLayout(model);
   const backend = createCpuBackend(layout);
-  const params = heInitialize(layout, 1);
+  const params = heInitialise(layout, 1);
   const velocity = new Float32Array(layout.parameterCount);
   const sampler = new MinibatchSampler(
     Uint32Array.from({ length: train.count }, (_, i) => i),

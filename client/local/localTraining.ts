@@ -8,9 +8,9 @@ import { reconstruct } from '../../core/atomo';
 import type { Compression } from '../../core/atomo';
 import type { Dataset } from '../../core/data';
 import { evaluate, type Evaluation } from '../../core/model/evaluate';
-import { heInitialize } from '../../core/model/init';
+import { heInitialise } from '../../core/model/init';
 import type { ModelLayout } from '../../core/model/layout';
-import { sgdMomentumStep } from '../../core/model/optimizer';
+import { sgdMomentumStep } from '../../core/model/optimiser';
 import type { DeviceCompressor } from '../../core/training/compression';
 import { createWorkerRound, type WorkerRoundOptions, type WorkerRoundResult } from '../../core/training/workerRound';
 
@@ -52,7 +52,7 @@ export interface LocalTrainingResult {
 export async function trainLocally<G>(options: LocalTrainingOptions<G>): Promise<LocalTrainingResult> {
   const { backend, layout, test, steps, learningRate, momentum } = options;
   const heldOut = Math.min(options.heldOut ?? test.count, test.count);
-  const params = heInitialize(layout, options.seed);
+  const params = heInitialise(layout, options.seed);
   const velocity = new Float32Array(layout.parameterCount);
   const estimate = new Float32Array(layout.parameterCount);
   const shard = Uint32Array.from({ length: options.train.count }, (_, i) => i);
