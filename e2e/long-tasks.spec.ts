@@ -14,22 +14,12 @@
  *  - its time chart's compute and compression (the mean bands over the
  *    rounds it draws) are reported in the test's annotations.
  *
- * Why two times: the page is the student's device, and here it shares two
- * cores with its own Web Worker training flat out, software WebGPU
- * compositing every frame, the browser and the aggregator. A task's clock
- * time includes the time it waited for a core: in three runs the trace
- * showed the page's tasks running at most 8.6-11.6 ms on the thread and
- * lasting up to 30-48 ms by the clock, and a CI run failed on the clock
- * alone (one task of 54 ms, while the profile taken after it found the page
- * busy about 0.24 s in 10 s). The thread time is the page's own work,
- * which is what moving the session into a worker bounds; the clock bound,
- * five times as loose, still catches a page that blocks (a synchronous wait
- * on the worker, say), which would not show in thread time.
+ * Why two times: here the page shares two cores with its own Web Worker, software WebGPU, the browser and the
+ * aggregator, so a task's clock time includes its wait for a core. The thread time is the page's own work, which the Web
+ * Worker bounds; the clock bound, five times as loose, still catches a page that blocks (a synchronous wait on the
+ * worker, say), which thread time would not show.
  *
- * The aggregator is the teacher's machine in a classroom; here it runs at
- * the lowest priority (nice 19), as it updates the model, evaluates it and
- * writes checkpoints as fast as this tab trains (about three quarters of a
- * core), so that it waits behind the page rather than the page behind it.
+ * The aggregator runs at the lowest priority (nice 19), so that it waits behind the page rather than the page behind it.
  */
 import { writeFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';

@@ -1,7 +1,7 @@
 /**
  * The factored SVD of G = Xᵀ·Δ against the reference: svdJacobi on G formed
- * in Float64. σ within 1e-5 relative (the issue's bound; Householder plus
- * Jacobi give ~1e-12), the rank-σ reconstruction equal to G, U and V
+ * in Float64. σ within 1e-5 relative (Householder plus Jacobi give ~1e-12;
+ * the unchecked Gram route exceeds it on near-duplicate examples), the rank-σ reconstruction equal to G, U and V
  * orthonormal, on random and adversarial factors.
  */
 import { describe, expect, it } from 'vitest';

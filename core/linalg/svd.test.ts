@@ -6,9 +6,9 @@ import { bothWays } from './testing/shapes';
 import { rankTolerance, svdGramJacobi, svdJacobi, type SvdOptions, type SvdResult } from './svd';
 
 // Float64 Jacobi is backward stable: errors are a small multiple of
-// max(m, n)·ε ≈ 1e-13 for these sizes. 1e-10 is the accuracy the brief asks
-// for and leaves three orders of magnitude of slack, while a wrong rotation,
-// a missing transpose or an unsorted σ is off by O(1).
+// max(m, n)·ε ≈ 1e-13 for these sizes. 1e-10 leaves three orders of
+// magnitude of slack, while a wrong rotation, a missing transpose or an
+// unsorted σ is off by O(1).
 const TOL = 1e-10;
 
 function frobenius(a: ArrayLike<number>): number {

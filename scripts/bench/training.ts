@@ -131,7 +131,7 @@ WebGPU backend with \`WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD\` 0; \`@tensorflow/tfjs-
 Speed-ups are the other time over ours (> 1×: ours is faster, < 1×: slower).
 Rows without a route are the defaults a tab gets (spectral ATOMO's host route from the read-back factors, Fourier ATOMO
 on the CPU path); the device rows are options (client/gpu/compression/gpuCompressor.ts). "GPU round / GPU round (none)"
-is the issue's target ratio, both from this run. Left out: the old device route (batched Jacobi of the input factor,
+is the GPU round against the uncompressed one, both from this run. Left out: the old device route (batched Jacobi of the input factor,
 then of V_aᵀG), replaced by the factored device route and no longer in the code, so not in the same run; pipeline
 compilation (in the warm-up rounds).
 
