@@ -9,13 +9,24 @@ function rectangle(width: number, height: number, x0: number, y0: number, w: num
 }
 
 function bounds(image: Float32Array) {
-  let top = 28, bottom = -1, left = 28, right = -1, mass = 0, cx = 0, cy = 0;
+  let top = 28,
+    bottom = -1,
+    left = 28,
+    right = -1,
+    mass = 0,
+    cx = 0,
+    cy = 0;
   for (let y = 0; y < 28; y++) {
     for (let x = 0; x < 28; x++) {
       const v = image[y * 28 + x]!;
       if (v <= 0) continue;
-      top = Math.min(top, y); bottom = Math.max(bottom, y); left = Math.min(left, x); right = Math.max(right, x);
-      mass += v; cx += v * (x + 0.5); cy += v * (y + 0.5);
+      top = Math.min(top, y);
+      bottom = Math.max(bottom, y);
+      left = Math.min(left, x);
+      right = Math.max(right, x);
+      mass += v;
+      cx += v * (x + 0.5);
+      cy += v * (y + 0.5);
     }
   }
   return { width: right - left + 1, height: bottom - top + 1, cx: cx / mass, cy: cy / mass };
