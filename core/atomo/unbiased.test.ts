@@ -50,8 +50,8 @@ const cases: Case[] = [
   },
   { scheme: 'qsgd', levels: 1, coordinateVariance: (g) => qsgdCoordinateVariance(g, 1) },
   { scheme: 'qsgd', levels: 5, coordinateVariance: (g) => qsgdCoordinateVariance(g, 5) },
-  // QSGD at its best, as in its paper: 2^b − 1 levels and a norm per bucket of 512 (the last bucket short here: 2,048 =
-  // 4·512).
+  // QSGD at its best, as in its paper: 2^b − 1 levels and a norm per bucket of 512 (the last bucket short here: 2,048
+  // = 4·512).
   { scheme: 'qsgd', levels: 3, bucketSize: 512, coordinateVariance: (g) => qsgdCoordinateVariance(g, 3, 512) },
   { scheme: 'qsgd', levels: 15, bucketSize: 512, coordinateVariance: (g) => qsgdCoordinateVariance(g, 15, 512) },
   { scheme: 'qsgd', levels: 1, bucketSize: 300, coordinateVariance: (g) => qsgdCoordinateVariance(g, 1, 300) },
@@ -74,7 +74,12 @@ function maxAbs(g: Float32Array): number {
 describe.each([randomGradient(), lowRankGradient()])('estimate() on the $name gradient', (gradient: TestGradient) => {
   const { grad, shape } = gradient;
   for (const c of cases) {
-    const label = `${c.scheme}${c.budget ? ` s=${c.budget}` : ''}${c.levels ? ` levels=${c.levels}` : ''}${c.bucketSize ? ` buckets of ${c.bucketSize}` : ''}`;
+    const knobs = [
+      c.budget ? ` s=${c.budget}` : '',
+      c.levels ? ` levels=${c.levels}` : '',
+      c.bucketSize ? ` buckets of ${c.bucketSize}` : '',
+    ];
+    const label = `${c.scheme}${knobs.join('')}`;
     it(`${label}: unbiased, and the realised error matches the closed-form variance`, () => {
       const opts = {
         ...(c.budget === undefined ? {} : { budget: c.budget }),

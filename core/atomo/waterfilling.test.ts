@@ -42,7 +42,7 @@ function testMagnitudes(n: number, seed: number): Float64Array {
 }
 
 describe('samplingProbabilities', () => {
-  it('matches hand-worked examples (the walk of docs/design.md, including the equality edge s·|λ₁| = Σ|λ|)', () => {
+  it('matches hand-worked examples (docs/design.md, with the equality edge s·|λ₁| = Σ|λ|)', () => {
     expect(Array.from(samplingProbabilities([4, 2, 1, 1], 2))).toEqual([1, 0.5, 0.25, 0.25]);
     expect(Array.from(samplingProbabilities([4, 2, 1, 1], 3))).toEqual([1, 1, 0.5, 0.5]);
     expect(Array.from(samplingProbabilities([1, -4, 0, 1, 2], 3))).toEqual([0.5, 1, 0, 0.5, 1]);

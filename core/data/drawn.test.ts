@@ -45,8 +45,8 @@ describe('toMnistImage', () => {
   });
 
   it('anti-aliases: strokes off the pixel grid give grey edges, and the ink is conserved by area', () => {
-    // Two 30-wide bars 20 apart over 300 rows: the 80×300 box becomes 5×20 (scale 1/16 across, 1/15 down), so the bars'
-    // edges fall mid-pixel.
+    // Two 30-wide bars 20 apart over 300 rows: the 80×300 box becomes 5×20 (scale 1/16 across, 1/15 down), so the
+    // bars' edges fall mid-pixel.
     const ink = rectangle(300, 300, 0, 0, 30, 300);
     rectangle(300, 300, 50, 0, 30, 300).forEach((v, i) => (ink[i] = Math.max(ink[i]!, v)));
     const image = toMnistImage(ink, 300, 300)!;

@@ -99,7 +99,8 @@ export function validateMnistHeader(value: unknown): MnistHeader {
   const test = readExampleRange(splits['test'], 'splits.test');
   if (train.start !== 0 || test.start !== train.count) {
     throw new MnistFormatError(
-      `splits must be train then test back to back, got train ${train.start}+${train.count}, test ${test.start}+${test.count}`,
+      `splits must be train then test back to back, got ` +
+        `train ${train.start}+${train.count}, test ${test.start}+${test.count}`,
     );
   }
   const total = train.count + test.count;

@@ -11,7 +11,8 @@
  * left in K − RᵀR. With z = R⁻¹y (as computed), the error of one vector's
  * squared norm is bounded by
  *
- *   |‖Fᵀz‖² − ‖y‖²| ≤ γ_L·(Σ_b |z_b|·‖f_b‖)² + γ_{B+1}·‖|R||z|‖² + 2γ_B·‖y‖·‖|R||z|‖ (+ γ_B²‖|R||z|‖²),
+ *   |‖Fᵀz‖² − ‖y‖²| ≤ γ_L·(Σ_b |z_b|·‖f_b‖)² + γ_{B+1}·‖|R||z|‖² +
+ * 2γ_B·‖y‖·‖|R||z|‖ (+ γ_B²‖|R||z|‖²),
  *
  * (γ_k = k·u/(1 − k·u), u = 2⁻⁵³): the Gram's dot products of at most L
  * non-zero terms (|ΔK| ≤ γ_L|F||F|ᵀ, and Σᵢ|f_ai||f_bi| ≤ ‖f_a‖‖f_b‖),

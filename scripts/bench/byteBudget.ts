@@ -153,8 +153,8 @@ function spread(xs: readonly number[]): string {
 }
 
 /**
- * Variance at matched bytes along a training run, per seed: the mean over snapshots of Σ V / Σ‖g‖² for each scheme, and
- * each layer's indicator range and auto's choices.
+ * Variance at matched bytes along a training run, per seed: the mean over snapshots of Σ V / Σ‖g‖² for each
+ * scheme, and each layer's indicator range and auto's choices.
  */
 async function matchedVariance(
   kind: ModelKind,

@@ -115,7 +115,8 @@ interface State {
   readonly stats: GPUBuffer;
   readonly floats: number;
   /**
-   * Pᵀ = Qᵀ Mᵀ per layer; then orthonormalize.wgsl on the device route; then Qᵀ = P̂ᵀ M and e = M − P̂ Qᵀ per layer.
+   * Pᵀ = Qᵀ Mᵀ per layer; then orthonormalize.wgsl on the device route; then Qᵀ = P̂ᵀ M and e = M − P̂
+   * Qᵀ per layer.
    */
   readonly products: Recordable[];
   readonly orthonormalize: Recordable;
