@@ -255,8 +255,8 @@ function coreProduct(left: Side, right: Side, inner: number, counts: Float64Arra
  * worker makes a few every round, and V8 holds a closure's optimised code
  * only weakly once the closure is gone, so each major collection sent the
  * next round's closures (Q·y over the factor's non-zeros among them) back to
- * the interpreter until they were recompiled (docs/benchmarks.md,
- * "Compression on the CPU against the gradient").
+ * the interpreter until they were recompiled (docs/design.md,
+ * "The CPU step's speed").
  */
 class LiftedTriplets implements FactoredSvdDetails {
   readonly singularValues: Float64Array;

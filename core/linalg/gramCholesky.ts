@@ -91,7 +91,7 @@ export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky
  * worker makes one or two of these a round, and V8 holds a closure's
  * optimised code only weakly once the closure is gone, so each major
  * collection sent the next round's closures back to the interpreter until
- * they were recompiled (docs/benchmarks.md, "Compression on the CPU against the gradient").
+ * they were recompiled (docs/design.md, "The CPU step's speed").
  */
 class CholeskyQr implements GramCholesky {
   readonly batch: number;
