@@ -27,6 +27,7 @@ const SLOW = [
   'server/**/tls.test.ts',
   'scripts/startSignals.test.ts',
   // The swarm and the comparison end to end.
+  'scripts/swarm/swarm.test.ts',
   'scripts/swarm/downlink.test.ts',
   'scripts/swarm/link.test.ts',
   'scripts/swarm/pause.test.ts',

@@ -22,7 +22,7 @@ import { removeDataDir, waitFor } from '../../server/local';
 import { startInProcessServer } from '../swarm/aggregator';
 import { startTsWorker } from '../../server/tsWorker';
 import { nextMessage, startWorkerThreads } from '../swarm/threads';
-import { fmt, suiteOptions, writeSection } from './report';
+import { fmt, loadText, suiteOptions, writeSection } from './report';
 import type { RawThreadData } from './serverRawThread';
 
 const THREADS = 4;
@@ -163,6 +163,7 @@ export async function benchServer(): Promise<void> {
   });
   const workers = Number(values.workers);
   const rounds = Number(values.rounds);
+  const loadBefore = loadText();
   const rows: string[][] = [];
   for (const scheme of ['atomo-svd', 'none'] as const) {
     const figures = await measureAggregator(workers, rounds, scheme);
@@ -184,6 +185,7 @@ export async function benchServer(): Promise<void> {
   writeSection('server', {
     title: 'Aggregator under load',
     command: `npm run bench -- server --workers ${workers} --rounds ${rounds}`,
+    loadBefore,
     how: [
       `${workers} simulated workers (the real protocol, SimulatedWorker, in ${THREADS} worker threads) resend one ` +
         `precomputed MLP gradient every round to the aggregator on the main thread; ${rounds} rounds after a warm-up.`,
