@@ -1,14 +1,7 @@
-// Lint: typescript-eslint's recommended rules, React hooks rules, and the
-// import fences that keep the layers apart (README, "Map"; tests included):
-//  - core/ imports nothing of the project above it, and outside its tests no
-//    DOM, socket, GPU or Node module;
-//  - only client/net/ imports socket.io-client, and client/net/ imports only
-//    core/ and client/i18n/ (the tab, tests and tools all connect through it);
-//  - client/ and server/ never import each other (server's tests and test
-//    harness drive it through client/net/, as a tab would), nor scripts/;
-//  - scripts/ use the project's public modules, not server/testing/.
-// Each file falls in exactly one fence block below (a later block for the
-// same file would replace the rule, not add to it).
+// Lint: typescript-eslint's recommended rules, React hooks rules, and the import fences that keep the layers apart,
+// tests included. The rules are stated once, in docs/design.md, "Layers"; each fence's message says which it enforces.
+// Each file falls in exactly one fence block below (a later block for the same file would replace the rule, not add to
+// it).
 import js from '@eslint/js';
 import globals from 'globals';
 import reactHooks from 'eslint-plugin-react-hooks';

@@ -47,7 +47,7 @@ export function asBytes(data: EncodedLayer): Uint8Array {
   return data instanceof Uint8Array ? data : new Uint8Array(data);
 }
 
-// ── Runs ────────────────────────────────────────────────────────────────────
+// ── Runs ──────────────────────────────────
 
 // The run configuration's types are derived from its schema, the one home of its defaults and bounds.
 export type {
@@ -142,7 +142,7 @@ export interface RunSummary {
   readonly fault: string | null;
 }
 
-// ── Metrics ─────────────────────────────────────────────────────────────────
+// ── Metrics ─────────────────────────────────
 
 /**
  * How the layers of a round were sent: a decomposition (core/atomo/types.ts), dense float32, or neither (QSGD,
@@ -285,7 +285,7 @@ export interface RoundMetrics {
   readonly aggregation?: RoundAggregation;
 }
 
-// ── Messages ────────────────────────────────────────────────────────────────
+// ── Messages ─────────────────────────────────
 
 /** Why a message was refused. Stable; docs/protocol.md explains each. */
 export type ProtocolErrorCode =

@@ -14,22 +14,13 @@
  *  - its time chart's compute and compression (the mean bands over the
  *    rounds it draws) are reported in the test's annotations.
  *
- * Why two times: the page is the student's device, and here it shares two
- * cores with its own Web Worker training flat out, software WebGPU
- * compositing every frame, the browser and the aggregator. A task's clock
- * time includes the time it waited for a core: in three runs the trace
- * showed the page's tasks running at most 8.6-11.6 ms on the thread and
- * lasting up to 30-48 ms by the clock, and a CI run failed on the clock
- * alone (one task of 54 ms, while the profile taken after it found the page
- * busy about 0.24 s in 10 s). The thread time is the page's own work,
- * which is what moving the session into a worker bounds; the clock bound,
- * five times as loose, still catches a page that blocks (a synchronous wait
- * on the worker, say), which would not show in thread time.
+ * Why two times: here the page shares two cores with its own Web Worker, software WebGPU, the browser and the
+ * aggregator, so a task's clock time includes its wait for a core. The thread time is the page's own work, which the
+ * Web Worker bounds; the clock bound, five times as loose, still catches a page that blocks (a synchronous wait on the
+ * worker, say), which thread time would not show.
  *
- * The aggregator is the teacher's machine in a classroom; here it runs at
- * the lowest priority (nice 19), as it updates the model, evaluates it and
- * writes checkpoints as fast as this tab trains (about three quarters of a
- * core), so that it waits behind the page rather than the page behind it.
+ * The aggregator runs at the lowest priority (nice 19), so that it waits behind the page rather than the page behind
+ * it.
  */
 import { writeFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
@@ -117,7 +108,8 @@ function hottest(profile: CpuProfile, count = 12): string[] {
   const self = new Map<string, number>();
   profile.samples.forEach((id, i) => {
     const frame = byNode.get(id)!.callFrame;
-    const name = `${frame.functionName || '(anonymous)'} (${frame.url.split('/').pop() ?? ''}:${frame.lineNumber + 1}:${frame.columnNumber + 1})`;
+    const where = `${frame.url.split('/').pop() ?? ''}:${frame.lineNumber + 1}:${frame.columnNumber + 1}`;
+    const name = `${frame.functionName || '(anonymous)'} (${where})`;
     self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   });
   return [...self]
@@ -127,110 +119,114 @@ function hottest(profile: CpuProfile, count = 12): string[] {
     .map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`);
 }
 
-test('the default tab trains on its faster backend, says why, and its page runs no main-thread task over 50 ms after the first round', async ({
-  page,
-  browser,
-}) => {
-  test.setTimeout(150_000);
-  await page.goto(`${server.baseURL}/`);
+test(
+  'the default tab trains on its faster backend, says why, and its ' +
+    'page runs no main-thread task over 50 ms after the first round',
+  async ({ page, browser }) => {
+    test.setTimeout(150_000);
+    await page.goto(`${server.baseURL}/`);
 
-  // Calibration: progress in steps while it times, then both times and the choice.
-  const progress = page.getByTestId('phase').getByRole('progressbar');
-  await expect(page.getByTestId('phase')).toHaveAttribute('data-phase', 'calibrating', { timeout: 60_000 });
-  await expect(page.getByTestId('phase')).toContainText('Timing a few rounds on WebGPU and on the CPU');
-  await expect(progress).toHaveAttribute('aria-valuemax', /\d+/);
-  const calibration = page.getByTestId('calibration');
-  await expect(calibration).toBeVisible({ timeout: 90_000 });
-  const webgpuMs = Number(await calibration.getAttribute('data-webgpu-ms'));
-  const cpuMs = Number(await calibration.getAttribute('data-cpu-ms'));
-  expect(webgpuMs).toBeGreaterThan(0);
-  expect(cpuMs).toBeGreaterThan(0);
-  // SwiftShader runs the WGSL kernels on the CPU's cores, with the GPU pipeline's overheads on top: the CPU path wins
-  // here.
-  expect(cpuMs, 'the CPU is faster than SwiftShader').toBeLessThan(webgpuMs);
-  await expect(calibration).toHaveAttribute('data-choice', 'cpu');
-  await expect(calibration).toHaveText(/^WebGPU \d+ ms \/ CPU \d+ ms per round → CPU$/);
-  const backend = page.getByTestId('backend');
-  await expect(backend).toHaveAttribute('data-backend', 'cpu');
-  await expect(backend).toContainText('CPU: faster than WebGPU on this device.');
+    // Calibration: progress in steps while it times, then both times and the choice.
+    const progress = page.getByTestId('phase').getByRole('progressbar');
+    await expect(page.getByTestId('phase')).toHaveAttribute('data-phase', 'calibrating', { timeout: 60_000 });
+    await expect(page.getByTestId('phase')).toContainText('Timing a few rounds on WebGPU and on the CPU');
+    await expect(progress).toHaveAttribute('aria-valuemax', /\d+/);
+    const calibration = page.getByTestId('calibration');
+    await expect(calibration).toBeVisible({ timeout: 90_000 });
+    const webgpuMs = Number(await calibration.getAttribute('data-webgpu-ms'));
+    const cpuMs = Number(await calibration.getAttribute('data-cpu-ms'));
+    expect(webgpuMs).toBeGreaterThan(0);
+    expect(cpuMs).toBeGreaterThan(0);
+    // SwiftShader runs the WGSL kernels on the CPU's cores, with the GPU pipeline's overheads on top: the CPU path wins
+    // here.
+    expect(cpuMs, 'the CPU is faster than SwiftShader').toBeLessThan(webgpuMs);
+    await expect(calibration).toHaveAttribute('data-choice', 'cpu');
+    await expect(calibration).toHaveText(/^WebGPU \d+ ms \/ CPU \d+ ms per round → CPU$/);
+    const backend = page.getByTestId('backend');
+    await expect(backend).toHaveAttribute('data-backend', 'cpu');
+    await expect(backend).toContainText('CPU: faster than WebGPU on this device.');
 
-  await valueAbove(page, 'bytes-up', 0, 90_000);
-  const roundsBefore = await page.getByTestId('round').getAttribute('data-value');
-  const sentBefore = await valueOf(page, 'bytes-up');
+    await valueAbove(page, 'bytes-up', 0, 90_000);
+    const roundsBefore = await page.getByTestId('round').getAttribute('data-value');
+    const sentBefore = await valueOf(page, 'bytes-up');
 
-  // Only the `toplevel` category: the scheduler's tasks with their two durations, and little else to record.
-  await browser.startTracing(page, { categories: ['toplevel'] });
-  await page.waitForTimeout(WINDOW_MS);
-  const tasks = pageTasks(await browser.stopTracing());
-  const rounds = Number(await page.getByTestId('round').getAttribute('data-value')) - Number(roundsBefore);
-  const overThread = tasks.filter((task) => task.threadMs > THREAD_MS);
-  const overClock = tasks.filter((task) => task.clockMs > CLOCK_MS);
-  const longest = [...tasks].sort((a, b) => b.clockMs - a.clockMs).slice(0, 3);
-  test.info().annotations.push({
-    type: 'window',
-    description:
-      `${WINDOW_MS / 1000} s, ${rounds} rounds, ${tasks.length} main-thread tasks, ` +
-      `${tasks.filter((task) => task.clockMs > THREAD_MS).length} over ${THREAD_MS} ms by the clock; longest ${longest.map(describeTask).join(', ')}; ` +
-      `most on the thread ${Math.max(...tasks.map((task) => task.threadMs)).toFixed(1)} ms`,
-  });
+    // Only the `toplevel` category: the scheduler's tasks with their two durations, and little else to record.
+    await browser.startTracing(page, { categories: ['toplevel'] });
+    await page.waitForTimeout(WINDOW_MS);
+    const tasks = pageTasks(await browser.stopTracing());
+    const rounds = Number(await page.getByTestId('round').getAttribute('data-value')) - Number(roundsBefore);
+    const overThread = tasks.filter((task) => task.threadMs > THREAD_MS);
+    const overClock = tasks.filter((task) => task.clockMs > CLOCK_MS);
+    const longest = [...tasks].sort((a, b) => b.clockMs - a.clockMs).slice(0, 3);
+    test.info().annotations.push({
+      type: 'window',
+      description:
+        `${WINDOW_MS / 1000} s, ${rounds} rounds, ${tasks.length} main-thread tasks, ` +
+        `${tasks.filter((task) => task.clockMs > THREAD_MS).length} over ${THREAD_MS} ms ` +
+        `by the clock; longest ${longest.map(describeTask).join(', ')}; ` +
+        `most on the thread ${Math.max(...tasks.map((task) => task.threadMs)).toFixed(1)} ms`,
+    });
 
-  // The tab really trained during the window, and the trace saw its page at work (a redraw a second per chart at
-  // least).
-  expect(rounds, 'rounds during the window').toBeGreaterThanOrEqual(MIN_ROUNDS);
-  expect(await valueOf(page, 'bytes-up')).toBeGreaterThan(sentBefore);
-  expect(tasks.length, 'main-thread tasks in the trace').toBeGreaterThan((4 * WINDOW_MS) / 1000);
-  expect(
-    tasks.some((task) => task.threadMs > 0),
-    'the trace gives thread times',
-  ).toBe(true);
-  let where = '';
-  if (overThread.length + overClock.length > 0) {
-    // Only now profile (the profiler's own interrupts must not be what the window measured): where does the time go?
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.start');
-    await page.waitForTimeout(PROFILE_MS);
-    const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: CpuProfile };
-    const path = test.info().outputPath('page.cpuprofile');
-    writeFileSync(path, JSON.stringify(profile));
-    await test.info().attach('page.cpuprofile', { path, contentType: 'application/json' });
-    where = hottest(profile).join('\n');
-  }
-  await page.screenshot({ path: test.info().outputPath('worker-calibrated.png') });
-  // What the time chart draws: its mean bands over the rounds drawn, and how many of those rounds have compression
-  // below
-  // compute. Reported, not held: speed is measured by `npm run bench -- tab` (docs/benchmarks.md, "A tab's time
-  // chart").
-  const time = page.getByTestId('chart-time');
-  const figure = async (name: string) => Number(await time.getAttribute(`data-${name}`));
-  const [computeMs, compressMs] = [await figure('compute-ms'), await figure('compress-ms')];
-  const [drawn, below] = [await figure('rounds-drawn'), await figure('rounds-compress-below')];
-  expect(drawn, 'rounds the time chart draws').toBeGreaterThan(0);
-  expect(
-    Number.isInteger(below) && below >= 0 && below <= drawn,
-    `${below} of ${drawn} rounds drawn counted below`,
-  ).toBe(true);
-  test.info().annotations.push({
-    type: 'time chart',
-    description: `compute ${computeMs.toFixed(1)} ms, compress ${compressMs.toFixed(1)} ms per round (mean); ${below} of ${drawn} rounds drawn with compress < compute`,
-  });
+    // The tab really trained during the window, and the trace saw its page at work (a redraw a second per chart at
+    // least).
+    expect(rounds, 'rounds during the window').toBeGreaterThanOrEqual(MIN_ROUNDS);
+    expect(await valueOf(page, 'bytes-up')).toBeGreaterThan(sentBefore);
+    expect(tasks.length, 'main-thread tasks in the trace').toBeGreaterThan((4 * WINDOW_MS) / 1000);
+    expect(
+      tasks.some((task) => task.threadMs > 0),
+      'the trace gives thread times',
+    ).toBe(true);
+    let where = '';
+    if (overThread.length + overClock.length > 0) {
+      // Only now profile (the profiler's own interrupts must not be what the window measured): where does the time go?
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.start');
+      await page.waitForTimeout(PROFILE_MS);
+      const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: CpuProfile };
+      const path = test.info().outputPath('page.cpuprofile');
+      writeFileSync(path, JSON.stringify(profile));
+      await test.info().attach('page.cpuprofile', { path, contentType: 'application/json' });
+      where = hottest(profile).join('\n');
+    }
+    await page.screenshot({ path: test.info().outputPath('worker-calibrated.png') });
+    // What the time chart draws: its mean bands over the rounds drawn, and how many of those rounds have compression
+    // below
+    // compute. Reported, not held: speed is measured by `npm run bench -- tab` (docs/benchmarks.md, "A tab's time
+    // chart").
+    const time = page.getByTestId('chart-time');
+    const figure = async (name: string) => Number(await time.getAttribute(`data-${name}`));
+    const [computeMs, compressMs] = [await figure('compute-ms'), await figure('compress-ms')];
+    const [drawn, below] = [await figure('rounds-drawn'), await figure('rounds-compress-below')];
+    expect(drawn, 'rounds the time chart draws').toBeGreaterThan(0);
+    expect(
+      Number.isInteger(below) && below >= 0 && below <= drawn,
+      `${below} of ${drawn} rounds drawn counted below`,
+    ).toBe(true);
+    test.info().annotations.push({
+      type: 'time chart',
+      description:
+        `compute ${computeMs.toFixed(1)} ms, compress ${compressMs.toFixed(1)} ms ` +
+        `per round (mean); ${below} of ${drawn} rounds drawn with compress < compute`,
+    });
 
-  // The teacher sees the same times and choice.
-  const workerId = await page.getByTestId('worker-id').getAttribute('data-value');
-  const dashboard = await page.context().newPage();
-  await dashboard.goto(`${server.baseURL}/dashboard?token=${ADMIN_TOKEN}`);
-  const row = dashboard.getByTestId('workers-table').locator(`tr[data-worker-id="${workerId}"]`);
-  await expect(row.locator('[data-cell="backend"]')).toHaveAttribute('data-backend', 'cpu');
-  await expect(row.locator('[data-cell="calibration"]')).toHaveText(/^GPU \d+ ms \/ CPU \d+ ms$/);
-  await dashboard.close();
+    // The teacher sees the same times and choice.
+    const workerId = await page.getByTestId('worker-id').getAttribute('data-value');
+    const dashboard = await page.context().newPage();
+    await dashboard.goto(`${server.baseURL}/dashboard?token=${ADMIN_TOKEN}`);
+    const row = dashboard.getByTestId('workers-table').locator(`tr[data-worker-id="${workerId}"]`);
+    await expect(row.locator('[data-cell="backend"]')).toHaveAttribute('data-backend', 'cpu');
+    await expect(row.locator('[data-cell="calibration"]')).toHaveText(/^GPU \d+ ms \/ CPU \d+ ms$/);
+    await dashboard.close();
 
-  const failure = `in the ${PROFILE_MS / 1000} s after, the page's main thread spent its time in:\n${where}`;
-  expect(
-    overThread.map(describeTask),
-    `tasks over ${THREAD_MS} ms on the main thread after the first round; ${failure}`,
-  ).toEqual([]);
-  expect(
-    overClock.map(describeTask),
-    `tasks over ${CLOCK_MS} ms by the clock after the first round; ${failure}`,
-  ).toEqual([]);
-});
+    const failure = `in the ${PROFILE_MS / 1000} s after, the page's main thread spent its time in:\n${where}`;
+    expect(
+      overThread.map(describeTask),
+      `tasks over ${THREAD_MS} ms on the main thread after the first round; ${failure}`,
+    ).toEqual([]);
+    expect(
+      overClock.map(describeTask),
+      `tasks over ${CLOCK_MS} ms by the clock after the first round; ${failure}`,
+    ).toEqual([]);
+  },
+);

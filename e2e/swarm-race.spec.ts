@@ -129,7 +129,7 @@ test('four tabs race two schemes; a closed tab and a server restart do not stop 
       await expect(rows.locator('[data-cell="latency"]', { hasText: /\d/ })).toHaveCount(4);
     });
 
-    await test.step(`both runs reach ${TARGET_ACCURACY * 100}% test accuracy within ${ROUND_LIMIT} rounds`, async () => {
+    await test.step(`both runs reach ${TARGET_ACCURACY * 100}% test accuracy in ${ROUND_LIMIT} rounds`, async () => {
       for (const runId of [svdRun, ternRun]) {
         // Wait until the run either reached the bar or used up its rounds; then judge.
         await expect

@@ -41,7 +41,8 @@ export const TRAIN_COUNT = 8000;
 export const TOTAL_COUNT = 10000;
 const DIGITS = 10;
 const SPLIT_METHOD =
-  'Fisher-Yates over package order (digit files 0..9), Philox stream (seed, 0, 0, DataStreamTag.split); first 8000 train, rest test';
+  'Fisher-Yates over package order (digit files 0..9), Philox stream ' +
+  '(seed, 0, 0, DataStreamTag.split); first 8000 train, rest test';
 
 /** The package's digits in package order, pixels as round(v·255). */
 export interface PackageDigits {
@@ -126,9 +127,10 @@ export async function checkData(directory: string = DEFAULT_DATA_DIRECTORY): Pro
     header.splits.train.count !== TRAIN_COUNT ||
     header.splits.test.count !== TOTAL_COUNT - TRAIN_COUNT
   ) {
+    const { splits } = header;
     return {
       ok: false,
-      reason: `split differs (seed ${header.source.splitSeed}, ${header.splits.train.count}/${header.splits.test.count})`,
+      reason: `split differs (seed ${header.source.splitSeed}, ${splits.train.count}/${splits.test.count})`,
     };
   }
   return { ok: true, header };
@@ -196,7 +198,8 @@ function describe(result: MakeDataResult): string {
   const lines = result.files.map(({ path, bytes }) => `  ${path}  ${bytes.toLocaleString('en-US')} bytes`);
   const verb = result.written ? 'Wrote' : 'Up to date:';
   return [
-    `${verb} MNIST (${train.count} train + ${test.count} test, ${result.header.rows}×${result.header.cols}, CRC-32 ${result.header.binary.crc32})`,
+    `${verb} MNIST (${train.count} train + ${test.count} test, ${result.header.rows}×${result.header.cols}, ` +
+      `CRC-32 ${result.header.binary.crc32})`,
     ...lines,
   ].join('\n');
 }

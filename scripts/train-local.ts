@@ -89,8 +89,10 @@ if (values.backend === 'webgpu') {
 const compression = { scheme, budget: number('budget'), levels: number('levels') };
 const steps = number('steps');
 console.log(
-  `train:local ${model} (${layout.parameterCount} parameters), scheme ${scheme} (budget ${compression.budget}, levels ${compression.levels}), ` +
-    `${steps} steps of batch ${number('batch')}, lr ${number('lr')}, momentum ${number('momentum')}, backend ${backend.kind}`,
+  `train:local ${model} (${layout.parameterCount} parameters), ` +
+    `scheme ${scheme} (budget ${compression.budget}, levels ${compression.levels}), ` +
+    `${steps} steps of batch ${number('batch')}, lr ${number('lr')}, ` +
+    `momentum ${number('momentum')}, backend ${backend.kind}`,
 );
 const started = performance.now();
 let bytesSoFar = 0;
@@ -129,11 +131,14 @@ const result = await trainLocally({
 const seconds = (performance.now() - started) / 1000;
 const uncompressed = steps * layout.parameterCount * 4;
 console.log(
-  `\nheld-out accuracy ${(100 * result.after.accuracy).toFixed(2)}% (loss ${result.after.loss.toFixed(4)}; before ${(100 * result.before.accuracy).toFixed(2)}%) ` +
+  `\nheld-out accuracy ${(100 * result.after.accuracy).toFixed(2)}% ` +
+    `(loss ${result.after.loss.toFixed(4)}; before ${(100 * result.before.accuracy).toFixed(2)}%) ` +
     `after ${steps} steps in ${seconds.toFixed(1)} s`,
 );
 console.log(
-  `bytes sent ${result.bytes.toLocaleString('en-US')} (${(uncompressed / Math.max(1, result.bytes)).toFixed(1)}× less than float32's ${uncompressed.toLocaleString('en-US')}), ` +
-    `per round: compute ${result.meanComputeMs.toFixed(2)} ms, compress ${result.meanCompressMs.toFixed(2)} ms (${compressedOn}), encode ${result.meanEncodeMs.toFixed(2)} ms`,
+  `bytes sent ${result.bytes.toLocaleString('en-US')} (${(uncompressed / Math.max(1, result.bytes)).toFixed(1)}× ` +
+    `less than float32's ${uncompressed.toLocaleString('en-US')}), ` +
+    `per round: compute ${result.meanComputeMs.toFixed(2)} ms, compress ${result.meanCompressMs.toFixed(2)} ms ` +
+    `(${compressedOn}), encode ${result.meanEncodeMs.toFixed(2)} ms`,
 );
 release();

@@ -183,7 +183,9 @@ function numberParam(params: URLSearchParams, name: string, fallback: number): n
 }
 
 const format = (t: RoundTiming) =>
-  `${t.totalMs.toFixed(1)} ms (compute ${t.computeMs.toFixed(1)}, compress ${t.compressMs.toFixed(1)} on ${t.compressedOn}, encode ${t.encodeMs.toFixed(2)}; ${t.rounds} rounds, loss ${t.firstLoss.toFixed(3)} → ${t.lastLoss.toFixed(3)})`;
+  `${t.totalMs.toFixed(1)} ms (compute ${t.computeMs.toFixed(1)}, ` +
+  `compress ${t.compressMs.toFixed(1)} on ${t.compressedOn}, encode ${t.encodeMs.toFixed(2)}; ${t.rounds} rounds, ` +
+  `loss ${t.firstLoss.toFixed(3)} → ${t.lastLoss.toFixed(3)})`;
 
 /** Runs the benchmark in this page and returns its tables. */
 export async function main(): Promise<TrainingBenchResult> {
@@ -279,7 +281,9 @@ export async function main(): Promise<TrainingBenchResult> {
         tfjsRuns.set(backend, [...(tfjsRuns.get(backend) ?? []), timing]);
         stepMs[backend] = timing.stepMs;
         log(
-          `cycle ${cycle + 1}, TF.js ${timing.backend}: ${timing.stepMs.toFixed(1)} ms per step (${timing.steps} steps, loss ${timing.firstLoss.toFixed(3)} → ${timing.lastLoss.toFixed(3)}, ${timing.leakedTensors} tensors leaked)`,
+          `cycle ${cycle + 1}, TF.js ${timing.backend}: ${timing.stepMs.toFixed(1)} ms per step ` +
+            `(${timing.steps} steps, loss ${timing.firstLoss.toFixed(3)} → ${timing.lastLoss.toFixed(3)}, ` +
+            `${timing.leakedTensors} tensors leaked)`,
         );
       }
       cycleTimings.push({
@@ -302,7 +306,8 @@ export async function main(): Promise<TrainingBenchResult> {
   const spectralCore = spectralCoreChoice(ctx.device);
   if (spectralCore !== undefined) {
     log(
-      `spectral core SVD on this adapter: device ${spectralCore.deviceMs.toFixed(1)} ms, host ${spectralCore.hostMs.toFixed(1)} ms per compress → ${spectralCore.core}`,
+      `spectral core SVD on this adapter: device ${spectralCore.deviceMs.toFixed(1)} ms, ` +
+        `host ${spectralCore.hostMs.toFixed(1)} ms per compress → ${spectralCore.core}`,
     );
   }
   return {

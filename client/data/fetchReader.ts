@@ -10,7 +10,9 @@ export function createFetchReader(baseUrl = '/data', fetchFile: typeof fetch = f
     try {
       response = await fetchFile(url);
     } catch (error) {
-      throw new Error(`Could not fetch ${url}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new Error(`Could not fetch ${url}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
     }
     if (!response.ok) {
       throw new Error(`Could not fetch ${url}: HTTP ${response.status} ${response.statusText}`.trimEnd());

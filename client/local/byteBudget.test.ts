@@ -123,7 +123,8 @@ describe.each([
       const label = `${model} ${scheme} at ${budget} B`;
       const { mean, standardError, worstPlan } = measure(scheme, snapshots, budget);
       console.log(
-        `[byte budget] ${label}: sent ${mean.toFixed(1)} ± ${standardError.toFixed(1)} B per round (${((100 * (mean - budget)) / budget).toFixed(2)}%)`,
+        `[byte budget] ${label}: sent ${mean.toFixed(1)} ± ${standardError.toFixed(1)} B ` +
+          `per round (${((100 * (mean - budget)) / budget).toFixed(2)}%)`,
       );
       // The split spends the budget to within one saturation step (4 bytes) per layer.
       expect(worstPlan, label).toBeLessThanOrEqual(4 * snapshots[0]!.length);

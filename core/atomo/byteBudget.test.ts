@@ -27,7 +27,7 @@ import { samplingProbabilities } from './waterfilling';
 const streamOf = (seed: number) => ({ seed, worker: 0, round: 0, layer: 0 });
 
 describe('a variance curve', () => {
-  it('at water level τ is the water-filling at budget s = Σ min(1, |λ|/τ): the same variance and saturated atoms', () => {
+  it('at water level τ is the water-filling at s = Σ min(1, |λ|/τ): same variance, same saturated atoms', () => {
     const { grad, shape } = randomGradient();
     const curve = new VarianceCurve('entry', shape, grad);
     for (const bytes of [40, 300, 2000, 6000]) {
@@ -41,61 +41,69 @@ describe('a variance curve', () => {
     expect(curve.point(0)).toMatchObject({ variance: 0, budget: Number.POSITIVE_INFINITY, saturated: 2045 });
   });
 
-  it('prices a spectral layer at E min(empty + a·K, float32), K the Poisson-binomial count: checked over every subset of atoms', () => {
-    // 8×4 at rank 4: an atom is 52 bytes, float32 140, so three atoms or more go dense (encodeForWire).
-    const shape: Shape = [8, 4];
-    const grad = Float32Array.from(randomMatrix(8, 4, 3));
-    const decomposition = spectralDecomposition(grad, shape);
-    const curve = new VarianceCurve('spectral', shape, decomposition.coefficients);
-    for (const bytes of [30, 80, 120]) {
-      const point = curve.point(curve.tauForBytes(bytes));
-      const p = samplingProbabilities(decomposition.coefficients, point.budget);
-      let expected = 0;
-      for (let subset = 0; subset < 1 << p.length; subset++) {
-        let probability = 1;
-        let kept = 0;
-        p.forEach((pi, i) => {
-          const in_ = (subset >> i) & 1;
-          probability *= in_ ? pi : 1 - pi;
-          kept += in_;
-        });
-        expected += probability * Math.min(12 + 4 * 32, 12 + 4 + 52 * kept);
-      }
-      expect(point.bytes).toBeCloseTo(expected, 9);
-      expect(point.bytes).toBeCloseTo(bytes, 6);
-    }
-  });
-
-  it('prices entry-wise and DCT layers at what the codec sends on average: within 5 SE of 1,500 draws, plus ⌈count/4⌉’s 3/8 byte', () => {
-    const cases: [Decomposition, ReturnType<typeof randomGradient>][] = [
-      ['entry', randomGradient()],
-      ['entry', sparseGradient()],
-      ['dct', lowRankGradient()],
-    ];
-    for (const [family, { grad, shape }] of cases) {
-      const decomposition: AtomicDecomposition<EntrySample | DctSample> =
-        family === 'entry' ? entrywiseDecomposition(grad, shape) : dctDecomposition(grad, shape);
-      const curve = new VarianceCurve(family, shape, decomposition.coefficients);
-      for (const target of [60, 700]) {
-        const tau = curve.tauForBytes(target);
-        curve.refine(tau);
-        const point = curve.point(tau);
-        let sum = 0;
-        let sumSquares = 0;
-        const draws = 1500;
-        for (let seed = 0; seed < draws; seed++) {
-          const bytes = encodeForWire(sampleAtoms(decomposition, point.budget, streamOf(seed)).sample, 0).length;
-          sum += bytes;
-          sumSquares += bytes * bytes;
+  it(
+    'prices a spectral layer at E min(empty + a·K, float32), K ' +
+      'the Poisson-binomial count: checked over every subset of atoms',
+    () => {
+      // 8×4 at rank 4: an atom is 52 bytes, float32 140, so three atoms or more go dense (encodeForWire).
+      const shape: Shape = [8, 4];
+      const grad = Float32Array.from(randomMatrix(8, 4, 3));
+      const decomposition = spectralDecomposition(grad, shape);
+      const curve = new VarianceCurve('spectral', shape, decomposition.coefficients);
+      for (const bytes of [30, 80, 120]) {
+        const point = curve.point(curve.tauForBytes(bytes));
+        const p = samplingProbabilities(decomposition.coefficients, point.budget);
+        let expected = 0;
+        for (let subset = 0; subset < 1 << p.length; subset++) {
+          let probability = 1;
+          let kept = 0;
+          p.forEach((pi, i) => {
+            const in_ = (subset >> i) & 1;
+            probability *= in_ ? pi : 1 - pi;
+            kept += in_;
+          });
+          expected += probability * Math.min(12 + 4 * 32, 12 + 4 + 52 * kept);
         }
-        const mean = sum / draws;
-        const standardError = Math.sqrt((sumSquares / draws - mean * mean) / draws);
-        expect(Math.abs(mean - point.bytes), `${family} ${target}`).toBeLessThanOrEqual(
-          5 * standardError + 3 / 8 + 1e-9,
-        );
+        expect(point.bytes).toBeCloseTo(expected, 9);
+        expect(point.bytes).toBeCloseTo(bytes, 6);
       }
-    }
-  });
+    },
+  );
+
+  it(
+    'prices entry-wise and DCT layers at what the codec sends on ' +
+      'average: within 5 SE of 1,500 draws, plus ⌈count/4⌉’s 3/8 byte',
+    () => {
+      const cases: [Decomposition, ReturnType<typeof randomGradient>][] = [
+        ['entry', randomGradient()],
+        ['entry', sparseGradient()],
+        ['dct', lowRankGradient()],
+      ];
+      for (const [family, { grad, shape }] of cases) {
+        const decomposition: AtomicDecomposition<EntrySample | DctSample> =
+          family === 'entry' ? entrywiseDecomposition(grad, shape) : dctDecomposition(grad, shape);
+        const curve = new VarianceCurve(family, shape, decomposition.coefficients);
+        for (const target of [60, 700]) {
+          const tau = curve.tauForBytes(target);
+          curve.refine(tau);
+          const point = curve.point(tau);
+          let sum = 0;
+          let sumSquares = 0;
+          const draws = 1500;
+          for (let seed = 0; seed < draws; seed++) {
+            const bytes = encodeForWire(sampleAtoms(decomposition, point.budget, streamOf(seed)).sample, 0).length;
+            sum += bytes;
+            sumSquares += bytes * bytes;
+          }
+          const mean = sum / draws;
+          const standardError = Math.sqrt((sumSquares / draws - mean * mean) / draws);
+          expect(Math.abs(mean - point.bytes), `${family} ${target}`).toBeLessThanOrEqual(
+            5 * standardError + 3 / 8 + 1e-9,
+          );
+        }
+      }
+    },
+  );
 
   it('has expectedGapBytes equal to the varint bytes of the gaps, in expectation (against 20,000 draws)', () => {
     // Runs of p = 0 longer than 2⁷ and 2¹⁴ (two- and three-byte gaps), saturated atoms, and small p.
@@ -180,48 +188,58 @@ describe('splitting a byte budget across layers', () => {
     }
   });
 
-  it('sends a small layer dense once its bytes buy float32, spends what is left on the others, and stops at what sends everything exactly', () => {
-    const exact = splitByteBudget(layers(), 10_000);
-    // Spectral at rank 4 (16 + 4·404 bytes), the 30×10 layer dense (its 300 saturated entries would cost more), the
-    // bias dense.
-    expect(exact.map((p) => p.option)).toEqual(['spectral', 'dense', 'dense']);
-    expect(exact.reduce((sum, p) => sum + p.point.bytes, 0)).toBeCloseTo(1632 + 1212 + 60, 6);
-    expect(exact.every((p) => p.point.variance === 0)).toBe(true);
-    const plans = splitByteBudget(layers(), 2000);
-    // 12 + 48 bytes send the bias exactly while the 30×10 layer is still sampled; its entry-wise message would cost
-    // more for the same (zero) variance.
-    expect(plans.map((p) => p.option)).toEqual(['spectral', 'entry', 'dense']);
-    expect(plans[2]!.point.bytes).toBe(60);
-    expect(plans[1]!.point.variance).toBeGreaterThan(0);
-    // A tight budget leaves it sampled.
-    expect(splitByteBudget(layers(), 300)[2]!.option).toBe('entry');
-  });
+  it(
+    'sends a small layer dense once its bytes buy float32, spends what ' +
+      'is left on the others, and stops at what sends everything exactly',
+    () => {
+      const exact = splitByteBudget(layers(), 10_000);
+      // Spectral at rank 4 (16 + 4·404 bytes), the 30×10 layer dense (its 300 saturated entries would cost more), the
+      // bias dense.
+      expect(exact.map((p) => p.option)).toEqual(['spectral', 'dense', 'dense']);
+      expect(exact.reduce((sum, p) => sum + p.point.bytes, 0)).toBeCloseTo(1632 + 1212 + 60, 6);
+      expect(exact.every((p) => p.point.variance === 0)).toBe(true);
+      const plans = splitByteBudget(layers(), 2000);
+      // 12 + 48 bytes send the bias exactly while the 30×10 layer is still sampled; its entry-wise message would cost
+      // more for the same (zero) variance.
+      expect(plans.map((p) => p.option)).toEqual(['spectral', 'entry', 'dense']);
+      expect(plans[2]!.point.bytes).toBe(60);
+      expect(plans[1]!.point.variance).toBeGreaterThan(0);
+      // A tight budget leaves it sampled.
+      expect(splitByteBudget(layers(), 300)[2]!.option).toBe('entry');
+    },
+  );
 
-  it('gives atomo-auto’s layer the decomposition of lowest variance at its bytes, and a tiny budget still something to send', () => {
-    for (const { grad, shape } of [sparseGradient(), lowRankGradient(), smoothGradient()]) {
-      const curves = (['entry', 'spectral', 'dct'] as const).map(
-        (d) =>
-          new VarianceCurve(
-            d,
-            shape,
-            d === 'entry'
-              ? grad
-              : d === 'dct'
-                ? dct2(grad, shape[0], shape[1])
-                : spectralDecomposition(grad, shape).coefficients,
-          ),
-      );
-      for (const budget of [50, 600, 3000]) {
-        const [plan] = splitByteBudget([{ shape, curves }], budget);
-        for (const curve of curves)
-          expect(plan!.point.variance).toBeLessThanOrEqual(curve.point(curve.tauForBytes(plan!.point.bytes)).variance);
+  it(
+    'gives atomo-auto’s layer the decomposition of lowest ' +
+      'variance at its bytes, and a tiny budget still something to send',
+    () => {
+      for (const { grad, shape } of [sparseGradient(), lowRankGradient(), smoothGradient()]) {
+        const curves = (['entry', 'spectral', 'dct'] as const).map(
+          (d) =>
+            new VarianceCurve(
+              d,
+              shape,
+              d === 'entry'
+                ? grad
+                : d === 'dct'
+                  ? dct2(grad, shape[0], shape[1])
+                  : spectralDecomposition(grad, shape).coefficients,
+            ),
+        );
+        for (const budget of [50, 600, 3000]) {
+          const [plan] = splitByteBudget([{ shape, curves }], budget);
+          for (const curve of curves)
+            expect(plan!.point.variance).toBeLessThanOrEqual(
+              curve.point(curve.tauForBytes(plan!.point.bytes)).variance,
+            );
+        }
       }
-    }
-    const [tiny] = splitByteBudget(
-      [{ shape: [64, 32], curves: [new VarianceCurve('entry', [64, 32], randomGradient().grad)] }],
-      20,
-    );
-    expect(tiny!.point.budget).toBeGreaterThan(0);
-    expect(() => splitByteBudget([], 0)).toThrow(RangeError);
-  });
+      const [tiny] = splitByteBudget(
+        [{ shape: [64, 32], curves: [new VarianceCurve('entry', [64, 32], randomGradient().grad)] }],
+        20,
+      );
+      expect(tiny!.point.budget).toBeGreaterThan(0);
+      expect(() => splitByteBudget([], 0)).toThrow(RangeError);
+    },
+  );
 });

@@ -153,8 +153,8 @@ export class VarianceCurve {
     let atStar = this.point(star);
     let bestTau = star;
     let best = atStar.variance + mu * atStar.bytes;
-    // Below one atom on average, τ's 4 bytes and the code byte's rounding grow with the budget too: a ≈ marginalBytes +
-    // 4 + 3/8.
+    // Below one atom on average, τ's 4 bytes and the code byte's rounding grow with the budget too: a ≈
+    // marginalBytes + 4 + 3/8.
     const sparse = Math.sqrt(mu * (this.marginalBytes + 4 + 3 / 8));
     const atSparse = this.point(sparse);
     if (atSparse.budget < 1 && atSparse.variance + mu * atSparse.bytes < best) {
@@ -188,7 +188,8 @@ export class VarianceCurve {
   tauForBytes(bytes: number): number {
     const n = this.#sorted.length;
     if (n === 0 || this.point(0).bytes <= bytes) return 0;
-    // Between half the smallest |λ| (everything saturated) and far above Σ|λ| (s ≈ 10⁻⁹): bytes fall as τ grows.
+    // Between half the smallest |λ| (everything saturated) and far above Σ|λ| (s ≈ 10⁻⁹): bytes fall as τ
+    // grows.
     let lo = Math.log(this.#sorted[n - 1]! / 2);
     let hi = Math.log(this.#tail[0]! * 1e9);
     for (let i = 0; i < 64; i++) {

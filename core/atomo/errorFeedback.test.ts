@@ -24,7 +24,7 @@ describe('error feedback', () => {
     }
   });
 
-  it('on entry-wise ATOMO: compresses g + e, keeps e ← M − ĝ, so Σĝ + e = Σg after 50 rounds; reports ‖ĝ − g‖²', () => {
+  it('entry-wise ATOMO sends g + e, keeps e ← M − ĝ: Σĝ + e = Σg; reports ‖ĝ − g‖²', () => {
     const shape: Shape = [20, 10];
     const memory: LayerMemory = {};
     const sumG = new Float64Array(200);

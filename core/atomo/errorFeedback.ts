@@ -48,7 +48,10 @@ export function correctedGradient(grad: Float32Array, memory: LayerMemory): Floa
   return corrected;
 }
 
-/** Keeps e ← M − ĝ for the next round and returns ‖ĝ − g‖², the realised error against this round's own gradient. */
+/**
+ * Keeps e ← M − ĝ for the next round and returns ‖ĝ − g‖², the realised error against this round's own
+ * gradient.
+ */
 export function rememberError(
   memory: LayerMemory,
   corrected: Float64Array,

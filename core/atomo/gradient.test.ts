@@ -30,7 +30,8 @@ describe('checkGradient', () => {
       const first = at > 20 ? at - 20 : at;
       expect(() => checkGradient(grad, [8, 8])).toThrow(new RangeError(`gradient entry ${first} is ${grad[first]}`));
     }
-    // +Infinity and −Infinity both present: their squares and absolute values are +Infinity, so the check still fails.
+    // +Infinity and −Infinity both present: their squares and absolute values are +Infinity, so the check still
+    // fails.
     const both = new Float32Array(4);
     both[1] = Number.POSITIVE_INFINITY;
     both[2] = Number.NEGATIVE_INFINITY;

@@ -1,7 +1,10 @@
 /** Validation shared by every scheme: a layer gradient is a finite rows×cols float32 matrix. */
 import type { Shape } from './types';
 
-/** ‖g‖₂² and ‖g‖₁ of a layer gradient, each summed in float64 in index order (as squaredNorm and l1Norm sum them). */
+/**
+ * ‖g‖₂² and ‖g‖₁ of a layer gradient, each summed in float64 in index order (as squaredNorm and l1Norm sum
+ * them).
+ */
 export interface GradientNorms {
   readonly normSq: number;
   readonly l1: number;

@@ -18,7 +18,7 @@ import type { Shape } from './types';
 const indicatorOf = (grad: Float32Array, shape: Shape) => spectralIndicator(nuclearNorm(grad, shape), grad, shape)!;
 
 describe('the indicator ‖G‖_*·√(m+n)/‖g‖₁', () => {
-  it('is σ·√(m+n)/(‖u‖₁‖v‖₁) for a rank-one matrix uvᵀ, and ‖g‖₂√(n+1)/‖g‖₁ for a vector', () => {
+  it('is σ·√(m+n)/(‖u‖₁‖v‖₁) for a rank-one uvᵀ, ‖g‖₂√(n+1)/‖g‖₁ for a vector', () => {
     const u = Float32Array.of(3, -1, 2);
     const v = Float32Array.of(0.5, 4, -2, 1);
     const g = Float32Array.from({ length: 12 }, (_, k) => u[Math.floor(k / 4)]! * v[k % 4]!);
@@ -48,11 +48,12 @@ describe('the indicator ‖G‖_*·√(m+n)/‖g‖₁', () => {
     const { grad, shape, factors } = factoredGradient();
     const fromFactors = nuclearNorm(grad, shape, factors);
     const fromMatrix = nuclearNorm(grad, shape);
-    // Both routes keep the singular values above 10⁻⁶·‖G‖_F; grad is float32(XᵀΔ), so they agree to float32 rounding.
+    // Both routes keep the singular values above 10⁻⁶·‖G‖_F; grad is float32(XᵀΔ), so they agree to float32
+    // rounding.
     expect(Math.abs(fromFactors - fromMatrix)).toBeLessThan(1e-5 * fromMatrix);
   });
 
-  it('says which decomposition has the lower variance at equal numbers sent: spectral below 1, entry-wise above', () => {
+  it('says which decomposition has the lower variance at equal numbers sent: spectral below 1, entries above', () => {
     const shape: Shape = [40, 24];
     const [m, n] = shape;
     let below = 0;
@@ -67,7 +68,8 @@ describe('the indicator ‖G‖_*·√(m+n)/‖g‖₁', () => {
       const spectral = atomicVariance(sigma, samplingProbabilities(sigma, s));
       const entries = atomicVariance(grad, samplingProbabilities(grad, s * (m + n)));
       const indicator = indicatorOf(grad, shape);
-      // Balanced: V = ‖λ‖₁²/s − ‖g‖², so V_spectral < V_entry ⟺ ‖σ‖₁² < ‖g‖₁²/(m+n) ⟺ indicator < 1.
+      // Balanced: V = ‖λ‖₁²/s − ‖g‖², so V_spectral < V_entry ⟺ ‖σ‖₁² < ‖g‖₁²/(m+n) ⟺
+      // indicator < 1.
       expect(spectral < entries, `rank ${rank}: indicator ${indicator}`).toBe(indicator < 1);
       if (indicator < 1) below++;
       else above++;

@@ -29,14 +29,17 @@ export function nuclearNorm(grad: Float32Array, shape: Shape, factors?: Gradient
   return l1Norm(spectralDecomposition(grad, shape, factors).coefficients);
 }
 
-/** ‖G‖_*·√(rows + cols)/‖g‖₁ from a nuclear norm already known; null for a zero gradient, which has no preference. */
+/**
+ * ‖G‖_*·√(rows + cols)/‖g‖₁ from a nuclear norm already known; null for a zero gradient, which has no
+ * preference.
+ */
 export function spectralIndicator(nuclear: number, grad: ArrayLike<number>, shape: Shape): number | null {
   return indicatorFromNorms(nuclear, l1Norm(grad), shape);
 }
 
 /**
- * spectralIndicator from ‖G‖_* and ‖g‖₁ both already known (core/atomo/reconstruct.ts's layerStatistics sums ‖g‖₁ as
- * l1Norm does).
+ * spectralIndicator from ‖G‖_* and ‖g‖₁ both already known (core/atomo/reconstruct.ts's layerStatistics sums
+ * ‖g‖₁ as l1Norm does).
  */
 export function indicatorFromNorms(nuclear: number, l1: number, [rows, cols]: Shape): number | null {
   return l1 > 0 ? (nuclear * Math.sqrt(rows + cols)) / l1 : null;

@@ -89,26 +89,30 @@ describe('realisedStats', () => {
     };
   };
 
-  it('is exactly realisedError(reconstruct(sample)) and squaredNorm(g) for sums of outer products, streamed row by row', () => {
-    for (let count = 0; count <= 5; count++) {
-      const sample = spectral(count);
-      expect(realisedStats(sample, grad)).toEqual({
-        realised: realisedError(reconstruct(sample), grad),
+  it(
+    'is exactly realisedError(reconstruct(sample)) and ' +
+      'squaredNorm(g) for sums of outer products, streamed row by row',
+    () => {
+      for (let count = 0; count <= 5; count++) {
+        const sample = spectral(count);
+        expect(realisedStats(sample, grad)).toEqual({
+          realised: realisedError(reconstruct(sample), grad),
+          gradientNormSq: squaredNorm(grad),
+        });
+      }
+      const powersgd: LayerSample = {
+        scheme: 'powersgd',
+        shape: [rows, cols],
+        rank: 2,
+        p: Float32Array.from(randomMatrix(2, rows, 30)),
+        q: Float32Array.from(randomMatrix(2, cols, 31)),
+      };
+      expect(realisedStats(powersgd, grad)).toEqual({
+        realised: realisedError(reconstruct(powersgd), grad),
         gradientNormSq: squaredNorm(grad),
       });
-    }
-    const powersgd: LayerSample = {
-      scheme: 'powersgd',
-      shape: [rows, cols],
-      rank: 2,
-      p: Float32Array.from(randomMatrix(2, rows, 30)),
-      q: Float32Array.from(randomMatrix(2, cols, 31)),
-    };
-    expect(realisedStats(powersgd, grad)).toEqual({
-      realised: realisedError(reconstruct(powersgd), grad),
-      gradientNormSq: squaredNorm(grad),
-    });
-  });
+    },
+  );
 
   it('layerStatistics adds ‖g‖₁ exactly as l1Norm sums it, for every kind of sample', () => {
     const entry: LayerSample = {

@@ -17,8 +17,8 @@ import type {
 } from './types';
 
 /**
- * ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the QSGD/TernGrad
- * rules).
+ * ĝ as a row-major rows×cols float32 matrix (docs/design.md, "Estimator": ĝ = Σᵢ (λᵢtᵢ/pᵢ) aᵢ, and the
+ * QSGD/TernGrad rules).
  */
 export function reconstruct(sample: LayerSample): Float32Array {
   return (RECONSTRUCTORS[sample.scheme] as (sample: LayerSample) => Float32Array)(sample);
@@ -79,7 +79,10 @@ function outerProducts(sample: LayerSample): OuterProducts | null {
   return null;
 }
 
-/** A worker's two per-layer statistics of a draw: the realised ‖ĝ − g‖² and ‖g‖² (docs/design.md, "Variance"). */
+/**
+ * A worker's two per-layer statistics of a draw: the realised ‖ĝ − g‖² and ‖g‖² (docs/design.md,
+ * "Variance").
+ */
 export interface RealisedStats {
   readonly realised: number;
   readonly gradientNormSq: number;
@@ -97,7 +100,10 @@ export function realisedStats(sample: LayerSample, grad: Float32Array): Realised
   return { realised, gradientNormSq };
 }
 
-/** realisedStats and ‖g‖₁ (summed as l1Norm sums it, core/atomo/indicator.ts), all three from the same pass over g. */
+/**
+ * realisedStats and ‖g‖₁ (summed as l1Norm sums it, core/atomo/indicator.ts), all three from the same pass over
+ * g.
+ */
 export interface LayerStatistics extends RealisedStats {
   readonly gradientL1: number;
 }
@@ -210,8 +216,8 @@ function sumOfOuterProducts(
 }
 
 /**
- * sum (cols values) = row i of Σₐ scaleₐ uₐvₐᵀ in float64; false (sum untouched) when the row is exactly zero. `left`
- * is scratch of count values.
+ * sum (cols values) = row i of Σₐ scaleₐ uₐvₐᵀ in float64; false (sum untouched) when the row is exactly
+ * zero. `left` is scratch of count values.
  */
 function rowOfOuterProducts(
   { shape, count, u, v, scales }: OuterProducts,

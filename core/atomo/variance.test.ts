@@ -28,7 +28,7 @@ describe('atomicRealisedError', () => {
     return out;
   };
 
-  it('is ‖ĝ − g‖² of the draw: Σ_kept (scale − λ)² + Σ_not kept λ², plus the residual outside the atoms', () => {
+  it('is ‖ĝ − g‖²: Σ_kept (scale − λ)² + Σ_dropped λ², plus the residual outside the atoms', () => {
     for (const [kept, scales] of [
       [[], []],
       [

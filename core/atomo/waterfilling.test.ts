@@ -4,7 +4,7 @@ import { atomicVariance } from './variance';
 import { samplingProbabilities } from './waterfilling';
 
 // Water-filling is a handful of float64 sums and one division per atom, so
-// Σp matches s to a few ulps of s; 1e-9 is the brief's bar and still catches
+// Σp matches s to a few ulps of s; 1e-9 leaves that room and still catches
 // an atom dropped from, or counted twice in, the budget (an error of O(p)).
 const SUM_TOL = 1e-9;
 
@@ -42,7 +42,7 @@ function testMagnitudes(n: number, seed: number): Float64Array {
 }
 
 describe('samplingProbabilities', () => {
-  it('matches hand-worked examples (DESIGN §3 walk, including the equality edge s·|λ₁| = Σ|λ|)', () => {
+  it('matches hand-worked examples (docs/design.md, with the equality edge s·|λ₁| = Σ|λ|)', () => {
     expect(Array.from(samplingProbabilities([4, 2, 1, 1], 2))).toEqual([1, 0.5, 0.25, 0.25]);
     expect(Array.from(samplingProbabilities([4, 2, 1, 1], 3))).toEqual([1, 1, 0.5, 0.5]);
     expect(Array.from(samplingProbabilities([1, -4, 0, 1, 2], 3))).toEqual([0.5, 1, 0, 0.5, 1]);

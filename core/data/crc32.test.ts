@@ -23,7 +23,10 @@ describe('crc32', () => {
 
   it('can be continued chunk by chunk', () => {
     const bytes = Uint8Array.from({ length: 1000 }, (_, i) => (i * 37) & 0xff);
-    const chunked = crc32Update(crc32Update(crc32(bytes.subarray(0, 123)), bytes.subarray(123, 700)), bytes.subarray(700));
+    const chunked = crc32Update(
+      crc32Update(crc32(bytes.subarray(0, 123)), bytes.subarray(123, 700)),
+      bytes.subarray(700),
+    );
     expect(chunked).toBe(crc32(bytes));
   });
 

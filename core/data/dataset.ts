@@ -40,7 +40,9 @@ export class Dataset {
 
   constructor(images: Uint8Array, labels: Uint8Array) {
     if (images.length !== labels.length * PIXELS_PER_IMAGE) {
-      throw new RangeError(`Dataset: ${images.length} pixel bytes do not hold ${labels.length} images of ${PIXELS_PER_IMAGE}`);
+      throw new RangeError(
+        `Dataset: ${images.length} pixel bytes do not hold ${labels.length} images of ${PIXELS_PER_IMAGE}`,
+      );
     }
     this.images = images;
     this.labels = labels;

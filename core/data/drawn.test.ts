@@ -9,13 +9,24 @@ function rectangle(width: number, height: number, x0: number, y0: number, w: num
 }
 
 function bounds(image: Float32Array) {
-  let top = 28, bottom = -1, left = 28, right = -1, mass = 0, cx = 0, cy = 0;
+  let top = 28,
+    bottom = -1,
+    left = 28,
+    right = -1,
+    mass = 0,
+    cx = 0,
+    cy = 0;
   for (let y = 0; y < 28; y++) {
     for (let x = 0; x < 28; x++) {
       const v = image[y * 28 + x]!;
       if (v <= 0) continue;
-      top = Math.min(top, y); bottom = Math.max(bottom, y); left = Math.min(left, x); right = Math.max(right, x);
-      mass += v; cx += v * (x + 0.5); cy += v * (y + 0.5);
+      top = Math.min(top, y);
+      bottom = Math.max(bottom, y);
+      left = Math.min(left, x);
+      right = Math.max(right, x);
+      mass += v;
+      cx += v * (x + 0.5);
+      cy += v * (y + 0.5);
     }
   }
   return { width: right - left + 1, height: bottom - top + 1, cx: cx / mass, cy: cy / mass };
@@ -34,8 +45,8 @@ describe('toMnistImage', () => {
   });
 
   it('anti-aliases: strokes off the pixel grid give grey edges, and the ink is conserved by area', () => {
-    // Two 30-wide bars 20 apart over 300 rows: the 80×300 box becomes 5×20 (scale 1/16 across, 1/15 down), so the bars'
-    // edges fall mid-pixel.
+    // Two 30-wide bars 20 apart over 300 rows: the 80×300 box becomes 5×20 (scale 1/16 across, 1/15 down), so the
+    // bars' edges fall mid-pixel.
     const ink = rectangle(300, 300, 0, 0, 30, 300);
     rectangle(300, 300, 50, 0, 30, 300).forEach((v, i) => (ink[i] = Math.max(ink[i]!, v)));
     const image = toMnistImage(ink, 300, 300)!;

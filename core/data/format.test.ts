@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { asciiToBytes } from './ascii';
-import { MNIST_FORMAT_VERSION, MnistFormatError, parseMnistHeader, validateMnistHeader, verifyMnistBinary } from './format';
+import {
+  MNIST_FORMAT_VERSION,
+  MnistFormatError,
+  parseMnistHeader,
+  validateMnistHeader,
+  verifyMnistBinary,
+} from './format';
 import { syntheticMnist } from './testing';
 
 const packed = syntheticMnist(30, 20);
@@ -40,11 +46,15 @@ describe('MNIST header', () => {
 
   it('rejects JSON that is not a header', () => {
     expect(() => parseMnistHeader(asciiToBytes('[1,2,3]'))).toThrow(/header must be an object/);
-    expect(() => parseMnistHeader(asciiToBytes('{"format":"something else"}'))).toThrow(/format must be "atomo-swarm\/mnist"/);
+    expect(() => parseMnistHeader(asciiToBytes('{"format":"something else"}'))).toThrow(
+      /format must be "atomo-swarm\/mnist"/,
+    );
   });
 
   it('rejects another format version', () => {
-    expect(validateEdited('version', MNIST_FORMAT_VERSION + 1)).toThrow(/unsupported format version 2 \(this build reads 1\)/);
+    expect(validateEdited('version', MNIST_FORMAT_VERSION + 1)).toThrow(
+      /unsupported format version 2 \(this build reads 1\)/,
+    );
   });
 
   it('names the missing or mistyped field', () => {
@@ -70,7 +80,9 @@ describe('MNIST binary verification', () => {
   });
 
   it('rejects a truncated binary with both lengths', () => {
-    expect(() => verifyMnistBinary(packed.header, packed.binary.subarray(0, 1000))).toThrow(/mnist\.bin is truncated: 1000 bytes, header says 23550/);
+    expect(() => verifyMnistBinary(packed.header, packed.binary.subarray(0, 1000))).toThrow(
+      /mnist\.bin is truncated: 1000 bytes, header says 23550/,
+    );
   });
 
   it('rejects a longer binary', () => {

@@ -86,7 +86,9 @@ export function validateMnistHeader(value: unknown): MnistHeader {
   expectEqual(root, 'format', MNIST_FORMAT);
   const version = root['version'];
   if (version !== MNIST_FORMAT_VERSION) {
-    throw new MnistFormatError(`unsupported format version ${JSON.stringify(version)} (this build reads ${MNIST_FORMAT_VERSION})`);
+    throw new MnistFormatError(
+      `unsupported format version ${JSON.stringify(version)} (this build reads ${MNIST_FORMAT_VERSION})`,
+    );
   }
   expectEqual(root, 'rows', IMAGE_ROWS);
   expectEqual(root, 'cols', IMAGE_COLS);
@@ -96,7 +98,10 @@ export function validateMnistHeader(value: unknown): MnistHeader {
   const train = readExampleRange(splits['train'], 'splits.train');
   const test = readExampleRange(splits['test'], 'splits.test');
   if (train.start !== 0 || test.start !== train.count) {
-    throw new MnistFormatError(`splits must be train then test back to back, got train ${train.start}+${train.count}, test ${test.start}+${test.count}`);
+    throw new MnistFormatError(
+      `splits must be train then test back to back, got ` +
+        `train ${train.start}+${train.count}, test ${test.start}+${test.count}`,
+    );
   }
   const total = train.count + test.count;
 
@@ -107,18 +112,22 @@ export function validateMnistHeader(value: unknown): MnistHeader {
   }
   const byteLength = expectInteger(binaryObject['byteLength'], 'binary.byteLength');
   const checksum = expectString(binaryObject['crc32'], 'binary.crc32');
-  if (!/^[0-9a-f]{8}$/.test(checksum)) throw new MnistFormatError(`binary.crc32 must be 8 lower-case hex digits, got ${JSON.stringify(checksum)}`);
+  if (!/^[0-9a-f]{8}$/.test(checksum))
+    throw new MnistFormatError(`binary.crc32 must be 8 lower-case hex digits, got ${JSON.stringify(checksum)}`);
 
   const layout = expectObject(root['layout'], 'layout');
   const images = readByteRange(layout['images'], 'layout.images', byteLength);
   const labels = readByteRange(layout['labels'], 'layout.labels', byteLength);
   if (images.byteLength !== total * PIXELS_PER_IMAGE) {
-    throw new MnistFormatError(`layout.images holds ${images.byteLength} bytes, ${total} images need ${total * PIXELS_PER_IMAGE}`);
+    throw new MnistFormatError(
+      `layout.images holds ${images.byteLength} bytes, ${total} images need ${total * PIXELS_PER_IMAGE}`,
+    );
   }
   if (labels.byteLength !== total) {
     throw new MnistFormatError(`layout.labels holds ${labels.byteLength} bytes, ${total} examples need ${total}`);
   }
-  const overlap = images.offset < labels.offset + labels.byteLength && labels.offset < images.offset + images.byteLength;
+  const overlap =
+    images.offset < labels.offset + labels.byteLength && labels.offset < images.offset + images.byteLength;
   if (overlap) throw new MnistFormatError('layout.images and layout.labels overlap');
 
   const sourceObject = expectObject(root['source'], 'source');
@@ -148,11 +157,15 @@ export function verifyMnistBinary(header: MnistHeader, binary: Uint8Array): void
     throw new MnistFormatError(`${header.binary.file} is truncated: ${binary.length} bytes, header says ${expected}`);
   }
   if (binary.length > expected) {
-    throw new MnistFormatError(`${header.binary.file} is ${binary.length} bytes, header says ${expected} (stale header?)`);
+    throw new MnistFormatError(
+      `${header.binary.file} is ${binary.length} bytes, header says ${expected} (stale header?)`,
+    );
   }
   const actual = crc32Hex(binary);
   if (actual !== header.binary.crc32) {
-    throw new MnistFormatError(`${header.binary.file} checksum mismatch: CRC-32 ${actual}, header says ${header.binary.crc32} (corrupt?)`);
+    throw new MnistFormatError(
+      `${header.binary.file} checksum mismatch: CRC-32 ${actual}, header says ${header.binary.crc32} (corrupt?)`,
+    );
   }
 }
 
@@ -183,7 +196,10 @@ function expectEqual(object: Record<string, unknown>, key: string, expected: str
 
 function readExampleRange(value: unknown, path: string): ExampleRange {
   const object = expectObject(value, path);
-  return { start: expectInteger(object['start'], `${path}.start`), count: expectInteger(object['count'], `${path}.count`) };
+  return {
+    start: expectInteger(object['start'], `${path}.start`),
+    count: expectInteger(object['count'], `${path}.count`),
+  };
 }
 
 function readByteRange(value: unknown, path: string, binaryLength: number): ByteRange {
@@ -193,7 +209,9 @@ function readByteRange(value: unknown, path: string, binaryLength: number): Byte
     byteLength: expectInteger(object['byteLength'], `${path}.byteLength`),
   };
   if (range.offset + range.byteLength > binaryLength) {
-    throw new MnistFormatError(`${path} (${range.offset}+${range.byteLength}) runs past the ${binaryLength}-byte binary`);
+    throw new MnistFormatError(
+      `${path} (${range.offset}+${range.byteLength}) runs past the ${binaryLength}-byte binary`,
+    );
   }
   return range;
 }

@@ -40,7 +40,10 @@ describe('loadMnist', () => {
   });
 
   it('rejects a truncated binary', async () => {
-    const reader = memoryReader({ [MNIST_HEADER_FILE]: packed.headerBytes, 'mnist.bin': packed.binary.subarray(0, 777) });
+    const reader = memoryReader({
+      [MNIST_HEADER_FILE]: packed.headerBytes,
+      'mnist.bin': packed.binary.subarray(0, 777),
+    });
     await expect(loadMnist(reader)).rejects.toThrow(MnistFormatError);
     await expect(loadMnist(reader)).rejects.toThrow(/truncated: 777 bytes/);
   });

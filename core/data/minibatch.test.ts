@@ -33,7 +33,8 @@ describe('MinibatchSampler', () => {
     const sampler = new MinibatchSampler(shard, 10, 3, 0);
     for (const firstRound of [0, 5]) {
       const seen = new Set<number>();
-      for (let round = firstRound; round < firstRound + 5; round++) for (const index of sampler.batch(round)) seen.add(index);
+      for (let round = firstRound; round < firstRound + 5; round++)
+        for (const index of sampler.batch(round)) seen.add(index);
       expect(seen.size).toBe(50);
     }
   });

@@ -23,7 +23,8 @@ export class MinibatchSampler {
 
   constructor(shard: Uint32Array, batchSize: number, seed: number, worker: number) {
     if (shard.length === 0) throw new RangeError(`MinibatchSampler: worker ${worker} has an empty shard`);
-    if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`MinibatchSampler: batch size must be a positive integer, got ${batchSize}`);
+    if (!Number.isInteger(batchSize) || batchSize < 1)
+      throw new RangeError(`MinibatchSampler: batch size must be a positive integer, got ${batchSize}`);
     this.#shard = shard;
     this.#batchSize = batchSize;
     this.#seed = seed;
@@ -37,8 +38,10 @@ export class MinibatchSampler {
 
   /** The dataset indices of round `round`'s batch, written into `out` (reusable) or a new array. */
   batch(round: number, out: Uint32Array = new Uint32Array(this.#batchSize)): Uint32Array {
-    if (!Number.isSafeInteger(round) || round < 0) throw new RangeError(`MinibatchSampler: round must be a non-negative integer, got ${round}`);
-    if (out.length < this.#batchSize) throw new RangeError(`MinibatchSampler: output holds ${out.length}, batch size is ${this.#batchSize}`);
+    if (!Number.isSafeInteger(round) || round < 0)
+      throw new RangeError(`MinibatchSampler: round must be a non-negative integer, got ${round}`);
+    if (out.length < this.#batchSize)
+      throw new RangeError(`MinibatchSampler: output holds ${out.length}, batch size is ${this.#batchSize}`);
     const n = this.#shard.length;
     for (let j = 0; j < this.#batchSize; j++) {
       const position = round * this.#batchSize + j;
@@ -60,6 +63,12 @@ export class MinibatchSampler {
 }
 
 /** One batch without keeping a sampler (recomputes the epoch permutation; prefer MinibatchSampler in a loop). */
-export function minibatchIndices(shard: Uint32Array, batchSize: number, seed: number, worker: number, round: number): Uint32Array {
+export function minibatchIndices(
+  shard: Uint32Array,
+  batchSize: number,
+  seed: number,
+  worker: number,
+  round: number,
+): Uint32Array {
   return new MinibatchSampler(shard, batchSize, seed, worker).batch(round);
 }

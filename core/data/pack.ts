@@ -34,7 +34,8 @@ export function packMnist(examples: MnistExamples): PackedMnist {
     throw new RangeError(`packMnist: trainCount ${examples.trainCount} outside 0..${total}`);
   }
   const badLabel = examples.labels.findIndex((label) => label >= CLASS_COUNT);
-  if (badLabel >= 0) throw new RangeError(`packMnist: label ${examples.labels[badLabel]} at ${badLabel} is not a digit`);
+  if (badLabel >= 0)
+    throw new RangeError(`packMnist: label ${examples.labels[badLabel]} at ${badLabel} is not a digit`);
 
   const binary = new Uint8Array(examples.images.length + total);
   binary.set(examples.images, 0);

@@ -19,7 +19,10 @@ export type Shards = Uint32Array[];
  */
 export function shardIid(labels: Uint8Array, workers: number, seed: number): Shards {
   checkWorkers(workers);
-  const order = randomPermutation(labels.length, new DrawSequence({ seed, worker: 0, round: 0, layer: DataStreamTag.shardIid }));
+  const order = randomPermutation(
+    labels.length,
+    new DrawSequence({ seed, worker: 0, round: 0, layer: DataStreamTag.shardIid }),
+  );
   const base = Math.floor(labels.length / workers);
   const withExtra = labels.length % workers;
   const shards: Shards = [];
@@ -43,7 +46,8 @@ export function shardIid(labels: Uint8Array, workers: number, seed: number): Sha
  */
 export function shardDirichlet(labels: Uint8Array, workers: number, alpha: number, seed: number): Shards {
   checkWorkers(workers);
-  if (!(alpha > 0) || !Number.isFinite(alpha)) throw new RangeError(`shardDirichlet: alpha must be finite and > 0, got ${alpha}`);
+  if (!(alpha > 0) || !Number.isFinite(alpha))
+    throw new RangeError(`shardDirichlet: alpha must be finite and > 0, got ${alpha}`);
 
   const members: number[][] = [];
   for (let c = 0; c < CLASS_COUNT; c++) members.push([]);
@@ -63,7 +67,8 @@ export function shardDirichlet(labels: Uint8Array, workers: number, alpha: numbe
     let start = 0;
     for (let worker = 0; worker < workers; worker++) {
       cumulative += proportions[worker]!;
-      const end = worker === workers - 1 ? shuffled.length : Math.min(shuffled.length, Math.round(cumulative * shuffled.length));
+      const end =
+        worker === workers - 1 ? shuffled.length : Math.min(shuffled.length, Math.round(cumulative * shuffled.length));
       for (let k = start; k < end; k++) assigned[worker]!.push(shuffled[k]!);
       start = Math.max(start, end);
     }
@@ -78,7 +83,8 @@ export function shardLabelCounts(labels: Uint8Array, shard: Uint32Array): Uint32
   const counts = new Uint32Array(CLASS_COUNT);
   for (const index of shard) {
     const label = labels[index];
-    if (label === undefined || label >= CLASS_COUNT) throw new RangeError(`shardLabelCounts: index ${index} has no digit label`);
+    if (label === undefined || label >= CLASS_COUNT)
+      throw new RangeError(`shardLabelCounts: index ${index} has no digit label`);
     counts[label]!++;
   }
   return counts;
@@ -98,5 +104,6 @@ function fillEmptyWorkers(assigned: number[][], total: number): void {
 }
 
 function checkWorkers(workers: number): void {
-  if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`workers must be a positive integer, got ${workers}`);
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new RangeError(`workers must be a positive integer, got ${workers}`);
 }

@@ -23,7 +23,7 @@ describe('orthonormal DCT-II', () => {
     }
   });
 
-  it('dct2 is Σᵢⱼ G[i, j]·αₖ cos(π(2i+1)k/2m)·αₗ cos(π(2j+1)l/2n), written out from the definition', () => {
+  it('dct2 is Σᵢⱼ G[i, j]·αₖ cos(π(2i+1)k/2m)·αₗ cos(π(2j+1)l/2n), the definition written out', () => {
     const [rows, cols] = [5, 7];
     const g = randomMatrix(rows, cols, 3);
     const c = dct2(g, rows, cols);
@@ -46,7 +46,7 @@ describe('orthonormal DCT-II', () => {
     }
   });
 
-  it('equals D_m G D_nᵀ computed densely, on the MLP layer shape 784×10 and on odd and prime sizes, tall and wide', () => {
+  it('equals D_m G D_nᵀ computed densely, on the MLP shape 784×10 and odd and prime sizes, tall and wide', () => {
     for (const [rows, cols] of bothWays([784, 10], [97, 15], [1, 128])) {
       const g = randomMatrix(rows, cols, rows + cols);
       const dm = dctMatrix(rows);

@@ -1,7 +1,7 @@
 /**
  * The factored SVD of G = Xᵀ·Δ against the reference: svdJacobi on G formed
- * in Float64. σ within 1e-5 relative (the issue's bound; Householder plus
- * Jacobi give ~1e-12), the rank-σ reconstruction equal to G, U and V
+ * in Float64. σ within 1e-5 relative (Householder plus Jacobi give ~1e-12;
+ * the unchecked Gram route exceeds it on near-duplicate examples), the rank-σ reconstruction equal to G, U and V
  * orthonormal, on random and adversarial factors.
  */
 import { describe, expect, it } from 'vitest';
@@ -196,12 +196,13 @@ describe.each<{ route: string; qr?: FactorQr }>([
           }
         }
       }
-      // U Σ Vᵀ rebuilds G but for the directions cut off (each below 1e-6·‖G‖_F): an entry is off by at most their
-      // norm.
+      // U Σ Vᵀ rebuilds G but for the directions cut off (each below 1e-6·‖G‖_F): an entry is off by at most
+      // their norm.
       const droppedSq = reference.singularValues.slice(f.rank).reduce((a, s) => a + s * s, 0);
       const dropped = Math.sqrt(droppedSq);
-      // Their Σσ² is reported, to the core's rounding: each σ of R_X·R_Δᵀ is off by up to ~B·ε·‖X‖_F·‖Δ‖_F
-      // (more than ε·‖G‖ where XᵀΔ cancels, as with opposite deltas), and the reference reports those at zero.
+      // Their Σσ² is reported, to the core's rounding: each σ of R_X·R_Δᵀ is off by up to
+      // ~B·ε·‖X‖_F·‖Δ‖_F (more than ε·‖G‖ where XᵀΔ cancels, as with opposite deltas), and the
+      // reference reports those at zero.
       const floor = factors.batch * Number.EPSILON * Math.hypot(...factors.input) * Math.hypot(...factors.delta);
       expect(Math.abs(f.residual - droppedSq)).toBeLessThanOrEqual(1e-6 * droppedSq + factors.batch * floor ** 2);
       let worst = 0;
@@ -218,32 +219,36 @@ describe.each<{ route: string; qr?: FactorQr }>([
 });
 
 describe('factoredSvd', () => {
-  it('keeps the Gram route for examples graded over eight orders of magnitude, with vectors orthonormal to its tolerance', () => {
-    // Row scaling leaves CholeskyQR exact (R scales with the rows), so the bound, which is invariant to it, stays
-    // small.
-    for (const grade of [0, 3, 8]) {
-      const factors = factorsOf(8, 120, 30, 21, (left) => {
-        for (let b = 0; b < 8; b++) for (let i = 0; i < 120; i++) left[b * 120 + i]! *= 10 ** ((-grade * b) / 7);
-      });
-      const f = factoredSvd(factors, 120, 30);
-      expect(f.qr).toEqual(['gram', 'gram']);
-      const svd = f.materialise();
-      const reference = svdJacobi(product(factors, 120, 30), 120, 30);
-      for (let k = 0; k < f.rank; k++)
-        expect(Math.abs(svd.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(
-          1e-5 * reference.singularValues[k]!,
-        );
-      let worst = 0;
-      for (let a = 0; a < svd.rank; a++) {
-        for (let b = 0; b < svd.rank; b++) {
-          let dot = 0;
-          for (let i = 0; i < 120; i++) dot += svd.u[i * svd.rank + a]! * svd.u[i * svd.rank + b]!;
-          worst = Math.max(worst, Math.abs(dot - (a === b ? 1 : 0)));
+  it(
+    'keeps the Gram route for examples graded over eight orders ' +
+      'of magnitude, with vectors orthonormal to its tolerance',
+    () => {
+      // Row scaling leaves CholeskyQR exact (R scales with the rows), so the bound, which is invariant to it, stays
+      // small.
+      for (const grade of [0, 3, 8]) {
+        const factors = factorsOf(8, 120, 30, 21, (left) => {
+          for (let b = 0; b < 8; b++) for (let i = 0; i < 120; i++) left[b * 120 + i]! *= 10 ** ((-grade * b) / 7);
+        });
+        const f = factoredSvd(factors, 120, 30);
+        expect(f.qr).toEqual(['gram', 'gram']);
+        const svd = f.materialise();
+        const reference = svdJacobi(product(factors, 120, 30), 120, 30);
+        for (let k = 0; k < f.rank; k++)
+          expect(Math.abs(svd.singularValues[k]! - reference.singularValues[k]!)).toBeLessThanOrEqual(
+            1e-5 * reference.singularValues[k]!,
+          );
+        let worst = 0;
+        for (let a = 0; a < svd.rank; a++) {
+          for (let b = 0; b < svd.rank; b++) {
+            let dot = 0;
+            for (let i = 0; i < 120; i++) dot += svd.u[i * svd.rank + a]! * svd.u[i * svd.rank + b]!;
+            worst = Math.max(worst, Math.abs(dot - (a === b ? 1 : 0)));
+          }
         }
+        expect(worst).toBeLessThanOrEqual(GRAM_ROUTE_TOLERANCE);
       }
-      expect(worst).toBeLessThanOrEqual(GRAM_ROUTE_TOLERANCE);
-    }
-  });
+    },
+  );
 
   it('needs its check: on near-duplicate examples the unchecked Gram route is off by more than 1e-5', () => {
     const factors = nearDuplicates();

@@ -42,7 +42,9 @@ import { svdGramJacobi, type SvdResult } from './svd';
  * (core/model/cpu/conv2d.ts, convFactors).
  */
 export interface GradientFactors {
-  /** K × rows, row-major: X, the layer input, example-major (a convolution: the output delta per example and pixel). */
+  /**
+   * K × rows, row-major: X, the layer input, example-major (a convolution: the output delta per example and pixel).
+   */
   readonly input: Float32Array;
   /** K × cols, row-major: Δ, d(mean loss)/d(pre-activation), example-major (a convolution: the im2col columns). */
   readonly delta: Float32Array;
@@ -59,7 +61,8 @@ export interface FactoredSvd {
   /** rank values, descending, all > 0. */
   readonly singularValues: Float64Array;
   /**
-   * Σσ² of the directions below the cut-off: ‖G‖_F² − Σ singularValues², without the cancellation of that difference.
+   * Σσ² of the directions below the cut-off: ‖G‖_F² − Σ singularValues², without the cancellation of that
+   * difference.
    */
   readonly residual: number;
   /** Writes uₖ (rows values) into `out`. */
@@ -252,8 +255,8 @@ function coreProduct(left: Side, right: Side, inner: number, counts: Float64Arra
  * worker makes a few every round, and V8 holds a closure's optimised code
  * only weakly once the closure is gone, so each major collection sent the
  * next round's closures (Q·y over the factor's non-zeros among them) back to
- * the interpreter until they were recompiled (docs/benchmarks.md,
- * "Compression on the CPU against the gradient").
+ * the interpreter until they were recompiled (docs/design.md,
+ * "The CPU step's speed").
  */
 class LiftedTriplets implements FactoredSvdDetails {
   readonly singularValues: Float64Array;
@@ -355,8 +358,8 @@ interface Side {
   /** out (the factor's full length, 0 on its zero columns) = Q·y. */
   vector(y: Float64Array, out: Float64Array): Float64Array;
   /**
-   * The largest bound on |(Qyₖ)·(Qyₖ) − 1| over the first `count` columns yₖ of the row-major p×width `y` (0 for
-   * Householder).
+   * The largest bound on |(Qyₖ)·(Qyₖ) − 1| over the first `count` columns yₖ of the row-major p×width `y` (0
+   * for Householder).
    */
   bound(y: Float64Array, width: number, count: number): number;
 }

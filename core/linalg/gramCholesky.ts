@@ -11,7 +11,8 @@
  * left in K − RᵀR. With z = R⁻¹y (as computed), the error of one vector's
  * squared norm is bounded by
  *
- *   |‖Fᵀz‖² − ‖y‖²| ≤ γ_L·(Σ_b |z_b|·‖f_b‖)² + γ_{B+1}·‖|R||z|‖² + 2γ_B·‖y‖·‖|R||z|‖ (+ γ_B²‖|R||z|‖²),
+ *   |‖Fᵀz‖² − ‖y‖²| ≤ γ_L·(Σ_b |z_b|·‖f_b‖)² + γ_{B+1}·‖|R||z|‖² +
+ * 2γ_B·‖y‖·‖|R||z|‖ (+ γ_B²‖|R||z|‖²),
  *
  * (γ_k = k·u/(1 − k·u), u = 2⁻⁵³): the Gram's dot products of at most L
  * non-zero terms (|ΔK| ≤ γ_L|F||F|ᵀ, and Σᵢ|f_ai||f_bi| ≤ ‖f_a‖‖f_b‖),
@@ -90,7 +91,7 @@ export function gramCholeskyOfRows(rows: SparseRows, size: number): GramCholesky
  * worker makes one or two of these a round, and V8 holds a closure's
  * optimised code only weakly once the closure is gone, so each major
  * collection sent the next round's closures back to the interpreter until
- * they were recompiled (docs/benchmarks.md, "Compression on the CPU against the gradient").
+ * they were recompiled (docs/design.md, "The CPU step's speed").
  */
 class CholeskyQr implements GramCholesky {
   readonly batch: number;

@@ -76,44 +76,49 @@ describe('svdLowRank', () => {
     }
   });
 
-  it('gives a single row (a bias) the triplet of svdJacobi of R = 0 + q·a, q the sign of its first largest entry, to the bit', () => {
-    const rng = seededRng(11);
-    const random = Float32Array.from({ length: 128 }, () => (2 * rng() - 1) * 1e-3);
-    const rows: readonly (readonly number[])[] = [
-      Array.from(random),
-      [0.5, -2, 1, -0, 0, 2], // the first largest is negative, and a later entry as large; −0 and +0 inside
-      [3, -3],
-      [1e30, -1e-30, 0, 7e29],
-      [-1e-30, 2e-30, -2e-30],
-      [-4],
-    ];
-    for (const values of rows) {
-      const a = Float32Array.from(values);
-      let best = 0;
-      for (let j = 1; j < a.length; j++) if (a[j]! * a[j]! > a[best]! * a[best]!) best = j;
-      const q = a[best]! > 0 ? 1 : -1;
-      const reference = svdJacobi(
-        Float64Array.from(a, (x) => 0 + q * x),
-        1,
-        a.length,
-      );
-      const row = svdLowRank(a, 1, a.length);
-      expect(row.rank).toBe(1);
-      expect(row.singularValues).toEqual(reference.singularValues);
-      expect(row.v).toEqual(reference.v);
-      expect(Array.from(row.u)).toEqual([q]);
-      // Object.is, so a −0 where the general path has +0 would fail.
-      row.v.forEach((x, j) => expect(Object.is(x, reference.v[j])).toBe(true));
-    }
-    // Nothing above the threshold: no triplet, as the pivoted QR stops at once (a zero row, or one that is not finite).
-    for (const values of [
-      [0, -0, 0],
-      [1, Number.NaN],
-      [Number.POSITIVE_INFINITY, 1],
-    ]) {
-      expect(svdLowRank(Float64Array.from(values), 1, values.length).rank).toBe(0);
-    }
-  });
+  it(
+    'gives a single row (a bias) the triplet of svdJacobi of R = ' +
+      '0 + q·a, q the sign of its first largest entry, to the bit',
+    () => {
+      const rng = seededRng(11);
+      const random = Float32Array.from({ length: 128 }, () => (2 * rng() - 1) * 1e-3);
+      const rows: readonly (readonly number[])[] = [
+        Array.from(random),
+        [0.5, -2, 1, -0, 0, 2], // the first largest is negative, and a later entry as large; −0 and +0 inside
+        [3, -3],
+        [1e30, -1e-30, 0, 7e29],
+        [-1e-30, 2e-30, -2e-30],
+        [-4],
+      ];
+      for (const values of rows) {
+        const a = Float32Array.from(values);
+        let best = 0;
+        for (let j = 1; j < a.length; j++) if (a[j]! * a[j]! > a[best]! * a[best]!) best = j;
+        const q = a[best]! > 0 ? 1 : -1;
+        const reference = svdJacobi(
+          Float64Array.from(a, (x) => 0 + q * x),
+          1,
+          a.length,
+        );
+        const row = svdLowRank(a, 1, a.length);
+        expect(row.rank).toBe(1);
+        expect(row.singularValues).toEqual(reference.singularValues);
+        expect(row.v).toEqual(reference.v);
+        expect(Array.from(row.u)).toEqual([q]);
+        // Object.is, so a −0 where the general path has +0 would fail.
+        row.v.forEach((x, j) => expect(Object.is(x, reference.v[j])).toBe(true));
+      }
+      // Nothing above the threshold: no triplet, as the pivoted QR stops at once (a zero row, or one that is not
+      // finite).
+      for (const values of [
+        [0, -0, 0],
+        [1, Number.NaN],
+        [Number.POSITIVE_INFINITY, 1],
+      ]) {
+        expect(svdLowRank(Float64Array.from(values), 1, values.length).rank).toBe(0);
+      }
+    },
+  );
 
   it('gives rank 0 for the zero matrix and rejects bad shapes', () => {
     expect(svdLowRank(new Float32Array(12), 3, 4).rank).toBe(0);

@@ -72,8 +72,8 @@ function pivotedQr(a: Float64Array | Float32Array, rows: number, cols: number): 
     for (let i = 0; i < rows; i++) norm += q[qk + i]! * q[qk + i]!;
     norm = Math.sqrt(norm);
     for (let i = 0; i < rows; i++) q[qk + i]! /= norm;
-    // Row `rank` of R, and the residual W ← W − q (qᵀW): four columns' products per pass (fourDots; no column's update
-    // touches another column), then each column's update.
+    // Row `rank` of R, and the residual W ← W − q (qᵀW): four columns' products per pass (fourDots; no column's
+    // update touches another column), then each column's update.
     const rRow = rank * cols;
     let j = 0;
     for (; j + 4 <= cols; j += 4) {

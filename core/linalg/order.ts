@@ -4,7 +4,7 @@
  * worker sorts a few such keys every round, and V8 keeps a closure's
  * optimised code only weakly once the closure is gone, so after each major
  * collection a fresh comparator ran unoptimised until recompiled
- * (docs/benchmarks.md, "Compression on the CPU against the gradient").
+ * (docs/design.md, "The CPU step's speed").
  */
 
 /**

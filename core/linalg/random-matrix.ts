@@ -66,8 +66,8 @@ export function lowRankMatrix(rows: number, cols: number, rank: number, seed: nu
 }
 
 /**
- * The row-major rows×cols matrix whose (i, j) entry is Σ term(i, j, p) over p < inner, summed in float64 in order of p:
- * a reference product for test matrices.
+ * The row-major rows×cols matrix whose (i, j) entry is Σ term(i, j, p) over p < inner, summed in float64 in order of
+ * p: a reference product for test matrices.
  */
 export function sumOverInner(
   rows: number,

@@ -131,7 +131,9 @@ function orthonormalBasis(y: Float64Array, rows: number, k: number): Float64Arra
   return q;
 }
 
-/** U = Q·U_B, σ and V = V_B of the triplets above the cut-off, in svdLowRank's layout, and V as the next warm start. */
+/**
+ * U = Q·U_B, σ and V = V_B of the triplets above the cut-off, in svdLowRank's layout, and V as the next warm start.
+ */
 function lift(
   small: SvdResult,
   q: Float64Array,

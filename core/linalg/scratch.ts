@@ -4,8 +4,8 @@
  * temporaries reuse one buffer each instead of allocating a new typed array
  * per call: every such array lives outside V8's heap, and a worker that
  * allocates dozens per round pays for them in allocation and in the
- * collections their external memory triggers (docs/benchmarks.md,
- * "Compression on the CPU"). A scratch holds nothing between calls: each
+ * collections their external memory triggers (docs/design.md,
+ * "The CPU step's speed"). A scratch holds nothing between calls: each
  * owner takes it at the start of a call and is done with it before
  * returning, and never calls code that takes the same scratch.
  */

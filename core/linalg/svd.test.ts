@@ -6,9 +6,9 @@ import { bothWays } from './testing/shapes';
 import { rankTolerance, svdGramJacobi, svdJacobi, type SvdOptions, type SvdResult } from './svd';
 
 // Float64 Jacobi is backward stable: errors are a small multiple of
-// max(m, n)·ε ≈ 1e-13 for these sizes. 1e-10 is the accuracy the brief asks
-// for and leaves three orders of magnitude of slack, while a wrong rotation,
-// a missing transpose or an unsorted σ is off by O(1).
+// max(m, n)·ε ≈ 1e-13 for these sizes. 1e-10 leaves three orders of
+// magnitude of slack, while a wrong rotation, a missing transpose or an
+// unsorted σ is off by O(1).
 const TOL = 1e-10;
 
 function frobenius(a: ArrayLike<number>): number {
@@ -121,13 +121,17 @@ describe.each<{ name: string; svd: Svd }>([
     expectValidSvd(a, svd);
   });
 
-  it('returns arrays of its own: a later call, of another size, leaves an earlier result as it was (its temporaries are reused)', () => {
-    const first = decompose(randomMatrix(40, 12, 5), 40, 12);
-    const copy = { u: first.u.slice(), v: first.v.slice(), singularValues: first.singularValues.slice() };
-    decompose(randomMatrix(12, 40, 6), 12, 40);
-    decompose(randomMatrix(90, 30, 7), 90, 30);
-    expect({ u: first.u, v: first.v, singularValues: first.singularValues }).toEqual(copy);
-  });
+  it(
+    'returns arrays of its own: a later call, of another size, ' +
+      'leaves an earlier result as it was (its temporaries are reused)',
+    () => {
+      const first = decompose(randomMatrix(40, 12, 5), 40, 12);
+      const copy = { u: first.u.slice(), v: first.v.slice(), singularValues: first.singularValues.slice() };
+      decompose(randomMatrix(12, 40, 6), 12, 40);
+      decompose(randomMatrix(90, 30, 7), 90, 30);
+      expect({ u: first.u, v: first.v, singularValues: first.singularValues }).toEqual(copy);
+    },
+  );
 
   it('rejects bad shapes and non-finite entries', () => {
     expect(() => decompose(new Float64Array(5), 2, 3)).toThrow(RangeError);
@@ -141,23 +145,23 @@ describe.each<{ name: string; svd: Svd }>([
 });
 
 describe('negligibleNorm', () => {
-  // σ from 1 down to 2.5e-19 in steps of 10^0.6: ten above the floor 1e-6·‖A‖_F, 22 below it, most of them rounding
-  // noise.
+  // σ from 1 down to 2.5e-19 in steps of 10^0.6: ten above the floor 1e-6·‖A‖_F, 22 below it, most of them
+  // rounding noise.
   const sigmas = Array.from({ length: 32 }, (_, k) => 10 ** (-0.6 * k));
   const a = matrixWithSingularValues(32, 32, sigmas, 11);
   const floor = 1e-6 * frobenius(a);
   const tolerance = 1e-11;
   const kept = sigmas.filter((sigma) => sigma > floor).length;
 
-  it("leaves the σ above the floor, their vectors and the rest's Σσ² as the full rule finds them, in fewer sweeps", () => {
+  it('keeps σ above the floor, their vectors and the rest’s Σσ² as the full rule does, in fewer sweeps', () => {
     const full = svdGramJacobi(a, 32, 32, { tolerance });
     const floored = svdGramJacobi(a, 32, 32, { tolerance, negligibleNorm: floor });
     expect(kept).toBe(10);
     expect(floored.converged).toBe(true);
     expect(floored.sweeps).toBeLessThan(full.sweeps);
     // Kept triplets: the rule for pairs of long columns is unchanged, so they agree to what the stopping rule leaves
-    // (σ to ~n·tolerance relative: 3.2e-10; the coarser start of SymmetricEigenOptions.noiseLevel moves the smallest
-    // kept σ, 4e-6·σ₀, by 3e-12 relative).
+    // (σ to ~n·tolerance relative: 3.2e-10; the coarser start of SymmetricEigenOptions.noiseLevel moves the
+    // smallest kept σ, 4e-6·σ₀, by 3e-12 relative).
     for (let k = 0; k < kept; k++) {
       expect(Math.abs(floored.singularValues[k]! - full.singularValues[k]!)).toBeLessThan(
         32 * tolerance * full.singularValues[k]!,
@@ -217,9 +221,9 @@ describe('svdGramJacobi against svdJacobi', () => {
     }
   });
 
-  it("keeps σ down to 1e-6·σ₀ (the factored route's cut-off) to 1e-8 relative, which the Gram alone cannot", () => {
-    // The Gram's eigenvalues are known to ~1e-16·σ₀² absolute, so σ = 1e-6·σ₀ (eigenvalue 1e-12·σ₀²) only to ~1e-4
-    // relative; Jacobi on W·V₀ itself resolves it as the reference does.
+  it('keeps σ down to 1e-6·σ₀ (the factored route’s cut-off) to 1e-8 relative, as the Gram alone cannot', () => {
+    // The Gram's eigenvalues are known to ~1e-16·σ₀² absolute, so σ = 1e-6·σ₀ (eigenvalue 1e-12·σ₀²)
+    // only to ~1e-4 relative; Jacobi on W·V₀ itself resolves it as the reference does.
     const sigmas = [1, 0.3, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6];
     const a = matrixWithSingularValues(30, 7, sigmas, 5);
     const reference = svdJacobi(a, 30, 7);

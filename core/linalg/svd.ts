@@ -299,8 +299,8 @@ function orthogonaliseColumns(
     for (let j = 0; j < n; j++) normSq[j] = columnNormSquared(w, m, j);
     let rotated = false;
     for (let p = 0; p < n - 1; p++) {
-      // wₚ·w_q for the next four q at once while pairs are found orthogonal (a converged sweep), one at a time after a
-      // rotation: a rotation changes wₚ, so the batch's later products are stale and taken afresh from the next q.
+      // wₚ·w_q for the next four q at once while pairs are found orthogonal (a converged sweep), one at a time after
+      // a rotation: a rotation changes wₚ, so the batch's later products are stale and taken afresh from the next q.
       let batchStart = n;
       let batchEnd = n;
       let span = 4;

@@ -94,8 +94,8 @@ describe('symmetricEigen', () => {
   });
 
   it('keeps a Gram graded down to rounding noise to ε·‖A‖ with noiseLevel ε, and changes nothing at 0', () => {
-    // MᵀM for σ(M) from 1 down to 2.5e-19 (steps of 10^0.6): eigenvalues from 1 to 6e-38, most far below ε·λ₀. The
-    // relative test alone runs out of QL steps on this one (converged false: svdGramJacobi would start from the
+    // MᵀM for σ(M) from 1 down to 2.5e-19 (steps of 10^0.6): eigenvalues from 1 to 6e-38, most far below ε·λ₀.
+    // The relative test alone runs out of QL steps on this one (converged false: svdGramJacobi would start from the
     // identity); with noiseLevel ε the noise is not resolved to its own scale.
     const sigmas = Array.from({ length: 32 }, (_, k) => 10 ** (-0.6 * k));
     const m = matrixWithSingularValues(32, 32, sigmas, 11);
@@ -104,8 +104,8 @@ describe('symmetricEigen', () => {
       for (let q = 0; q < 32; q++) for (let i = 0; i < 32; i++) gram[p * 32 + q]! += m[i * 32 + p]! * m[i * 32 + q]!;
     // check: converged, A v = λ v to 1e-12·‖A‖ and V orthogonal to 1e-12.
     const values = check(gram, 32, { noiseLevel: Number.EPSILON });
-    // λ = σ² to a few ε·λ₀ absolute, what the Gram knows of them (1e-14 leaves slack; a coupling taken as zero that was
-    // not negligible moves an eigenvalue by far more).
+    // λ = σ² to a few ε·λ₀ absolute, what the Gram knows of them (1e-14 leaves slack; a coupling taken as zero
+    // that was not negligible moves an eigenvalue by far more).
     for (let k = 0; k < 32; k++) expect(Math.abs(values[k]! - sigmas[k]! ** 2)).toBeLessThan(1e-14);
     const random = symmetric(32, 6);
     expect(symmetricEigen(random, 32, { noiseLevel: 0 })).toEqual(symmetricEigen(random, 32));

@@ -124,7 +124,9 @@ export interface CnnOptions {
 /** The default MLP: 784-128-10. */
 export const DEFAULT_MLP: MlpOptions = { inputSize: INPUT_SIZE, hiddenSize: 128, classCount: CLASS_COUNT };
 
-/** The default CNN: 1×28×28 → conv5 (8) 24×24 → pool 12×12 → conv5 (16) 8×8 → pool 4×4 → dense 256→10. */
+/**
+ * The default CNN: 1×28×28 → conv5 (8) 24×24 → pool 12×12 → conv5 (16) 8×8 → pool 4×4 → dense 256→10.
+ */
 export const DEFAULT_CNN: CnnOptions = {
   input: { channels: 1, height: 28, width: 28 },
   kernelSize: 5,

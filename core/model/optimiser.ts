@@ -16,7 +16,8 @@ export function sgdMomentumStep(
 ): void {
   if (velocity.length !== params.length || gradient.length !== params.length) {
     throw new RangeError(
-      `sgdMomentumStep: params ${params.length}, velocity ${velocity.length}, gradient ${gradient.length} differ in length`,
+      `sgdMomentumStep: params ${params.length}, velocity ${velocity.length}, ` +
+        `gradient ${gradient.length} differ in length`,
     );
   }
   for (let i = 0; i < params.length; i++) {

@@ -48,7 +48,8 @@ export function parseAttackWorkerRequest(
 }
 
 /**
- * What the attack multiplies an estimate by: ×factor (scale) or ×−factor (sign-flip); 1 for an honest worker (null).
+ * What the attack multiplies an estimate by: ×factor (scale) or ×−factor (sign-flip); 1 for an honest worker
+ * (null).
  */
 export function attackMultiplier(attack: WorkerAttack | null): number {
   if (attack === null) return 1;

@@ -131,7 +131,11 @@ const StoredIdentitySchema = v.object({
 });
 
 const WorkersSnapshotSchema = v.object({
-  nextId: v.pipe(index('nextId'), v.minValue(1, 'nextId must be ≥ 1'), v.maxValue(0x100000000, 'nextId is too large')),
+  nextId: v.pipe(
+    index('nextId'),
+    v.minValue(1, 'nextId must be at least 1'),
+    v.maxValue(0x100000000, 'nextId is too large'),
+  ),
   workers: v.array(StoredIdentitySchema, 'workers must be an array'),
 });
 

@@ -64,36 +64,44 @@ describe('run configuration schema', () => {
     expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'atomo-entry' }).budget).toBe(1024);
   });
 
-  it('takes a byte budget for the ATOMO schemes within the model’s bounds; atomo-auto needs one and gets the default', () => {
-    const auto = applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'atomo-auto' });
-    // What spectral ATOMO at s = 2 sends on average on the MLP, so a switch keeps the traffic.
-    expect(auto.byteBudget).toBe(defaultByteBudget('mlp', 32));
-    expect(auto.byteBudget).toBeGreaterThan(8000);
-    expect(auto.byteBudget).toBeLessThan(10_000);
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'atomo-auto', byteBudget: 20_000 }).byteBudget).toBe(
-      20_000,
-    );
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: 5000 }).byteBudget).toBe(5000);
-    // Leaving for a scheme without one drops it.
-    expect(applyRunConfigPatch(auto, { scheme: 'terngrad' }).byteBudget).toBeUndefined();
-    expect(() => parseRunConfig({ ...DEFAULT_RUN_CONFIG, scheme: 'atomo-auto' })).toThrow(
-      /atomo-auto needs byteBudget/,
-    );
-    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', byteBudget: 5000 })).toThrow(
-      /ATOMO schemes only/,
-    );
-    const { min, max } = byteBudgetRange('mlp');
-    expect(min).toBe(4 * MIN_LAYER_BYTE_BUDGET);
-    expect(max).toBe(denseBytes(createModelLayout('mlp')));
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: min }).byteBudget).toBe(min);
-    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: min - 1 })).toThrow(
-      /byteBudget must be an integer in 120\.\.407128 for the mlp/,
-    );
-    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: max + 1 })).toThrow(/byteBudget/);
-    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: 2.5 })).toThrow(/byteBudget must be an integer/);
-    // The CNN is smaller: the same budget can be too large for it.
-    expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { model: 'cnn', byteBudget: 100_000 })).toThrow(/for the cnn/);
-  });
+  it(
+    'takes a byte budget for the ATOMO schemes within the ' +
+      'model’s bounds; atomo-auto needs one and gets the default',
+    () => {
+      const auto = applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'atomo-auto' });
+      // What spectral ATOMO at s = 2 sends on average on the MLP, so a switch keeps the traffic.
+      expect(auto.byteBudget).toBe(defaultByteBudget('mlp', 32));
+      expect(auto.byteBudget).toBeGreaterThan(8000);
+      expect(auto.byteBudget).toBeLessThan(10_000);
+      expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'atomo-auto', byteBudget: 20_000 }).byteBudget).toBe(
+        20_000,
+      );
+      expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: 5000 }).byteBudget).toBe(5000);
+      // Leaving for a scheme without one drops it.
+      expect(applyRunConfigPatch(auto, { scheme: 'terngrad' }).byteBudget).toBeUndefined();
+      expect(() => parseRunConfig({ ...DEFAULT_RUN_CONFIG, scheme: 'atomo-auto' })).toThrow(
+        /atomo-auto needs byteBudget/,
+      );
+      expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', byteBudget: 5000 })).toThrow(
+        /ATOMO schemes only/,
+      );
+      const { min, max } = byteBudgetRange('mlp');
+      expect(min).toBe(4 * MIN_LAYER_BYTE_BUDGET);
+      expect(max).toBe(denseBytes(createModelLayout('mlp')));
+      expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: min }).byteBudget).toBe(min);
+      expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: min - 1 })).toThrow(
+        /byteBudget must be an integer in 120\.\.407128 for the mlp/,
+      );
+      expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: max + 1 })).toThrow(/byteBudget/);
+      expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { byteBudget: 2.5 })).toThrow(
+        /byteBudget must be an integer/,
+      );
+      // The CNN is smaller: the same budget can be too large for it.
+      expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { model: 'cnn', byteBudget: 100_000 })).toThrow(
+        /for the cnn/,
+      );
+    },
+  );
 
   it('takes a link with its server link, reads one stored without it as unlimited, and refuses bad ones', () => {
     const wifi = LINK_PRESETS.classroomWifi;

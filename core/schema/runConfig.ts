@@ -95,7 +95,9 @@ type Bounds =
  * A finite number within `bounds`; every refusal names the field and the range, e.g. `learningRate must be in (0, 10]`.
  */
 function finiteIn(field: string, bounds: Bounds) {
-  const range = `${'minExclusive' in bounds ? `(${bounds.minExclusive}` : `[${bounds.min}`}, ${'maxExclusive' in bounds ? `${bounds.maxExclusive})` : `${bounds.max}]`}`;
+  const low = 'minExclusive' in bounds ? `(${bounds.minExclusive}` : `[${bounds.min}`;
+  const high = 'maxExclusive' in bounds ? `${bounds.maxExclusive})` : `${bounds.max}]`;
+  const range = `${low}, ${high}`;
   const message = `${field} must be in ${range}`;
   return v.pipe(
     finite(field, range),
@@ -332,7 +334,9 @@ export const RunConfigSchema = v.pipe(
     const bytes = dataset.value.byteBudget;
     if (bytes < min || bytes > max) {
       addIssue({
-        message: `byteBudget must be an integer in ${min}..${max} for the ${dataset.value.model} (a few bytes per layer up to the whole model in float32)`,
+        message:
+          `byteBudget must be an integer in ${min}..${max} for the ${dataset.value.model} ` +
+          `(a few bytes per layer up to the whole model in float32)`,
       });
     }
   }),

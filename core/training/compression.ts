@@ -131,8 +131,8 @@ export function compressOnCpu(
       : compressEach(layers, compression, stream, memories);
   return layers.map(({ shape, values, factors }, l) => {
     const { sample, variance, nuclearNorm: nuclear, realised, gradientNorms } = compressed[l]!;
-    // ‖g‖² and ‖g‖₁ (the indicator's denominator) come from the pass over g the scheme or the statistics take, if
-    // either
+    // ‖g‖² and ‖g‖₁ (the indicator's denominator) come from the pass over g the scheme or the statistics
+    // take, if either
     // takes one; spectral ATOMO's factored route has ‖g‖² from its SVD and reads no g.
     let measured: {
       readonly realised: number;
@@ -151,7 +151,8 @@ export function compressOnCpu(
       realised: measured.realised,
       gradientNormSq: measured.gradientNormSq,
     };
-    // A pass over g for the indicator alone (its ‖G‖_* or its ‖g‖₁) is taken only on the rounds the caller measures.
+    // A pass over g for the indicator alone (its ‖G‖_* or its ‖g‖₁) is taken only on the rounds the caller
+    // measures.
     const measure = options.measureIndicator === true;
     const known = nuclear ?? (measure ? nuclearNorm(values, shape, factors) : undefined);
     const l1 = measured.gradientL1 ?? (measure ? l1Norm(values) : undefined);

@@ -39,7 +39,8 @@ export async function runBrowserBench<T>(options: BrowserBenchOptions): Promise<
       if (message.type() === 'error' || message.text().startsWith('[bench]')) console.log(`  page: ${message.text()}`);
     });
     page.on('pageerror', (error) => console.log(`  page error: ${error.message}`));
-    const url = `http://127.0.0.1:${address.port}/bench/?bench=${options.bench}${options.query ? `&${options.query}` : ''}`;
+    const query = options.query ? `&${options.query}` : '';
+    const url = `http://127.0.0.1:${address.port}/bench/?bench=${options.bench}${query}`;
     await page.goto(url);
     await page.waitForFunction(() => 'benchResult' in window || 'benchError' in window, undefined, {
       timeout: options.timeoutMs ?? 600_000,

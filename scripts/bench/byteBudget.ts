@@ -84,7 +84,7 @@ async function benchModel(
   kind: ModelKind,
   rounds: number,
   train: Awaited<ReturnType<typeof loadMnist>>['train'],
-): Promise<string> {
+): Promise<string[][]> {
   const layout = createModelLayout(kind);
   const backend = createCpuBackend(layout);
   const weights = heInitialise(layout, SEED);
@@ -128,16 +128,14 @@ async function benchModel(
     }
   }
   const baseline = median(cpu.get('atomo-entry s=1024')!);
-  const table = markdownTable(
-    ['compression (whole round, all layers, with statistics)', 'CPU ms', 'wall ms', 'CPU / atomo-entry s=1024'],
-    all.map((c) => [
-      c.label,
-      fmt(median(cpu.get(c.label)!)),
-      fmt(median(wall.get(c.label)!)),
-      `${fmt(median(cpu.get(c.label)!) / baseline)}×`,
-    ]),
-  );
-  return `### ${kind.toUpperCase()}, batch ${BATCH}: gradient compute ${fmt(median(computeMs))} ms wall per step\n\n${table}`;
+  return all.map((c) => [
+    kind.toUpperCase(),
+    c.label,
+    fmt(median(cpu.get(c.label)!)),
+    fmt(median(wall.get(c.label)!)),
+    `${fmt(median(cpu.get(c.label)!) / baseline)}×`,
+    fmt(median(computeMs)),
+  ]);
 }
 
 const MATCHED_SCHEMES: readonly ByteBudgetScheme[] = ['atomo-auto', 'atomo-svd', 'atomo-entry', 'atomo-dct'];
@@ -153,8 +151,8 @@ function spread(xs: readonly number[]): string {
 }
 
 /**
- * Variance at matched bytes along a training run, per seed: the mean over snapshots of Σ V / Σ‖g‖² for each scheme, and
- * each layer's indicator range and auto's choices.
+ * Variance at matched bytes along a training run, per seed: the mean over snapshots of Σ V / Σ‖g‖² for each
+ * scheme, and each layer's indicator range and auto's choices.
  */
 async function matchedVariance(
   kind: ModelKind,
@@ -203,28 +201,18 @@ async function matchedVariance(
     }
     for (const scheme of MATCHED_SCHEMES) relative.get(scheme)!.push(sums.get(scheme)! / snapshots);
   }
-  const schemes = markdownTable(
-    ['scheme, bytes split across layers', 'mean closed-form variance ÷ ‖g‖² (mean ± sd over seeds)', 'vs atomo-auto'],
-    MATCHED_SCHEMES.map((s) => {
-      const mean = (scheme: ByteBudgetScheme) => relative.get(scheme)!.reduce((a, b) => a + b, 0) / SEEDS.length;
-      return [s, spread(relative.get(s)!), `${fmt(mean(s) / mean('atomo-auto'))}×`];
-    }),
+  const mean = (scheme: ByteBudgetScheme) => relative.get(scheme)!.reduce((a, b) => a + b, 0) / SEEDS.length;
+  const schemes = MATCHED_SCHEMES.map(
+    (s) => `${s} ${spread(relative.get(s)!)} (${fmt(mean(s) / mean('atomo-auto'))}×)`,
   );
-  const layers = markdownTable(
-    ['layer', 'indicator ‖G‖_*·√(m+n)/‖g‖₁ (min–max)', "atomo-auto's choice (snapshots)"],
-    layout.tensors.map((tensor, i) => [
-      `${tensor.name} ${tensor.shape[0]}×${tensor.shape[1]}`,
-      `${fmt(Math.min(...indicators[i]!))}–${fmt(Math.max(...indicators[i]!))}`,
-      Object.entries(chosen[i]!)
-        .map(([option, n]) => `${option} ${n}`)
-        .join(', '),
-    ]),
-  );
-  return `### ${kind.toUpperCase()}: variance at ${target} B per round (TernGrad's bytes)
-
-${schemes}
-
-${layers}`;
+  for (const [i, tensor] of layout.tensors.entries()) {
+    const choices = Object.entries(chosen[i]!).map(([option, n]) => `${option} ${n}`);
+    console.log(
+      `${kind} ${tensor.name}: indicator ${fmt(Math.min(...indicators[i]!))}–${fmt(Math.max(...indicators[i]!))}, ` +
+        `atomo-auto chose ${choices.join(', ')}`,
+    );
+  }
+  return `${kind.toUpperCase()} at ${target} B: ${schemes.join(', ')}`;
 }
 
 function batchOf(
@@ -237,6 +225,8 @@ function batchOf(
 }
 
 /** Runs the suite for both models and writes its section. */
+const HEADER = ['model', 'compression', 'CPU ms', 'wall ms', 'CPU ÷ atomo-entry s=1024', 'gradient compute ms'];
+
 export async function benchByteBudget(): Promise<void> {
   const args = process.argv.slice(2);
   const at = args.indexOf('--rounds');
@@ -244,39 +234,29 @@ export async function benchByteBudget(): Promise<void> {
   if (!Number.isInteger(rounds) || rounds < 1) throw new RangeError('--rounds must be a positive integer');
   const { train } = await loadMnist(createFileReader());
   const loadBefore = loadText();
-  const started = new Date();
-  const sections: string[] = [];
-  for (const kind of ['mlp', 'cnn'] as const) {
-    const section = await benchModel(kind, rounds, train);
-    console.log(section);
-    sections.push(section);
-  }
+  const rows: string[][] = [];
+  for (const kind of ['mlp', 'cnn'] as const) rows.push(...(await benchModel(kind, rounds, train)));
+  console.log(markdownTable(HEADER, rows));
   const matched: string[] = [];
   for (const kind of ['mlp', 'cnn'] as const) {
-    const section = await matchedVariance(kind, train);
-    console.log(section);
-    matched.push(section);
+    const line = await matchedVariance(kind, train);
+    console.log(line);
+    matched.push(line);
   }
-  writeSection(
-    'bytes',
-    `## Compression under a byte budget (\`npm run bench -- bytes${at >= 0 ? ` --rounds ${rounds}` : ''}\`)
-
-Measured ${started.toISOString().slice(0, 16)} UTC in Node ${process.version}, medians over ${rounds} MNIST minibatches
-(the first untimed); load average ${loadBefore} before, ${loadText()} after, on a shared 2-core machine: compare the ratios,
-measured in the same run. The byte budget is each model's default (what atomo-svd at s = 2 sends on average).
-"with the indicator" rows are what a round of a scheme that takes no SVD costs on the rounds it measures
-‖G‖_*·√(m+n)/‖g‖₁ (one in INDICATOR_EVERY = 5); atomo-svd and atomo-auto measure it every round at no extra cost.
-Left out: encoding, the GPU path.
-
-${sections.join('\n\n')}
-
-#### Variance at matched bytes: does atomo-auto beat both fixed decompositions?
-
-Not a timing (deterministic for a seed): each scheme's closed-form variance over ‖g‖² with TernGrad's bytes per
-round split across layers by the same rule (core/atomo/byteBudget.ts), on real gradients along ${TRAJECTORY_ROUNDS} rounds of SGD on the
-true gradient (lr 0.05, momentum 0.9, batch ${BATCH}; a snapshot every ${SNAPSHOT_EVERY} rounds; seeds ${SEEDS.join(', ')} for the
-weights and the minibatches). Lower is better at equal bytes; accuracy is docs/results.md's question.
-
-${matched.join('\n\n')}`,
-  );
+  writeSection('bytes', {
+    title: 'Compression under a byte budget',
+    command: `npm run bench -- bytes${at >= 0 ? ` --rounds ${rounds}` : ''}`,
+    loadBefore,
+    how: [
+      `Each compression on the CPU (compressOnCpu, all layers, statistics included), medians over ${rounds} MNIST ` +
+        "minibatches after an untimed one; the byte budget is the model's default (what atomo-svd at s = 2 sends).",
+      '"with the indicator" rows cost what a round that measures ' +
+        '‖G‖_*·√(m+n)/‖g‖₁ costs (one in INDICATOR_EVERY).',
+      `Closed-form variance ÷ ‖g‖² at TernGrad's bytes split ` +
+        `across layers (mean ± sd over seeds ${SEEDS.join(', ')}, ` +
+        `${TRAJECTORY_ROUNDS} rounds of SGD, lower is better; ÷ atomo-auto's): ${matched.join('; ')}.`,
+    ],
+    header: HEADER,
+    rows,
+  });
 }

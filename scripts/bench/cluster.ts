@@ -25,7 +25,7 @@ import { startRedisServer } from '../../server/cluster/redisServer';
 import { decodeGradient, parseSubmission } from '../../server/validation';
 import { getJson, launchAggregator, stopAggregator } from '../cluster/launch';
 import { startWorkerThreads } from '../swarm/threads';
-import { fmt, loadText, markdownTable, suiteOptions, writeSection } from './report';
+import { fmt, loadText, suiteOptions, writeSection } from './report';
 
 const THREADS = 4;
 /** This project's benchmark ports (3650-3699). */
@@ -80,9 +80,12 @@ function countChurn(output: string, tabs: { disconnects: number; recoveries: num
   let rejoins = 0;
   let callTimeouts = 0;
   let maxLoopDelayMs = 0;
-  for (const match of output.matchAll(
-    /stats \d+ s: sockets \+\d+ \(recovered \d+\) -\d+ \[([^\]]*)\]; joins \d+ \(rejoins (\d+)\); calls \d+ \(timed out (\d+)\).*event loop delay max (\d+) ms/g,
-  )) {
+  const stats = new RegExp(
+    String.raw`stats \d+ s: sockets \+\d+ \(recovered \d+\) -\d+ \[([^\]]*)\]; joins \d+ \(rejoins (\d+)\); ` +
+      String.raw`calls \d+ \(timed out (\d+)\).*event loop delay max (\d+) ms`,
+    'g',
+  );
+  for (const match of output.matchAll(stats)) {
     for (const part of match[1]!.split(', ').filter(Boolean)) {
       const at = part.lastIndexOf(' ');
       closed[part.slice(0, at)] = (closed[part.slice(0, at)] ?? 0) + Number(part.slice(at + 1));
@@ -456,88 +459,51 @@ export async function benchCluster(): Promise<void> {
       rows.push(figures);
     }
   }
-  const loadAfter = loadText();
   if (values['no-report'] === true) return;
-  writeSection(
-    'cluster',
-    `## Several aggregator processes (\`npm run bench -- cluster\`)
-
-${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average ${loadBefore} before, ${loadAfter} after, on the shared 2-core machine
-(others were working: compare within the table, not with a quiet machine). Each configuration is started as \`npm start\` starts it
-(\`server/index.ts\`, and \`--processes N\` with its own Redis for N > 1); the simulated workers (the real protocol, HeadlessTab) run
-in ${THREADS} worker threads of the benchmark's own process, each resending one precomputed atomo-svd (budget 2) gradient of the MLP every round,
-quorum of all workers, ${rounds} measured rounds after a warm-up round, timed on the server's clock from the warm-up round's close to the
-last round's. "CPU per gradient" is the user + system time of every aggregator
-process (from /proc; the primary and Redis left out) over the measured rounds divided by the gradients accepted; the workers' threads
-share the same two cores, so more processes compete with them for the CPU.
-
-${markdownTable(
-  [
-    'processes',
-    'workers',
-    'rounds/s',
-    'ingest MB/s',
-    'aggregator CPU per gradient (ms)',
-    'of which the leader (ms)',
-    'full rounds',
-  ],
-  rows.map((r) =>
-    r.failed === undefined
-      ? [
-          String(r.processes),
-          String(r.workers),
-          fmt(r.roundsPerSecond),
-          fmt(r.ingestMBps),
-          fmt(r.cpuMsPerGradient),
-          r.processes === 1 ? '(one process)' : fmt(r.leaderCpuMsPerGradient),
-          `${r.fullRounds}/${r.rounds}`,
-        ]
-      : [String(r.processes), String(r.workers), '—', '—', '—', '—', `failed: ${r.failed}`],
-  ),
-)}
-
-What changed who does what during each configuration (from the processes' own event and count lines, server/cluster/health.ts, and
-the simulated tabs; a healthy run has one election and nothing else), and what went through Redis over the measured rounds
-(Redis's INFO counters):
-
-${markdownTable(
-  [
-    'processes',
-    'workers',
-    'elections',
-    'leases lost',
-    'processes written off',
-    'tab disconnects (recovered)',
-    'longest event-loop delay (ms)',
-    'Redis in / out per round (MB)',
-    'Redis commands per round',
-    'one run:state (kB)',
-  ],
-  rows
-    .filter((r) => r.processes > 1)
-    .map((r) => [
-      String(r.processes),
-      String(r.workers),
-      String(r.churn.elections),
-      String(r.churn.leasesLost),
-      String(r.churn.writtenOff),
-      `${r.churn.tabDisconnects} (${r.churn.tabRecoveries})`,
-      String(r.churn.maxLoopDelayMs),
-      r.redis === null || r.rounds === 0 ? '—' : `${fmt(r.redis.inMB / r.rounds)} / ${fmt(r.redis.outMB / r.rounds)}`,
-      r.redis === null || r.rounds === 0 ? '—' : fmt(r.redis.commands / r.rounds),
-      fmt(r.summaryKB),
-    ]),
-)}
-
-What each stage costs, measured in the benchmark's own process before the configurations (medians; MLP, atomo-svd at budget 2):
-CPU time of this process for the stages that compute, wall time from sender to receiver for the two through Redis (which also
-count Redis's own time and wait for the CPU when the machine is busy):
-
-${markdownTable(
-  ['stage', 'ms', 'what'],
-  stages.map((s) => [s.name, fmt(s.perMessageMs), s.note]),
-)}
-
-docs/scaling.md turns these into a model of a 10,000-tab event.`,
-  );
+  const stageText = stages.map((stage) => `${stage.name} ${fmt(stage.perMessageMs)} ms`).join('; ');
+  writeSection('cluster', {
+    title: 'Several aggregator processes',
+    command: `npm run bench -- cluster --workers ${values.workers} --processes ${values.processes} --rounds ${rounds}`,
+    loadBefore,
+    how: [
+      'Each configuration started as `npm start` starts it ' +
+        '(`--processes N` with its own Redis for N > 1); simulated tabs ' +
+        `in ${THREADS} worker threads resend one atomo-svd MLP gradient every round; ${rounds} rounds after a warm-up.`,
+      'CPU per gradient: user + system time of every aggregator ' +
+        "process (the leader's in brackets) over the gradients " +
+        "accepted; events from the processes' own lines " +
+        '(server/cluster/health.ts); Redis traffic from its INFO counters.',
+      `Stage costs in this process (medians, docs/scaling.md turns them into a model): ${stageText}.`,
+    ],
+    header: [
+      'processes',
+      'workers',
+      'rounds/s',
+      'ingest MB/s',
+      'CPU per gradient ms (leader)',
+      'full rounds',
+      'elections / leases lost / written off',
+      'Redis in / out MB per round',
+    ],
+    rows: rows.map((r) =>
+      r.failed === undefined
+        ? [
+            String(r.processes),
+            String(r.workers),
+            fmt(r.roundsPerSecond),
+            fmt(r.ingestMBps),
+            r.processes === 1
+              ? fmt(r.cpuMsPerGradient)
+              : `${fmt(r.cpuMsPerGradient)} (${fmt(r.leaderCpuMsPerGradient)})`,
+            `${r.fullRounds}/${r.rounds}`,
+            r.processes === 1
+              ? '(one process)'
+              : `${r.churn.elections} / ${r.churn.leasesLost} / ${r.churn.writtenOff}`,
+            r.redis === null || r.rounds === 0
+              ? '—'
+              : `${fmt(r.redis.inMB / r.rounds)} / ${fmt(r.redis.outMB / r.rounds)}`,
+          ]
+        : [String(r.processes), String(r.workers), '—', '—', '—', `failed: ${r.failed}`, '—', '—'],
+    ),
+  });
 }

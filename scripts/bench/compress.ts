@@ -31,7 +31,7 @@
  * own cost on a shared machine: the wall clock counts the time the thread
  * waits for a core other jobs hold, and process.cpuUsage counts V8's
  * background threads (concurrent marking and sweeping, compilation), which
- * put a step's CPU time 1.4–3.7 ms above its wall time (docs/benchmarks.md).
+ * put a step's CPU time 1.4–3.7 ms above its wall time (docs/design.md, "The CPU step's speed").
  * The targets are judged on the main thread's own CPU time (the kernel's
  * per-thread schedstat) over blocks of steps in a row, gradient compute and
  * compression alike, measured in the same run.
@@ -41,7 +41,6 @@
  * minibatches, 1000: the default run's maxRounds, about 7 s here).
  */
 import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 
 import { Matrix, SVD } from 'ml-matrix';
 import { SCHEMES, spectralRoute, spectralRouteCosts } from '../../core/atomo';
@@ -57,7 +56,6 @@ import { createCpuBackend, createCpuComputations } from '../../core/model/cpu/ba
 import { heInitialise } from '../../core/model/init';
 import type { TrainingBackend } from '../../core/model/backend';
 import { createModelLayout, type ModelKind, type ModelLayout } from '../../core/model/layout';
-import { DEFAULT_RUN_CONFIG as RUN } from '../../core/schema/runConfig';
 import { compressOnCpu, layerGradients, type LayerGradient } from '../../core/training/compression';
 import { createFileReader } from '../../server/data/fileReader';
 import { fmt, loadText, markdownTable, writeSection } from './report';
@@ -299,12 +297,25 @@ function sweepsText(layout: ModelLayout, sweeps: ReadonlyMap<number, readonly nu
   return [...sweeps]
     .map(
       ([layer, counts]) =>
-        `${layout.tensors[layer]!.name} ${fmt(counts.reduce((a, b) => a + b, 0) / counts.length)} (${Math.min(...counts)}–${Math.max(...counts)})`,
+        `${layout.tensors[layer]!.name} ${fmt(counts.reduce((a, b) => a + b, 0) / counts.length)} ` +
+        `(${Math.min(...counts)}–${Math.max(...counts)})`,
     )
     .join(', ');
 }
 
 /** The cases timed at a trained model: the worker's spectral step, and float32 as the floor. */
+/** The one table of the section: every case's whole step, per model. */
+const STEP_HEADER = [
+  'model (gradient compute, wall)',
+  'scheme (whole step, with statistics)',
+  'compress wall ms',
+  '÷ compute (wall)',
+  'full-gradient route ÷ this',
+  'CPU ms, every thread',
+  'main thread CPU ms (÷ compute)',
+  'bytes per step',
+];
+
 const TRAINED_CASES = CASES.filter((c) => c.label === WORKER || c.compression.scheme === 'none');
 
 /**
@@ -330,25 +341,33 @@ async function benchTrained(
   await timePasses(set, TRAINED_CASES, warmup, passes, timings);
   const compute = timings.median('compute');
   const thread = { compute: await threadCompute(set, timings), worker: await threadStep(set, timings, WORKER) };
-  const table = markdownTable(
-    [
-      'scheme (whole step, all layers, with statistics)',
-      'compress wall ms',
-      'compress / gradient compute (wall)',
-      'compress CPU ms (every thread)',
-    ],
-    TRAINED_CASES.map((c) => {
-      const ms = timings.median(`step|${c.label}`);
-      return [c.label, fmt(ms), `${fmt(ms / compute)}×`, fmt(timings.median(`step|${c.label}`, 'cpu'))];
-    }),
-  );
+  const rows = TRAINED_CASES.map((c) => {
+    const ms = timings.median(`step|${c.label}`);
+    return [
+      `MLP at round ${trainedFor} (compute ${fmt(compute)} ms)`,
+      c.label,
+      fmt(ms),
+      `${fmt(ms / compute)}×`,
+      '',
+      fmt(timings.median(`step|${c.label}`, 'cpu')),
+      c.label === WORKER ? `${fmt(thread.worker)} (${fmt(thread.worker / thread.compute)}×)` : '',
+      '',
+    ];
+  });
+  const table = markdownTable(STEP_HEADER, rows);
   const line =
-    `Main thread's CPU time per step (as above): gradient compute ${fmt(thread.compute)} ms; ${WORKER} ${fmt(thread.worker)} ms ` +
-    `(${fmt(thread.worker / thread.compute)}× compute). Jacobi sweeps of the factored core per minibatch, mean (range): ` +
-    `${sweepsText(layout, coreSweeps(set))} here; ${sweepsText(layout, atInit)} at He-initialised weights.`;
+    `Main thread's CPU time per step (as above): gradient ` +
+    `compute ${fmt(thread.compute)} ms; ${WORKER} ${fmt(thread.worker)} ms ` +
+    `(${fmt(thread.worker / thread.compute)}× compute). Jacobi ` +
+    `sweeps of the factored core per minibatch, mean (range): ` +
+    `${sweepsText(layout, coreSweeps(set))} at the trained model; ` +
+    `${sweepsText(layout, atInit)} at He-initialised weights.`;
   return {
-    heading: `### MLP at a trained model (round ${trainedFor}), batch ${BATCH}: gradient compute ${fmt(compute)} ms wall (${fmt(timings.median('compute', 'cpu'))} ms CPU) per step`,
+    heading:
+      `### MLP at a trained model (round ${trainedFor}), batch ${BATCH}: gradient ` +
+      `compute ${fmt(compute)} ms wall (${fmt(timings.median('compute', 'cpu'))} ms CPU) per step`,
     trainingSeconds: trained.seconds,
+    rows,
     table,
     line,
   };
@@ -477,31 +496,33 @@ async function benchModel(
     previous: await threadStep(set, timings, PREVIOUS),
   };
   const threadLine =
-    `Main thread's CPU time per step (the kernel's \`/proc/self/task/<pid>/schedstat\` over blocks of ≥ 0.5 s of steps in a row): ` +
-    `gradient compute ${fmt(thread.compute)} ms; ${WORKER} ${fmt(thread.worker)} ms (${fmt(thread.worker / thread.compute)}× compute); ` +
+    `Main thread's CPU time per step (the kernel's ` +
+    `\`/proc/self/task/<pid>/schedstat\` over blocks of ≥ 0.5 s of steps in a row): ` +
+    `gradient compute ${fmt(thread.compute)} ms; ${WORKER} ${fmt(thread.worker)} ms ` +
+    `(${fmt(thread.worker / thread.compute)}× compute); ` +
     `full-gradient route ${fmt(thread.previous)} ms (${fmt(thread.previous / thread.worker)}× the worker route).`;
   const previousStep = timings.median(`step|${PREVIOUS}`);
-  const stepTable = markdownTable(
-    [
-      'scheme (whole step, all layers, with statistics)',
-      'compress wall ms',
-      'compress / gradient compute (wall)',
-      'full-gradient route / this (wall)',
-      'compress CPU ms (every thread)',
-      'bytes per step',
-    ],
-    CASES.map((c) => {
-      const ms = timings.median(`step|${c.label}`);
-      return [
-        c.label,
-        fmt(ms),
-        `${fmt(ms / compute)}×`,
-        c.compression.scheme === 'atomo-svd' ? `${fmt(previousStep / ms)}×` : '',
-        fmt(timings.median(`step|${c.label}`, 'cpu')),
-        fmt(bytes.get(c.label)!),
-      ];
-    }),
-  );
+  const modelCell = `${kind.toUpperCase()} (compute ${fmt(compute)} ms)`;
+  const threadCell = (label: string) =>
+    label === WORKER
+      ? `${fmt(thread.worker)} (${fmt(thread.worker / thread.compute)}×)`
+      : label === PREVIOUS
+        ? `${fmt(thread.previous)} (${fmt(thread.previous / thread.compute)}×)`
+        : '';
+  const stepRows = CASES.map((c) => {
+    const ms = timings.median(`step|${c.label}`);
+    return [
+      modelCell,
+      c.label,
+      fmt(ms),
+      `${fmt(ms / compute)}×`,
+      c.compression.scheme === 'atomo-svd' ? `${fmt(previousStep / ms)}×` : '',
+      fmt(timings.median(`step|${c.label}`, 'cpu')),
+      threadCell(c.label),
+      fmt(bytes.get(c.label)!),
+    ];
+  });
+  const stepTable = markdownTable(STEP_HEADER, stepRows);
   const spectralRows = layout.tensors
     .map((tensor, layer) => ({ tensor, layer }))
     .filter(({ tensor }) => tensor.shape[0] > 1)
@@ -610,6 +631,7 @@ async function benchModel(
   return {
     compute,
     computeCpu: timings.median('compute', 'cpu'),
+    stepRows,
     stepTable,
     threadLine,
     spectralTable,
@@ -629,55 +651,40 @@ export async function benchCompress(): Promise<void> {
   const trainedFor = option('trained', 1000);
   const { train } = await loadMnist(createFileReader());
   const loadBefore = loadText();
-  const started = new Date();
-  const sections: string[] = [];
+  const rows: string[][] = [];
+  let sweeps = '';
   for (const kind of ['mlp', 'cnn'] as const) {
     const r = await benchModel(kind, rounds, warmup, passes, referenceRounds, train);
     const tables = [r.stepTable, r.threadLine, r.spectralTable, r.factoredTable, r.routeTable, r.entryTable].filter(
       (t) => t !== '',
     );
     console.log(`${kind}: gradient compute ${fmt(r.compute)} ms wall (${fmt(r.computeCpu)} CPU)\n${tables.join('\n')}`);
-    sections.push(
-      `### ${kind.toUpperCase()}, batch ${BATCH}: gradient compute (forward + backward) ${fmt(r.compute)} ms wall (${fmt(r.computeCpu)} ms CPU) per step\n\n${r.stepTable}\n\n${r.threadLine}\n\n` +
-        `Spectral ATOMO per layer (the scheme's compress only, no statistics), and full SVDs of the same gradient:\n\n${r.spectralTable}\n\n` +
-        (r.factoredTable === '' ? '' : `${r.factoredTable}\n\n`) +
-        `Each spectral route forced on each weight layer, against the cost model that picks one (docs/design.md, "Decompositions"):\n\n${r.routeTable}\n\n` +
-        r.entryTable,
-    );
+    rows.push(...r.stepRows);
     if (kind !== 'mlp') continue;
     const t = await benchTrained(trainedFor, rounds, warmup, passes, train, r.sweeps);
     console.log(`mlp at round ${trainedFor} (trained in ${fmt(t.trainingSeconds)} s)\n${t.table}\n${t.line}`);
-    sections.push(
-      `${t.heading}\n\nThe default run's MLP trained from its He initialisation for ${trainedFor} rounds by one worker ` +
-        `(${fmt(t.trainingSeconds)} s, untimed; scripts/bench/trainedModel.ts): each round core/training/workerRound.ts on the CPU backend ` +
-        `(${RUN.scheme} s=${RUN.budget}, seed ${RUN.seed}, shard 0 of ${RUN.shards}), then the server's update of that one contribution ` +
-        `(SGD, learning rate ${RUN.learningRate}, momentum ${RUN.momentum}); then the models and minibatches of rounds ${trainedFor}–${trainedFor + rounds - 1} ` +
-        `(training on through them), timed as the table above. A trained model's gradients make dense1's factored core graded, ` +
-        `so its Jacobi takes more sweeps than at He-initialised weights (the targets below say why; the line under the table counts them).\n\n${t.table}\n\n${t.line}`,
-    );
+    rows.push(...t.rows);
+    sweeps = t.line.slice(t.line.indexOf('Jacobi sweeps'));
   }
   const flags = ['rounds', 'warmup', 'passes', 'reference', 'trained']
     .filter((name) => process.argv.includes(`--${name}`))
     .map((name) => ` --${name} ${option(name, 1)}`);
-  const cpu = cpus();
-  writeSection(
-    'compress',
-    `## Compression on the CPU against the gradient (\`npm run bench -- compress${flags.join('')}\`)
-
-Measured ${started.toISOString().slice(0, 16)} UTC in Node ${process.version} on ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'},
-${rounds} MNIST minibatches, ${warmup} untimed passes (the JIT optimises), then ${passes} timed passes in which each case runs on every minibatch in a row
-after a full collection (\`gc()\`, Node run with \`--expose-gc\`) and one untimed step (as a worker runs one scheme, so each case pays for
-the garbage collections its own allocations cause, not for those of the case before) and the passes alternate the cases;
-medians over the ${rounds * passes} timings (the full SVDs: ${referenceRounds} minibatches, once). The tables give the wall clock, and beside
-the steps the process's CPU time (user + system over every thread, \`process.cpuUsage\`); the line under each step table gives the main
-thread's own CPU time (the kernel's per-thread schedstat, blocks of ≥ 0.5 s of steps in a row after a collection and an untimed step),
-the clock the targets are judged on: the wall clock counts the time the step waits for a core other jobs hold, and every thread's CPU
-time counts V8's background threads (concurrent marking, sweeping, compilation), work that is not the step's.
-Load average ${loadBefore} before, ${loadText()} after: other jobs shared the cores, so compare the ratios
-(measured in the same run, same clock) rather than the milliseconds.
-"compress" is what a worker's round spends between the gradient and encoding (the scheme plus the closed-form and realised
-variance); the GPU path is in the training section. Left out: encoding (microseconds), and the bias rows of the SVD table.
-
-${sections.join('\n\n')}`,
-  );
+  writeSection('compress', {
+    title: 'Compression on the CPU against the gradient',
+    command: `npm run bench -- compress${flags.join('')}`,
+    loadBefore,
+    how: [
+      `Each case's whole step (all layers, closed-form and realised variance) on ${rounds} MNIST minibatches, batch ` +
+        `${BATCH}: ${warmup} untimed passes, then ${passes} timed ` +
+        `passes alternating the cases, each after \`gc()\` and ` +
+        'an untimed step; medians. The trained MLP: the default ' +
+        'run trained by one worker (scripts/bench/trainedModel.ts).',
+      "Wall clock; CPU of every thread (`process.cpuUsage`, V8's background threads included); the main thread's own " +
+        'CPU (`/proc/self/task/<pid>/schedstat`, blocks of ≥ 0.5 s), the clock the targets in docs/design.md use.',
+      `"full-gradient route": spectral ATOMO by a QR of the whole ` +
+        `gradient, the route before the factored one. ${sweeps}`,
+    ],
+    header: STEP_HEADER,
+    rows,
+  });
 }

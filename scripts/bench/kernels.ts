@@ -1,11 +1,11 @@
 /**
  * `npm run bench -- kernels`: runs client/bench/kernels.ts (client/bench/index.html?bench=kernels) in headless
  * Chromium (WebGPU on SwiftShader here; `--gpu native` for a real GPU) and
- * writes the tables into docs/benchmarks.md.
+ * writes its section of docs/benchmarks.md.
  */
 import type { KernelBenchResult } from '../../client/bench/kernels';
 import { runBrowserBench } from './browser';
-import { fmt, markdownTable, writeSection } from './report';
+import { fmt, writeSection } from './report';
 
 const gflops = (m: number, n: number, k: number, ms: number) => (2 * m * n * k) / (ms * 1e6);
 
@@ -22,59 +22,50 @@ export async function benchKernels(): Promise<void> {
     query: `tfjsflags=WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD:0${only === undefined ? '' : `&only=${only}`}`,
   });
 
-  const matmul = markdownTable(
-    ['product', 'ours ms', 'ours GFLOP/s', 'TF.js ms', 'TF.js GFLOP/s', 'CPU ref GFLOP/s', 'ours / TF.js speed-up'],
-    result.matmul.map((r) => [
-      r.name,
-      fmt(r.oursMs),
-      fmt(gflops(r.m, r.n, r.k, r.oursMs)),
-      fmt(r.tfjsMs),
-      fmt(gflops(r.m, r.n, r.k, r.tfjsMs)),
-      fmt(gflops(r.m, r.n, r.k, r.cpuMs)),
+  // One table: every kernel against the baseline it replaces, measured in the same page.
+  const rows = [
+    ...result.matmul.map((r) => [
+      `matmul ${r.name}`,
+      `${fmt(r.oursMs)} ms`,
+      'TF.js WebGPU',
+      `${fmt(r.tfjsMs)} ms`,
       `${fmt(r.tfjsMs / r.oursMs)}×`,
+      `${fmt(gflops(r.m, r.n, r.k, r.oursMs))} GFLOP/s (CPU reference ${fmt(gflops(r.m, r.n, r.k, r.cpuMs))})`,
     ]),
-  );
-  const svd = markdownTable(
-    ['batch', 'GPU ms', 'CPU Float64 Jacobi ms', 'GPU / CPU speed-up', 'sweeps', 'max ‖A − UΣVᵀ‖F/‖A‖F'],
-    result.svd.map((r) => [
-      r.name,
-      fmt(r.gpuMs),
-      fmt(r.cpuMs),
+    ...result.svd.map((r) => [
+      `SVD, ${r.name}`,
+      `${fmt(r.gpuMs)} ms`,
+      'CPU Float64 Jacobi',
+      `${fmt(r.cpuMs)} ms`,
       `${fmt(r.cpuMs / r.gpuMs)}×`,
-      r.sweeps,
-      r.relativeError.toExponential(1),
+      `${r.sweeps} sweeps, ‖A − UΣVᵀ‖F/‖A‖F ≤ ${r.relativeError.toExponential(1)}`,
     ]),
-  );
-  const b = result.bernoulli;
-  const draws = markdownTable(
-    ['n', 'GPU draws/s (incl. compaction + read-back)', 'CPU core/rng draws/s'],
-    [[String(b.n), `${fmt(b.gpuDrawsPerSecond / 1e6)} M`, `${fmt(b.cpuDrawsPerSecond / 1e6)} M`]],
-  );
+    [
+      `Bernoulli draws, n = ${result.bernoulli.n}`,
+      `${fmt(result.bernoulli.gpuDrawsPerSecond / 1e6)} M/s`,
+      'CPU core/rng',
+      `${fmt(result.bernoulli.cpuDrawsPerSecond / 1e6)} M/s`,
+      `${fmt(result.bernoulli.gpuDrawsPerSecond / result.bernoulli.cpuDrawsPerSecond)}×`,
+      'compaction and read-back included',
+    ],
+  ];
   const limits = Object.entries(result.limits)
     .map(([name, value]) => `${name} ${value}`)
     .join(', ');
-  writeSection(
-    'kernels',
-    `## Kernels
-
-Command: \`npm run bench -- kernels${native ? ' --gpu native' : ''}\`, ${new Date().toISOString().slice(0, 10)}.
-Adapter: **${result.adapter}** in headless Chromium (${result.userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? 'Chromium'}); limits: ${limits}.
-Times are medians of 5 batches, each batch sized to last ~0.3 s, all dispatches of a batch in one submit;
-TF.js 4.22 WebGPU backend with \`WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD\` 0, its result forced with \`data()\`.
-
-### Matrix products
-
-${matmul}
-
-### SVD of layer gradients
-
-${svd}
-
-### Bernoulli sampling
-
-${draws}
-`,
-  );
+  const browser = result.userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? 'Chromium';
+  writeSection('kernels', {
+    title: 'Kernels',
+    command: `npm run bench -- kernels${native ? ' --gpu native' : ''}`,
+    on: `**${result.adapter}** in headless Chromium (${browser})`,
+    how: [
+      'Each kernel on the adapter against its baseline in the same page; times are medians of 5 batches, each sized to',
+      'last ~0.3 s, all dispatches of a batch in one submit. TF.js ' +
+        '4.22 WebGPU with `WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD` 0,',
+      `its result forced with \`data()\`. Speed-up: the baseline's time over ours. Adapter limits: ${limits}.`,
+    ],
+    header: ['kernel', 'ours', 'baseline', 'baseline time', 'speed-up', 'note'],
+    rows,
+  });
   console.table(
     result.matmul.map((r) => ({ product: r.name, ours: r.oursMs, tfjs: r.tfjsMs, speedup: r.tfjsMs / r.oursMs })),
   );

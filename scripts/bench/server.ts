@@ -22,7 +22,7 @@ import { removeDataDir, waitFor } from '../../server/local';
 import { startInProcessServer } from '../swarm/aggregator';
 import { startTsWorker } from '../../server/tsWorker';
 import { nextMessage, startWorkerThreads } from '../swarm/threads';
-import { fmt, markdownTable, suiteOptions, writeSection } from './report';
+import { fmt, loadText, suiteOptions, writeSection } from './report';
 import type { RawThreadData } from './serverRawThread';
 
 const THREADS = 4;
@@ -163,6 +163,7 @@ export async function benchServer(): Promise<void> {
   });
   const workers = Number(values.workers);
   const rounds = Number(values.rounds);
+  const loadBefore = loadText();
   const rows: string[][] = [];
   for (const scheme of ['atomo-svd', 'none'] as const) {
     const figures = await measureAggregator(workers, rounds, scheme);
@@ -173,49 +174,37 @@ export async function benchServer(): Promise<void> {
     rows.push([
       scheme,
       `${fmt(bytes / 1e3)} / ${fmt(figures.downBytesPerWorker / 1e3)}`,
-      fmt(figures.roundsPerSecond),
-      fmt(figures.ingestMBps),
-      fmt(upload.uploadMBps),
-      `${fmt((100 * figures.ingestMBps) / upload.uploadMBps)}%`,
-      fmt(roundTrip.roundsPerSecond),
-      `${fmt((100 * figures.roundsPerSecond) / roundTrip.roundsPerSecond)}%`,
+      `${fmt(figures.roundsPerSecond)} (${fmt((100 * figures.roundsPerSecond) / roundTrip.roundsPerSecond)}%)`,
+      `${fmt(figures.ingestMBps)} (${fmt((100 * figures.ingestMBps) / upload.uploadMBps)}%)`,
       `${fmt(figures.p50Ms)} / ${fmt(figures.p95Ms)}`,
       `${figures.fullRounds}/${figures.rounds}`,
       `${fmt(figures.heapMB)} / ${fmt(figures.rssMB)}`,
       String(figures.serverErrors),
     ]);
   }
-  writeSection(
-    'server',
-    `## Aggregator under load (\`npm run bench -- server\`)
-
-${new Date().toISOString().slice(0, 10)}; ${workers} simulated workers on loopback, ${rounds} measured rounds per scheme (after a warm-up round), MLP, quorum of all workers.
-The server runs on the main thread; the workers (the real socket.io protocol, HeadlessTab) run in ${THREADS} worker threads of the same process, each resending
-one precomputed honest gradient every round, so the figures are the aggregator's (validation, decoding, averaging, SGD step, model broadcast to every worker).
-The ceiling is a bare socket.io server in the same place, the same clients in the same threads sending the same bytes per round, either acknowledged empty
-("raw upload": the ingest ceiling; ratio = aggregator ingest / raw upload) or answered with a binary reply of the model's size ("raw round trip": the same
-traffic as an aggregator round, model download included; ratio = aggregator rounds/s / raw round trips/s).
-Heap is the server thread's (after GC when exposed); RSS is the whole process, worker threads included. Shared 2-core machine: expect noise.
-
-${markdownTable(
-  [
-    'scheme',
-    'kB up / down per worker per round',
-    'rounds/s',
-    'ingest MB/s',
-    'raw upload MB/s',
-    'ingest ratio',
-    'raw round trips/s',
-    'rounds ratio',
-    'round latency p50 / p95 (ms)',
-    'full rounds',
-    'heap / RSS (MB)',
-    'server errors',
-  ],
-  rows,
-)}
-
-Reading: each round the aggregator also sends the whole float32 model to every worker (the "down" column; × 200 workers), so with compressed
-gradients the download, not the ingest, bounds the round rate: compare a compressed scheme with the round-trip ceiling, and the ingest ratio only for \`none\`.`,
-  );
+  writeSection('server', {
+    title: 'Aggregator under load',
+    command: `npm run bench -- server --workers ${workers} --rounds ${rounds}`,
+    loadBefore,
+    how: [
+      `${workers} simulated workers (the real protocol, HeadlessTab, in ${THREADS} worker threads) resend one ` +
+        `precomputed MLP gradient every round to the aggregator on the main thread; ${rounds} rounds after a warm-up.`,
+      'In brackets, the share of a bare socket.io server in the ' +
+        'same place with the same clients and bytes: rounds/s of ' +
+        "a round trip with a reply of the model's size, ingest of an upload acknowledged empty.",
+      "Heap is the server thread's, RSS the whole process's. The model goes down to every worker each round, so with " +
+        'compressed gradients the download bounds the round rate.',
+    ],
+    header: [
+      'scheme',
+      'kB up / down per worker-round',
+      'rounds/s (of the bare ceiling)',
+      'ingest MB/s (of the bare ceiling)',
+      'round latency p50 / p95 ms',
+      'full rounds',
+      'heap / RSS MB',
+      'server errors',
+    ],
+    rows,
+  });
 }

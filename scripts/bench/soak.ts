@@ -42,7 +42,7 @@ import { makeDataDir, removeDataDir } from '../../server/local';
 import { connectAdmin, type AdminClient } from '../swarm/admin';
 import { startTsWorker } from '../../server/tsWorker';
 import { nextMessage } from '../swarm/threads';
-import { fmt, loadText, markdownTable, suiteOptions, writeSection } from './report';
+import { fmt, loadText, suiteOptions, writeSection } from './report';
 import type { FromSoakThread, SoakThreadData, ToSoakThread } from './soakThread';
 
 const THREADS = 4;
@@ -445,7 +445,14 @@ export async function benchSoak(): Promise<void> {
           const connectErrors = latest.reduce((sum, l) => sum + l.connectErrors, 0);
           const lastConnectError = latest.find((l) => l.lastConnectError !== null)?.lastConnectError ?? 'none';
           console.log(
-            `round ${seen}/${rounds}, server RSS ${fmt(server.rssMB())} MB, tabs connected+joining per thread ${tabs}, slowest join ${fmt(slowest.slowestJoinMs / 1000)} s (WebSocket open after ${fmt(slowest.slowestOpenMs / 1000)} s, connected after ${fmt(slowest.slowestConnectMs / 1000)} s), slowest poll ${fmt(slowestPollMs / 1000)} s, threads' longest loop delay ${fmt(loopDelay / 1000)} s, a fresh socket from the bench's main thread ${fmt(probeMs / 1000)} s, server CPU ${fmt(100 * cpuShare)}% of a core, failed connection attempts ${connectErrors} (${lastConnectError}), load ${fmt(loadavg()[0]!)}`,
+            `round ${seen}/${rounds}, server RSS ${fmt(server.rssMB())} MB, tabs connected+joining per ` +
+              `thread ${tabs}, slowest join ${fmt(slowest.slowestJoinMs / 1000)} s (WebSocket open ` +
+              `after ${fmt(slowest.slowestOpenMs / 1000)} s, ` +
+              `connected after ${fmt(slowest.slowestConnectMs / 1000)} s), slowest ` +
+              `poll ${fmt(slowestPollMs / 1000)} s, threads' longest loop delay ${fmt(loopDelay / 1000)} s, ` +
+              `a fresh socket ` +
+              `from the bench's main thread ${fmt(probeMs / 1000)} s, server CPU ${fmt(100 * cpuShare)}% of a ` +
+              `core, failed connection attempts ${connectErrors} (${lastConnectError}), load ${fmt(loadavg()[0]!)}`,
           );
           for (const l of latest)
             Object.assign(l, {
@@ -477,7 +484,8 @@ export async function benchSoak(): Promise<void> {
         await admin.setAttack(attacker, { kind: 'sign-flip', factor: 10 });
         restart = { stoppedAt, exitCode, checkpoints, restoredVersion: stored, downMs: performance.now() - stoppedAt };
         console.log(
-          `restarted: exit code ${exitCode}, checkpoint at version ${stored}, last seen ${seen}, ${checkpoints.files} checkpoint files`,
+          `restarted: exit code ${exitCode}, checkpoint at version ${stored}, ` +
+            `last seen ${seen}, ${checkpoints.files} checkpoint files`,
         );
         lastProgress = performance.now();
       }
@@ -601,81 +609,95 @@ export async function benchSoak(): Promise<void> {
         (restart?.checkpoints.bad.length ?? 1) === 0,
     };
     // The two modes keep a section each: a full-size run needs --reuse on a small machine, an honest one is smaller.
-    writeSection(
-      reuse ? 'soak' : 'soak-honest',
-      `## Soak${reuse ? ', gradients resent' : ', every gradient computed'}: a long class with churn, an attacker and a restart (\`npm run bench -- soak\`)
-
-${new Date().toISOString().slice(0, 10)}; \`npm run bench -- soak --workers ${workers} --rounds ${rounds} --churn ${churn}${reuse ? ' --reuse' : ''}${paceMs > 0 ? ` --pace-ms ${paceMs}` : ''}${downlink === 'full' ? '' : ` --downlink ${downlink}`}\`. The server is a real process
-(\`node --import tsx server/index.ts\`, as \`npm start\` runs it) on loopback; ${workers} simulated tabs (HeadlessTab: the real protocol, ${
-        reuse
-          ? 'each computing its honest gradient once, at its first round, and resending it with every later version (--reuse)'
-          : 'each computing its honest gradient every round'
-      }, MLP, spectral ATOMO, batch 8, the ${downlink} downlink${
-        paceMs > 0
-          ? `, each waiting ${fmt(paceMs / 2000)}–${fmt((1.5 * paceMs) / 1000)} s (uniform) before each send, as a device computing its gradient would`
-          : ''
-      }) run in ${THREADS} worker threads of the bench process. Every round ${churn * 100}% of the
-connected tabs leave for good; of those that left the round before, half come back with their key and half are replaced by new tabs (new identities;
-unused identities expire after a minute). One tab is marked sign-flipped ×10 by the teacher's socket (the default norm-bound rule holds it). After
-${restartVersion} rounds (the checkpoint's version) the server gets SIGTERM and is started again on the same port and data folder; the tabs reconnect and rejoin by themselves, and
-the teacher marks the attacker again (attacks are not checkpointed). Load average ${loadText(loadBefore)} (1/5/15 min) before,
-${loadText(loadAfter)} after: the machine was shared with other engineers' jobs, so times are inflated and noisy.
-
-${markdownTable(
-  ['check', 'result', 'passes'],
-  [
-    [
-      `every version trained exactly once (0..${rounds - 1}): rounds recorded, versions missing, versions repeated`,
-      `${finalHistory.length}; ${missing}; ${repeated}`,
-      yes(passes.lost),
-    ],
-    [
-      'restart: exit code, version restored vs last seen',
-      restart === null
-        ? 'no restart'
-        : `${restart.exitCode}; checkpoint at ${restart.restoredVersion}, ${restartAt} seen before the stop`,
-      yes(restart !== null && restart.exitCode === 0 && restart.restoredVersion >= restartAt),
-    ],
-    [
-      'longest gap between rounds (restart excluded) vs the 20 s deadline',
-      `${fmt(longestGap / 1000)} s`,
-      yes(passes.stalled),
-    ],
-    ['gap across the restart (stop, start, rejoin)', `${fmt(restartGap / 1000)} s`, '–'],
-    [
-      'server RSS after warm-up, min–max (max/min), before / after the restart',
-      `${fmt(first.min)}–${fmt(first.max)} MB (${fmt(first.ratio)}) / ${fmt(second.min)}–${fmt(second.max)} MB (${fmt(second.ratio)})`,
-      yes(passes.rss),
-    ],
-    [
-      'checkpoint files read back and valid and finite (every 10 rounds while running / at the restart / at the end)',
-      `${checkpointReads} / ${restart?.checkpoints.files ?? 0} / ${finalCheckpoints.files} files, ${checkpointsBad.length + (restart?.checkpoints.bad.length ?? 0) + finalCheckpoints.bad.length} bad`,
-      yes(passes.checkpoints),
-    ],
-    [
-      'run at the end',
-      `${status?.status ?? '?'}${status?.fault ? ` (fault: ${status.fault})` : ''}`,
-      yes(status?.status === 'finished'),
-    ],
-    ['rounds/s (wall, restart included)', fmt(finalHistory.length / seconds), '–'],
-    ['contributors per round, min–max', `${Math.min(...contributors)}–${Math.max(...contributors)}`, '–'],
-    ['tabs that left / came back with their key / new', `${totals.left} / ${totals.rejoined} / ${totals.fresh}`, '–'],
-    [
-      `test accuracy at the last evaluation (attacker held${reuse ? '; reused gradients do not train a model, so low' : ''})`,
-      figures.accuracy === null ? '–' : `${fmt(100 * figures.accuracy)}%`,
-      '–',
-    ],
-    [
-      'gradients accepted; joins retried (cut off by the restart); gradients a socket queued while the server was down and sent before its rejoin (refused not-joined); other refusals than join/leave races; server error lines',
-      `${accepted}; ${retried}; ${sentBeforeRejoin}; ${clientErrors.length}; ${server.errorLines.length}`,
-      yes(clientErrors.length === 0 && server.errorLines.length === 0),
-    ],
-  ],
-)}
-
-Warm-up is each process's first ${warm} rounds (RSS samples are taken as each round closes). What it leaves out: a single run; the tabs share
-the machine with the server; no network between them.`,
-    );
+    const flags = [
+      `--workers ${workers} --rounds ${rounds} --churn ${churn}`,
+      reuse ? ' --reuse' : '',
+      paceMs > 0 ? ` --pace-ms ${paceMs}` : '',
+      downlink === 'full' ? '' : ` --downlink ${downlink}`,
+    ];
+    const gradients = reuse
+      ? 'each resending the gradient of its first round (--reuse)'
+      : 'each computing its gradient';
+    const wait = `${fmt(paceMs / 2000)}–${fmt((1.5 * paceMs) / 1000)} s`;
+    const pace = paceMs > 0 ? `, each waiting ${wait} before a send` : '';
+    writeSection(reuse ? 'soak' : 'soak-honest', {
+      title:
+        `Soak, ${reuse ? 'gradients resent' : 'every gradient computed'}: ` +
+        `a long class with churn, an attacker, a restart`,
+      command: `npm run bench -- soak ${flags.join('')}`,
+      loadBefore: loadText(loadBefore),
+      how: [
+        `A real server process on loopback; ${workers} simulated tabs (MLP, spectral ATOMO, batch 8, the ${downlink} ` +
+          `downlink, ${gradients}${pace}) in ${THREADS} worker ` +
+          `threads; every round ${churn * 100}% of the tabs leave, ` +
+          "half of the last round's leavers come back with their key and half as new tabs.",
+        `One tab is marked sign-flipped ×10 (the norm bound ` +
+          `holds it); after ${restartVersion} rounds the server gets ` +
+          'SIGTERM and starts again on the same data folder, the tabs rejoin by themselves and the teacher marks the ' +
+          'attacker again.',
+        `Warm-up is each process's first ${warm} rounds (RSS sampled as each round closes). One run; the tabs share ` +
+          'the machine with the server; no network between them.',
+      ],
+      header: ['check', 'result', 'passes'],
+      rows: [
+        [
+          `every version trained exactly once (0..${rounds - 1}): rounds recorded, versions missing, versions repeated`,
+          `${finalHistory.length}; ${missing}; ${repeated}`,
+          yes(passes.lost),
+        ],
+        [
+          'restart: exit code, version restored vs last seen',
+          restart === null
+            ? 'no restart'
+            : `${restart.exitCode}; checkpoint at ${restart.restoredVersion}, ${restartAt} seen before the stop`,
+          yes(restart !== null && restart.exitCode === 0 && restart.restoredVersion >= restartAt),
+        ],
+        [
+          'longest gap between rounds (restart excluded) vs the 20 s deadline',
+          `${fmt(longestGap / 1000)} s`,
+          yes(passes.stalled),
+        ],
+        ['gap across the restart (stop, start, rejoin)', `${fmt(restartGap / 1000)} s`, '–'],
+        [
+          'server RSS after warm-up, min–max (max/min), before / after the restart',
+          `${fmt(first.min)}–${fmt(first.max)} MB (${fmt(first.ratio)}) ` +
+            `/ ${fmt(second.min)}–${fmt(second.max)} MB (${fmt(second.ratio)})`,
+          yes(passes.rss),
+        ],
+        [
+          'checkpoint files read back and valid and finite (every ' +
+            '10 rounds while running / at the restart / at the end)',
+          `${checkpointReads} / ${restart?.checkpoints.files ?? 0} / ${finalCheckpoints.files} files, ` +
+            `${checkpointsBad.length + (restart?.checkpoints.bad.length ?? 0) + finalCheckpoints.bad.length} bad`,
+          yes(passes.checkpoints),
+        ],
+        [
+          'run at the end',
+          `${status?.status ?? '?'}${status?.fault ? ` (fault: ${status.fault})` : ''}`,
+          yes(status?.status === 'finished'),
+        ],
+        ['rounds/s (wall, restart included)', fmt(finalHistory.length / seconds), '–'],
+        ['contributors per round, min–max', `${Math.min(...contributors)}–${Math.max(...contributors)}`, '–'],
+        [
+          'tabs that left / came back with their key / new',
+          `${totals.left} / ${totals.rejoined} / ${totals.fresh}`,
+          '–',
+        ],
+        [
+          `test accuracy at the last evaluation (attacker ` +
+            `held${reuse ? '; reused gradients do not train a model, so low' : ''})`,
+          figures.accuracy === null ? '–' : `${fmt(100 * figures.accuracy)}%`,
+          '–',
+        ],
+        [
+          'gradients accepted; joins retried (cut off by the restart); gradients a ' +
+            'socket queued while the server was down and sent before its rejoin (refused ' +
+            'not-joined); other refusals than join/leave races; server error lines',
+          `${accepted}; ${retried}; ${sentBeforeRejoin}; ${clientErrors.length}; ${server.errorLines.length}`,
+          yes(clientErrors.length === 0 && server.errorLines.length === 0),
+        ],
+      ],
+    });
     completed = true;
   } finally {
     if (!completed) {

@@ -14,7 +14,6 @@
  * Options: --tabs N (3), --window R rounds (250), --seconds S per tab (90,
  * a cap: the default run ends at 1,000 rounds), --no-report.
  */
-import { cpus } from 'node:os';
 import { chromium, type Page } from '@playwright/test';
 import { build } from 'vite';
 import { ownServer } from '../../e2e/support/ownServer';
@@ -132,6 +131,17 @@ function windows(run: TabRun, window: number): string[][] {
   return rows;
 }
 
+const HEADER = [
+  'tab',
+  'rounds',
+  'rounds seen',
+  'compute ms',
+  'compress ms',
+  'compress / compute',
+  "chart's mean bands",
+  'drawn with compress < compute',
+];
+
 export async function benchTab(): Promise<void> {
   const values = suiteOptions({
     tabs: { type: 'string', default: '3' },
@@ -145,42 +155,30 @@ export async function benchTab(): Promise<void> {
   console.log('building the client (as npm start does)…');
   await build({ configFile: 'vite.config.ts', logLevel: 'warn' });
   const loadBefore = loadText();
-  const sections: string[] = [];
+  const rows: string[][] = [];
   for (let tab = 1; tab <= tabs; tab++) {
     console.log(`tab ${tab} of ${tabs}`);
     const run = await runTab(seconds);
-    const table = markdownTable(
-      [
-        'rounds',
-        'rounds seen',
-        'compute ms',
-        'compress ms',
-        'compress / compute',
-        "the chart's mean bands, at the window's end",
-        'rounds drawn with compress < compute, at its end',
-      ],
-      windows(run, window),
-    );
-    console.log(table);
-    sections.push(`Tab ${tab} (${run.redraws.length} rounds seen in ${run.seconds.toFixed(0)} s):\n\n${table}`);
+    const tabRows = windows(run, window).map((row) => [String(tab), ...row]);
+    console.log(markdownTable(HEADER, tabRows));
+    rows.push(...tabRows);
   }
   if (values['no-report'] === true) return;
-  writeSection(
-    'tab',
-    `## A tab's time chart (\`npm run bench -- tab\`)
-
-${new Date().toISOString().slice(0, 16)} UTC, load before ${loadBefore}, after ${loadText()}; \`npm run bench -- tab --tabs ${tabs} --window ${window}\`.
-A lone Chromium tab (WebGPU on SwiftShader: it calibrates and trains on the CPU) on the default run (MLP, spectral ATOMO,
-s = 2, batch 32) of the aggregator \`npm start\` runs, at niceness 19, both on this machine; one tab after another. Each row
-is a window of rounds: the mean compute and compression of the rounds the chart redrew with (its last round at each redraw,
-about one round in twenty: the chart redraws about once a second), their ratio, the ratio of the chart's own mean bands (over
-every round drawn so far, which is what the chart's height shows on average) at the window's end, and how many of the rounds
-the chart draws then (a thinned series of the whole run, up to 120) have a compression band below their compute band (what
-it shows round by round; one slow round moves the mean, not this). Compression is the tab's band: the scheme, its statistics and encoding;
-compute is the minibatch and the forward and backward pass; the upload band is not compared. One seed (the default run's),
-${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}. Left out: a classroom's other tabs (each waits for the round's quorum
-instead of the server's rate limit), and other devices.
-
-${sections.join('\n\n')}`,
-  );
+  writeSection('tab', {
+    title: "A tab's time chart",
+    command: `npm run bench -- tab --tabs ${tabs} --window ${window} --seconds ${seconds}`,
+    loadBefore,
+    how: [
+      `${tabs} lone Chromium tabs, one after another, each ${seconds} s ` +
+        `on the default run (MLP, spectral ATOMO, s = 2, ` +
+        'batch 32; SwiftShader, so it trains on the CPU) of the aggregator `npm start` runs, at niceness 19.',
+      'Per window of rounds: the mean compute and compression of ' +
+        'the rounds the chart redrew with (about one in twenty), ' +
+        "their ratio, the ratio of the chart's own mean bands at the window's end, and how many drawn rounds have",
+      "compression below compute. Compression is the tab's band (scheme, statistics, encoding); compute is the " +
+        "minibatch, forward and backward. One seed; left out: a classroom's other tabs, other devices.",
+    ],
+    header: HEADER,
+    rows,
+  });
 }

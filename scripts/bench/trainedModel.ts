@@ -2,7 +2,7 @@
  * A trained model's minibatches for the compress bench: the default run's MLP
  * trained deterministically by one worker, the way the server steps it, so the
  * bench can time compression on the gradients a tab sends after the first
- * rounds (docs/benchmarks.md, "Targets for the CPU path": there dense1's
+ * rounds (docs/design.md, "The CPU step's speed": there dense1's
  * factored core is graded and its Jacobi takes more sweeps than at
  * He-initialised weights).
  *

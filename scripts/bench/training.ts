@@ -7,10 +7,9 @@
  * (timed rounds per scheme and backend), --steps N (timed TF.js steps),
  * --warmup N, --gpu native.
  */
-import { cpus, totalmem } from 'node:os';
 import type { RoundTiming, TrainingBenchResult } from '../../client/bench/training';
 import { runBrowserBench } from './browser';
-import { fmt, loadText, markdownTable, writeSection } from './report';
+import { fmt, loadText, writeSection } from './report';
 
 function option(args: readonly string[], name: string): string | undefined {
   const index = args.indexOf(name);
@@ -41,109 +40,54 @@ export async function benchTraining(): Promise<void> {
     query: query.toString().replaceAll('%3A', ':'),
   });
   const minutes = (Date.now() - started) / 60_000;
-  const loadAfter = loadText();
 
-  const gpuNoneMs = result.schemes.find((row) => row.scheme === 'none')?.gpu.totalMs ?? Number.NaN;
   const core = result.spectralCore;
-  const coreLine =
+  const coreText =
     core === undefined
-      ? 'No compressor measured where the core SVD of the device route runs on this adapter.'
-      : `Core SVD of spectral ATOMO's device route on this adapter (measured once per adapter by the compressor of the 'side measured' row: median of a few timed compresses per side, after a warm-up): ` +
-        `on the device ${fmt(core.deviceMs)} ms, on the host ${fmt(core.hostMs)} ms → **${core.core}**.`;
+      ? 'no device-route core SVD measured'
+      : `the device route's core SVD here: device ${fmt(core.deviceMs)} ms, ` +
+        `host ${fmt(core.hostMs)} ms → ${core.core}`;
   const tfWebgpu = result.tfjs.find((t) => t.backend === 'webgpu');
   const tfCpu = result.tfjs.find((t) => t.backend === 'cpu');
-  const table = markdownTable(
-    [
+  const tfText = result.tfjs.map((t) => `${t.backend} ${fmt(t.stepMs)} ms`).join(', ');
+  const rounds = Math.min(...result.schemes.flatMap((row) => [row.gpu.rounds, row.cpu.rounds]));
+  writeSection('training', {
+    title: `Training round (MLP 784-128-10, batch ${result.batchSize})`,
+    command,
+    on: `**${result.adapter}** in headless Chromium (${result.userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? 'Chromium'})`,
+    loadBefore,
+    how: [
+      `One worker round (core/training/workerRound.ts: minibatch, ` +
+        `forward + backward, compression, encoding) on real MNIST, ` +
+        `ours on the GPU and on the CPU, ${result.cycles.length} cycles ` +
+        `of every scheme in turn, ${result.warmup} warm-up ` +
+        `rounds each, medians of ≥ ${rounds} rounds; ${fmt(minutes)} min in all.`,
+      `TF.js 4.22's step (forward + backward + SGD, minibatch ` +
+        `already on the device, loss read back) of the same MLP: ` +
+        `${tfText}; speed-up is its step over our GPU round (> 1×: ours is faster).`,
+      `Rows without a route are a tab's defaults; "compressed on CPU": the gradient read back first; ${coreText}.`,
+    ],
+    header: [
       'scheme',
-      'ours GPU round ms',
+      'GPU round ms',
       'GPU compute / compress / encode ms',
-      'ours CPU round ms',
+      'CPU round ms',
       'CPU compute / compress / encode ms',
       'bytes per round',
-      'GPU round / GPU round (none)',
-      'GPU speed-up vs our CPU',
-      'GPU speed-up vs TF.js WebGPU step',
-      'GPU speed-up vs TF.js CPU step',
+      'vs TF.js WebGPU',
+      'vs TF.js CPU',
     ],
-    result.schemes.map((row) => [
+    rows: result.schemes.map((row) => [
       row.scheme,
       fmt(row.gpu.totalMs),
-      `${split(row.gpu)}${row.gpu.compressedOn === 'cpu' ? ' (gradient read back, compressed on CPU)' : ''}`,
+      `${split(row.gpu)}${row.gpu.compressedOn === 'cpu' ? ' (compressed on CPU)' : ''}`,
       fmt(row.cpu.totalMs),
       split(row.cpu),
       String(row.gpu.bytes),
-      ratio(row.gpu.totalMs, gpuNoneMs),
-      ratio(row.cpu.totalMs, row.gpu.totalMs),
       tfWebgpu === undefined ? '—' : ratio(tfWebgpu.stepMs, row.gpu.totalMs),
       tfCpu === undefined ? '—' : ratio(tfCpu.stepMs, row.gpu.totalMs),
     ]),
-  );
-  const baselines = markdownTable(
-    ['TF.js 4.22 backend', 'step ms', 'steps timed', 'loss first → last', 'our CPU round (none) speed-up'],
-    result.tfjs.map((t) => {
-      const ourCpu = result.schemes.find((row) => row.scheme === 'none')?.cpu.totalMs ?? Number.NaN;
-      return [
-        t.backend,
-        fmt(t.stepMs),
-        String(t.steps),
-        `${fmt(t.firstLoss)} → ${fmt(t.lastLoss)}`,
-        ratio(t.stepMs, ourCpu),
-      ];
-    }),
-  );
-  const drift = markdownTable(
-    [
-      'cycle',
-      'ours GPU round (none) ms',
-      'ours CPU round (none) ms',
-      'TF.js WebGPU step ms',
-      'TF.js CPU step ms',
-      'GPU speed-up vs TF.js WebGPU',
-    ],
-    result.cycles.map((c, i) => [
-      String(i + 1),
-      fmt(c.gpuNoneMs),
-      fmt(c.cpuNoneMs),
-      fmt(c.tfjsWebgpuMs),
-      fmt(c.tfjsCpuMs),
-      ratio(c.tfjsWebgpuMs, c.gpuNoneMs),
-    ]),
-  );
-  const cpu = cpus();
-  const rounds = Math.min(...result.schemes.flatMap((row) => [row.gpu.rounds, row.cpu.rounds]));
-  writeSection(
-    'training',
-    `## Training round (MLP 784-128-10, batch ${result.batchSize})
-
-Command: \`${command}\`, ${new Date().toISOString().slice(0, 10)}, ${fmt(minutes)} min.
-Machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${fmt(totalmem() / 2 ** 30)} GiB; load average (1 / 5 / 15 min) ${loadBefore} before, ${loadAfter} after — other jobs shared the cores.
-Adapter: **${result.adapter}** in headless Chromium (${result.userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? 'Chromium'}).
-
-${result.cycles.length} cycles, each: every scheme (our GPU and CPU rounds alternating), then TF.js WebGPU, then TF.js CPU;
-medians pool all cycles, and the last table shows each cycle's medians, i.e. how much the load moved them.
-A round is core/training/workerRound.ts end to end on real MNIST digits: minibatch gather and upload, forward + backward,
-compression, \`core/codec\` encoding (no SGD update: the aggregator applies it; between rounds, untimed, the weights take a
-plain SGD step on the decoded estimate, so rounds follow a training run). ${result.warmup} warm-up rounds of each
-per cycle (pipelines compiled in the first); times are medians of at least ${rounds} rounds each.
-The TF.js step is forward + backward + SGD update (\`optimizer.minimize\`) of the same MLP from the same initial weights,
-minibatches already on the device, forced by reading the loss back; ${result.warmup} warm-up steps, then the median.
-WebGPU backend with \`WEBGPU_CPU_HANDOFF_SIZE_THRESHOLD\` 0; \`@tensorflow/tfjs-backend-cpu\` is pure JS.
-Speed-ups are the other time over ours (> 1×: ours is faster, < 1×: slower).
-Rows without a route are the defaults a tab gets (spectral ATOMO's host route from the read-back factors, Fourier ATOMO
-on the CPU path); the device rows are options (client/gpu/compression/gpuCompressor.ts). "GPU round / GPU round (none)"
-is the issue's target ratio, both from this run. Left out: the old device route (batched Jacobi of the input factor,
-then of V_aᵀG), replaced by the factored device route and no longer in the code, so not in the same run; pipeline
-compilation (in the warm-up rounds).
-
-${table}
-
-${coreLine}
-
-${baselines}
-
-${drift}
-`,
-  );
+  });
   console.table(
     result.schemes.map((row) => ({
       scheme: row.scheme,

@@ -162,7 +162,8 @@ describe('three processes, SIGKILL one, then the leader', () => {
     expect(history.length).toBeGreaterThanOrEqual(atSecondKill + 3);
     expect(await version(runId)).toBeGreaterThanOrEqual(history.length);
     console.log(
-      `kill test: ${history.length} rounds; follower killed at version ${atFirstKill}, leader at ${atSecondKill}; new leader after ${takeoverMs} ms; ` +
+      `kill test: ${history.length} rounds; follower killed at version ${atFirstKill}, ` +
+        `leader at ${atSecondKill}; new leader after ${takeoverMs} ms; ` +
         `full round again at version ${full.version}`,
     );
   }

@@ -18,7 +18,9 @@ describe('createFileReader', () => {
   });
 
   it('says how to generate a missing file', async () => {
-    await expect(createFileReader(tmpdir())('no-such-file.bin')).rejects.toThrow(/no-such-file\.bin not found \(generate it with `npm run data`\)/);
+    await expect(createFileReader(tmpdir())('no-such-file.bin')).rejects.toThrow(
+      /no-such-file\.bin not found \(generate it with `npm run data`\)/,
+    );
   });
 
   it('refuses names with a path', async () => {

@@ -10,7 +10,8 @@ export const DEFAULT_DATA_DIRECTORY = fileURLToPath(new URL('../../public/data/'
 /** A reader of `<directory>/<name>`; rejects names that would leave the directory. */
 export function createFileReader(directory: string = DEFAULT_DATA_DIRECTORY): DataFileReader {
   return async (name) => {
-    if (basename(name) !== name || name === '..' || name === '.') throw new Error(`Data file name must not contain a path: ${JSON.stringify(name)}`);
+    if (basename(name) !== name || name === '..' || name === '.')
+      throw new Error(`Data file name must not contain a path: ${JSON.stringify(name)}`);
     const path = join(directory, name);
     let bytes: Buffer;
     try {

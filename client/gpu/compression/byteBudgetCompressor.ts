@@ -70,9 +70,8 @@ export class GpuByteBudgetCompressor {
   async compress({ tensors, gradient, stream }: DeviceGradient, compression: Compression): Promise<CompressedGradient> {
     const scheme = compression.scheme;
     if (compression.byteBudget === undefined || !onDeviceByBytes(scheme)) {
-      throw new Error(
-        `GPU byte budget: ${scheme} ${compression.byteBudget === undefined ? 'without a byte budget' : 'is not a device route'}`,
-      );
+      const why = compression.byteBudget === undefined ? 'without a byte budget' : 'is not a device route';
+      throw new Error(`GPU byte budget: ${scheme} ${why}`);
     }
     const withDct = scheme !== 'atomo-svd';
     const withSpectral = scheme !== 'atomo-dct';

@@ -99,7 +99,8 @@ describe('GPU entry-wise water-filling', () => {
             sum += got;
             if (!(got >= 0 && got <= 1)) wrong.push(`p[${i}] = ${got} outside [0, 1]`);
             if ((g[i] === 0) !== (got === 0)) wrong.push(`p[${i}] = ${got} for g = ${g[i]}`);
-            if (budget >= nonZero && g[i] !== 0 && got !== 1) wrong.push(`p[${i}] = ${got}, not 1 with s ≥ #non-zero`);
+            const exact = budget >= nonZero && g[i] !== 0;
+            if (exact && got !== 1) wrong.push(`p[${i}] = ${got}, not 1 with s ≥ #non-zero`);
             if (cpu > 0) worst = Math.max(worst, Math.abs(got - cpu) / cpu);
           }
           expect(wrong, name).toEqual([]);
@@ -143,7 +144,8 @@ describe('GPU entry-wise water-filling', () => {
           expect(worst, `s = ${budget}`).toBeLessThanOrEqual(ENTRY_PROBABILITY_TOLERANCE);
           expect(layer!.steps > 0, `s = ${budget}: searched`).toBe(budget > 2);
           console.log(
-            `784×128, ${groupSize} invocations, s = ${budget}: Σp − s ${(sum - budget).toExponential(2)}, worst relative |p − p_cpu| ${worst.toExponential(2)}, ${layer!.steps} steps`,
+            `784×128, ${groupSize} invocations, s = ${budget}: Σp − s ${(sum - budget).toExponential(2)}, ` +
+              `worst relative |p − p_cpu| ${worst.toExponential(2)}, ${layer!.steps} steps`,
           );
         }
       } finally {

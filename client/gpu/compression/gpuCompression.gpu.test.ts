@@ -230,7 +230,7 @@ describe.each(['qsgd', 'terngrad'] as const)('GPU %s', (scheme) => {
 });
 
 describe('GPU atomo-entry', () => {
-  gpuTest(`sends exact entries where s ≥ #non-zero, decodes, and is unbiased over ${SEEDS} seeds`, async ({ gpu }) => {
+  gpuTest(`sends exact entries where s ≥ #non-zero, decodes, is unbiased over ${SEEDS} seeds`, async ({ gpu }) => {
     const { g, gpuGradient, destroy } = await gradientOn(gpu.device, small, SMALL_BATCH);
     const entry = new GpuEntryCompressor(gpu.device);
     // s = 20: the 20×12 and 12×5 weights are sampled, the biases (12, 5) sent whole.

@@ -26,9 +26,8 @@
  * A byte budget's route is 'host' by default too: the CPU path then takes
  * every decomposition itself (the factored SVD from the read-back factors,
  * the DCT by FFT). On SwiftShader the device's DCT and one-workgroup QRs
- * lose to it: atomo-auto at 9000 bytes took 223 ms per MLP round (batch 32)
- * with its transforms on the device against 87 ms on the CPU path
- * (`npm run bench -- training`, its atomo-auto rows; 2026-12-02).
+ * lose to it: atomo-auto's MLP round takes over twice as long with its
+ * transforms on the device (docs/benchmarks.md, "Training round").
  */
 import { takesByteBudget } from '../../../core/atomo/types';
 import type { Compression } from '../../../core/atomo';

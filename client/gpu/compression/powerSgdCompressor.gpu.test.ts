@@ -279,8 +279,8 @@ for (const route of ['host', 'device'] as const)
               // The first round shares the start; later the CPU keeps its noise columns' Q and the GPU draws afresh.
               if (round === 0) expectFactors(label, shapes[l]!, sample, asPowerSgd(cpu[l]!.sample), cpu[l]!.m, l + 1);
               for (let a = l + 1; a < sample.rank; a++) {
-                // The device's f32 Gram–Schmidt drops what is rounding noise; the core's (host) normalises it, and Q =
-                // MᵀP̂ then carries nothing.
+                // The device's f32 Gram–Schmidt drops what is rounding noise; the core's (host) normalises it, and Q
+                // = MᵀP̂ then carries nothing.
                 if (route === 'device') {
                   expect(
                     column(sample.p, a, rows).every((x) => x === 0),

@@ -172,7 +172,8 @@ describe.each(['device', 'host'] as const)('factored spectral route, core SVD on
           }
         }
         console.log(
-          `${core} core, ${c.name}: σ ${(worstSigma / sigma0).toExponential(1)}·σ₀, U Σ Vᵀ ${reconstruction.toExponential(1)}, ` +
+          `${core} core, ${c.name}: σ ${(worstSigma / sigma0).toExponential(1)}·σ₀, ` +
+            `U Σ Vᵀ ${reconstruction.toExponential(1)}, ` +
             `orthonormality·σ/σ₀ ${worstWeighted.toExponential(1)}`,
         );
       } finally {
@@ -204,7 +205,8 @@ describe('factored spectral route, the core side per adapter', () => {
         expect(choice.core).toBe(choice.deviceMs <= choice.hostMs ? 'device' : 'host');
         expect(compressed.layers[0]!.sample.scheme).toBe('atomo-svd');
         console.log(
-          `core SVD on this adapter: device ${choice.deviceMs.toFixed(1)} ms, host ${choice.hostMs.toFixed(1)} ms per compress → ${choice.core}`,
+          `core SVD on this adapter: device ${choice.deviceMs.toFixed(1)} ms, ` +
+            `host ${choice.hostMs.toFixed(1)} ms per compress → ${choice.core}`,
         );
       } finally {
         spectral.destroy();

@@ -232,8 +232,8 @@ export class GpuSpectralCompressor {
   }
 
   /**
-   * Every layer's full decomposition (u atom-major k × rows, σ, v k × cols): for tests, and what a byte budget's host
-   * split draws from (byteBudgetCompressor.ts).
+   * Every layer's full decomposition (u atom-major k × rows, σ, v k × cols): for tests, and what a byte budget's
+   * host split draws from (byteBudgetCompressor.ts).
    */
   async readDecomposition(
     decomposition: GpuSpectralDecomposition,

@@ -57,8 +57,8 @@ export interface FactoredLayer {
   readonly xState: number;
   readonly dState: number;
   /**
-   * Host core: C′ at coreOffset in `cores` (kx × kd row-major); U_c, σ′, V_c written at these offsets of the host core
-   * buffers.
+   * Host core: C′ at coreOffset in `cores` (kx × kd row-major); U_c, σ′, V_c written at these offsets of the host
+   * core buffers.
    */
   readonly coreOffset: number;
   readonly hostU: number;

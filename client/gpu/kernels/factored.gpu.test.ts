@@ -140,7 +140,8 @@ describe('factored/qr.wgsl on Dawn', () => {
         expect(worstGram, `${f.name}: RᵀR = FᵀF`).toBeLessThanOrEqual(TOLERANCE * norm * norm);
         const relative = (x: number, scale: number) => (scale === 0 ? '0' : (x / scale).toExponential(1));
         console.log(
-          `${f.name}: max |R − R_ref| ${relative(worst, norm)}·‖F‖, |RᵀR − FᵀF| ${relative(worstGram, norm * norm)}·‖F‖²`,
+          `${f.name}: max |R − R_ref| ${relative(worst, norm)}·‖F‖, ` +
+            `|RᵀR − FᵀF| ${relative(worstGram, norm * norm)}·‖F‖²`,
         );
       });
       for (const buffer of [workBuffer, rBuffer, states, ...owned]) buffer.destroy();

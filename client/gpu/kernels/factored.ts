@@ -21,8 +21,8 @@ export const MATRIX_STATE_BYTES = 8 * 4;
 export const SCALE_EXP_WORD = 0;
 
 /**
- * One factor's QR: F (length × batch, column-major) at workOffset in `work`, R′ (min(length, batch) × batch, row-major)
- * at rOffset in `r`.
+ * One factor's QR: F (length × batch, column-major) at workOffset in `work`, R′ (min(length, batch) × batch,
+ * row-major) at rOffset in `r`.
  */
 export interface QrJob {
   readonly workOffset: number;

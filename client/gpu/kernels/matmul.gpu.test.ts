@@ -107,7 +107,8 @@ describe('matmul/tiled.wgsl on Dawn', () => {
     }
   });
 
-  // MLP 784-128-10 at batch 32, weights stored in×out: forward X·W, backward Δ·Wᵀ and Xᵀ·Δ (accumulated, scaled).
+  // MLP 784-128-10 at batch 32, weights stored in×out: forward X·W, backward Δ·Wᵀ and Xᵀ·Δ (accumulated,
+  // scaled).
   const training: [string, MatmulShape][] = [
     ['forward 32×784·784×128', { m: 32, n: 128, k: 784 }],
     ['forward 32×128·128×10', { m: 32, n: 10, k: 128 }],
@@ -281,7 +282,8 @@ describe('matmul/tiled.wgsl on Dawn', () => {
     });
 
     gpuTest(
-      'uniformly huge (products ~1e34) and uniformly tiny (products ~1e-30, clear of f32 subnormals that GPUs may flush) values',
+      'uniformly huge (products ~1e34) and uniformly tiny (products ' +
+        '~1e-30, clear of f32 subnormals that GPUs may flush) values',
       async ({ gpu }) => {
         const kernel = kernelFor(gpu.device);
         for (const shape of shapes) {

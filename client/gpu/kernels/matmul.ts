@@ -199,7 +199,8 @@ export class MatmulKernel {
         throw new RangeError(`Matmul: offset of ${name} must be a non-negative integer`);
       if (extents[name] > 0 && (offset + extents[name]) * 4 > operands[name].size) {
         throw new RangeError(
-          `Matmul: ${name} (${operands[name].label}) holds ${operands[name].size} bytes, the product needs ${(offset + extents[name]) * 4}`,
+          `Matmul: ${name} (${operands[name].label}) holds ${operands[name].size} bytes, ` +
+            `the product needs ${(offset + extents[name]) * 4}`,
         );
       }
     }

@@ -129,7 +129,8 @@ export class ReduceKernel {
     const segments = offsets.length - 1;
     if ((outputOffset + segments) * 4 > operands.output.size) {
       throw new RangeError(
-        `Reduce: output (${operands.output.label}) holds ${operands.output.size} bytes, ${segments} results need ${(outputOffset + segments) * 4}`,
+        `Reduce: output (${operands.output.label}) ` +
+          `holds ${operands.output.size} bytes, ${segments} results need ${(outputOffset + segments) * 4}`,
       );
     }
     const program = PROGRAMS[op];
@@ -209,7 +210,9 @@ export class ReduceKernel {
    * with thousands of segments, keep a plan instead.
    */
   encode(encoder: GPUCommandEncoder, op: ReduceOp, offsets: ArrayLike<number>, operands: ReduceOperands): void {
-    const key = `${op}|${this.#plans.id(operands.input)},${operands.inputOffset ?? 0}|${this.#plans.id(operands.output)},${operands.outputOffset ?? 0}|${Array.prototype.join.call(offsets, ',')}`;
+    const input = `${this.#plans.id(operands.input)},${operands.inputOffset ?? 0}`;
+    const output = `${this.#plans.id(operands.output)},${operands.outputOffset ?? 0}`;
+    const key = `${op}|${input}|${output}|${Array.prototype.join.call(offsets, ',')}`;
     this.#plans.get(key, () => this.plan(op, offsets, operands)).encode(encoder);
   }
 

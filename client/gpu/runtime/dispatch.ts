@@ -93,8 +93,8 @@ export function gridFor(device: GPUDevice, groups: number): [number, number, num
 }
 
 /**
- * The grid of a kernel that gives one invocation to each of `count` items: ⌈count / WORKGROUP_SIZE⌉ groups (none for 0
- * items).
+ * The grid of a kernel that gives one invocation to each of `count` items: ⌈count / WORKGROUP_SIZE⌉ groups (none
+ * for 0 items).
  */
 export function gridForItems(device: GPUDevice, kernel: Kernel, count: number): [number, number, number] {
   return gridFor(device, Math.ceil(count / workgroupSize(kernel)));

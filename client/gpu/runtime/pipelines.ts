@@ -142,8 +142,11 @@ export function kernelFamily<K extends string>(
 }
 
 /** `override NAME: type = literal;` or `const NAME: type = literal;` (the type optional). */
-const DECLARATION =
-  /\b(override|const)\s+([A-Za-z_]\w*)\s*(?::\s*\w+\s*)?=\s*(true|false|0x[0-9a-fA-F]+u?|[0-9.]+(?:e[+-]?\d+)?[uif]?)\s*;/g;
+const LITERAL = String.raw`true|false|0x[0-9a-fA-F]+u?|[0-9.]+(?:e[+-]?\d+)?[uif]?`;
+const DECLARATION = new RegExp(
+  String.raw`\b(override|const)\s+([A-Za-z_]\w*)\s*(?::\s*\w+\s*)?=\s*(${LITERAL})\s*;`,
+  'g',
+);
 
 /** The literal's value: booleans as 0 / 1, `u` / `i` / `f` suffixes dropped. */
 function literalValue(literal: string): number {

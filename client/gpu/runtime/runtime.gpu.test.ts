@@ -252,7 +252,8 @@ describe('PipelineCache', () => {
       expect(cache.size).toBe(before);
       const code =
         'override WORKGROUP_SIZE: u32 = 64u;\n@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n' +
-        '@compute @workgroup_size(WORKGROUP_SIZE) fn main(@builtin(global_invocation_id) id: vec3<u32>) { x[id.x] = 1.0; }';
+        '@compute @workgroup_size(WORKGROUP_SIZE) fn ' +
+        'main(@builtin(global_invocation_id) id: vec3<u32>) { x[id.x] = 1.0; }';
       const byDefault = cache.kernel({ label: 'Test.default', code });
       expect(byDefault.constants.WORKGROUP_SIZE).toBe(64);
       expect(cache.kernel({ label: 'Test.again', code })).toBe(byDefault);

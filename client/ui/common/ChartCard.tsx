@@ -20,7 +20,8 @@ export interface ChartCardProps {
   /** A legend in HTML under the chart: unlike recharts' own, it is not measured again at every redraw. */
   readonly legend?: readonly LegendEntry[];
   /**
-   * Figures the chart shows, as data-* attributes of the card (name → value), for a reader that cannot see the drawing.
+   * Figures the chart shows, as data-* attributes of the card (name → value), for a reader that cannot see the
+   * drawing.
    */
   readonly data?: Readonly<Record<string, number>>;
   readonly children: ReactNode;

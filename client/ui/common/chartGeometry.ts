@@ -58,7 +58,8 @@ export function logTicks(min: number, max: number, count = 6): number[] {
 }
 
 /**
- * Maps [d0, d1] onto [r0, r1]; a log scale maps log₁₀ of both (values ≤ 0 go to r0, clamped like any value outside).
+ * Maps [d0, d1] onto [r0, r1]; a log scale maps log₁₀ of both (values ≤ 0 go to r0, clamped like any value
+ * outside).
  */
 export function scale(
   domain: readonly [number, number],

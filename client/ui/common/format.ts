@@ -108,8 +108,8 @@ export function schemeTag(config: Pick<RunConfig, 'scheme' | 'errorFeedback'>): 
 }
 
 /**
- * `text` with "…, error feedback (biased)" for an unbiased scheme run with error feedback (PowerSGD's own label says it
- * already).
+ * `text` with "…, error feedback (biased)" for an unbiased scheme run with error feedback (PowerSGD's own label says
+ * it already).
  */
 function withBiasMark(config: Pick<RunConfig, 'scheme' | 'errorFeedback'>, text: string): string {
   return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd'

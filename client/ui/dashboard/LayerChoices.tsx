@@ -20,8 +20,8 @@ import { useOrderedRuns } from './useOrderedRuns';
 
 const HEIGHT = 220;
 /**
- * Where the paper puts the crossover (an entry counts as one number), and where this wire puts it (an entry ≈ 1.4 bytes
- * against 4 per number).
+ * Where the paper puts the crossover (an entry counts as one number), and where this wire puts it (an entry ≈ 1.4
+ * bytes against 4 per number).
  */
 const PAPER_CROSSOVER = 1;
 const WIRE_CROSSOVER = 0.6;

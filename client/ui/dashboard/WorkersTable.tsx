@@ -115,7 +115,7 @@ export function WorkersTable() {
                   {worker.name || '–'}
                 </td>
               )}
-              {/* The tooltip is the worker's own report (adapter name, or why it has no GPU), in the worker's language. */}
+              {/* The tooltip is the worker's own report (adapter, or why no GPU), in the worker's language. */}
               <td
                 data-cell="backend"
                 data-backend={worker.backend?.kind ?? 'unknown'}

@@ -69,7 +69,10 @@ export interface WorkerLayerView {
   readonly bytes: number;
   /** The decomposition it travelled in, 'dense' for float32; null for a scheme that is not ATOMO. */
   readonly sentAs: LayerSentAs | null;
-  /** ‖G‖_*·√(m+n)/‖g‖₁ of its gradient, as last measured, and the round of that measurement (null before any). */
+  /**
+   * ‖G‖_*·√(m+n)/‖g‖₁ of its gradient, as last measured, and the round of that measurement (null before
+   * any).
+   */
   readonly indicator: number | null;
   readonly indicatorRound: number | null;
 }

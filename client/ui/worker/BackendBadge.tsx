@@ -8,7 +8,9 @@ import { useStore } from 'zustand';
 import { formatMs } from '../common/format';
 import { workerStore, type BackendView, type CalibrationView } from '../store/workerStore';
 
-/** "WebGPU 41 ms / CPU 9 ms per round → CPU" once timed; the `?webgpu` note when forced (data-testid="calibration"). */
+/**
+ * "WebGPU 41 ms / CPU 9 ms per round → CPU" once timed; the `?webgpu` note when forced (data-testid="calibration").
+ */
 function CalibrationLine({
   calibration,
   backend,
@@ -49,9 +51,10 @@ export function BackendBadge() {
   const { t } = useTranslation();
   const backend = useStore(workerStore, (s) => s.backend);
   const calibration = useStore(workerStore, (s) => s.calibration);
+  const chosen = backend.kind === 'cpu' && backend.code === 'calibrated';
   return (
     <div
-      className={`backend backend--${backend.kind} ${backend.kind === 'cpu' && backend.code === 'calibrated' ? 'backend--chosen' : ''}`}
+      className={`backend backend--${backend.kind}${chosen ? ' backend--chosen' : ''}`}
       data-testid="backend"
       data-backend={backend.kind}
     >
@@ -67,7 +70,7 @@ export function BackendBadge() {
           )}
           {backend.kind === 'cpu' && (
             <>
-              <strong>{backend.code === 'calibrated' ? t('worker.backend.cpuChosen') : t('worker.backend.cpu')}</strong>{' '}
+              <strong>{chosen ? t('worker.backend.cpuChosen') : t('worker.backend.cpu')}</strong>{' '}
               {t(`worker.backend.reasons.${backend.code}`, { detail: backend.detail ?? '' })}
               {backend.code === 'insecure-context' && (
                 <span className="backend__hint"> {t('worker.backend.httpsHint')}</span>

@@ -15,8 +15,8 @@ export function dctDecomposition(grad: Float32Array, shape: Shape): AtomicDecomp
 }
 
 /**
- * The decomposition of a gradient whose DCT coefficients (row-major, atom i = k·cols + l) were computed elsewhere, e.g.
- * on the GPU.
+ * The decomposition of a gradient whose DCT coefficients (row-major, atom i = k·cols + l) were computed elsewhere,
+ * e.g. on the GPU.
  */
 export function dctAtoms(coefficients: Float64Array, shape: Shape): AtomicDecomposition<DctSample> {
   return {

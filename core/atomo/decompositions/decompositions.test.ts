@@ -52,29 +52,37 @@ describe('decompositions: g = Σ λᵢ aᵢ', () => {
     }
   });
 
-  it('Fourier (DCT): λ = the DCT-II coefficients, ‖λ‖ = ‖g‖, and all atoms at scale λ rebuild g to float32 rounding', () => {
-    for (const { grad, shape } of [randomGradient(), lowRankGradient()]) {
-      const d = dctDecomposition(grad, shape);
-      expect(Array.from(d.coefficients)).toEqual(Array.from(dct2(grad, shape[0], shape[1])));
-      expect(Math.abs(squaredNorm(d.coefficients) - squaredNorm(grad))).toBeLessThan(1e-10 * squaredNorm(grad));
-      const all = Uint32Array.from(d.coefficients.keys());
-      const sample = d.toSample(all, Float32Array.from(d.coefficients));
-      expect(sample.scheme).toBe('atomo-dct');
-      // float32 coefficients (2⁻²⁴ relative), each spread over every entry by the inverse transform.
-      expect(maxDiff(reconstruct(sample), grad)).toBeLessThan(1e-5 * maxAbs(grad));
-    }
-  });
+  it(
+    'Fourier (DCT): λ = the DCT-II coefficients, ‖λ‖ = ' +
+      '‖g‖, and all atoms at scale λ rebuild g to float32 rounding',
+    () => {
+      for (const { grad, shape } of [randomGradient(), lowRankGradient()]) {
+        const d = dctDecomposition(grad, shape);
+        expect(Array.from(d.coefficients)).toEqual(Array.from(dct2(grad, shape[0], shape[1])));
+        expect(Math.abs(squaredNorm(d.coefficients) - squaredNorm(grad))).toBeLessThan(1e-10 * squaredNorm(grad));
+        const all = Uint32Array.from(d.coefficients.keys());
+        const sample = d.toSample(all, Float32Array.from(d.coefficients));
+        expect(sample.scheme).toBe('atomo-dct');
+        // float32 coefficients (2⁻²⁴ relative), each spread over every entry by the inverse transform.
+        expect(maxDiff(reconstruct(sample), grad)).toBeLessThan(1e-5 * maxAbs(grad));
+      }
+    },
+  );
 
-  it('Fourier (DCT): an unlimited budget sends every coefficient (variance 0), through the codec, at the documented bytes', () => {
-    const { grad, shape } = randomGradient();
-    const elements = shape[0] * shape[1];
-    const result = estimate('atomo-dct', grad, shape, { budget: Number.POSITIVE_INFINITY, seed: 3 });
-    expect(result.variance).toBe(0);
-    expect(maxDiff(result.estimate, grad)).toBeLessThan(1e-5 * maxAbs(grad));
-    // Every coefficient of this gradient is non-zero and saturated (p = 1), all of distinct magnitude: deltas
-    // all 0 (one varint byte each), τ and a 2-bit code each, and an own float32 for all but the one τ names.
-    expect(result.bytes).toBe(12 + 4 + elements + 4 + elements / 4 + 4 * (elements - 1));
-  });
+  it(
+    'Fourier (DCT): an unlimited budget sends every coefficient ' +
+      '(variance 0), through the codec, at the documented bytes',
+    () => {
+      const { grad, shape } = randomGradient();
+      const elements = shape[0] * shape[1];
+      const result = estimate('atomo-dct', grad, shape, { budget: Number.POSITIVE_INFINITY, seed: 3 });
+      expect(result.variance).toBe(0);
+      expect(maxDiff(result.estimate, grad)).toBeLessThan(1e-5 * maxAbs(grad));
+      // Every coefficient of this gradient is non-zero and saturated (p = 1), all of distinct magnitude: deltas
+      // all 0 (one varint byte each), τ and a 2-bit code each, and an own float32 for all but the one τ names.
+      expect(result.bytes).toBe(12 + 4 + elements + 4 + elements / 4 + 4 * (elements - 1));
+    },
+  );
 });
 
 describe('spectral routes: the cost model per layer kind', () => {

@@ -24,7 +24,8 @@ export function spectralAtoms(
   const rank = singularValues.length;
   if (u.length < rank * rows || v.length < rank * cols) {
     throw new RangeError(
-      `spectralAtoms: ${rank} atoms of ${rows}×${cols} need ${rank * rows} + ${rank * cols} vector entries, got ${u.length} + ${v.length}`,
+      `spectralAtoms: ${rank} atoms of ${rows}×${cols} need ${rank * rows} + ${rank * cols} vector ` +
+        `entries, got ${u.length} + ${v.length}`,
     );
   }
   return {

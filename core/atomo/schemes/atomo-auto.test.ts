@@ -32,7 +32,8 @@ import { decodeLayer, encodeForWire, encodeLayer } from '../../codec';
 import { reconstruct } from '../reconstruct';
 
 const TRIALS = 2000;
-// As in unbiased.test.ts: 5 exact standard errors per coordinate, float32 rounding of what is sent below 1e-6·‖g‖∞.
+// As in unbiased.test.ts: 5 exact standard errors per coordinate, float32 rounding of what is sent below
+// 1e-6·‖g‖∞.
 const SIGMAS = 5;
 const ROUNDING = 1e-6;
 const streamOf = (seed: number) => ({ seed, worker: 0, round: 0, layer: 0 });
@@ -126,21 +127,25 @@ describe('atomo-auto, deterministic cases', () => {
     expect(() => estimate('atomo-auto', grad, shape, { seed: 1 })).toThrow(/byte budget/);
   });
 
-  it('sends a layer exactly once its bytes allow: the 30 entries of a sparse one, a dense one as float32; a zero gradient as nothing', () => {
-    const { grad, shape } = sparseGradient();
-    const dense = 12 + 4 * shape[0] * shape[1];
-    const sparse = estimate('atomo-auto', grad, shape, { byteBudget: dense, seed: 1 });
-    expect(sparse.variance).toBe(0);
-    // 30 saturated entries: their gaps, codes and own values, far below float32.
-    expect(sparse.bytes).toBeLessThan(200);
-    expect(Array.from(sparse.estimate)).toEqual(Array.from(grad));
-    const full = randomGradient();
-    const exact = estimate('atomo-auto', full.grad, full.shape, { byteBudget: dense, seed: 1 });
-    expect(exact.variance).toBe(0);
-    expect(exact.bytes).toBe(dense);
-    expect(Array.from(exact.estimate)).toEqual(Array.from(full.grad));
-    const zero = estimate('atomo-auto', new Float32Array(12), [3, 4], { byteBudget: 40, seed: 1 });
-    expect(zero.variance).toBe(0);
-    expect(Array.from(zero.estimate)).toEqual(new Array(12).fill(0));
-  });
+  it(
+    'sends a layer exactly once its bytes allow: the 30 entries of ' +
+      'a sparse one, a dense one as float32; a zero gradient as nothing',
+    () => {
+      const { grad, shape } = sparseGradient();
+      const dense = 12 + 4 * shape[0] * shape[1];
+      const sparse = estimate('atomo-auto', grad, shape, { byteBudget: dense, seed: 1 });
+      expect(sparse.variance).toBe(0);
+      // 30 saturated entries: their gaps, codes and own values, far below float32.
+      expect(sparse.bytes).toBeLessThan(200);
+      expect(Array.from(sparse.estimate)).toEqual(Array.from(grad));
+      const full = randomGradient();
+      const exact = estimate('atomo-auto', full.grad, full.shape, { byteBudget: dense, seed: 1 });
+      expect(exact.variance).toBe(0);
+      expect(exact.bytes).toBe(dense);
+      expect(Array.from(exact.estimate)).toEqual(Array.from(full.grad));
+      const zero = estimate('atomo-auto', new Float32Array(12), [3, 4], { byteBudget: 40, seed: 1 });
+      expect(zero.variance).toBe(0);
+      expect(Array.from(zero.estimate)).toEqual(new Array(12).fill(0));
+    },
+  );
 });

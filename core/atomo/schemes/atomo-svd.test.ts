@@ -102,7 +102,7 @@ describe.each<{
     );
   });
 
-  it('reports the draw’s ‖ĝ − g‖² from σ and the scales sent, and ‖g‖² (with ‖g‖₁ where it reads g)', () => {
+  it('reports ‖ĝ − g‖² from σ and the scales sent, ‖g‖², and ‖g‖₁ where it reads g', () => {
     for (const s of [budget / 4, budget, 4 * budget, 1000]) {
       for (const seed of [0, 1, 2, 3]) {
         const result = atomoSvdScheme.compress(
@@ -113,8 +113,8 @@ describe.each<{
           factors,
         );
         if (decomposition.route === 'factored') {
-          // ‖g‖² of the factors' product, from the SVD: Σσ² + the cut-off directions' residual, without reading g; it
-          // differs from the float32 g's by that rounding (2⁻²³ relative at most; 1e-6 is eight times that).
+          // ‖g‖² of the factors' product, from the SVD: Σσ² + the cut-off directions' residual, without reading
+          // g; it differs from the float32 g's by that rounding (2⁻²³ relative at most; 1e-6 is eight times that).
           expect(result.gradientNorms?.l1).toBeUndefined();
           expect(result.gradientNorms!.normSq).toBe(squaredNorm(decomposition.coefficients) + decomposition.residual!);
           expect(Math.abs(result.gradientNorms!.normSq - squaredNorm(grad))).toBeLessThanOrEqual(
@@ -124,9 +124,10 @@ describe.each<{
           expect(result.gradientNorms).toEqual({ normSq: squaredNorm(grad), l1: l1Norm(grad) });
         }
         const exact = realisedError(reconstruct(result.sample), grad);
-        // The σ-space error ‖a‖² (a = ĝ − G) differs from the wire's ‖a + δ‖² by at most 2‖a‖‖δ‖ + ‖δ‖², where
-        // δ = (ĝ_wire − ĝ) + (G − g) is float32 rounding: of u, v and the scales (≲ 2⁻²³‖ĝ‖), and of g against the
-        // factors' product (≲ 2⁻²³‖g‖ here). η = 1e-6·(‖ĝ‖ + ‖g‖) is about ten times that.
+        // The σ-space error ‖a‖² (a = ĝ − G) differs from the wire's ‖a + δ‖² by at most
+        // 2‖a‖‖δ‖ + ‖δ‖², where δ = (ĝ_wire − ĝ) + (G − g) is float32 rounding: of u, v and the
+        // scales (≲ 2⁻²³‖ĝ‖), and of g against the factors' product (≲ 2⁻²³‖g‖ here). η =
+        // 1e-6·(‖ĝ‖ + ‖g‖) is about ten times that.
         const estimateNorm = Math.sqrt(result.sample.scales.reduce((sum, x) => sum + x * x, 0));
         const eta = 1e-6 * (estimateNorm + Math.sqrt(squaredNorm(grad)));
         expect(Math.abs(result.realised! - exact)).toBeLessThanOrEqual(

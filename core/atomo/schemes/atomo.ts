@@ -57,7 +57,9 @@ export function sampleAtomsAtLevel<S extends LayerSample>(
   return drawAtoms(decomposition, probabilities, stream);
 }
 
-/** Atom i kept iff bernoulli(randomBits(stream, i), pᵢ), sent as float32(λᵢ/pᵢ); the variance Σλ²(1/p − 1). */
+/**
+ * Atom i kept iff bernoulli(randomBits(stream, i), pᵢ), sent as float32(λᵢ/pᵢ); the variance Σλ²(1/p − 1).
+ */
 function drawAtoms<S extends LayerSample>(
   decomposition: AtomicDecomposition<S>,
   probabilities: Float64Array,

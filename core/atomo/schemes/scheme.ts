@@ -64,11 +64,14 @@ export interface LayerMemory {
 export interface CompressedLayer<S extends LayerSample = LayerSample> {
   readonly sample: S;
   readonly variance: number;
-  /** ‖G‖_* = Σσᵢ of the gradient compressed, when the scheme computed its singular values anyway (spectral ATOMO). */
+  /**
+   * ‖G‖_* = Σσᵢ of the gradient compressed, when the scheme computed its singular values anyway (spectral
+   * ATOMO).
+   */
   readonly nuclearNorm?: number;
   /**
-   * ‖ĝ − g‖² of this draw, when the scheme has it without reconstructing ĝ (orthonormal atoms: Fourier and spectral
-   * ATOMO, by Parseval).
+   * ‖ĝ − g‖² of this draw, when the scheme has it without reconstructing ĝ (orthonormal atoms: Fourier and
+   * spectral ATOMO, by Parseval).
    */
   readonly realised?: number;
   /**

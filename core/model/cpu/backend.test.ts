@@ -137,7 +137,7 @@ describe('CPU backend: the factors it hands to spectral compression', () => {
     expect(maxAbs(difference(product, g))).toBeLessThanOrEqual(GRADIENT_TOLERANCE * maxAbs(g));
   });
 
-  it('LeNet at batch 32 hands over no convolution factors (batch·positions ≫ the kernel), only the dense layer’s', async () => {
+  it('LeNet at batch 32 hands over the dense layer’s factors only (batch·positions ≫ kernel)', async () => {
     const layout = createModelLayout('cnn');
     const { factors } = await createCpuBackend(layout).lossAndGradient(
       randomParameters(layout, 6),
