@@ -9,7 +9,7 @@
  */
 import { modelVariance } from '../../core/atomo';
 import { denseBytes, messageDecomposition } from '../../core/codec';
-import type { MnistData } from '../../core/data';
+import { DEFAULT_DATASET, type DatasetName, type MnistData } from '../../core/data';
 import { createModelLayout, heInitialize } from '../../core/model';
 import {
   roundOpenBytes,
@@ -82,8 +82,11 @@ export interface WorkerSessionDeps {
    * forces WebGPU.
    */
   readonly calibrate?: boolean;
-  /** Loads the training digits (fetch in a tab, the file system in Node). */
-  readonly loadData: () => Promise<MnistData>;
+  /**
+   * Loads a dataset's training images (fetch in a tab, the file system in Node): MNIST at the start, another the first
+   * time a run assigns it.
+   */
+  readonly loadData: (dataset: DatasetName) => Promise<MnistData>;
   /** The worker's identity store (claimWorkerIdentity in a tab, memoryIdentity headless). */
   readonly identity: () => Promise<IdentityStore>;
   /** Opens the connection to the aggregator. */
@@ -172,12 +175,15 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
 
   let data: MnistData;
   try {
-    data = await deps.loadData();
+    data = await deps.loadData(DEFAULT_DATASET);
   } catch (error) {
     setPhase('failed');
     sink.setNotice({ key: 'worker.notice.digitsFailed', params: { detail: errorText(error) } });
     return { pause() {}, resume() {}, close() {} };
   }
+  // Each dataset is loaded once, when a run first needs it.
+  const datasets = new Map<DatasetName, MnistData>([[DEFAULT_DATASET, data]]);
+  const dataOf = (assignment: WorkerAssignment): MnistData => datasets.get(assignment.config.dataset) ?? data;
 
   let participating = true;
   let current: Assigned | null = null;
@@ -209,9 +215,9 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
   const trainerInputs = (assignment: WorkerAssignment): Omit<TrainerOptions, 'device'> => ({
     config: assignment.config,
     slot: assignment.slot,
-    train: data.train,
+    train: dataOf(assignment).train,
     shard: shardIndices(
-      data.train.labels,
+      dataOf(assignment).train.labels,
       { split: assignment.config.split, shards: assignment.config.shards, seed: assignment.config.seed },
       assignment.shard,
     ),
@@ -276,13 +282,22 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     if (current?.key === key) return;
     current?.trainer.dispose();
     current = null;
+    const dataset = assignment.config.dataset;
+    if (!datasets.has(dataset)) {
+      try {
+        datasets.set(dataset, await deps.loadData(dataset));
+      } catch (error) {
+        sink.setNotice({ key: 'worker.notice.digitsFailed', params: { detail: errorText(error) } });
+        return;
+      }
+    }
     const inputs = trainerInputs(assignment);
     const reported = backendView;
     const trainer =
       deps.calibrate === true && gpu !== null
         ? await calibratedTrainer(inputs, gpu)
         : createTrainer({ ...inputs, device });
-    const digits = sampleDigits(data.train, inputs.shard);
+    const digits = sampleDigits(inputs.train, inputs.shard);
     current = {
       key,
       assignment,

@@ -1,6 +1,6 @@
 /**
- * `npm run compare -- [--model mlp|cnn] [--workers 4] [--rounds 60] [--seeds 1,2,3] [--eval-every 2] [--only
- * svd-matched,qsgd-1]
+ * `npm run compare -- [--model mlp|cnn] [--dataset mnist|fashion] [--workers 4] [--rounds 60] [--seeds 1,2,3]
+ *   [--eval-every 2] [--only svd-matched,qsgd-1]
  *   [--quick] [--report-only] [--out-dir results/compare] [--report docs/results.md]`
  *
  * Trains every setting of scripts/compare/schemes.ts once per seed, then
@@ -11,12 +11,14 @@
  * report. Prints its own run time.
  */
 import { parseArgs } from 'node:util';
+import { DATASET_NAMES, isDatasetName } from '../../core/data/datasets';
 import { MODEL_KINDS, type ModelKind } from '../../core/model';
 import { QUICK, runCompare } from './runCompare';
 
 const { values } = parseArgs({
   options: {
     model: { type: 'string' },
+    dataset: { type: 'string' },
     workers: { type: 'string' },
     rounds: { type: 'string' },
     seeds: { type: 'string' },
@@ -35,7 +37,13 @@ if (!MODEL_KINDS.includes(model as ModelKind)) {
   console.error(`--model must be one of ${MODEL_KINDS.join(', ')}`);
   process.exit(2);
 }
-const suffix = model === 'mlp' ? '' : `-${model}`;
+const dataset = values.dataset ?? 'mnist';
+if (!isDatasetName(dataset)) {
+  console.error(`--dataset must be one of ${DATASET_NAMES.join(', ')}`);
+  process.exit(2);
+}
+// Another dataset's histories go to their own folder, beside the MNIST ones.
+const suffix = `${model === 'mlp' ? '' : `-${model}`}${dataset === 'mnist' ? '' : `-${dataset}`}`;
 const int = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isInteger(n) || n < 1) {
@@ -52,6 +60,7 @@ const seeds =
     : values.seeds.split(',').map((s) => int('seeds', s, 1));
 const { winners, wallSeconds } = await runCompare({
   model: model as ModelKind,
+  dataset,
   workers: int('workers', values.workers, quick ? QUICK.workers : 4),
   rounds: int('rounds', values.rounds, quick ? QUICK.rounds : 60),
   evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import type { DatasetName } from '../../core/data/datasets';
 import type { ModelKind } from '../../core/model';
 import { DEFAULT_RUN_CONFIG } from '../../core/schema';
 import { startLocalAggregator } from '../swarm/aggregator';
@@ -20,6 +21,8 @@ import { COMPARE_LINKS, evalPoints } from './stats';
 export interface CompareOptions {
   /** The model every setting trains (the MLP by default). */
   readonly model?: ModelKind;
+  /** The images every setting trains on (MNIST by default). */
+  readonly dataset?: DatasetName;
   readonly workers: number;
   readonly rounds: number;
   readonly seeds: readonly number[];
@@ -83,6 +86,7 @@ export async function runCompare(
               bucketSize: entry.bucketSize,
               ...(entry.byteBudget === undefined ? {} : { byteBudget: entry.byteBudget }),
               model,
+              ...(options.dataset === undefined ? {} : { dataset: options.dataset }),
               downlink: entry.downlink,
               downlinkBudget: entry.downlinkBudget,
               rounds: options.rounds,
