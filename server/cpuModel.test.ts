@@ -30,6 +30,22 @@ describe('createCpuModelRuntime', () => {
     expect(onFashion.loss).not.toBe((await runtime.evaluate('mlp', weights, 'mnist')).loss);
   });
 
+  it('lets the event loop turn between the chunks of an evaluation, so sockets keep answering', async () => {
+    const runtime = createCpuModelRuntime(oneClass(2000, 4));
+    let turns = 0;
+    let evaluating = true;
+    const tick = () => {
+      if (!evaluating) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await runtime.evaluate('mlp', weights);
+    evaluating = false;
+    // 2,000 images are 4 chunks of evaluate()'s 500; run through without a yield, no turn would come in between.
+    expect(turns).toBeGreaterThanOrEqual(3);
+  });
+
   it('fails an evaluation on a dataset it cannot load, naming it, and tries the load again next time', async () => {
     expect.assertions(3);
     const runtime = createCpuModelRuntime(oneClass(10, 0));
