@@ -1,4 +1,7 @@
-/** MNIST and Fashion-MNIST data: the file format, a platform-agnostic loader, sharding across workers and minibatches. */
+/**
+ * MNIST and Fashion-MNIST data: the file format, a platform-agnostic loader, sharding across workers and
+ * minibatches.
+ */
 export { crc32, crc32Hex, crc32Update } from './crc32';
 export { CLASS_COUNT, IMAGE_COLS, IMAGE_ROWS, PIXELS_PER_IMAGE, Dataset, createBatch, type Batch } from './dataset';
 export {
