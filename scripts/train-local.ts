@@ -1,5 +1,6 @@
 /**
- * `npm run train:local -- --model mlp --scheme atomo-svd --budget 2 --steps 1000 [--backend cpu|webgpu]`
+ * `npm run train:local -- --model mlp --scheme atomo-svd --budget 2 --steps 1000 [--backend cpu|webgpu]
+ *   [--dataset mnist|fashion]`
  *
  * Trains one worker end to end without a server (client/local/localTraining.ts)
  * and prints progress, held-out accuracy and bytes sent. With --backend webgpu
@@ -13,7 +14,7 @@
 import { parseArgs } from 'node:util';
 import { SCHEME_NAMES, type SchemeName } from '../core/atomo/types';
 import { DEFAULT_BUDGET, DEFAULT_LEVELS } from '../core/atomo';
-import { loadMnist } from '../core/data';
+import { DATASET_NAMES, isDatasetName, loadMnist } from '../core/data';
 import { createCpuBackend } from '../core/model/cpu/backend';
 import { MODEL_KINDS, createModelLayout, type ModelKind } from '../core/model/layout';
 import type { TrainingBackend } from '../core/model/backend';
@@ -29,6 +30,7 @@ export const LOCAL_DEFAULTS = { batchSize: 32, learningRate: 0.05, momentum: 0.9
 const { values } = parseArgs({
   options: {
     model: { type: 'string', default: 'mlp' },
+    dataset: { type: 'string', default: 'mnist' },
     scheme: { type: 'string', default: 'none' },
     budget: { type: 'string', default: String(DEFAULT_BUDGET) },
     levels: { type: 'string', default: String(DEFAULT_LEVELS) },
@@ -54,6 +56,8 @@ if (!MODEL_KINDS.includes(model)) fail(`--model must be one of ${MODEL_KINDS.joi
 const scheme = values.scheme as SchemeName;
 if (!SCHEME_NAMES.includes(scheme)) fail(`--scheme must be one of ${SCHEME_NAMES.join(', ')}`);
 if (values.backend !== 'cpu' && values.backend !== 'webgpu') fail('--backend must be cpu or webgpu');
+const dataset = values.dataset;
+if (!isDatasetName(dataset)) fail(`--dataset must be one of ${DATASET_NAMES.join(', ')}`);
 const number = (name: keyof typeof values): number => {
   const value = Number(values[name]);
   if (!Number.isFinite(value)) fail(`--${name} must be a number`);
@@ -61,7 +65,7 @@ const number = (name: keyof typeof values): number => {
 };
 
 const layout = createModelLayout(model);
-const { train, test } = await loadMnist(createFileReader());
+const { train, test } = await loadMnist(createFileReader(), dataset);
 let backend: TrainingBackend;
 let deviceCompressor: DeviceCompressor<GpuGradient> | undefined;
 let release = (): void => {};

@@ -18,6 +18,7 @@ import { createApp } from './app';
 import { formatBanner } from './banner';
 import { createCpuModelRuntime } from './cpuModel';
 import { createFileReader } from './data/fileReader';
+import { loadTestSet } from './data/testSets';
 import { joinInfo, lanAddresses } from './lan';
 import { identityLimitsFromEnv } from './limits';
 import { loadOrCreateTls, type TlsMaterial } from './tls';
@@ -84,7 +85,7 @@ if (processes > 1 && cluster.isPrimary) {
     namespace: process.env[MEMBER_ENV.namespace]!,
     clientDir,
     adminToken,
-    model: createCpuModelRuntime(test),
+    model: createCpuModelRuntime(test, (dataset) => loadTestSet(dataset)),
     identityLimits,
     ...tlsOption,
   });
@@ -107,7 +108,7 @@ async function startOneProcess(): Promise<void> {
     clientDir,
     adminToken,
     dataDir,
-    model: createCpuModelRuntime(test),
+    model: createCpuModelRuntime(test, (dataset) => loadTestSet(dataset)),
     train,
     identityLimits,
     ...tlsOption,

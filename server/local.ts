@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Dataset } from '../core/data';
 import { createApp, type App, type AppOptions } from './app';
 import { createCpuModelRuntime } from './cpuModel';
+import { loadTestSet } from './data/testSets';
 import { DEFAULT_IDENTITY_LIMITS } from './limits';
 
 /** A running in-process aggregator. */
@@ -35,7 +36,10 @@ export function removeDataDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Starts an aggregator evaluating on `test`; `options` override the defaults (adminToken is required). */
+/**
+ * Starts an aggregator evaluating on `test` (another dataset's test split read when a run uses it); `options`
+ * override the defaults (adminToken is required).
+ */
 export async function startLocalServer(
   test: Dataset,
   options: Partial<AppOptions> & Pick<AppOptions, 'adminToken'> & { readonly port?: number },
@@ -44,7 +48,7 @@ export async function startLocalServer(
   const errors: unknown[] = [];
   const app = await createApp({
     clientDir: join(dataDir, 'no-client'),
-    model: createCpuModelRuntime(test),
+    model: createCpuModelRuntime(test, (dataset) => loadTestSet(dataset)),
     logError: (error) => errors.push(error),
     // Every worker of a swarm, a benchmark or a test comes from this machine: only the total is bounded.
     identityLimits: { maxPerAddress: DEFAULT_IDENTITY_LIMITS.maxTotal },

@@ -4,6 +4,7 @@
  * core/training/modelUpdate.ts's, which the workers' replicas share). The CPU
  * implementation is in cpuModel.ts; tests may inject their own.
  */
+import type { DatasetName } from '../core/data/datasets';
 import type { ModelKind, ModelLayout } from '../core/model/layout';
 
 /** Loss and accuracy of a model on the held-out test digits. */
@@ -18,6 +19,9 @@ export interface ModelRuntime {
   layout(kind: ModelKind): ModelLayout;
   /** The initial weights of a run: a pure function of kind and seed. */
   initialWeights(kind: ModelKind, seed: number): Float32Array;
-  /** Evaluates `params` on the held-out test set (the caller passes a copy it will not change). */
-  evaluate(kind: ModelKind, params: Float32Array): Promise<Evaluation>;
+  /**
+   * Evaluates `params` on the held-out test set of `dataset`, MNIST when absent (the caller passes a copy it will
+   * not change).
+   */
+  evaluate(kind: ModelKind, params: Float32Array, dataset?: DatasetName): Promise<Evaluation>;
 }

@@ -1112,7 +1112,7 @@ export class Run {
     this.#evaluating = true;
     const evalStarted = scheduler.now();
     model
-      .evaluate(config.model, this.#params.slice())
+      .evaluate(config.model, this.#params.slice(), config.dataset)
       .then(
         (evaluation) => {
           if (Number.isFinite(evaluation.loss) && Number.isFinite(evaluation.accuracy)) return evaluation;

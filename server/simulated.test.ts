@@ -124,6 +124,14 @@ describe('simulated workers', () => {
     ).toBe(true);
   });
 
+  it('are refused on a run of another dataset than MNIST, the one the server trains on', async () => {
+    const run = server.app.runs.create({ ...CONFIG, dataset: 'fashion' });
+    expect(await send('worker:simulate', { runId: run.id })).toMatchObject({
+      ok: false,
+      error: { code: 'invalid-state', message: `simulated workers train on MNIST only; run ${run.id} uses fashion` },
+    });
+  });
+
   it('the teacher’s attack toggle applies to a simulated worker', async () => {
     const run = server.app.runs.create({ ...CONFIG, aggregation: { kind: 'mean' } });
     const initial = run.params.slice();

@@ -74,6 +74,12 @@ export class ServerSimulatedWorkers {
     const train = this.#deps.train;
     if (train === null)
       throw new ProtocolFault('invalid-state', 'this server has no training data, so it cannot simulate workers');
+    // The server holds MNIST's training split only (index.ts); a tab or the swarm trains on another dataset.
+    if (run.config.dataset !== 'mnist')
+      throw new ProtocolFault(
+        'invalid-state',
+        `simulated workers train on MNIST only; run ${run.id} uses ${run.config.dataset}`,
+      );
     const count = run.summary().workers.filter((w) => w.simulated).length;
     if (count >= MAX_SIMULATED_PER_RUN)
       throw new ProtocolFault('invalid-state', `run ${run.id} already has ${MAX_SIMULATED_PER_RUN} simulated workers`);
@@ -85,7 +91,7 @@ export class ServerSimulatedWorkers {
     const { workerId } = identity;
     const { defer, logError } = this.#deps;
     const player = new RoundPlayer<RoundTrainer>({
-      labels: train.labels,
+      labels: () => train.labels,
       build: (a, shard) =>
         cpuRoundTrainer(a, train, shard, this.#deps.registry().get(a.runId).layout, threadCpuClock()),
       transport: this.#transport(workerId),

@@ -115,7 +115,7 @@ export class HeadlessTab {
     const now = () => performance.now();
     const fed = new WeakSet<RoundTrainer>();
     this.#player = new RoundPlayer<RoundTrainer>({
-      labels: train.labels,
+      labels: () => train.labels,
       build: (assignment, shard) => {
         const layout = createModelLayout(assignment.config.model);
         // Many headless tabs share one thread: only the wall clock is theirs alone.

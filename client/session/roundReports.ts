@@ -9,7 +9,13 @@ import { modelVariance } from '../../core/atomo';
 import type { Dataset } from '../../core/data';
 import { denseBytes, messageDecomposition } from '../../core/codec';
 import { updateVariance } from '../../core/atomo/variance';
-import { roundOpenBytes, type ProtocolErrorCode, type RoundMetrics, type RoundOpen } from '../../core/protocol';
+import {
+  roundOpenBytes,
+  type ProtocolErrorCode,
+  type RoundMetrics,
+  type RoundOpen,
+  type WorkerAssignment,
+} from '../../core/protocol';
 import type { Assigned, RoundPlayerEvents } from '../../core/training/roundPlayer';
 import type { WireTraffic } from '../../core/traffic/frames';
 import type { DownlinkView, WorkerPhase } from '../ui/store/workerStore';
@@ -34,8 +40,8 @@ export interface RoundReportHost {
   readonly setPhase: (phase: WorkerPhase) => void;
   /** Predict the shown digits after every round (a tab shows them; headless sessions skip the work). */
   readonly showDigits: boolean;
-  /** The training split the shown digits are taken from. */
-  readonly train: Dataset;
+  /** The training split of an assignment's dataset: the shown digits are taken from it. */
+  readonly trainOf: (assignment: WorkerAssignment) => Dataset;
   /** The channel's own count of its frames. */
   readonly traffic: () => WireTraffic;
 }
@@ -77,7 +83,7 @@ export function roundReports(host: RoundReportHost): RoundReports {
     assigned(here) {
       dense = denseBytes(here.trainer.layout);
       if (!host.showDigits) return;
-      const shown = sampleDigits(host.train, here.shard);
+      const shown = sampleDigits(host.trainOf(here.assignment), here.shard);
       digits = shown;
       sink.setDigits(shown.pixels.map((pixels, i) => ({ pixels, label: shown.labels[i]!, prediction: null })));
     },

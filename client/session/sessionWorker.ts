@@ -3,7 +3,7 @@
  * tab's threads"): the socket, the trainer and the GPU device live here, so
  * the page's main thread only renders. It runs the one session,
  * runWorkerSession, with what a worker has: WebGPU requested here
- * (navigator.gpu exists in dedicated workers) or the CPU, the digits
+ * (navigator.gpu exists in dedicated workers) or the CPU, the run's images
  * fetched from the server, a socket to the page's origin, the identity the
  * page claimed, and a sink that posts the store writes to the page.
  */
@@ -58,7 +58,7 @@ scope.addEventListener('message', (event) => {
       sink,
       backend: () => chooseBackend({ url: message.href }),
       calibrate: !forced,
-      loadData: () => loadMnist(createFetchReader()),
+      loadData: (dataset) => loadMnist(createFetchReader(), dataset),
       identity: async () => pageIdentity(message.workerKey),
       openChannel: socketChannelFactory(),
       name: message.name,

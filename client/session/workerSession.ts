@@ -8,8 +8,8 @@
  * Node worker thread (`npm run swarm`). Where it trains is backendChoice.ts's;
  * what it shows of each round, roundReports.ts's.
  */
-import type { MnistData } from '../../core/data';
-import type { GradientSubmission, RoundOpen, RunId } from '../../core/protocol';
+import { DEFAULT_DATASET, type DatasetName, type MnistData } from '../../core/data';
+import type { GradientSubmission, RoundOpen, RunId, WorkerAssignment } from '../../core/protocol';
 import { RoundPlayer } from '../../core/training/roundPlayer';
 import type { StepClock } from '../../core/training/workerRound';
 import type { Backend } from '../gpu/runtime/device';
@@ -70,8 +70,11 @@ export interface WorkerSessionDeps {
    * forces WebGPU.
    */
   readonly calibrate?: boolean;
-  /** Loads the training digits (fetch in a tab, the file system in Node); only the training split is used. */
-  readonly loadData: () => Promise<Pick<MnistData, 'train'>>;
+  /**
+   * Loads a dataset's training images (fetch in a tab, the file system in Node): MNIST at the start, another the first
+   * time a run assigns it.
+   */
+  readonly loadData: (dataset: DatasetName) => Promise<MnistData>;
   /** The worker's identity store (claimWorkerIdentity in a tab, memoryIdentity headless). */
   readonly identity: () => Promise<IdentityStore>;
   /** Opens the connection to the aggregator. */
@@ -118,7 +121,7 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
             device,
             config: here.assignment.config,
             slot: here.assignment.slot,
-            train: data.train,
+            train: dataOf(here.assignment).train,
             shard: here.shard,
           }),
         ),
@@ -126,34 +129,49 @@ export async function runWorkerSession(deps: WorkerSessionDeps): Promise<WorkerS
     deps.calibrate === true,
   );
 
-  let data: Pick<MnistData, 'train'>;
+  let data: MnistData;
   try {
-    data = await deps.loadData();
+    data = await deps.loadData(DEFAULT_DATASET);
   } catch (error) {
     setPhase('failed');
     sink.setNotice({ key: 'worker.notice.digitsFailed', params: { detail: errorText(error) } });
     return { pause() {}, resume() {}, close() {} };
   }
+  // Each dataset is loaded once, when a run first needs it (the player asks for its labels before building).
+  const datasets = new Map<DatasetName, MnistData>([[DEFAULT_DATASET, data]]);
+  const dataOf = (assignment: WorkerAssignment): MnistData => datasets.get(assignment.config.dataset) ?? data;
+  const loadedLabels = async (assignment: WorkerAssignment): Promise<Uint8Array> => {
+    const { dataset } = assignment.config;
+    if (!datasets.has(dataset)) {
+      try {
+        datasets.set(dataset, await deps.loadData(dataset));
+      } catch (error) {
+        sink.setNotice({ key: 'worker.notice.digitsFailed', params: { detail: errorText(error) } });
+        throw error;
+      }
+    }
+    return dataOf(assignment).train.labels;
+  };
 
   let channel: WorkerChannel | null = null;
   const reports = roundReports({
     sink,
     setPhase,
     showDigits: deps.showDigits ?? true,
-    train: data.train,
+    trainOf: (assignment) => dataOf(assignment).train,
     traffic: () => channel!.traffic,
   });
   // The join said where this worker computes before it had timed it: a rejoin tells the teacher's table the times
   // and the choice.
   let reported = backend.view;
   const rounds: RoundPlayer<Trainer> = new RoundPlayer<Trainer>({
-    labels: data.train.labels,
+    labels: loadedLabels,
     build: (assignment, shard) => {
       reported = backend.view;
       return backend.trainer({
         config: assignment.config,
         slot: assignment.slot,
-        train: data.train,
+        train: dataOf(assignment).train,
         shard,
         ...(deps.cpuClock === undefined ? {} : { cpuClock: deps.cpuClock }),
       });

@@ -57,6 +57,16 @@ describe('loadMnist', () => {
     expect(() => decodeMnist(header, binary)).toThrow(/label 12 at example 3 is not a digit/);
   });
 
+  it('reads a named dataset from its own header file', async () => {
+    const names: string[] = [];
+    const reader: DataFileReader = async (name) => {
+      names.push(name);
+      return name === 'fashion.json' ? packed.headerBytes : packed.binary;
+    };
+    expect((await loadMnist(reader, 'fashion')).train.count).toBe(20);
+    expect(names).toEqual(['fashion.json', 'mnist.bin']);
+  });
+
   it('passes on reader errors', async () => {
     await expect(loadMnist(memoryReader({}))).rejects.toThrow(/no such file mnist\.json/);
   });

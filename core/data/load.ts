@@ -1,6 +1,7 @@
 /** Loading MNIST on any platform: the caller injects how a file is read (fetch in a tab, fs in Node). */
 import { CLASS_COUNT, Dataset, PIXELS_PER_IMAGE } from './dataset';
-import { MNIST_HEADER_FILE, MnistFormatError, parseMnistHeader, verifyMnistBinary, type MnistHeader } from './format';
+import { DATASETS, DEFAULT_DATASET, type DatasetName } from './datasets';
+import { MnistFormatError, parseMnistHeader, verifyMnistBinary, type MnistHeader } from './format';
 
 /** Reads one file of the data directory by name (e.g. "mnist.json") and returns its bytes. */
 export type DataFileReader = (name: string) => Promise<Uint8Array>;
@@ -12,9 +13,12 @@ export interface MnistData {
   readonly header: MnistHeader;
 }
 
-/** Reads mnist.json and the binary it names, verifies length and CRC-32, and returns the splits. */
-export async function loadMnist(readFile: DataFileReader): Promise<MnistData> {
-  const header = parseMnistHeader(await readFile(MNIST_HEADER_FILE));
+/**
+ * Reads a dataset's header (mnist.json for MNIST, fashion.json for Fashion-MNIST) and the binary it names, verifies
+ * length and CRC-32, and returns the splits.
+ */
+export async function loadMnist(readFile: DataFileReader, dataset: DatasetName = DEFAULT_DATASET): Promise<MnistData> {
+  const header = parseMnistHeader(await readFile(DATASETS[dataset].headerFile));
   const binary = await readFile(header.binary.file);
   return decodeMnist(header, binary);
 }

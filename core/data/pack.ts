@@ -13,6 +13,8 @@ export interface MnistExamples {
   /** The first trainCount examples are the training split, the rest the test split. */
   readonly trainCount: number;
   readonly source: MnistSource;
+  /** The binary's file name, recorded in the header; mnist.bin when absent. */
+  readonly binaryFile?: string;
 }
 
 /** The two files' contents, ready to write. */
@@ -55,7 +57,7 @@ export function packMnist(examples: MnistExamples): PackedMnist {
       images: { offset: 0, byteLength: examples.images.length },
       labels: { offset: examples.images.length, byteLength: total },
     },
-    binary: { file: MNIST_BINARY_FILE, byteLength: binary.length, crc32: crc32Hex(binary) },
+    binary: { file: examples.binaryFile ?? MNIST_BINARY_FILE, byteLength: binary.length, crc32: crc32Hex(binary) },
     source: examples.source,
   };
   return { header, headerBytes: asciiToBytes(`${JSON.stringify(header, null, 2)}\n`), binary };

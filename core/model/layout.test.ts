@@ -37,6 +37,21 @@ describe('createModelLayout', () => {
     expect(findTensor(layout, 'conv2.weight').fanIn).toBe(200);
   });
 
+  it('the wide MLP is 784-1024-256-10: over a million parameters, three dense weights', () => {
+    const layout = createModelLayout('mlp-wide');
+    expect(layout.parameterCount).toBe(784 * 1024 + 1024 + 1024 * 256 + 256 + 256 * 10 + 10);
+    expect(layout.parameterCount).toBeGreaterThanOrEqual(1_000_000);
+    expect(layout.tensors.map((t) => [t.name, ...t.shape])).toEqual([
+      ['dense1.weight', 784, 1024],
+      ['dense1.bias', 1, 1024],
+      ['dense2.weight', 1024, 256],
+      ['dense2.bias', 1, 256],
+      ['dense3.weight', 256, 10],
+      ['dense3.bias', 1, 10],
+    ]);
+    expect(layout.layers.map((l) => l.type)).toEqual(['dense', 'relu', 'dense', 'relu', 'dense']);
+  });
+
   it.each(MODEL_KINDS)('%s: tensors tile the flat vector and layers chain', (kind) => {
     const layout: ModelLayout = createModelLayout(kind);
     let next = 0;

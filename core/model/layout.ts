@@ -16,11 +16,14 @@
  */
 import type { Shape } from '../atomo/types';
 
-/** The architectures a run can train. */
-export type ModelKind = 'mlp' | 'cnn';
+/**
+ * The architectures a run can train: the small MLP and CNN, and a wide MLP of over a million parameters whose
+ * float32 gradient (4.3 MB a round) makes communication matter (docs/design.md, "The wide MLP").
+ */
+export type ModelKind = 'mlp' | 'cnn' | 'mlp-wide';
 
 /** All model kinds, for validating configuration. */
-export const MODEL_KINDS: readonly ModelKind[] = ['mlp', 'cnn'];
+export const MODEL_KINDS: readonly ModelKind[] = ['mlp', 'cnn', 'mlp-wide'];
 
 /** Pixels per MNIST image, the models' input width. */
 export const INPUT_SIZE = 784;
@@ -112,6 +115,13 @@ export interface MlpOptions {
   readonly classCount: number;
 }
 
+/** Sizes of an MLP input → hidden₁ (ReLU) → hidden₂ (ReLU) → … → classes. */
+export interface DeepMlpOptions {
+  readonly inputSize: number;
+  readonly hiddenSizes: readonly number[];
+  readonly classCount: number;
+}
+
 /** Sizes of a LeNet-style CNN: two (conv → ReLU → 2×2 max-pool) blocks, then dense → classes. */
 export interface CnnOptions {
   readonly input: FeatureShape;
@@ -124,9 +134,10 @@ export interface CnnOptions {
 /** The default MLP: 784-128-10. */
 export const DEFAULT_MLP: MlpOptions = { inputSize: INPUT_SIZE, hiddenSize: 128, classCount: CLASS_COUNT };
 
-/**
- * The default CNN: 1×28×28 → conv5 (8) 24×24 → pool 12×12 → conv5 (16) 8×8 → pool 4×4 → dense 256→10.
- */
+/** The wide MLP: 784-1024-256-10, 1,068,810 parameters (4.28 MB as float32). */
+export const WIDE_MLP: DeepMlpOptions = { inputSize: INPUT_SIZE, hiddenSizes: [1024, 256], classCount: CLASS_COUNT };
+
+/** The default CNN: 1×28×28 → conv5 (8) 24×24 → pool 12×12 → conv5 (16) 8×8 → pool 4×4 → dense 256→10. */
 export const DEFAULT_CNN: CnnOptions = {
   input: { channels: 1, height: 28, width: 28 },
   kernelSize: 5,
@@ -137,20 +148,47 @@ export const DEFAULT_CNN: CnnOptions = {
 
 /** The layout of a model kind at its default (MNIST) size. */
 export function createModelLayout(kind: ModelKind): ModelLayout {
-  return kind === 'mlp' ? mlpLayout(DEFAULT_MLP) : cnnLayout(DEFAULT_CNN);
+  switch (kind) {
+    case 'mlp':
+      return mlpLayout(DEFAULT_MLP);
+    case 'cnn':
+      return cnnLayout(DEFAULT_CNN);
+    case 'mlp-wide':
+      return deepMlpLayout(WIDE_MLP);
+  }
 }
 
 /** An MLP layout of any size (tests use tiny ones for exhaustive gradient checks). */
 export function mlpLayout(options: MlpOptions): ModelLayout {
-  const parameters = new ParameterAllocator();
   const { inputSize, hiddenSize, classCount } = options;
-  const layers: Layer[] = [
-    denseLayer(parameters, 'dense1', inputSize, hiddenSize),
-    { type: 'relu', inputSize: hiddenSize, outputSize: hiddenSize },
-    denseLayer(parameters, 'dense2', hiddenSize, classCount),
-  ];
+  return denseStack('mlp', inputSize, [hiddenSize], classCount);
+}
+
+/** A wide-MLP layout of any sizes: dense layers dense1, dense2, … with a ReLU between each two. */
+export function deepMlpLayout(options: DeepMlpOptions): ModelLayout {
+  return denseStack('mlp-wide', options.inputSize, options.hiddenSizes, options.classCount);
+}
+
+function denseStack(
+  kind: 'mlp' | 'mlp-wide',
+  inputSize: number,
+  hiddenSizes: readonly number[],
+  classCount: number,
+): ModelLayout {
+  const parameters = new ParameterAllocator();
+  const layers: Layer[] = [];
+  let width = inputSize;
+  hiddenSizes.forEach((hidden, i) => {
+    layers.push(denseLayer(parameters, `dense${i + 1}`, width, hidden), {
+      type: 'relu',
+      inputSize: hidden,
+      outputSize: hidden,
+    });
+    width = hidden;
+  });
+  layers.push(denseLayer(parameters, `dense${hiddenSizes.length + 1}`, width, classCount));
   return {
-    kind: 'mlp',
+    kind,
     input: { channels: 1, height: 1, width: inputSize },
     inputSize,
     classCount,

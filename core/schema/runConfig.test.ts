@@ -58,6 +58,14 @@ describe('run configuration schema', () => {
     expect(() => parseRunConfigPatch(null)).toThrow(/must be an object/);
   });
 
+  it('trains on MNIST unless a run names Fashion-MNIST; another dataset is refused by name', () => {
+    expect(DEFAULT_RUN_CONFIG.dataset).toBe('mnist');
+    const { dataset: _dataset, ...older } = DEFAULT_RUN_CONFIG;
+    expect(parseRunConfig(older).dataset).toBe('mnist');
+    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { dataset: 'fashion' }).dataset).toBe('fashion');
+    expect(() => parseRunConfigPatch({ dataset: 'cifar10' })).toThrow(/dataset must be one of mnist, fashion/);
+  });
+
   it('checks the budget against the scheme, and a new scheme takes its default budget', () => {
     expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { budget: 0 })).toThrow(/positive number for ATOMO/);
     expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'terngrad', budget: 0 }).budget).toBe(0);

@@ -12,6 +12,7 @@ import * as v from 'valibot';
 import { DEFAULT_QSGD_CODING, MAX_LEVELS } from '../atomo/schemes/scheme';
 import { QSGD_CODINGS, SCHEME_NAMES, isAtomoScheme, takesByteBudget, type SchemeName } from '../atomo/types';
 import { MIN_LAYER_BYTE_BUDGET, denseBytes, expectedBytes } from '../codec/sizes';
+import { DATASET_NAMES, DEFAULT_DATASET } from '../data/datasets';
 import { MODEL_KINDS, createModelLayout, type ModelKind } from '../model/layout';
 import { SERVER_MEDIA } from '../traffic/linkModel';
 
@@ -274,6 +275,8 @@ const RUN_CONFIG_ENTRIES = {
     0,
   ),
   model: v.picklist(MODEL_KINDS, `model must be one of ${MODEL_KINDS.join(', ')}`),
+  /** The images the run trains and evaluates on (core/data/datasets.ts); absent in older checkpoints: MNIST. */
+  dataset: v.optional(v.picklist(DATASET_NAMES, `dataset must be one of ${DATASET_NAMES.join(', ')}`), DEFAULT_DATASET),
   learningRate: finiteIn('learningRate', B.learningRate),
   momentum: finiteIn('momentum', B.momentum),
   /** Examples per worker per round. */
@@ -434,6 +437,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   qsgdCoding: DEFAULT_QSGD_CODING,
   terngradClip: 0,
   model: 'mlp',
+  dataset: DEFAULT_DATASET,
   learningRate: 0.1,
   momentum: 0.9,
   batchSize: 32,

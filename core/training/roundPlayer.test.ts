@@ -67,7 +67,7 @@ function player(trainer: RoundTrainer, extra: Partial<ConstructorParameters<type
   const failures: unknown[] = [];
   const shards: Uint32Array[] = [];
   const p = new RoundPlayer<RoundTrainer>({
-    labels,
+    labels: () => labels,
     build: (_a, shard) => {
       shards.push(shard);
       return trainer;

@@ -99,8 +99,11 @@ export interface RoundPlayerEvents<T extends RoundTrainer> {
 
 /** What a host gives the player. */
 export interface RoundPlayerOptions<T extends RoundTrainer> {
-  /** The training split's labels: the shard choice (shard.ts) depends on them. */
-  readonly labels: Uint8Array;
+  /**
+   * The labels of the assignment's training split: the shard choice (shard.ts) depends on them. A host that loads a
+   * run's dataset on first use loads it here.
+   */
+  readonly labels: (assignment: WorkerAssignment) => Uint8Array | Promise<Uint8Array>;
   /** Builds the trainer of an assignment on its shard (a tab may time its backends first). */
   readonly build: (assignment: WorkerAssignment, shard: Uint32Array) => T | Promise<T>;
   readonly transport: RoundTransport;
@@ -212,7 +215,7 @@ export class RoundPlayer<T extends RoundTrainer> {
     this.#current?.trainer.dispose();
     this.#current = null;
     const { config } = assignment;
-    const shard = shardIndices(this.#options.labels, config, assignment.shard);
+    const shard = shardIndices(await this.#options.labels(assignment), config, assignment.shard);
     const trainer = await this.#options.build(assignment, shard);
     this.#current = { key, assignment, shard, trainer, replica: new ModelReplica(trainer.layout) };
     this.#options.events?.assigned?.(this.#current);

@@ -1,6 +1,7 @@
 /**
- * `npm run compare -- [--model mlp|cnn] [--workers 4] [--rounds 60] [--seeds 1,2,3,4,5] [--eval-every 2]
- *   [--only svd-2,qsgd-4] [--tune-seed 0] [--lrs 0.025,0.05,0.1,0.2] [--no-tune [--lr 0.1]]
+ * `npm run compare -- [--model mlp|cnn|mlp-wide] [--dataset mnist|fashion] [--workers 4] [--rounds 60]
+ *   [--seeds 1,2,3,4,5] [--eval-every 2] [--only svd-2,qsgd-4] [--tune-seed 0] [--lrs 0.025,0.05,0.1,0.2]
+ *   [--no-tune [--lr 0.1]]
  *   [--quick] [--report-only] [--out-dir results/compare] [--report docs/results.md]`
  *
  * Tunes each setting of scripts/compare/schemes.ts (a scheme at one value of
@@ -17,6 +18,7 @@
  * of the report. Prints its own run time.
  */
 import { parseArgs } from 'node:util';
+import { DATASET_NAMES, isDatasetName } from '../../core/data/datasets';
 import { MODEL_KINDS, type ModelKind } from '../../core/model';
 import { QUICK, runCompare } from './runCompare';
 import { TUNING_LEARNING_RATES, TUNING_SEED } from './tuning';
@@ -24,6 +26,7 @@ import { TUNING_LEARNING_RATES, TUNING_SEED } from './tuning';
 const { values } = parseArgs({
   options: {
     model: { type: 'string' },
+    dataset: { type: 'string' },
     workers: { type: 'string' },
     rounds: { type: 'string' },
     seeds: { type: 'string' },
@@ -46,7 +49,13 @@ if (!MODEL_KINDS.includes(model as ModelKind)) {
   console.error(`--model must be one of ${MODEL_KINDS.join(', ')}`);
   process.exit(2);
 }
-const suffix = model === 'mlp' ? '' : `-${model}`;
+const dataset = values.dataset ?? 'mnist';
+if (!isDatasetName(dataset)) {
+  console.error(`--dataset must be one of ${DATASET_NAMES.join(', ')}`);
+  process.exit(2);
+}
+// Another dataset's histories go to their own folder, beside the MNIST ones.
+const suffix = `${model === 'mlp' ? '' : `-${model}`}${dataset === 'mnist' ? '' : `-${dataset}`}`;
 const int = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isInteger(n) || n < 1) {
@@ -87,6 +96,7 @@ if (values.lr !== undefined && !values['no-tune']) {
 }
 const { winners, wallSeconds } = await runCompare({
   model: model as ModelKind,
+  dataset,
   workers: int('workers', values.workers, quick ? QUICK.workers : 4),
   rounds: int('rounds', values.rounds, quick ? QUICK.rounds : 60),
   evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),

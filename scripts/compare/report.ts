@@ -33,6 +33,7 @@ function markers(model: ModelKind): { start: string; end: string } {
 const MODEL_TEXT: Readonly<Record<ModelKind, string>> = {
   mlp: 'MLP 784-128-10',
   cnn: 'LeNet-style CNN (conv 5×5 8 channels, pool, conv 5×5 16 channels, pool, dense 256→10)',
+  'mlp-wide': 'wide MLP 784-1024-256-10 (1,068,810 parameters)',
 };
 
 /** What the run was, for the report's first lines. */

@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
+import type { DatasetName } from '../../core/data/datasets';
 import type { ModelKind } from '../../core/model';
 import { DEFAULT_RUN_CONFIG, type AggregationRule } from '../../core/schema';
 import { startLocalAggregator } from '../swarm/aggregator';
@@ -23,6 +24,8 @@ import { TUNING_RULE, chooseLearningRate, tuningTrial, type TuningRecord } from 
 export interface CompareOptions {
   /** The model every setting trains (the MLP by default). */
   readonly model?: ModelKind;
+  /** The images every setting trains on (MNIST by default). */
+  readonly dataset?: DatasetName;
   readonly workers: number;
   readonly rounds: number;
   readonly seeds: readonly number[];
@@ -121,6 +124,7 @@ export async function runCompare(
           bucketSize: entry.bucketSize,
           ...(entry.byteBudget === undefined ? {} : { byteBudget: entry.byteBudget }),
           model,
+          ...(options.dataset === undefined ? {} : { dataset: options.dataset }),
           downlink: entry.downlink,
           downlinkBudget: entry.downlinkBudget,
           rounds: options.rounds,

@@ -44,14 +44,26 @@ export async function connectAdmin(url: string, adminToken: string): Promise<Adm
     },
     followRun: (runId, onRound) =>
       new Promise<void>((resolve, reject) => {
-        const onMetrics = (metrics: RoundMetrics) => {
-          if (metrics.runId === runId) onRound(metrics);
-        };
-        const onState = (run: RunSummary) => {
-          if (run.runId !== runId || run.status !== 'finished') return;
+        // A run is finished from its last round's close, before that round's evaluation is published (the server
+        // evaluates between turns of its event loop, and a run:state may go out meanwhile): wait for both.
+        let lastVersion = -1;
+        let finished: RunSummary | null = null;
+        const settle = () => {
+          if (finished === null || lastVersion < finished.config.maxRounds - 1) return;
           socket.off('metrics:round', onMetrics);
           socket.off('run:state', onState);
           resolve();
+        };
+        const onMetrics = (metrics: RoundMetrics) => {
+          if (metrics.runId !== runId) return;
+          onRound(metrics);
+          lastVersion = Math.max(lastVersion, metrics.version);
+          settle();
+        };
+        const onState = (run: RunSummary) => {
+          if (run.runId !== runId || run.status !== 'finished') return;
+          finished = run;
+          settle();
         };
         socket.on('metrics:round', onMetrics);
         socket.on('run:state', onState);

@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
+import { DATASET_NAMES, isDatasetName, type DatasetName } from '../../core/data/datasets';
 import { MODEL_KINDS, type ModelKind } from '../../core/model/layout';
 import type { RunConfigPatch } from '../../core/protocol';
 import {
@@ -43,6 +44,8 @@ export interface SwarmOptions {
   readonly seed: number;
   /** The model to train (mlp by default). */
   readonly model?: ModelKind;
+  /** The images to train and evaluate on (MNIST by default). */
+  readonly dataset?: DatasetName;
   /** How the model reaches the workers (docs/protocol.md, "Downlink"); full by default. */
   readonly downlink?: DownlinkMode;
   /** The `atomo` downlink's budget per layer. */
@@ -123,6 +126,7 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
       bytes: { type: 'string' },
       'error-feedback': { type: 'boolean', default: false },
       model: { type: 'string' },
+      dataset: { type: 'string' },
       downlink: { type: 'string' },
       'downlink-budget': { type: 'string' },
       rounds: { type: 'string' },
@@ -147,6 +151,8 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     throw new Error('--url needs --token (the aggregator prints its admin token at start)');
   const model = (values.model ?? 'mlp') as ModelKind;
   if (!MODEL_KINDS.includes(model)) throw new Error(`--model must be one of ${MODEL_KINDS.join(', ')}`);
+  const dataset = values.dataset ?? 'mnist';
+  if (!isDatasetName(dataset)) throw new Error(`--dataset must be one of ${DATASET_NAMES.join(', ')}`);
   const downlink = (values.downlink ?? 'full') as DownlinkMode;
   if (!DOWNLINK_MODES.includes(downlink)) throw new Error(`--downlink must be one of ${DOWNLINK_MODES.join(', ')}`);
   const downlinkBudget =
@@ -168,6 +174,7 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     rounds: positiveInteger('rounds', values.rounds, SWARM_DEFAULTS.rounds),
     seed: positiveInteger('seed', values.seed, SWARM_DEFAULTS.seed),
     model,
+    dataset,
     downlink,
     downlinkBudget,
     evalEvery: positiveInteger('eval-every', values['eval-every'], SWARM_DEFAULTS.evalEvery),

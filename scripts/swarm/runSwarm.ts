@@ -28,6 +28,7 @@ export function runPatch(options: SwarmOptions): RunConfigPatch {
     ...(options.errorFeedback === true ? { errorFeedback: true } : {}),
     seed: options.seed,
     ...(options.model === undefined ? {} : { model: options.model }),
+    ...(options.dataset === undefined ? {} : { dataset: options.dataset }),
     ...(options.downlink === undefined ? {} : { downlink: options.downlink }),
     ...(options.downlinkBudget === undefined ? {} : { downlinkBudget: options.downlinkBudget }),
     shards: options.workers,

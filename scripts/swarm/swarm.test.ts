@@ -1,8 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDICATOR_EVERY } from '../../core/training/workerRound';
+import { makeData } from '../make-data';
 import type { SwarmHistory } from './history';
 import { parseAggregation, parseSwarmArgs } from './options';
 import { runPatch, runSwarm } from './runSwarm';
@@ -69,6 +70,33 @@ describe('npm run swarm', () => {
     }
     // Evaluated after rounds 2 and 4 (evalEvery 2) only.
     expect(history.rounds.map((r) => r.testAccuracy !== null)).toEqual([false, true, false, true]);
+  });
+});
+
+describe('npm run swarm -- --dataset fashion', () => {
+  // public/data/fashion.*, as `npm run data` leaves them (converted here the first time).
+  beforeAll(() => makeData({ dataset: 'fashion' }), 120_000);
+
+  it('trains and evaluates a run on Fashion-MNIST: workers and aggregator load the run’s dataset', async () => {
+    const history = await runSwarm({
+      workers: 2,
+      scheme: 'none',
+      budget: 0,
+      levels: 3,
+      bucketSize: 512,
+      rounds: 2,
+      seed: 3,
+      evalEvery: 1,
+      backend: 'cpu',
+      progress: false,
+      dataset: 'fashion',
+    });
+    expect(history.config).toMatchObject({ dataset: 'fashion', maxRounds: 2 });
+    expect(history.rounds.map((r) => r.contributors)).toEqual([2, 2]);
+    for (const r of history.rounds) {
+      expect(Number.isFinite(r.trainLoss)).toBe(true);
+      expect(r.testAccuracy).not.toBeNull();
+    }
   });
 });
 
@@ -146,6 +174,13 @@ describe('parseSwarmArgs', () => {
     expect(() => parseSwarmArgs(['--model', 'resnet'])).toThrow(/--model/);
     expect(() => parseSwarmArgs(['--downlink', 'carrier-pigeon'])).toThrow(/--downlink/);
     expect(() => parseSwarmArgs(['--downlink-budget', '0'])).toThrow(/--downlink-budget/);
+  });
+
+  it('takes the dataset, MNIST by default, and refuses another', () => {
+    expect(parseSwarmArgs([]).dataset).toBe('mnist');
+    expect(parseSwarmArgs(['--dataset', 'fashion']).dataset).toBe('fashion');
+    expect(() => parseSwarmArgs(['--dataset', 'cifar10'])).toThrow(/--dataset must be one of mnist, fashion/);
+    expect(runPatch(parseSwarmArgs(['--dataset', 'fashion']))).toMatchObject({ dataset: 'fashion' });
   });
 
   it('takes the model and the downlink, full float32 by default', () => {

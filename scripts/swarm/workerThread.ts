@@ -68,7 +68,7 @@ function startHeadless(name: string, backend: Backend): Promise<Headless> {
   return runWorkerSession({
     sink,
     backend: async () => backend,
-    loadData: () => loadMnist(createFileReader()),
+    loadData: (dataset) => loadMnist(createFileReader(), dataset),
     identity: async () => memoryIdentity(),
     openChannel: socketChannelFactory({ url: data.url }),
     name,

@@ -1,5 +1,5 @@
 /**
- * The form that creates a run: scheme and its knob, model, learning rate,
+ * The form that creates a run: scheme and its knob, model, dataset, learning rate,
  * batch, data split, seed, quorum, deadline, aggregation, how the model goes
  * down to the workers, and a simulated link.
  */
@@ -14,6 +14,8 @@ import {
   type QsgdCoding,
   type SchemeName,
 } from '../../../core/atomo/types';
+import type { DatasetName } from '../../../core/data/datasets';
+import type { ModelKind } from '../../../core/model/layout';
 import type { DownlinkMode, RunConfigPatch } from '../../../core/protocol';
 import { LINK_PRESETS } from '../../../core/traffic/linkModel';
 import {
@@ -45,7 +47,8 @@ interface FormValues {
   qsgdCoding: QsgdCoding;
   /** TernGrad: clip to ±this·σ first (0: no clipping). */
   terngradClip: string;
-  model: 'mlp' | 'cnn';
+  model: ModelKind;
+  dataset: DatasetName;
   learningRate: string;
   batchSize: string;
   split: 'iid' | 'dirichlet';
@@ -82,6 +85,7 @@ const INITIAL: FormValues = {
   qsgdCoding: D.qsgdCoding,
   terngradClip: String(D.terngradClip),
   model: D.model,
+  dataset: D.dataset,
   learningRate: String(D.learningRate),
   batchSize: String(D.batchSize),
   split: D.split.kind,
@@ -130,6 +134,7 @@ function toPatch(v: FormValues): RunConfigPatch {
     ...(v.scheme === 'qsgd' ? { levels: Number(v.levels), qsgdCoding: v.qsgdCoding } : {}),
     ...(v.scheme === 'terngrad' ? { terngradClip: Number(v.terngradClip) } : {}),
     model: v.model,
+    dataset: v.dataset,
     learningRate: Number(v.learningRate),
     batchSize: Number(v.batchSize),
     split: v.split === 'iid' ? { kind: 'iid' } : { kind: 'dirichlet', alpha: Number(v.alpha) },
@@ -265,7 +270,7 @@ export function CreateRunForm() {
           <ChoiceField
             label={t('dashboard.form.model')}
             value={values.model}
-            options={options(['mlp', 'mlp'], ['cnn', 'cnn'])}
+            options={options(['mlp', 'mlp'], ['cnn', 'cnn'], ['mlp-wide', 'mlpWide'])}
             // The byte budget's default and bounds depend on the model: follow it unless the teacher typed one.
             onChange={(model) =>
               setValues((v) => ({
@@ -277,6 +282,12 @@ export function CreateRunForm() {
                     : v.bytes,
               }))
             }
+          />
+          <ChoiceField
+            label={t('dashboard.form.dataset')}
+            value={values.dataset}
+            options={options(['mnist', 'mnist'], ['fashion', 'fashion'])}
+            onChange={set('dataset')}
           />
           {numberInput('learningRate', 'learningRate', { min: '0.0001', max: B.learningRate.max, step: 'any' })}
           {numberInput('batchSize', 'batchSize', { ...B.batchSize, step: '1' })}
