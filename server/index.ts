@@ -78,13 +78,15 @@ if (processes > 1 && cluster.isPrimary) {
       formatBanner({ join: joinInfo(scheme, bound), adminToken, dataDir, tls, cluster: { processes, redis } }),
   });
 } else if (cluster.isWorker && process.env[MEMBER_ENV.redisUrl] !== undefined) {
-  const { test } = await loadMnist(createFileReader());
+  // Every process loads the training split: whichever leads runs the server's simulated workers.
+  const { train, test } = await loadMnist(createFileReader());
   const member = await createClusterMember({
     redisUrl: process.env[MEMBER_ENV.redisUrl]!,
     namespace: process.env[MEMBER_ENV.namespace]!,
     clientDir,
     adminToken,
     model: createCpuModelRuntime(test),
+    train,
     identityLimits,
     ...tlsOption,
   });

@@ -159,12 +159,6 @@ export interface RunDeps {
    * and are aggregated at once.
    */
   readonly combine?: (run: Run, round: OpenRound) => Promise<Aggregate>;
-  /**
-   * False where round:open cannot differ per worker or the raw messages are
-   * not at hand (a cluster's leader, docs/scaling.md): runs then send the
-   * full model whatever their `downlink` says. True when absent.
-   */
-  readonly compressedDownlink?: boolean;
 }
 
 /** Every gradient of a closing round was lost with the cluster process that held it: the same version opens again. */
@@ -293,11 +287,10 @@ export class Run {
     return this.#version;
   }
   /**
-   * How the model travels: the run's setting, or always `full` where the process cannot keep replicas in step (a
-   * cluster).
+   * How the model travels (docs/protocol.md, "Downlink"): the run's setting, in one process and in a cluster alike.
    */
   get #downlink(): DownlinkMode {
-    return this.#deps.compressedDownlink === false ? 'full' : this.#config.downlink;
+    return this.#config.downlink;
   }
   get layout(): ModelLayout {
     return this.#deps.model.layout(this.#config.model);
@@ -1004,9 +997,10 @@ export class Run {
 
   /**
    * The relay message of a closed round: its contributions' layers in one
-   * buffer (socket.io refuses a packet of more than 10 attachments). When a
-   * cluster's other process kept some of them, the round cannot be relayed:
-   * its bytes are infinite, so everyone gets the full model (#deliveries).
+   * buffer (socket.io refuses a packet of more than 10 attachments). When
+   * some were not kept (received before the run switched to `relay`), the
+   * round cannot be relayed: its bytes are infinite, so everyone gets the
+   * full model (#deliveries).
    */
   #relayOf(round: OpenRound): DownlinkUpdate {
     const contributions = round.orderedContributors().map((id) => round.contributions.get(id)!);

@@ -11,6 +11,7 @@
 import { accumulate, estimateStats, type EstimateStats } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
 import type {
+  EncodedLayer,
   GradientReceipt,
   LayerStats,
   ModelVersion,
@@ -24,18 +25,94 @@ import { scaleContribution } from '../../core/training/modelUpdate';
 import { ProtocolFault } from '../fault';
 import { decodeGradient, type SubmissionEnvelope } from '../validation';
 
-/** What the leader sends when a round opens (the model layers travel as the message's blobs). */
+/**
+ * One round:open of a round without its binary parts, and the sockets it goes to. The parts travel as the message's
+ * blobs, delivery after delivery, each as its `layers`, then its velocity, then its relayed messages.
+ */
+export interface DeliveryHeader {
+  readonly round: Omit<RoundOpen, 'layers' | 'velocity' | 'relayed'>;
+  readonly layers: number;
+  readonly velocity: boolean;
+  readonly relayed: boolean;
+  /** [socket, the process holding it] of each recipient. */
+  readonly to: readonly (readonly [string, string])[];
+}
+
+/**
+ * What the leader sends when a round opens: under the `full` downlink one delivery for everyone; under `atomo` and
+ * `relay` the update for the replicas in step and a sync for the others (docs/protocol.md, "Downlink").
+ */
 export interface OpenHeader {
   readonly t: 'open';
   readonly term: number;
   readonly runId: RunId;
   readonly version: ModelVersion;
   readonly config: RunConfig;
-  /** round:open without its layers. */
-  readonly round: Omit<RoundOpen, 'layers'>;
+  readonly deliveries: readonly DeliveryHeader[];
   /** [worker, its socket, the process holding it]. */
   readonly participants: readonly (readonly [WorkerId, string, string])[];
   readonly attacks: readonly (readonly [WorkerId, WorkerAttack])[];
+}
+
+/** A sync of the open round to a worker whose replica failed its hash check (model:request). */
+export interface ResyncHeader {
+  readonly t: 'resync';
+  readonly term: number;
+  readonly runId: RunId;
+  readonly version: ModelVersion;
+  readonly deliveries: readonly DeliveryHeader[];
+}
+
+/** A binary part as a Buffer over the same bytes. */
+function toBuffer(part: EncodedLayer): Buffer {
+  return part instanceof Uint8Array ? Buffer.from(part.buffer, part.byteOffset, part.byteLength) : Buffer.from(part);
+}
+
+/** Round:open messages as delivery headers and blobs; `to` gives each worker's [socket, process], or none. */
+export function packDeliveries(
+  deliveries: readonly { readonly workers: readonly WorkerId[]; readonly message: RoundOpen }[],
+  to: (workerId: WorkerId) => readonly [string, string] | undefined,
+): { headers: DeliveryHeader[]; blobs: Buffer[] } {
+  const blobs: Buffer[] = [];
+  const headers = deliveries.map(({ workers, message }): DeliveryHeader => {
+    const { layers, velocity, relayed, ...round } = message;
+    for (const layer of layers) blobs.push(toBuffer(layer));
+    if (velocity !== undefined) blobs.push(toBuffer(velocity));
+    if (relayed !== undefined) blobs.push(toBuffer(relayed));
+    return {
+      round,
+      layers: layers.length,
+      velocity: velocity !== undefined,
+      relayed: relayed !== undefined,
+      to: workers.flatMap((w) => {
+        const address = to(w);
+        return address === undefined ? [] : [address];
+      }),
+    };
+  });
+  return { headers, blobs };
+}
+
+/** The round:open messages of delivery headers and their blobs, each with the sockets of `self` it goes to. */
+export function unpackDeliveries(
+  headers: readonly DeliveryHeader[],
+  blobs: readonly Buffer[],
+  self: string,
+): { round: RoundOpen; sockets: string[] }[] {
+  let next = 0;
+  return headers.map((header) => {
+    const layers = blobs.slice(next, next + header.layers);
+    next += header.layers;
+    const velocity = header.velocity ? blobs[next++] : undefined;
+    const relayed = header.relayed ? blobs[next++] : undefined;
+    const round: RoundOpen = {
+      ...header.round,
+      layers,
+      ...(velocity === undefined ? {} : { velocity }),
+      ...(relayed === undefined ? {} : { relayed }),
+    };
+    return { round, sockets: header.to.filter(([, process]) => process === self).map(([socket]) => socket) };
+  });
 }
 
 /** A contribution's report to the leader. */
@@ -53,6 +130,8 @@ export interface ContribHeader {
   /** When this process accepted it, and how long its decoding took (ms). */
   readonly at: number;
   readonly decodeMs: number;
+  /** What the estimate was multiplied by (the classroom attack); the relay forwards it. */
+  readonly multiplier: number;
 }
 
 /** The leader's plan for a sealed round: which held estimates, with which weights and scales. */
@@ -118,7 +197,7 @@ export class Ingest {
   }
 
   /** A round opened: remember it and send round:open to this process's participants. */
-  open(header: OpenHeader, layers: readonly Buffer[]): void {
+  open(header: OpenHeader, blobs: readonly Buffer[]): void {
     const layout = this.#deps.layout(header.config);
     const own = header.participants.filter(([, , processId]) => processId === this.#deps.self);
     this.#rounds.set(header.runId, {
@@ -131,12 +210,17 @@ export class Ingest {
       sealed: false,
     });
     this.#latest.set(header.runId, Math.max(this.#latest.get(header.runId) ?? -1, header.version));
-    const round: RoundOpen = { ...header.round, layers };
-    if (own.length > 0)
-      this.#deps.emitOpen(
-        own.map(([, socketId]) => socketId),
-        round,
-      );
+    this.#emit(header.deliveries, blobs);
+  }
+
+  /** A sync of the open round for one of this process's workers. */
+  resync(header: ResyncHeader, blobs: readonly Buffer[]): void {
+    this.#emit(header.deliveries, blobs);
+  }
+
+  #emit(deliveries: readonly DeliveryHeader[], blobs: readonly Buffer[]): void {
+    for (const { round, sockets } of unpackDeliveries(deliveries, blobs, this.#deps.self))
+      if (sockets.length > 0) this.#deps.emitOpen(sockets, round);
   }
 
   /** A worker's gradient, from the socket that speaks for it; throws ProtocolFault as one process would. */
@@ -168,7 +252,8 @@ export class Ingest {
 
     const started = this.#deps.now();
     const decoded = decodeGradient(submission, round.layout, round.open.config);
-    scaleContribution(decoded.estimates, attackMultiplier(round.attacks.get(workerId) ?? null));
+    const multiplier = attackMultiplier(round.attacks.get(workerId) ?? null);
+    scaleContribution(decoded.estimates, multiplier);
     const estimate = new Float32Array(round.layout.parameterCount);
     decoded.estimates.forEach((layer, i) => estimate.set(layer, round.offsets[i]!));
     const stats = estimateStats(estimate, round.offsets);
@@ -187,8 +272,10 @@ export class Ingest {
       stats,
       at: now,
       decodeMs: now - started,
+      multiplier,
     };
-    this.#deps.toLeader(report);
+    // The relay forwards the messages as received: they go to the leader, which relays them next round.
+    this.#deps.toLeader(report, round.open.config.downlink === 'relay' ? submission.layers.map(toBuffer) : []);
     return { version, bytes: decoded.bytes };
   }
 
@@ -204,6 +291,8 @@ export class Ingest {
     const round = this.#round(plan.term, plan.runId, plan.version);
     if (round === undefined) return;
     const mine = plan.workers.filter(([workerId]) => round.held.has(workerId));
+    // The leader waits only for the processes holding a listed gradient: the others have nothing to send.
+    if (mine.length === 0) return;
     const header: PartialHeader = {
       t: 'partial',
       term: plan.term,

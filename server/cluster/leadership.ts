@@ -1,38 +1,55 @@
 /**
  * The leader of a cluster (docs/scaling.md, "The leader"): the process that
- * holds the lease runs the one-process registry, runs and round machines,
- * unchanged, over Redis. What a follower's socket asks (join, subscribe,
- * teacher events, /api) comes here as a call; round:open goes to every
- * process with the model; each gradient arrives as a report while its
- * estimate stays on its process; a closing round is sealed everywhere, then
- * planned, then summed from the partial sums (core/aggregation/exactSum.ts),
- * so the update is bit for bit the one process's. Each round is
+ * holds the lease runs the one-process aggregator (server/aggregator.ts:
+ * registry, runs, round machines, simulated workers), unchanged, over Redis.
+ * What a follower's socket asks (join, subscribe, model:request, teacher
+ * events, /api) comes here as a call; round:open goes to every process with
+ * each of its deliveries (the model, a sync, the compressed or relayed
+ * update); each gradient arrives as a report (with its raw bytes under the
+ * `relay` downlink) while its estimate stays on its process; a closing
+ * round is sealed everywhere, then planned, then summed from the partial
+ * sums (core/aggregation/exactSum.ts), the leader adding its own simulated
+ * workers', so the update is bit for bit the one process's. Each round is
  * checkpointed in Redis, fenced by the lease, before anyone hears of it.
  */
-import { addPartial, aggregate, finishMean, planSum, type Aggregate, type EstimateStats } from '../../core/aggregation';
-import type { RoundOpen, RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
-import { createAdminHandlers, type AdminEvent } from '../admin';
-import { DEFAULT_RUN_ID } from '../app';
-import { createBroadcastHooks } from '../broadcast';
+import {
+  accumulate,
+  addPartial,
+  aggregate,
+  estimateStats,
+  finishMean,
+  planSum,
+  type Aggregate,
+  type EstimateStats,
+} from '../../core/aggregation';
+import type { Dataset } from '../../core/data';
+import type { RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
+import type { AdminEvent } from '../admin';
+import { createAggregator, type Aggregator } from '../aggregator';
 import type { StoredRun } from '../checkpoint';
 import { ProtocolFault } from '../fault';
-import { nodeScheduler } from '../front';
-import { registryApiSource, type ApiSource } from '../http';
-import { DASHBOARD_ROOM, type AppServer } from '../io';
+import type { AppServer } from '../io';
 import type { IdentityLimits } from '../limits';
 import type { ModelRuntime } from '../model';
-import type { OpenRound } from '../round';
-import { RoundLost, type Run, type RunHooks } from '../run';
-import { RunRegistry, type WorkerNotifier } from '../runs';
-import { registryBackend, type SocketBackend } from '../sockets';
-import { WorkerRegistry, type WorkersSnapshot } from '../workers';
+import type { Contribution, OpenRound } from '../round';
+import { RoundLost, type RoundDelivery, type Run } from '../run';
+import type { RunRegistry, WorkerNotifier } from '../runs';
+import type { WorkerRegistry, WorkersSnapshot } from '../workers';
 import type { Bus, BusMessage } from './bus';
 import type { ProcessCounters } from './health';
-import type { ContribHeader, OpenHeader, PartialHeader, PlanHeader } from './ingest';
+import {
+  packDeliveries,
+  type ContribHeader,
+  type OpenHeader,
+  type PartialHeader,
+  type PlanHeader,
+  type ResyncHeader,
+} from './ingest';
 import { LeaseLost, type ClusterState } from './state';
 
 /** What a follower asks the leader (the socket backend's calls, and /api). */
-export type CallMethod = 'join' | 'disconnect' | 'reconnect' | 'hello' | 'traffic' | 'subscribe' | 'admin' | 'api';
+export type CallMethod =
+  'join' | 'disconnect' | 'reconnect' | 'hello' | 'traffic' | 'requestModel' | 'subscribe' | 'admin' | 'api';
 
 /** What the leader needs. */
 export interface LeadershipDeps {
@@ -43,6 +60,8 @@ export interface LeadershipDeps {
   readonly term: number;
   readonly io: AppServer;
   readonly model: ModelRuntime;
+  /** The training split, for the server's simulated workers (they run on the leader). */
+  readonly train?: Dataset | null;
   readonly maxMessageBytes: number;
   readonly identityLimits?: Partial<IdentityLimits>;
   readonly defaultRun?: RunConfigPatch | false;
@@ -58,6 +77,8 @@ export interface LeadershipDeps {
 /** Per run, the round whose gradients are out there: who holds each, and with what statistics. */
 interface Held {
   readonly version: number;
+  /** The round it was opened for (null: none was open when it was made). */
+  readonly round: OpenRound | null;
   /** Process of each participant when the round opened. */
   readonly participants: Map<WorkerId, string>;
   readonly byWorker: Map<WorkerId, { readonly process: string; readonly stats: EstimateStats }>;
@@ -103,6 +124,9 @@ class CoalescedWrites {
   }
 }
 
+/** Where the leader's own partial sum sits among the processes' (no process id is empty). */
+const LEADER_PARTIAL = '';
+
 /** A round the leader is closing: sealed, planned, summed. */
 class Closing {
   readonly run: Run;
@@ -115,6 +139,8 @@ class Closing {
   #contributors: WorkerId[] = [];
   #expected: Set<string> | null = null;
   readonly #partials = new Map<string, BusMessage>();
+  /** The contributions decoded on the leader, flattened once. */
+  readonly #local = new Map<WorkerId, { estimate: Float32Array; stats: EstimateStats }>();
   readonly #resolve: (aggregate: Aggregate) => void;
   readonly #reject: (error: unknown) => void;
   readonly promise: Promise<Aggregate>;
@@ -156,9 +182,9 @@ class Closing {
   }
 
   /** A report that arrived after the round closed but before its process sealed it: it counts. */
-  late(header: ContribHeader, from: string): void {
+  late(header: ContribHeader, from: string, blobs: readonly Buffer[]): void {
     if (this.#plan !== null) return;
-    this.round.add(header.workerId, contributionOf(header), header.at);
+    this.round.add(header.workerId, contributionOf(header, blobs), header.at);
     this.round.decodeMs += header.decodeMs;
     this.#held.byWorker.set(header.workerId, { process: from, stats: header.stats });
   }
@@ -194,7 +220,9 @@ class Closing {
   #makePlan(): void {
     this.#seq += 1;
     this.#partials.clear();
-    const contributors = this.round.orderedContributors().filter((w) => this.#held.byWorker.has(w));
+    const contributors = this.round
+      .orderedContributors()
+      .filter((w) => this.#held.byWorker.has(w) || this.#localEstimate(w) !== undefined);
     if (contributors.length === 0) {
       this.#end(
         new RoundLost(`run ${this.run.id}: every gradient of round ${this.round.version} was lost with its process`),
@@ -208,7 +236,7 @@ class Closing {
     const plan = sumRule
       ? planSum(
           rule,
-          contributors.map((w) => this.#held.byWorker.get(w)!.stats),
+          contributors.map((w) => this.#held.byWorker.get(w)?.stats ?? this.#localEstimate(w)!.stats),
         )
       : {
           weights: contributors.map(() => 1),
@@ -217,7 +245,11 @@ class Closing {
           clipped: 0,
         };
     this.#plan = plan;
-    this.#expected = new Set(contributors.map((w) => this.#held.byWorker.get(w)!.process));
+    const local = contributors.flatMap((w, i) => {
+      const estimate = this.#held.byWorker.has(w) ? undefined : this.#localEstimate(w);
+      return estimate === undefined ? [] : [{ estimate: estimate.estimate, weight: plan.weights[i]! }];
+    });
+    this.#expected = new Set(contributors.flatMap((w) => this.#held.byWorker.get(w)?.process ?? []));
     const header: PlanHeader = {
       t: 'plan',
       term: this.#leader.term,
@@ -229,6 +261,33 @@ class Closing {
       scales: plan.scales,
     };
     this.#leader.broadcast(header);
+    if (local.length === 0) return;
+    // The leader's own partial: the gradients it decoded itself (the server's simulated workers).
+    const offsets = layout.tensors.map((t) => t.offset);
+    let blobs: Buffer[];
+    if (sumRule) {
+      const sum = new Float64Array(layout.parameterCount);
+      for (const { estimate, weight } of local) accumulate(sum, estimate, weight, plan, offsets);
+      blobs = [Buffer.from(sum.buffer, sum.byteOffset, sum.byteLength)];
+    } else {
+      blobs = local.map(({ estimate }) => Buffer.from(estimate.buffer, estimate.byteOffset, estimate.byteLength));
+    }
+    this.#partials.set(LEADER_PARTIAL, { header: { t: 'partial', from: LEADER_PARTIAL }, blobs });
+    if (this.#expected.size === 0) this.#finish();
+  }
+
+  /** The estimate of a contribution decoded on the leader itself (a simulated worker's), flat, and its statistics. */
+  #localEstimate(workerId: WorkerId): { estimate: Float32Array; stats: EstimateStats } | undefined {
+    const known = this.#local.get(workerId);
+    if (known !== undefined) return known;
+    const estimates = this.round.contributions.get(workerId)?.estimates;
+    if (estimates === null || estimates === undefined) return undefined;
+    const offsets = this.run.layout.tensors.map((t) => t.offset);
+    const estimate = new Float32Array(this.run.layout.parameterCount);
+    estimates.forEach((layer, i) => estimate.set(layer, offsets[i]!));
+    const entry = { estimate, stats: estimateStats(estimate, offsets) };
+    this.#local.set(workerId, entry);
+    return entry;
   }
 
   #finish(): void {
@@ -271,10 +330,15 @@ function copy(blob: Buffer): ArrayBuffer {
   return bytes.buffer;
 }
 
-/** The part of a report a round keeps (the estimates stay with the process that decoded them). */
-function contributionOf(header: ContribHeader) {
+/**
+ * The part of a report a round keeps (the estimates stay with the process that decoded them); under the `relay`
+ * downlink its blobs are the messages as received, which the next round forwards.
+ */
+function contributionOf(header: ContribHeader, blobs: readonly Buffer[]): Contribution {
   return {
     estimates: null,
+    ...(blobs.length === 0 ? {} : { layers: blobs.map((blob) => new Uint8Array(copy(blob))) }),
+    multiplier: header.multiplier,
     loss: header.loss,
     layerStats: header.layerStats,
     bytesUp: header.bytesUp,
@@ -287,8 +351,7 @@ export class Leadership {
   readonly term: number;
   readonly registry: RunRegistry;
   readonly workers: WorkerRegistry;
-  readonly #backend: SocketBackend;
-  readonly #api: ApiSource;
+  readonly #aggregator: Aggregator;
   readonly #deps: LeadershipDeps;
   /** Every socket that spoke for a worker: its process and worker. */
   readonly #sockets = new Map<string, { process: string; workerId: WorkerId }>();
@@ -303,43 +366,9 @@ export class Leadership {
   private constructor(deps: LeadershipDeps) {
     this.#deps = deps;
     this.term = deps.term;
-    this.workers = new WorkerRegistry(deps.identityLimits);
-    let registry: RunRegistry | null = null;
-    const base = createBroadcastHooks(deps.io, this.workers, () => registry!, {
-      persistOnClose: false,
-      // Dashboards may sit on any process: always publish, at most once a second per run. Each summary lists every
-      // worker and crosses Redis to every process (about 0.15 MB at 600 tabs): at four a second it was most of what
-      // a cluster put through Redis (docs/scaling.md, "A 10,000-tab event").
-      anyDashboards: () => true,
-      stateEveryMs: 1000,
-    });
-    const hooks: RunHooks = {
-      // Runs here always send the full model (compressedDownlink: false below): one delivery per round.
-      openRound: (run, deliveries) => {
-        for (const { workers, message } of deliveries) this.#openRound(run, workers, message);
-      },
-      roundClosed: (run, metrics, contributors) => {
-        base.roundClosed(run, metrics, contributors);
-        this.#held.delete(run.id);
-        this.broadcast({ t: 'done', term: this.term, runId: run.id, version: metrics.version });
-      },
-      changed: (run) => base.changed(run),
-      commitRound: (run) => {
-        registry!.persist(run);
-        return this.#lastSave.get(run.id) ?? Promise.resolve();
-      },
-    };
-    registry = new RunRegistry({
-      runDeps: {
-        model: deps.model,
-        hooks,
-        scheduler: nodeScheduler,
-        onError: deps.logError,
-        combine: (run, round) => this.#combine(run, round),
-        // The followers keep the gradients, not their raw bytes, and round:open is one message for all: the full model.
-        compressedDownlink: false,
-      },
-      workers: this.workers,
+    this.#aggregator = createAggregator({
+      io: deps.io,
+      model: deps.model,
       store: {
         saveRun: (stored) => void this.#saveRun(stored),
         saveWorkers: (snapshot) => void this.#saveWorkers(snapshot),
@@ -348,23 +377,32 @@ export class Leadership {
             .write(`run:${runId}`, () => deps.state.deleteRun(deps.lease, runId))
             .catch((error: unknown) => this.#writeFailed(error)),
       },
-      notifier: this.#notifier(),
+      train: deps.train ?? null,
+      ...(deps.identityLimits === undefined ? {} : { identityLimits: deps.identityLimits }),
       maxMessageBytes: deps.maxMessageBytes,
-      now: Date.now,
-    });
-    this.registry = registry;
-    const admin = createAdminHandlers(registry, {
-      onDeleted: (runId) => deps.io.to(DASHBOARD_ROOM).emit('run:deleted', { runId }),
-      // The server's own simulated workers decode on the leader, outside the partial sums: one process only.
-      simulate: () => {
-        throw new ProtocolFault(
-          'invalid-state',
-          'simulated workers run in a one-process server; against a cluster use npm run swarm -- --url',
-        );
+      logError: deps.logError,
+      broadcast: {
+        persistOnClose: false,
+        // Dashboards may sit on any process: always publish, at most once a second per run. Each summary lists every
+        // worker and crosses Redis to every process (about 0.15 MB at 600 tabs): at four a second it was most of what
+        // a cluster put through Redis (docs/scaling.md, "A 10,000-tab event").
+        anyDashboards: () => true,
+        stateEveryMs: 1000,
       },
+      deliver: (run, deliveries) => this.#deliver(run, deliveries),
+      combine: (run, round) => this.#combine(run, round),
+      roundClosed: (run, metrics) => {
+        this.#held.delete(run.id);
+        this.broadcast({ t: 'done', term: this.term, runId: run.id, version: metrics.version });
+      },
+      commitRound: (run, runs) => {
+        runs.persist(run);
+        return this.#lastSave.get(run.id) ?? Promise.resolve();
+      },
+      notifier: this.#notifier(),
     });
-    this.#backend = registryBackend(registry, this.workers, admin);
-    this.#api = registryApiSource(registry);
+    this.registry = this.#aggregator.runs;
+    this.workers = this.#aggregator.workers;
   }
 
   /** Becomes the leader: restores every run and identity from Redis, then tells every process. */
@@ -372,10 +410,7 @@ export class Leadership {
     const leadership = new Leadership(deps);
     const stored = await deps.state.load(deps.logError);
     for (const run of stored.runs) leadership.#createdAt.set(run.snapshot.runId, run.createdAt);
-    leadership.registry.restore(stored.runs, stored.workers);
-    leadership.registry.expireIdentities();
-    if (leadership.registry.size === 0 && deps.defaultRun !== false)
-      leadership.registry.create(deps.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
+    leadership.#aggregator.restore(stored, deps.defaultRun);
     leadership.broadcast({ t: 'leader', term: deps.term });
     return leadership;
   }
@@ -392,7 +427,7 @@ export class Leadership {
 
   /** A follower's call (or this process's own, directly); throws ProtocolFault to refuse. */
   call(from: string, method: CallMethod, args: Record<string, unknown>): unknown {
-    const backend = this.#backend;
+    const backend = this.#aggregator.backend;
     switch (method) {
       case 'join': {
         const socketId = args['socketId'] as string;
@@ -440,15 +475,17 @@ export class Leadership {
         for (const [workerId, direction, category, bytes] of args['frames'] as [WorkerId, never, never, number][])
           backend.recordFrame(workerId, direction, category, bytes);
         return null;
+      case 'requestModel':
+        return backend.requestModel(args['workerId'] as WorkerId, args['socketId'] as string, args['runId'] as RunId);
       case 'subscribe':
         return backend.subscribe(args['runId'] as RunId | undefined);
       case 'admin':
         return backend.admin(args['event'] as AdminEvent, args['payload']);
       case 'api': {
         const kind = args['kind'];
-        if (kind === 'count') return this.#api.runCount();
-        if (kind === 'summaries') return this.#api.summaries();
-        return this.#api.history(args['runId'] as RunId);
+        if (kind === 'count') return this.#aggregator.api.runCount();
+        if (kind === 'summaries') return this.#aggregator.api.summaries();
+        return this.#aggregator.api.history(args['runId'] as RunId);
       }
     }
   }
@@ -460,7 +497,7 @@ export class Leadership {
     if (header.term !== undefined && header.term !== this.term) return; // about another leader's rounds
     switch (header.t) {
       case 'contrib':
-        this.#contribution(header as unknown as ContribHeader, header.from);
+        this.#contribution(header as unknown as ContribHeader, header.from, message.blobs);
         return;
       case 'sealed':
         this.#closing.get(header['runId'] as RunId)?.sealed(header.from);
@@ -499,14 +536,14 @@ export class Leadership {
     for (const [socketId, socket] of [...this.#sockets]) {
       if (socket.process !== process) continue;
       this.#sockets.delete(socketId);
-      this.#backend.disconnect(socket.workerId, socketId);
+      this.#aggregator.backend.disconnect(socket.workerId, socketId);
     }
   }
 
   /** Stops leading: every timer stops, nothing more is written. */
   dispose(): void {
     this.#disposed = true;
-    for (const run of this.registry.list()) run.dispose();
+    this.#aggregator.dispose();
   }
 
   /** Writes every run and the identities (a clean stop), and waits for it. */
@@ -523,15 +560,32 @@ export class Leadership {
     if (this.#closing.get(closing.run.id) === closing) this.#closing.delete(closing.run.id);
   }
 
-  #openRound(run: Run, participants: readonly WorkerId[], message: RoundOpen): void {
-    const tuples: [WorkerId, string, string][] = [];
-    for (const workerId of participants) {
+  /**
+   * round:open, to every process with the model or the update: each process sends its own participants theirs. A
+   * delivery during the round it opened is a resync (model:request), which the processes only pass on.
+   */
+  #deliver(run: Run, deliveries: readonly RoundDelivery[]): void {
+    const address = (workerId: WorkerId): readonly [string, string] | undefined => {
       const socketId = this.workers.get(workerId)?.socketId;
       const process = socketId === null || socketId === undefined ? undefined : this.#sockets.get(socketId)?.process;
-      if (process !== undefined) tuples.push([workerId, socketId!, process]);
+      return process === undefined ? undefined : [socketId!, process];
+    };
+    const round = run.round;
+    const version = deliveries[0]?.message.version ?? run.version;
+    const { headers, blobs } = packDeliveries(deliveries, address);
+    if (round !== null && this.#held.get(run.id)?.round === round) {
+      const resync: ResyncHeader = { t: 'resync', term: this.term, runId: run.id, version, deliveries: headers };
+      this.broadcast(resync, blobs);
+      return;
     }
+    const participants = deliveries.flatMap((d) => d.workers);
+    const tuples: [WorkerId, string, string][] = participants.flatMap((workerId) => {
+      const at = address(workerId);
+      return at === undefined ? [] : [[workerId, ...at]];
+    });
     this.#held.set(run.id, {
-      version: message.version,
+      version,
+      round,
       participants: new Map(tuples.map(([w, , p]) => [w, p])),
       byWorker: new Map(),
     });
@@ -539,31 +593,23 @@ export class Leadership {
       const attack = run.member(w)?.attack ?? null;
       return attack === null ? [] : [[w, attack] as const];
     });
-    const { layers, ...round } = message;
     const header: OpenHeader = {
       t: 'open',
       term: this.term,
       runId: run.id,
-      version: message.version,
+      version,
       config: run.config,
-      round,
+      deliveries: headers,
       participants: tuples,
       attacks,
     };
-    this.broadcast(
-      header,
-      layers.map((layer) =>
-        layer instanceof Uint8Array
-          ? Buffer.from(layer.buffer, layer.byteOffset, layer.byteLength)
-          : Buffer.from(layer),
-      ),
-    );
+    this.broadcast(header, blobs);
   }
 
-  #contribution(header: ContribHeader, from: string): void {
+  #contribution(header: ContribHeader, from: string, blobs: readonly Buffer[]): void {
     const closing = this.#closing.get(header.runId);
     if (closing !== undefined && closing.round.version === header.version) {
-      closing.late(header, from);
+      closing.late(header, from, blobs);
       return;
     }
     const held = this.#held.get(header.runId);
@@ -571,7 +617,7 @@ export class Leadership {
     if (held === undefined || run === undefined || held.version !== header.version) return;
     held.byWorker.set(header.workerId, { process: from, stats: header.stats });
     try {
-      run.acceptRemote(header.workerId, header.version, contributionOf(header), header.at, header.decodeMs);
+      run.acceptRemote(header.workerId, header.version, contributionOf(header, blobs), header.at, header.decodeMs);
     } catch (error) {
       // The worker left the round meanwhile (its disconnect came first): it does not count, as in one process.
       held.byWorker.delete(header.workerId);
@@ -581,7 +627,12 @@ export class Leadership {
 
   #combine(run: Run, round: OpenRound): Promise<Aggregate> {
     if (this.#closing.has(run.id)) return Promise.reject(new Error(`bug: run ${run.id} is closing two rounds`));
-    const held = this.#held.get(run.id) ?? { version: round.version, participants: new Map(), byWorker: new Map() };
+    const held = this.#held.get(run.id) ?? {
+      version: round.version,
+      round,
+      participants: new Map(),
+      byWorker: new Map(),
+    };
     // Seal first: the plan waits for every process's answer, which follows all its reports on the same stream.
     this.broadcast({ t: 'seal', term: this.term, runId: run.id, version: round.version });
     const closing = new Closing(this, run, round, held);

@@ -21,6 +21,7 @@ import type {
   RunId,
   WorkerId,
 } from '../../core/protocol';
+import type { Dataset } from '../../core/data';
 import type { Direction, FrameCategory } from '../../core/traffic/frames';
 import { ProtocolFault } from '../fault';
 import { createFront, nodeScheduler, type Front } from '../front';
@@ -32,7 +33,7 @@ import { attachSockets, createWorkerNotifier, type SocketBackend } from '../sock
 import type { WorkerIdentity } from '../workers';
 import { Bus, type BusMessage } from './bus';
 import { startHealth } from './health';
-import { Ingest, type OpenHeader, type PlanHeader } from './ingest';
+import { Ingest, type OpenHeader, type PlanHeader, type ResyncHeader } from './ingest';
 import { Keepalive } from './keepalive';
 import { Leadership, type CallMethod } from './leadership';
 import { ClusterState, RENEW_EVERY_MS, parseLease } from './state';
@@ -45,6 +46,8 @@ export interface MemberOptions {
   readonly clientDir: string;
   readonly adminToken: string;
   readonly model: ModelRuntime;
+  /** The training split, for the server's simulated workers (worker:simulate), which run on the leader. */
+  readonly train?: Dataset;
   readonly defaultRun?: RunConfigPatch | false;
   readonly identityLimits?: Partial<IdentityLimits>;
   readonly rateLimit?: RateLimit;
@@ -315,6 +318,8 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     switch (header.t) {
       case 'open':
         return ingest.open(header as unknown as OpenHeader, message.blobs);
+      case 'resync':
+        return ingest.resync(header as unknown as ResyncHeader, message.blobs);
       case 'seal':
         return ingest.seal(header.term, header['runId'] as RunId, header['version'] as never);
       case 'plan':
@@ -355,8 +360,7 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       else traffic.set(key, [workerId, direction, category, bytes]);
     },
     submit: (workerId, _socketId, submission): GradientReceipt => ingest.submit(workerId, submission),
-    // A cluster's runs send the full model every round (compressedDownlink: false): no replica to resync.
-    requestModel: () => undefined,
+    requestModel: (workerId, socketId, runId) => call('requestModel', { workerId, socketId, runId }) as Promise<void>,
     subscribe: (runId) => call('subscribe', { runId }) as Promise<DashboardSnapshot>,
     admin: (event, payload) => call('admin', { event, payload }) as never,
   };
@@ -401,6 +405,7 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       term,
       io,
       model: options.model,
+      train: options.train ?? null,
       maxMessageBytes,
       ...(options.identityLimits === undefined ? {} : { identityLimits: options.identityLimits }),
       ...(options.defaultRun === undefined ? {} : { defaultRun: options.defaultRun }),
