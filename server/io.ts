@@ -29,6 +29,12 @@ export type AckResult<E extends keyof ClientToServerEvents> = Omit<
 /** A value now, or later (a cluster asks its leader over Redis, docs/scaling.md). */
 export type Awaitable<T> = T | Promise<T>;
 
+/** Applies `fn` to a value now, or once a promise resolves: one process stays synchronous (not named `then`: a module
+ * exporting `then` is a thenable, and awaiting its import never ends). */
+export function andThen<T, U>(value: Awaitable<T>, fn: (resolved: T) => U): Awaitable<U> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
+}
+
 /**
  * One handler per event of E: untrusted payload in, the ack's result out (throws or rejects with ProtocolFault to
  * refuse).

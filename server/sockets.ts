@@ -24,6 +24,7 @@ import type { AdminEvent, AdminHandlers } from './admin';
 import { ProtocolFault } from './fault';
 import {
   DASHBOARD_ROOM,
+  andThen,
   type AckResult,
   type AppServer,
   type AppSocket,
@@ -32,7 +33,7 @@ import {
 } from './io';
 import type { RateLimit } from './limits';
 import { createRateLimiter } from './rateLimit';
-import type { RunRegistry, WorkerNotifier } from './runs';
+import type { RunRegistry } from './runs';
 import {
   parseJoinRequest,
   parseModelRequest,
@@ -116,11 +117,6 @@ export function registryBackend(registry: RunRegistry, workers: WorkerRegistry, 
   };
 }
 
-/** Applies `fn` to a value now, or once a promise resolves: one process stays synchronous. */
-function then<T, U>(value: Awaitable<T>, fn: (resolved: T) => U): Awaitable<U> {
-  return value instanceof Promise ? value.then(fn) : fn(value);
-}
-
 /** What the socket layer needs. */
 export interface SocketDeps {
   readonly backend: SocketBackend;
@@ -150,19 +146,28 @@ function leaveRunRooms(socket: AppSocket): void {
   for (const room of socket.rooms) if (room.startsWith('run:')) void socket.leave(room);
 }
 
+/** What the socket notices need of an identity: its worker and its socket. */
+type NotifiedSocket = Pick<WorkerIdentity, 'workerId' | 'socketId'>;
+
+/** The registry's notices over socket.io; a cluster's process takes them from the leader (server/cluster). */
+export interface SocketNotifier {
+  assigned(identity: NotifiedSocket, assignment: WorkerAssignment): void;
+  removed(identity: NotifiedSocket, reason: string): void;
+}
+
 /** The notifier the registry uses to reach a worker's socket. */
-export function createWorkerNotifier(io: AppServer): WorkerNotifier {
-  const socketOf = (identity: WorkerIdentity) =>
+export function createWorkerNotifier(io: AppServer): SocketNotifier {
+  const socketOf = (identity: NotifiedSocket) =>
     identity.socketId === null ? undefined : io.sockets.sockets.get(identity.socketId);
   return {
-    assigned(identity: WorkerIdentity, assignment: WorkerAssignment) {
+    assigned(identity: NotifiedSocket, assignment: WorkerAssignment) {
       const socket = socketOf(identity);
       if (!socket) return;
       leaveRunRooms(socket);
       void socket.join(runRoom(assignment.runId));
       socket.emit('worker:assigned', assignment);
     },
-    removed(identity: WorkerIdentity, reason: string) {
+    removed(identity: NotifiedSocket, reason: string) {
       const socket = socketOf(identity);
       if (!socket) return;
       leaveRunRooms(socket);
@@ -197,7 +202,7 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
   const workerHandlers: EventHandlers<WorkerEvent> = {
     'worker:join': (socket, payload) => {
       const request = parseJoinRequest(payload);
-      return then(
+      return andThen(
         backend.join(request, socket.id, socket.handshake.address, socket.data.workerId),
         ({ workerId, accepted }) => {
           socket.data.workerId = workerId;
@@ -224,11 +229,11 @@ export function attachSockets(io: AppServer, deps: SocketDeps): void {
       const request = parseModelRequest(payload);
       const own = socket.data.workerId;
       if (own === null) throw new ProtocolFault('not-joined', 'join before asking for the model');
-      return then(backend.requestModel(own, socket.id, request.runId), () => ({}));
+      return andThen(backend.requestModel(own, socket.id, request.runId), () => ({}));
     },
     'dashboard:subscribe': (socket, payload) => {
       const request = parseSubscribeRequest(payload);
-      return then(backend.subscribe(request.runId), (snapshot) => {
+      return andThen(backend.subscribe(request.runId), (snapshot) => {
         void socket.join(DASHBOARD_ROOM);
         return snapshot;
       });

@@ -8,155 +8,25 @@
  * core/aggregation/exactSum.ts), or for the coordinate-wise rules the
  * estimates themselves.
  */
-import { accumulate, estimateStats, type EstimateStats } from '../../core/aggregation';
+import { accumulate, estimateStats } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
-import type {
-  EncodedLayer,
-  GradientReceipt,
-  LayerStats,
-  ModelVersion,
-  RoundOpen,
-  RunConfig,
-  RunId,
-  WorkerId,
-} from '../../core/protocol';
+import type { GradientReceipt, ModelVersion, RoundOpen, RunConfig, RunId, WorkerId } from '../../core/protocol';
 import { attackMultiplier, type WorkerAttack } from '../../core/schema';
 import { scaleContribution } from '../../core/training/modelUpdate';
 import { ProtocolFault } from '../fault';
 import { decodeGradient, type SubmissionEnvelope } from '../validation';
-
-/**
- * One round:open of a round without its binary parts, and the sockets it goes to. The parts travel as the message's
- * blobs, delivery after delivery, each as its `layers`, then its velocity, then its relayed messages.
- */
-export interface DeliveryHeader {
-  readonly round: Omit<RoundOpen, 'layers' | 'velocity' | 'relayed'>;
-  readonly layers: number;
-  readonly velocity: boolean;
-  readonly relayed: boolean;
-  /** [socket, the process holding it] of each recipient. */
-  readonly to: readonly (readonly [string, string])[];
-}
-
-/**
- * What the leader sends when a round opens: under the `full` downlink one delivery for everyone; under `atomo` and
- * `relay` the update for the replicas in step and a sync for the others (docs/protocol.md, "Downlink").
- */
-export interface OpenHeader {
-  readonly t: 'open';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  readonly config: RunConfig;
-  readonly deliveries: readonly DeliveryHeader[];
-  /** [worker, its socket, the process holding it]. */
-  readonly participants: readonly (readonly [WorkerId, string, string])[];
-  readonly attacks: readonly (readonly [WorkerId, WorkerAttack])[];
-}
-
-/** A sync of the open round to a worker whose replica failed its hash check (model:request). */
-export interface ResyncHeader {
-  readonly t: 'resync';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  readonly deliveries: readonly DeliveryHeader[];
-}
-
-/** A binary part as a Buffer over the same bytes. */
-function toBuffer(part: EncodedLayer): Buffer {
-  return part instanceof Uint8Array ? Buffer.from(part.buffer, part.byteOffset, part.byteLength) : Buffer.from(part);
-}
-
-/** Round:open messages as delivery headers and blobs; `to` gives each worker's [socket, process], or none. */
-export function packDeliveries(
-  deliveries: readonly { readonly workers: readonly WorkerId[]; readonly message: RoundOpen }[],
-  to: (workerId: WorkerId) => readonly [string, string] | undefined,
-): { headers: DeliveryHeader[]; blobs: Buffer[] } {
-  const blobs: Buffer[] = [];
-  const headers = deliveries.map(({ workers, message }): DeliveryHeader => {
-    const { layers, velocity, relayed, ...round } = message;
-    for (const layer of layers) blobs.push(toBuffer(layer));
-    if (velocity !== undefined) blobs.push(toBuffer(velocity));
-    if (relayed !== undefined) blobs.push(toBuffer(relayed));
-    return {
-      round,
-      layers: layers.length,
-      velocity: velocity !== undefined,
-      relayed: relayed !== undefined,
-      to: workers.flatMap((w) => {
-        const address = to(w);
-        return address === undefined ? [] : [address];
-      }),
-    };
-  });
-  return { headers, blobs };
-}
-
-/** The round:open messages of delivery headers and their blobs, each with the sockets of `self` it goes to. */
-export function unpackDeliveries(
-  headers: readonly DeliveryHeader[],
-  blobs: readonly Buffer[],
-  self: string,
-): { round: RoundOpen; sockets: string[] }[] {
-  let next = 0;
-  return headers.map((header) => {
-    const layers = blobs.slice(next, next + header.layers);
-    next += header.layers;
-    const velocity = header.velocity ? blobs[next++] : undefined;
-    const relayed = header.relayed ? blobs[next++] : undefined;
-    const round: RoundOpen = {
-      ...header.round,
-      layers,
-      ...(velocity === undefined ? {} : { velocity }),
-      ...(relayed === undefined ? {} : { relayed }),
-    };
-    return { round, sockets: header.to.filter(([, process]) => process === self).map(([socket]) => socket) };
-  });
-}
-
-/** A contribution's report to the leader. */
-export interface ContribHeader {
-  readonly t: 'contrib';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  readonly workerId: WorkerId;
-  readonly loss: number;
-  readonly layerStats: readonly LayerStats[];
-  readonly bytesUp: number;
-  readonly computeMs: number;
-  readonly stats: EstimateStats;
-  /** When this process accepted it, and how long its decoding took (ms). */
-  readonly at: number;
-  readonly decodeMs: number;
-  /** What the estimate was multiplied by (the classroom attack); the relay forwards it. */
-  readonly multiplier: number;
-}
-
-/** The leader's plan for a sealed round: which held estimates, with which weights and scales. */
-export interface PlanHeader {
-  readonly t: 'plan';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  /** Bumped when a process died and the plan was made again without its gradients. */
-  readonly seq: number;
-  readonly kind: 'sum' | 'estimates';
-  /** [worker, weight]; the weight is 1 for 'estimates'. */
-  readonly workers: readonly (readonly [WorkerId, number])[];
-  readonly scales: readonly number[];
-}
-
-/** A process's answer to a plan: its partial sum (one blob) or its estimates (one blob each, in `workers` order). */
-export interface PartialHeader {
-  readonly t: 'partial';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  readonly seq: number;
-  readonly workers: readonly WorkerId[];
-}
+import {
+  toBuffer,
+  unpackDeliveries,
+  type ContribHeader,
+  type DeliveryHeader,
+  type OpenHeader,
+  type PartialHeader,
+  type PlanHeader,
+  type ResyncHeader,
+  type SealedHeader,
+  type ToLeaderHeader,
+} from './messages';
 
 /** What the ingest needs from its process. */
 export interface IngestDeps {
@@ -164,7 +34,7 @@ export interface IngestDeps {
   readonly layout: (config: RunConfig) => ModelLayout;
   readonly now: () => number;
   /** Sends to the current leader (directly when this process leads). */
-  readonly toLeader: <H extends { readonly t: string }>(header: H, blobs?: readonly Buffer[]) => void;
+  readonly toLeader: (header: ToLeaderHeader, blobs?: readonly Buffer[]) => void;
   /** Emits round:open to sockets of this process. */
   readonly emitOpen: (socketIds: readonly string[], round: RoundOpen) => void;
 }
@@ -283,7 +153,8 @@ export class Ingest {
   seal(term: number, runId: RunId, version: ModelVersion): void {
     const round = this.#round(term, runId, version);
     if (round) round.sealed = true;
-    this.#deps.toLeader({ t: 'sealed', term, runId, version });
+    const sealed: SealedHeader = { t: 'sealed', term, runId, version };
+    this.#deps.toLeader(sealed);
   }
 
   /** The leader's plan: the partial sum (or the estimates) of the listed workers this process holds. */

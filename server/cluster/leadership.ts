@@ -24,32 +24,36 @@ import {
 } from '../../core/aggregation';
 import type { Dataset } from '../../core/data';
 import type { RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
-import type { AdminEvent } from '../admin';
 import { createAggregator, type Aggregator } from '../aggregator';
 import type { StoredRun } from '../checkpoint';
 import { ProtocolFault } from '../fault';
-import type { AppServer } from '../io';
+import { andThen, type AppServer, type Awaitable } from '../io';
 import type { IdentityLimits } from '../limits';
 import type { ModelRuntime } from '../model';
 import type { Contribution, OpenRound } from '../round';
 import { RoundLost, type RoundDelivery, type Run } from '../run';
 import type { RunRegistry, WorkerNotifier } from '../runs';
-import type { WorkerRegistry, WorkersSnapshot } from '../workers';
+import type { WorkerIdentity, WorkerRegistry, WorkersSnapshot } from '../workers';
 import type { Bus, BusMessage } from './bus';
 import type { ProcessCounters } from './health';
 import {
   packDeliveries,
+  type CallArgs,
+  type CallMethod,
+  type CallResult,
+  type ClusterHeader,
   type ContribHeader,
+  type NotifyBody,
   type OpenHeader,
   type PartialHeader,
   type PlanHeader,
   type ResyncHeader,
-} from './ingest';
+  type ToLeaderHeader,
+} from './messages';
 import { LeaseLost, type ClusterState } from './state';
 
-/** What a follower asks the leader (the socket backend's calls, and /api). */
-export type CallMethod =
-  'join' | 'disconnect' | 'reconnect' | 'hello' | 'traffic' | 'requestModel' | 'subscribe' | 'admin' | 'api';
+/** The leader's answer to each call: the socket backend's, or the /api source's. */
+type CallHandlers = { readonly [M in CallMethod]: (from: string, args: CallArgs<M>) => Awaitable<CallResult<M>> };
 
 /** What the leader needs. */
 export interface LeadershipDeps {
@@ -138,7 +142,8 @@ class Closing {
   #plan: ReturnType<typeof planSum> | null = null;
   #contributors: WorkerId[] = [];
   #expected: Set<string> | null = null;
-  readonly #partials = new Map<string, BusMessage>();
+  /** Each process's answer to the plan: its partial sum, or its estimates. */
+  readonly #partials = new Map<string, readonly Buffer[]>();
   /** The contributions decoded on the leader, flattened once. */
   readonly #local = new Map<WorkerId, { estimate: Float32Array; stats: EstimateStats }>();
   readonly #resolve: (aggregate: Aggregate) => void;
@@ -194,10 +199,9 @@ class Closing {
     if (this.#waitingSeal.size === 0 && this.#plan === null) this.#makePlan();
   }
 
-  partial(from: string, message: BusMessage): void {
-    const header = message.header as unknown as PartialHeader;
+  partial(from: string, header: PartialHeader, blobs: readonly Buffer[]): void {
     if (header.seq !== this.#seq || this.#expected === null || !this.#expected.has(from)) return;
-    this.#partials.set(from, message);
+    this.#partials.set(from, blobs);
     this.#expected.delete(from);
     if (this.#expected.size === 0) this.#finish();
   }
@@ -272,7 +276,7 @@ class Closing {
     } else {
       blobs = local.map(({ estimate }) => Buffer.from(estimate.buffer, estimate.byteOffset, estimate.byteLength));
     }
-    this.#partials.set(LEADER_PARTIAL, { header: { t: 'partial', from: LEADER_PARTIAL }, blobs });
+    this.#partials.set(LEADER_PARTIAL, blobs);
     if (this.#expected.size === 0) this.#finish();
   }
 
@@ -299,12 +303,12 @@ class Closing {
     try {
       if (rule.kind === 'mean' || rule.kind === 'norm-bound') {
         const total = new Float64Array(length);
-        for (const message of this.#partials.values()) addPartial(total, new Float64Array(copy(message.blobs[0]!)));
+        for (const blobs of this.#partials.values()) addPartial(total, new Float64Array(copy(blobs[0]!)));
         this.#end(null, { value: finishMean(total, plan, offsets), clipped: plan.clipped });
       } else {
         const estimates: Float32Array[] = [];
-        for (const message of this.#partials.values())
-          for (const blob of message.blobs) estimates.push(new Float32Array(copy(blob)));
+        for (const blobs of this.#partials.values())
+          for (const blob of blobs) estimates.push(new Float32Array(copy(blob)));
         if (estimates.length !== this.#contributors.length)
           throw new Error(`expected ${this.#contributors.length} estimates, got ${estimates.length}`);
         this.#end(null, aggregate(rule, estimates, length, offsets));
@@ -416,7 +420,7 @@ export class Leadership {
   }
 
   /** Sends to every process (this one included). */
-  broadcast<H extends { readonly t: string }>(header: H, blobs: readonly Buffer[] = []): void {
+  broadcast(header: ClusterHeader, blobs: readonly Buffer[] = []): void {
     if (this.#disposed) return;
     this.#deps.bus
       .broadcast(header, blobs)
@@ -426,84 +430,78 @@ export class Leadership {
   }
 
   /** A follower's call (or this process's own, directly); throws ProtocolFault to refuse. */
-  call(from: string, method: CallMethod, args: Record<string, unknown>): unknown {
-    const backend = this.#aggregator.backend;
-    switch (method) {
-      case 'join': {
-        const socketId = args['socketId'] as string;
-        // A worker back on another socket (another process, or its old one died) leaves the open round first:
-        // its new process never saw that round open, so it waits for the next, as a late joiner does.
-        const key = (args['request'] as { workerKey?: string }).workerKey;
-        const identity = key === undefined ? undefined : this.workers.findByKey(key);
-        const counters = this.#deps.counters();
-        counters.joins += 1;
-        if (identity !== undefined) counters.rejoins += 1;
-        if (identity !== undefined && identity.socketId !== null && identity.socketId !== socketId) {
-          backend.disconnect(identity.workerId, identity.socketId);
-          this.#sockets.delete(identity.socketId);
-        }
-        const joined = backend.join(
-          args['request'] as never,
-          socketId,
-          args['address'] as string,
-          (args['previous'] as WorkerId | null) ?? null,
-        ) as {
-          workerId: WorkerId;
-        };
-        this.#sockets.set(socketId, { process: from, workerId: joined.workerId });
-        return joined;
-      }
-      case 'disconnect': {
-        const socketId = args['socketId'] as string;
-        const known = this.#sockets.get(socketId);
-        if (known !== undefined && known.process !== from) return null; // the socket moved on meanwhile
-        this.#sockets.delete(socketId);
-        backend.disconnect(args['workerId'] as WorkerId, socketId);
-        return null;
-      }
-      case 'reconnect':
-        this.#sockets.set(args['socketId'] as string, { process: from, workerId: args['workerId'] as WorkerId });
-        backend.reconnect(args['workerId'] as WorkerId, args['socketId'] as string);
-        return null;
-      case 'hello':
-        for (const [socketId, workerId] of args['sockets'] as [string, WorkerId][]) {
-          this.#sockets.set(socketId, { process: from, workerId });
-          backend.reconnect(workerId, socketId);
-        }
-        return null;
-      case 'traffic':
-        for (const [workerId, direction, category, bytes] of args['frames'] as [WorkerId, never, never, number][])
-          backend.recordFrame(workerId, direction, category, bytes);
-        return null;
-      case 'requestModel':
-        return backend.requestModel(args['workerId'] as WorkerId, args['socketId'] as string, args['runId'] as RunId);
-      case 'subscribe':
-        return backend.subscribe(args['runId'] as RunId | undefined);
-      case 'admin':
-        return backend.admin(args['event'] as AdminEvent, args['payload']);
-      case 'api': {
-        const kind = args['kind'];
-        if (kind === 'count') return this.#aggregator.api.runCount();
-        if (kind === 'summaries') return this.#aggregator.api.summaries();
-        return this.#aggregator.api.history(args['runId'] as RunId);
-      }
-    }
+  call<M extends CallMethod>(from: string, method: M, args: CallArgs<M>): Awaitable<CallResult<M>> {
+    const handler: CallHandlers[M] = this.#calls[method];
+    return handler(from, args);
   }
 
+  /** The calls, by method. */
+  readonly #calls: CallHandlers = {
+    join: (from, { request, socketId, address, previous }) => {
+      const backend = this.#aggregator.backend;
+      // A worker back on another socket (another process, or its old one died) leaves the open round first:
+      // its new process never saw that round open, so it waits for the next, as a late joiner does.
+      const key = request.workerKey;
+      const identity = key === undefined ? undefined : this.workers.findByKey(key);
+      const counters = this.#deps.counters();
+      counters.joins += 1;
+      if (identity !== undefined) counters.rejoins += 1;
+      if (identity !== undefined && identity.socketId !== null && identity.socketId !== socketId) {
+        backend.disconnect(identity.workerId, identity.socketId);
+        this.#sockets.delete(identity.socketId);
+      }
+      return andThen(backend.join(request, socketId, address, previous), (joined) => {
+        this.#sockets.set(socketId, { process: from, workerId: joined.workerId });
+        return joined;
+      });
+    },
+    disconnect: (from, { workerId, socketId }) => {
+      const known = this.#sockets.get(socketId);
+      if (known !== undefined && known.process !== from) return null; // the socket moved on meanwhile
+      this.#sockets.delete(socketId);
+      this.#aggregator.backend.disconnect(workerId, socketId);
+      return null;
+    },
+    reconnect: (from, { workerId, socketId }) => {
+      this.#sockets.set(socketId, { process: from, workerId });
+      this.#aggregator.backend.reconnect(workerId, socketId);
+      return null;
+    },
+    hello: (from, { sockets }) => {
+      for (const [socketId, workerId] of sockets) {
+        this.#sockets.set(socketId, { process: from, workerId });
+        this.#aggregator.backend.reconnect(workerId, socketId);
+      }
+      return null;
+    },
+    traffic: (_from, { frames }) => {
+      for (const [workerId, direction, category, bytes] of frames)
+        this.#aggregator.backend.recordFrame(workerId, direction, category, bytes);
+      return null;
+    },
+    requestModel: (_from, { workerId, socketId, runId }) =>
+      andThen(this.#aggregator.backend.requestModel(workerId, socketId, runId), () => null),
+    subscribe: (_from, { runId }) => this.#aggregator.backend.subscribe(runId),
+    admin: (_from, { event, payload }) => this.#aggregator.backend.admin(event, payload),
+    runCount: () => this.#aggregator.api.runCount(),
+    summaries: () => this.#aggregator.api.summaries(),
+    history: (_from, { runId }) => this.#aggregator.api.history(runId),
+  };
+
   /** A message addressed to the leader. */
-  handle(message: BusMessage): void {
+  handle(message: BusMessage<ToLeaderHeader>): void {
     if (this.#disposed) return;
-    const header = message.header as unknown as Record<string, unknown> & { t: string; from: string; term?: number };
-    if (header.term !== undefined && header.term !== this.term) return; // about another leader's rounds
+    const { header, blobs } = message;
+    if (header.term !== this.term) return; // about another leader's rounds
     switch (header.t) {
       case 'contrib':
-        this.#contribution(header as unknown as ContribHeader, header.from, message.blobs);
+        this.#contribution(header, header.from, blobs);
         return;
       case 'sealed':
-        this.#closing.get(header['runId'] as RunId)?.sealed(header.from);
+        this.#closing.get(header.runId)?.sealed(header.from);
         return;
       case 'partial':
-        this.#closing.get(header['runId'] as RunId)?.partial(header.from, message);
+        this.#closing.get(header.runId)?.partial(header.from, header, blobs);
         return;
     }
   }
@@ -641,17 +639,17 @@ export class Leadership {
   }
 
   #notifier(): WorkerNotifier {
-    const tell = (socketId: string | null, body: Record<string, unknown>) => {
+    const tell = (identity: WorkerIdentity, body: NotifyBody) => {
+      const { socketId, workerId } = identity;
       const process = socketId === null ? undefined : this.#sockets.get(socketId)?.process;
       if (process === undefined || socketId === null) return;
       this.#deps.bus
-        .send(process, { t: 'notify', term: this.term, socketId, ...body })
+        .send(process, { t: 'notify', term: this.term, socketId, workerId, ...body })
         .catch((error: unknown) => this.#deps.logError(error));
     };
     return {
-      assigned: (identity, assignment) =>
-        tell(identity.socketId, { kind: 'assigned', workerId: identity.workerId, assignment }),
-      removed: (identity, reason) => tell(identity.socketId, { kind: 'removed', workerId: identity.workerId, reason }),
+      assigned: (identity, assignment) => tell(identity, { kind: 'assigned', assignment }),
+      removed: (identity, reason) => tell(identity, { kind: 'removed', reason }),
     };
   }
 

@@ -12,30 +12,33 @@
 import { randomBytes } from 'node:crypto';
 import { createAdapter } from '@socket.io/redis-streams-adapter';
 import { Redis } from 'ioredis';
-import type {
-  DashboardSnapshot,
-  GradientReceipt,
-  JoinAccepted,
-  ProtocolErrorCode,
-  RunConfigPatch,
-  RunId,
-  WorkerId,
-} from '../../core/protocol';
 import type { Dataset } from '../../core/data';
+import type { GradientReceipt, RunConfigPatch, WorkerId } from '../../core/protocol';
 import type { Direction, FrameCategory } from '../../core/traffic/frames';
+import type { AdminEvent } from '../admin';
 import { ProtocolFault } from '../fault';
 import { createFront, nodeScheduler, type Front } from '../front';
 import { createApiHandler, type ApiSource } from '../http';
+import { andThen, type AckResult, type Awaitable } from '../io';
 import { joinInfo, type JoinInfo } from '../lan';
 import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from '../limits';
 import type { ModelRuntime } from '../model';
 import { attachSockets, createWorkerNotifier, type SocketBackend } from '../sockets';
-import type { WorkerIdentity } from '../workers';
 import { Bus, type BusMessage } from './bus';
 import { startHealth } from './health';
-import { Ingest, type OpenHeader, type PlanHeader, type ResyncHeader } from './ingest';
+import { Ingest } from './ingest';
 import { Keepalive } from './keepalive';
-import { Leadership, type CallMethod } from './leadership';
+import { Leadership } from './leadership';
+import {
+  rpcCall,
+  type CallArgs,
+  type CallMethod,
+  type CallResult,
+  type ReplyHeader,
+  type RpcCall,
+  type RpcHeader,
+  type ToLeaderHeader,
+} from './messages';
 import { ClusterState, RENEW_EVERY_MS, parseLease } from './state';
 
 /** How to start one process of a cluster. */
@@ -76,23 +79,13 @@ const CALL_TIMEOUT_MS = 15_000;
 const TRAFFIC_EVERY_MS = 250;
 
 interface PendingCall {
-  readonly method: CallMethod;
-  readonly args: Record<string, unknown>;
+  readonly call: RpcCall;
+  /** Takes the answer: the leader's value, of the call's CallResult type (it crossed Redis as JSON). */
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
   readonly timer: NodeJS.Timeout;
   /** Term of the leader it was last sent to (resent when another leads). */
   sentTo: number;
-}
-
-interface ReplyHeader {
-  readonly t: 'reply';
-  readonly id: string;
-  readonly ok: boolean;
-  readonly value?: unknown;
-  readonly fault?: { code: ProtocolErrorCode; message: string; detail?: string };
-  /** The addressee does not lead (any more): ask the leader again. */
-  readonly retry?: boolean;
 }
 
 /** Starts one process of a cluster; call `httpServer.listen` to serve. */
@@ -148,7 +141,7 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   const pending = new Map<string, PendingCall>();
   let callCounter = 0;
 
-  const toLeader = <H extends { readonly t: string }>(header: H, blobs: readonly Buffer[] = []) => {
+  const toLeader = (header: ToLeaderHeader, blobs: readonly Buffer[] = []) => {
     if (leadership !== null) {
       leadership.handle({ header: { ...header, from: processId }, blobs });
     } else if (leader !== null) {
@@ -173,34 +166,40 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   const sendCall = (id: string, call: PendingCall) => {
     if (leader === null || leadership !== null) return;
     call.sentTo = leader.term;
-    bus
-      .send(leader.processId, { t: 'rpc', id, method: call.method, args: call.args })
-      .catch((error: unknown) => logError(error));
+    bus.send(leader.processId, { t: 'rpc', id, ...call.call }).catch((error: unknown) => logError(error));
   };
 
   /** Asks the leader; this process's own leadership answers at once, synchronously. */
-  const call = (method: CallMethod, args: Record<string, unknown>): unknown => {
+  const call = <M extends CallMethod>(method: M, args: CallArgs<M>): Awaitable<CallResult<M>> => {
     if (leadership !== null) return leadership.call(processId, method, args);
     const id = `${processId}:${++callCounter}`;
     health.counters().calls += 1;
-    return new Promise((resolve, reject) => {
+    return new Promise<CallResult<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         pending.delete(id);
         health.counters().callTimeouts += 1;
         reject(new ProtocolFault('internal', 'the cluster has no leader that answers right now; try again'));
       }, CALL_TIMEOUT_MS);
-      const entry: PendingCall = { method, args, resolve, reject, timer, sentTo: -1 };
+      const entry: PendingCall = {
+        call: rpcCall(method, args),
+        resolve: (value) => resolve(value as CallResult<M>),
+        reject,
+        timer,
+        sentTo: -1,
+      };
       pending.set(id, entry);
       sendCall(id, entry);
     });
   };
 
   /** A call whose answer nobody waits for; dropped while no leader is known (a new leader asks every process anew). */
-  const tell = (method: CallMethod, args: Record<string, unknown>) => {
+  const tell = <M extends CallMethod>(method: M, args: CallArgs<M>) => {
     if (leadership !== null) {
       leadership.call(processId, method, args);
     } else if (leader !== null) {
-      bus.send(leader.processId, { t: 'rpc', id: '', method, args }).catch((error: unknown) => logError(error));
+      bus
+        .send(leader.processId, { t: 'rpc', id: '', ...rpcCall(method, args) })
+        .catch((error: unknown) => logError(error));
     }
   };
 
@@ -237,19 +236,13 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     pending.delete(id);
     clearTimeout(entry.timer);
     try {
-      entry.resolve(leadership!.call(processId, entry.method, entry.args));
+      entry.resolve(leadership!.call(processId, entry.call.method, entry.call.args));
     } catch (error) {
       entry.reject(error);
     }
   };
 
-  const answer = (message: BusMessage) => {
-    const header = message.header as unknown as {
-      id: string;
-      method: CallMethod;
-      args: Record<string, unknown>;
-      from: string;
-    };
+  const answer = (header: RpcHeader & { readonly from: string }) => {
     const reply = (body: Omit<ReplyHeader, 't' | 'id'>) => {
       if (header.id !== '')
         bus.send(header.from, { t: 'reply', id: header.id, ...body }).catch((error: unknown) => logError(error));
@@ -299,39 +292,36 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   };
 
   const currentTerm = () => leader?.term ?? -1;
-  const onMessage = (message: BusMessage) => {
-    const header = message.header as unknown as Record<string, unknown> & { t: string; from: string; term?: number };
+  const onMessage = ({ header, blobs }: BusMessage) => {
     switch (header.t) {
       case 'rpc':
-        return answer(message);
+        return answer(header);
       case 'reply':
-        return onReply(header as unknown as ReplyHeader);
+        return onReply(header);
       case 'contrib':
       case 'sealed':
       case 'partial':
-        return leadership?.handle(message);
+        return leadership?.handle({ header, blobs });
       case 'leader':
-        return observeLeader({ processId: header.from, term: header.term! }, true);
+        return observeLeader({ processId: header.from, term: header.term }, true);
     }
     // The rest comes from a leader: ignore an older one's.
     if (header.term !== currentTerm()) return;
     switch (header.t) {
       case 'open':
-        return ingest.open(header as unknown as OpenHeader, message.blobs);
+        return ingest.open(header, blobs);
       case 'resync':
-        return ingest.resync(header as unknown as ResyncHeader, message.blobs);
+        return ingest.resync(header, blobs);
       case 'seal':
-        return ingest.seal(header.term, header['runId'] as RunId, header['version'] as never);
+        return ingest.seal(header.term, header.runId, header.version);
       case 'plan':
-        return ingest.plan(header as unknown as PlanHeader);
+        return ingest.plan(header);
       case 'done':
-        return ingest.done(header['runId'] as RunId, header['version'] as never);
-      case 'notify': {
-        const identity = { workerId: header['workerId'], socketId: header['socketId'] } as unknown as WorkerIdentity;
-        if (header['kind'] === 'assigned') localNotifier.assigned(identity, header['assignment'] as never);
-        else localNotifier.removed(identity, header['reason'] as string);
+        return ingest.done(header.runId, header.version);
+      case 'notify':
+        if (header.kind === 'assigned') localNotifier.assigned(header, header.assignment);
+        else localNotifier.removed(header, header.reason);
         return;
-      }
     }
   };
 
@@ -349,8 +339,7 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   }, TRAFFIC_EVERY_MS);
 
   const backend: SocketBackend = {
-    join: (request, socketId, address, previous) =>
-      call('join', { request, socketId, address, previous }) as Promise<{ workerId: WorkerId; accepted: JoinAccepted }>,
+    join: (request, socketId, address, previous) => call('join', { request, socketId, address, previous }),
     disconnect: (workerId, socketId) => tell('disconnect', { workerId, socketId }),
     reconnect: (workerId, socketId) => tell('reconnect', { workerId, socketId }),
     recordFrame: (workerId, direction, category, bytes) => {
@@ -360,14 +349,16 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       else traffic.set(key, [workerId, direction, category, bytes]);
     },
     submit: (workerId, _socketId, submission): GradientReceipt => ingest.submit(workerId, submission),
-    requestModel: (workerId, socketId, runId) => call('requestModel', { workerId, socketId, runId }) as Promise<void>,
-    subscribe: (runId) => call('subscribe', { runId }) as Promise<DashboardSnapshot>,
-    admin: (event, payload) => call('admin', { event, payload }) as never,
+    requestModel: (workerId, socketId, runId) => andThen(call('requestModel', { workerId, socketId, runId }), () => {}),
+    subscribe: (runId) => call('subscribe', { runId }),
+    // The leader answers for the event it was asked; the map's result is every event's.
+    admin: <E extends AdminEvent>(event: E, payload: unknown) =>
+      call('admin', { event, payload }) as Awaitable<AckResult<E>>,
   };
   const api: ApiSource = {
-    runCount: () => call('api', { kind: 'count' }) as Promise<number>,
-    summaries: () => call('api', { kind: 'summaries' }) as never,
-    history: (runId) => call('api', { kind: 'history', runId }) as never,
+    runCount: () => call('runCount', {}),
+    summaries: () => call('summaries', {}),
+    history: (runId) => call('history', { runId }),
   };
   io.on('connection', (socket) => {
     const counters = health.counters();
