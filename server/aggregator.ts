@@ -11,20 +11,20 @@ import type { Aggregate } from '../core/aggregation';
 import type { Dataset } from '../core/data';
 import { asRunId, type RunConfigPatch, type WorkerId } from '../core/protocol';
 import type { RoundMetrics } from '../core/protocol';
-import { createAdminHandlers } from './admin';
-import { createBroadcastHooks, type BroadcastOptions } from './broadcast';
-import type { CheckpointStore, StoredRun } from './checkpoint';
-import { nodeScheduler } from './front';
-import { registryApiSource, type ApiSource } from './http';
-import { DASHBOARD_ROOM, type AppServer } from './io';
-import type { IdentityLimits } from './limits';
-import type { ModelRuntime } from './model';
-import type { OpenRound } from './round';
-import type { RoundDelivery, Run, RunHooks } from './run';
-import { RunRegistry, type WorkerNotifier } from './runs';
-import { SimulatedWorkers } from './simulated';
-import { createWorkerNotifier, registryBackend, type SocketBackend } from './sockets';
-import { WorkerRegistry, type WorkersSnapshot } from './workers';
+import { createAdminHandlers } from './sockets/admin';
+import { createBroadcastHooks, type BroadcastOptions } from './sockets/broadcast';
+import type { CheckpointStore, StoredRun } from './persistence/checkpoint';
+import { nodeScheduler } from './http/front';
+import { registryApiSource, type ApiSource } from './http/api';
+import { DASHBOARD_ROOM, type AppServer } from './sockets/io';
+import type { IdentityLimits } from './protocol/limits';
+import type { ModelRuntime } from './model/model';
+import type { OpenRound } from './run/round';
+import type { RoundDelivery, Run, RunHooks } from './run/run';
+import { RunRegistry, type WorkerNotifier } from './run/runs';
+import { SimulatedWorkers } from './run/simulated';
+import { createWorkerNotifier, registryBackend, type SocketBackend } from './sockets/sockets';
+import { WorkerRegistry, type WorkersSnapshot } from './run/workers';
 
 /** Id of the run the server creates when it starts with none. */
 export const DEFAULT_RUN_ID = asRunId('default');
@@ -63,7 +63,7 @@ export interface Aggregator {
   readonly runs: RunRegistry;
   readonly workers: WorkerRegistry;
   readonly simulated: SimulatedWorkers;
-  /** What the socket layer calls (server/sockets.ts). */
+  /** What the socket layer calls (server/sockets/sockets.ts). */
   readonly backend: SocketBackend;
   readonly api: ApiSource;
   /**

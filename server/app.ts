@@ -9,16 +9,16 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Dataset } from '../core/data';
 import type { RunConfigPatch } from '../core/protocol';
 import { createAggregator } from './aggregator';
-import { CheckpointStore } from './checkpoint';
-import { createFront } from './front';
-import { createApiHandler } from './http';
-import type { AppServer } from './io';
-import { joinInfo, type JoinInfo } from './lan';
-import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from './limits';
-import type { ModelRuntime } from './model';
-import type { RunRegistry } from './runs';
-import { attachSockets } from './sockets';
-import type { WorkerRegistry } from './workers';
+import { CheckpointStore } from './persistence/checkpoint';
+import { createFront } from './http/front';
+import { createApiHandler } from './http/api';
+import type { AppServer } from './sockets/io';
+import { joinInfo, type JoinInfo } from './http/lan';
+import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from './protocol/limits';
+import type { ModelRuntime } from './model/model';
+import type { RunRegistry } from './run/runs';
+import { attachSockets } from './sockets/sockets';
+import type { WorkerRegistry } from './run/workers';
 
 export { DEFAULT_RUN_ID } from './aggregator';
 

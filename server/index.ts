@@ -2,7 +2,7 @@
  * Entry point: reads the configuration from the environment and the command
  * line, loads the test digits, and listens.
  *   PORT=3000  ADMIN_TOKEN=…  DATA_DIR=data/
- * MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24   bounds on worker identities (server/limits.ts)
+ * MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24   bounds on worker identities (server/protocol/limits.ts)
  *   --https or HTTPS=1     serve HTTPS and WSS (students' devices get WebGPU);
  *                          CERT_FILE and KEY_FILE for a real certificate, else a self-signed one in DATA_DIR/tls/
  *   --processes N          N aggregator processes on one port, joined by Redis (docs/scaling.md);
@@ -15,12 +15,12 @@ import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadMnist } from '../core/data';
 import { createApp } from './app';
-import { formatBanner } from './banner';
-import { createCpuModelRuntime } from './cpuModel';
+import { formatBanner } from './http/banner';
+import { createCpuModelRuntime } from './model/cpuModel';
 import { createFileReader } from './data/fileReader';
-import { joinInfo, lanAddresses } from './lan';
-import { identityLimitsFromEnv } from './limits';
-import { loadOrCreateTls, type TlsMaterial } from './tls';
+import { joinInfo, lanAddresses } from './http/lan';
+import { identityLimitsFromEnv } from './protocol/limits';
+import { loadOrCreateTls, type TlsMaterial } from './http/tls';
 import { createClusterMember } from './cluster/member';
 import { MEMBER_ENV, runPrimary } from './cluster/primary';
 

@@ -30,7 +30,7 @@ import { connectSocket } from '../../client/net/socket';
 import { Bus } from '../../server/cluster/bus';
 import type { ContribHeader } from '../../server/cluster/messages';
 import { startRedisServer } from '../../server/cluster/redisServer';
-import { decodeGradient, parseSubmission } from '../../server/validation';
+import { decodeGradient, parseSubmission } from '../../server/protocol/validation';
 import { getJson, launchAggregator, stopAggregator } from '../cluster/launch';
 import { startWorkerThreads } from '../swarm/threads';
 import { fmt, loadText, markdownTable, suiteOptions, writeSection } from './report';

@@ -13,8 +13,8 @@ import type { ModelLayout } from '../../core/model/layout';
 import type { GradientReceipt, ModelVersion, RoundOpen, RunConfig, RunId, WorkerId } from '../../core/protocol';
 import { attackMultiplier, type WorkerAttack } from '../../core/schema';
 import { scaleContribution } from '../../core/training/modelUpdate';
-import { ProtocolFault } from '../fault';
-import { decodeGradient, type SubmissionEnvelope } from '../validation';
+import { ProtocolFault } from '../protocol/fault';
+import { decodeGradient, type SubmissionEnvelope } from '../protocol/validation';
 import {
   toBuffer,
   unpackDeliveries,

@@ -25,15 +25,15 @@ import {
 import type { Dataset } from '../../core/data';
 import type { RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
 import { createAggregator, type Aggregator } from '../aggregator';
-import type { StoredRun } from '../checkpoint';
-import { ProtocolFault } from '../fault';
-import { andThen, type AppServer, type Awaitable } from '../io';
-import type { IdentityLimits } from '../limits';
-import type { ModelRuntime } from '../model';
-import type { Contribution, OpenRound } from '../round';
-import { RoundLost, type RoundDelivery, type Run } from '../run';
-import type { RunRegistry, WorkerNotifier } from '../runs';
-import type { WorkerIdentity, WorkerRegistry, WorkersSnapshot } from '../workers';
+import type { StoredRun } from '../persistence/checkpoint';
+import { ProtocolFault } from '../protocol/fault';
+import { andThen, type AppServer, type Awaitable } from '../sockets/io';
+import type { IdentityLimits } from '../protocol/limits';
+import type { ModelRuntime } from '../model/model';
+import type { Contribution, OpenRound } from '../run/round';
+import { RoundLost, type RoundDelivery, type Run } from '../run/run';
+import type { RunRegistry, WorkerNotifier } from '../run/runs';
+import type { WorkerIdentity, WorkerRegistry, WorkersSnapshot } from '../run/workers';
 import type { Bus, BusMessage } from './bus';
 import type { ProcessCounters } from './health';
 import {

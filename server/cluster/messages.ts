@@ -23,13 +23,13 @@ import type {
 } from '../../core/protocol';
 import type { WorkerAttack } from '../../core/schema';
 import type { Direction, FrameCategory } from '../../core/traffic/frames';
-import type { AdminEvent } from '../admin';
-import type { ApiSource } from '../http';
-import type { AckResult } from '../io';
+import type { AdminEvent } from '../sockets/admin';
+import type { ApiSource } from '../http/api';
+import type { AckResult } from '../sockets/io';
 
 // ── Calls: what a follower's sockets and /api ask the leader ─────────────────
 
-/** Each call's arguments and result: the socket backend's methods (server/sockets.ts) and the /api source's. */
+/** Each call's arguments and result: the socket backend's methods (server/sockets/sockets.ts) and the /api source's. */
 export interface CallMap {
   join: {
     args: { request: JoinRequest; socketId: string; address: string; previous: WorkerId | null };
@@ -187,7 +187,7 @@ export interface LeaderHeader {
   readonly term: number;
 }
 
-/** What the registry tells a worker's socket (server/runs.ts WorkerNotifier). */
+/** What the registry tells a worker's socket (server/run/runs.ts WorkerNotifier). */
 export type NotifyBody =
   | { readonly kind: 'assigned'; readonly assignment: WorkerAssignment }
   | { readonly kind: 'removed'; readonly reason: string };

@@ -8,7 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import { createClusterMember, type ClusterMember } from '../cluster/member';
 import { startRedisServer, type RedisServer } from '../cluster/redisServer';
-import { createCpuModelRuntime } from '../cpuModel';
+import { createCpuModelRuntime } from '../model/cpuModel';
 import { loadTestData, makeDataDir, removeDataDir, waitFor, TEST_ADMIN_TOKEN } from './harness';
 import type { Leadership } from '../cluster/leadership';
 
