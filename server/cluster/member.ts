@@ -16,7 +16,6 @@ import type { Dataset } from '../../core/data';
 import type { GradientReceipt, RunConfigPatch, WorkerId } from '../../core/protocol';
 import type { Direction, FrameCategory } from '../../core/traffic/frames';
 import type { AdminEvent } from '../sockets/admin';
-import { ProtocolFault } from '../protocol/fault';
 import { createFront, nodeScheduler, type Front } from '../http/front';
 import { createApiHandler, type ApiSource } from '../http/api';
 import { andThen, type AckResult, type Awaitable } from '../sockets/io';
@@ -25,20 +24,12 @@ import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type R
 import type { ModelRuntime } from '../model/model';
 import { attachSockets, createWorkerNotifier, type SocketBackend } from '../sockets/sockets';
 import { Bus, type BusMessage } from './bus';
+import { LeaderCalls } from './calls';
 import { startHealth } from './health';
 import { Ingest } from './ingest';
 import { Keepalive } from './keepalive';
 import { Leadership } from './leadership';
-import {
-  rpcCall,
-  type CallArgs,
-  type CallMethod,
-  type CallResult,
-  type ReplyHeader,
-  type RpcCall,
-  type RpcHeader,
-  type ToLeaderHeader,
-} from './messages';
+import type { ToLeaderHeader } from './messages';
 import { ClusterState, RENEW_EVERY_MS, parseLease } from './state';
 
 /** How to start one process of a cluster. */
@@ -73,20 +64,8 @@ export interface ClusterMember extends Pick<Front, 'httpServer' | 'io'> {
   close(): Promise<void>;
 }
 
-/** How long a call to the leader may wait for a leader and its answer (ms). */
-const CALL_TIMEOUT_MS = 15_000;
 /** How often this process's workers' frame counts go to the leader (ms). */
 const TRAFFIC_EVERY_MS = 250;
-
-interface PendingCall {
-  readonly call: RpcCall;
-  /** Takes the answer: the leader's value, of the call's CallResult type (it crossed Redis as JSON). */
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  readonly timer: NodeJS.Timeout;
-  /** Term of the leader it was last sent to (resent when another leads). */
-  sentTo: number;
-}
 
 /** Starts one process of a cluster; call `httpServer.listen` to serve. */
 export async function createClusterMember(options: MemberOptions): Promise<ClusterMember> {
@@ -138,8 +117,6 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   let leadership: Leadership | null = null;
   let lease: string | null = null;
   let closing = false;
-  const pending = new Map<string, PendingCall>();
-  let callCounter = 0;
 
   const toLeader = (header: ToLeaderHeader, blobs: readonly Buffer[] = []) => {
     if (leadership !== null) {
@@ -163,52 +140,21 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     emitOpen: (socketIds, round) => io.local.to([...socketIds]).emit('round:open', round),
   });
 
-  const sendCall = (id: string, call: PendingCall) => {
-    if (leader === null || leadership !== null) return;
-    call.sentTo = leader.term;
-    bus.send(leader.processId, { t: 'rpc', id, ...call.call }).catch((error: unknown) => logError(error));
-  };
-
-  /** Asks the leader; this process's own leadership answers at once, synchronously. */
-  const call = <M extends CallMethod>(method: M, args: CallArgs<M>): Awaitable<CallResult<M>> => {
-    if (leadership !== null) return leadership.call(processId, method, args);
-    const id = `${processId}:${++callCounter}`;
-    health.counters().calls += 1;
-    return new Promise<CallResult<M>>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        health.counters().callTimeouts += 1;
-        reject(new ProtocolFault('internal', 'the cluster has no leader that answers right now; try again'));
-      }, CALL_TIMEOUT_MS);
-      const entry: PendingCall = {
-        call: rpcCall(method, args),
-        resolve: (value) => resolve(value as CallResult<M>),
-        reject,
-        timer,
-        sentTo: -1,
-      };
-      pending.set(id, entry);
-      sendCall(id, entry);
-    });
-  };
-
-  /** A call whose answer nobody waits for; dropped while no leader is known (a new leader asks every process anew). */
-  const tell = <M extends CallMethod>(method: M, args: CallArgs<M>) => {
-    if (leadership !== null) {
-      leadership.call(processId, method, args);
-    } else if (leader !== null) {
-      bus
-        .send(leader.processId, { t: 'rpc', id: '', ...rpcCall(method, args) })
-        .catch((error: unknown) => logError(error));
-    }
-  };
+  const calls = new LeaderCalls({
+    bus,
+    processId,
+    logError,
+    counters: () => health.counters(),
+    leader: () => leader,
+    leadership: () => leadership,
+  });
 
   /** Everyone this process holds a socket for, to a new leader. */
   const hello = () => {
     const sockets: [string, WorkerId][] = [];
     for (const socket of io.sockets.sockets.values())
       if (socket.data.workerId !== null) sockets.push([socket.id, socket.data.workerId]);
-    tell('hello', { sockets });
+    calls.tell('hello', { sockets });
   };
 
   /**
@@ -224,80 +170,17 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       ingest.reset();
     }
     if (!announced) return;
-    if (leadership !== null) {
-      for (const [id, entry] of [...pending]) settleLocally(id, entry);
-    } else {
-      for (const [id, entry] of pending) sendCall(id, entry);
-    }
+    calls.resend();
     hello();
-  };
-
-  const settleLocally = (id: string, entry: PendingCall) => {
-    pending.delete(id);
-    clearTimeout(entry.timer);
-    try {
-      entry.resolve(leadership!.call(processId, entry.call.method, entry.call.args));
-    } catch (error) {
-      entry.reject(error);
-    }
-  };
-
-  const answer = (header: RpcHeader & { readonly from: string }) => {
-    const reply = (body: Omit<ReplyHeader, 't' | 'id'>) => {
-      if (header.id !== '')
-        bus.send(header.from, { t: 'reply', id: header.id, ...body }).catch((error: unknown) => logError(error));
-    };
-    if (leadership === null) return reply({ ok: false, retry: true });
-    try {
-      const value = leadership.call(header.from, header.method, header.args);
-      if (value instanceof Promise)
-        value.then(
-          (v) => reply({ ok: true, value: v }),
-          (error: unknown) => reply(failure(error)),
-        );
-      else reply({ ok: true, value });
-    } catch (error) {
-      reply(failure(error));
-    }
-  };
-
-  const failure = (error: unknown): Omit<ReplyHeader, 't' | 'id'> => {
-    if (error instanceof ProtocolFault)
-      return {
-        ok: false,
-        fault: {
-          code: error.code,
-          message: error.message,
-          ...(error.detail === undefined ? {} : { detail: error.detail }),
-        },
-      };
-    logError(error);
-    return { ok: false, fault: { code: 'internal', message: 'the server failed on this message; it was dropped' } };
-  };
-
-  const onReply = (header: ReplyHeader) => {
-    const entry = pending.get(header.id);
-    if (entry === undefined) return;
-    if (header.retry === true) {
-      // Sent to a process that does not lead (yet, or any more): ask again shortly.
-      setTimeout(() => {
-        if (pending.get(header.id) === entry) sendCall(header.id, entry);
-      }, 300);
-      return;
-    }
-    pending.delete(header.id);
-    clearTimeout(entry.timer);
-    if (header.ok) entry.resolve(header.value);
-    else entry.reject(new ProtocolFault(header.fault!.code, header.fault!.message, header.fault!.detail));
   };
 
   const currentTerm = () => leader?.term ?? -1;
   const onMessage = ({ header, blobs }: BusMessage) => {
     switch (header.t) {
       case 'rpc':
-        return answer(header);
+        return calls.answer(header);
       case 'reply':
-        return onReply(header);
+        return calls.onReply(header);
       case 'contrib':
       case 'sealed':
       case 'partial':
@@ -332,16 +215,16 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     const frames = [...traffic.values()];
     traffic = new Map();
     try {
-      tell('traffic', { frames });
+      calls.tell('traffic', { frames });
     } catch (error) {
       logError(error);
     }
   }, TRAFFIC_EVERY_MS);
 
   const backend: SocketBackend = {
-    join: (request, socketId, address, previous) => call('join', { request, socketId, address, previous }),
-    disconnect: (workerId, socketId) => tell('disconnect', { workerId, socketId }),
-    reconnect: (workerId, socketId) => tell('reconnect', { workerId, socketId }),
+    join: (request, socketId, address, previous) => calls.call('join', { request, socketId, address, previous }),
+    disconnect: (workerId, socketId) => calls.tell('disconnect', { workerId, socketId }),
+    reconnect: (workerId, socketId) => calls.tell('reconnect', { workerId, socketId }),
     recordFrame: (workerId, direction, category, bytes) => {
       const key = `${workerId}/${direction}/${category}`;
       const entry = traffic.get(key);
@@ -349,16 +232,17 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       else traffic.set(key, [workerId, direction, category, bytes]);
     },
     submit: (workerId, _socketId, submission): GradientReceipt => ingest.submit(workerId, submission),
-    requestModel: (workerId, socketId, runId) => andThen(call('requestModel', { workerId, socketId, runId }), () => {}),
-    subscribe: (runId) => call('subscribe', { runId }),
+    requestModel: (workerId, socketId, runId) =>
+      andThen(calls.call('requestModel', { workerId, socketId, runId }), () => {}),
+    subscribe: (runId) => calls.call('subscribe', { runId }),
     // The leader answers for the event it was asked; the map's result is every event's.
     admin: <E extends AdminEvent>(event: E, payload: unknown) =>
-      call('admin', { event, payload }) as Awaitable<AckResult<E>>,
+      calls.call('admin', { event, payload }) as Awaitable<AckResult<E>>,
   };
   const api: ApiSource = {
-    runCount: () => call('runCount', {}),
-    summaries: () => call('summaries', {}),
-    history: (runId) => call('history', { runId }),
+    runCount: () => calls.call('runCount', {}),
+    summaries: () => calls.call('summaries', {}),
+    history: (runId) => calls.call('history', { runId }),
   };
   io.on('connection', (socket) => {
     const counters = health.counters();
