@@ -2,6 +2,7 @@
 // tests included. The rules are stated once, in docs/design.md, "Layers"; each fence's message says which it enforces.
 // Each file falls in exactly one fence block below (a later block for the same file would replace the rule, not add to
 // it).
+import { readFileSync } from 'node:fs';
 import js from '@eslint/js';
 import globals from 'globals';
 import reactHooks from 'eslint-plugin-react-hooks';
@@ -57,6 +58,28 @@ const NO_SERVER_TESTING = {
   message: "scripts/ use the project's public modules (server/local.ts, client/net), not server/testing/.",
 };
 
+/** Source files may be at most this long, except those in scripts/size-allowlist.json, each with its reason. */
+const MAX_LINES = 400;
+const sizeAllowlist = Object.keys(
+  JSON.parse(readFileSync(new URL('./scripts/size-allowlist.json', import.meta.url), 'utf8')).files,
+);
+
+// From a folder of server/, `../x` is another server folder; `../../core` is core.
+const SERVER_ONLY_CORE = {
+  regex: '^\\.\\./(?!\\.\\./)',
+  message: 'server/protocol/ and server/model/ import only core/ (and their own folder).',
+};
+const SERVER_NO_TRANSPORT = {
+  regex: '^\\.\\./(sockets|http|cluster)(/|$)',
+  message: 'server/run/ and server/persistence/ know no transport: no sockets/, http/ or cluster/.',
+};
+const NO_SOCKET_IO = {
+  group: ['socket.io', 'socket.io/*'],
+  message: 'server/run/ and server/persistence/ know no sockets.',
+};
+const SERVER_CORE_ONLY_DIRS = ['server/protocol/**/*.ts', 'server/model/**/*.ts'];
+const SERVER_STATE_DIRS = ['server/run/**/*.ts', 'server/persistence/**/*.ts'];
+
 /** One fence: the import patterns refused in `files` (less `ignores`). */
 function fence(files, patterns, ignores = []) {
   return { files, ignores, rules: { 'no-restricted-imports': ['error', { patterns }] } };
@@ -76,6 +99,11 @@ export default tseslint.config(
     },
   },
   {
+    files: ['**/*.{ts,tsx,mjs,js}'],
+    rules: { 'max-lines': ['error', { max: MAX_LINES, skipBlankLines: false, skipComments: false }] },
+  },
+  { files: sizeAllowlist, rules: { 'max-lines': 'off' } },
+  {
     files: ['client/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: reactHooks.configs.recommended.rules,
@@ -84,7 +112,13 @@ export default tseslint.config(
   fence(['core/**/*.test.ts'], [ABOVE_CORE, SOCKET_CLIENT]),
   fence(['client/net/**/*.ts'], [NET_ONLY_CORE, NO_SERVER, NO_SCRIPTS]),
   fence(['client/**/*.{ts,tsx}'], [NO_SERVER, NO_SCRIPTS, SOCKET_CLIENT], ['client/net/**']),
-  fence(['server/**/*.ts'], [NO_CLIENT, NO_SCRIPTS, SOCKET_CLIENT], [...tests, 'server/testing/**']),
+  fence(SERVER_CORE_ONLY_DIRS, [NO_CLIENT, NO_SCRIPTS, SOCKET_CLIENT, SERVER_ONLY_CORE], tests),
+  fence(SERVER_STATE_DIRS, [NO_CLIENT, NO_SCRIPTS, SOCKET_CLIENT, SERVER_NO_TRANSPORT, NO_SOCKET_IO], tests),
+  fence(
+    ['server/**/*.ts'],
+    [NO_CLIENT, NO_SCRIPTS, SOCKET_CLIENT],
+    [...tests, 'server/testing/**', ...SERVER_CORE_ONLY_DIRS, ...SERVER_STATE_DIRS],
+  ),
   fence(['server/**/*.test.ts', 'server/testing/**/*.ts'], [ONLY_CLIENT_NET, NO_SCRIPTS, SOCKET_CLIENT]),
   fence(['scripts/**/*.{ts,mjs}'], [NO_SERVER_TESTING, SOCKET_CLIENT]),
   fence(['e2e/**/*.ts'], [NO_SERVER_TESTING, SOCKET_CLIENT]),

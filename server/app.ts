@@ -7,24 +7,20 @@
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Dataset } from '../core/data';
-import { asRunId, type RunConfigPatch } from '../core/protocol';
-import { createAdminHandlers } from './admin';
-import { createBroadcastHooks } from './broadcast';
-import { CheckpointStore } from './checkpoint';
-import { createFront, nodeScheduler } from './front';
-import { createApiHandler, registryApiSource } from './http';
-import { DASHBOARD_ROOM, type AppServer } from './io';
-import { joinInfo, type JoinInfo } from './lan';
-import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from './limits';
-import type { ModelRuntime } from './model';
-import type { RunHooks } from './run';
-import { RunRegistry } from './runs';
-import { ServerSimulatedWorkers } from './simulated';
-import { attachSockets, createWorkerNotifier, registryBackend } from './sockets';
-import { WorkerRegistry } from './workers';
+import type { RunConfigPatch } from '../core/protocol';
+import { createAggregator } from './aggregator';
+import { CheckpointStore } from './persistence/checkpoint';
+import { createFront } from './http/front';
+import { createApiHandler } from './http/api';
+import type { AppServer } from './sockets/io';
+import { joinInfo, type JoinInfo } from './http/lan';
+import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from './protocol/limits';
+import type { ModelRuntime } from './model/model';
+import type { RunRegistry } from './run/runs';
+import { attachSockets } from './sockets/sockets';
+import type { WorkerRegistry } from './run/workers';
 
-/** Id of the run the server creates when it starts with none. */
-export const DEFAULT_RUN_ID = asRunId('default');
+export { DEFAULT_RUN_ID } from './aggregator';
 
 export interface AppOptions {
   /** Directory of the built client (dist/client). */
@@ -73,58 +69,21 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const store = new CheckpointStore(options.dataDir, logError);
   await store.init();
-  const workers = new WorkerRegistry(options.identityLimits);
-  let registry: RunRegistry | null = null;
-  const simulated = new ServerSimulatedWorkers({
-    registry: () => registry!,
-    train: options.train ?? null,
-    logError,
-    defer: nodeScheduler.defer,
-  });
-  const broadcast = createBroadcastHooks(io, workers, () => registry!);
-  const hooks: RunHooks = {
-    ...broadcast,
-    openRound: (run, deliveries) => {
-      broadcast.openRound(run, deliveries);
-      for (const { workers: recipients, message } of deliveries) simulated.openRound(run, recipients, message);
-    },
-  };
-  registry = new RunRegistry({
-    runDeps: { model: options.model, hooks, scheduler: nodeScheduler, onError: logError },
-    workers,
+  const aggregator = createAggregator({
+    io,
+    model: options.model,
     store,
-    notifier: simulated.notifier(createWorkerNotifier(io)),
+    train: options.train ?? null,
+    ...(options.identityLimits === undefined ? {} : { identityLimits: options.identityLimits }),
     maxMessageBytes,
-    now: Date.now,
+    logError,
   });
-  const runs = registry;
-  const stored = await store.load();
-  runs.restore(stored.runs, stored.workers);
-  runs.expireIdentities();
-  if (runs.size === 0 && options.defaultRun !== false) runs.create(options.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
-  // Unused identities are forgotten on a timer too, not only when a keyless join needs room.
-  const sweep = setInterval(
-    () => {
-      try {
-        runs.expireIdentities();
-      } catch (error) {
-        logError(new Error('expiring unused identities failed', { cause: error }));
-      }
-    },
-    Math.max(1000, Math.min(workers.limits.idleExpiryMs / 4, 10 * 60_000)),
-  );
-  sweep.unref();
+  const { runs, workers } = aggregator;
+  aggregator.restore(await store.load(), options.defaultRun);
 
-  setApiHandler(createApiHandler(registryApiSource(runs), options.join ?? (() => joinInfo(scheme, boundPort()))));
+  setApiHandler(createApiHandler(aggregator.api, options.join ?? (() => joinInfo(scheme, boundPort()))));
   attachSockets(io, {
-    backend: registryBackend(
-      runs,
-      workers,
-      createAdminHandlers(runs, {
-        onDeleted: (runId) => io.to(DASHBOARD_ROOM).emit('run:deleted', { runId }),
-        simulate: (runId) => simulated.add(runId),
-      }),
-    ),
+    backend: aggregator.backend,
     adminToken: options.adminToken,
     rateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
     logError,
@@ -137,9 +96,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     workers,
     maxMessageBytes,
     close: async () => {
-      clearInterval(sweep);
-      simulated.dispose();
-      for (const run of runs.list()) run.dispose();
+      aggregator.dispose();
       runs.persistAll();
       await new Promise<void>((resolve) => {
         void io.close(() => resolve());

@@ -2,7 +2,7 @@
  * Entry point: reads the configuration from the environment and the command
  * line, loads the test digits, and listens.
  *   PORT=3000  ADMIN_TOKEN=…  DATA_DIR=data/
- * MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24   bounds on worker identities (server/limits.ts)
+ * MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24   bounds on worker identities (server/protocol/limits.ts)
  *   --https or HTTPS=1     serve HTTPS and WSS (students' devices get WebGPU);
  *                          CERT_FILE and KEY_FILE for a real certificate, else a self-signed one in DATA_DIR/tls/
  *   --processes N          N aggregator processes on one port, joined by Redis (docs/scaling.md);
@@ -15,13 +15,13 @@ import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadMnist } from '../core/data';
 import { createApp } from './app';
-import { formatBanner } from './banner';
-import { createCpuModelRuntime } from './cpuModel';
+import { formatBanner } from './http/banner';
+import { createCpuModelRuntime } from './model/cpuModel';
 import { createFileReader } from './data/fileReader';
 import { loadTestSet } from './data/testSets';
-import { joinInfo, lanAddresses } from './lan';
-import { identityLimitsFromEnv } from './limits';
-import { loadOrCreateTls, type TlsMaterial } from './tls';
+import { joinInfo, lanAddresses } from './http/lan';
+import { identityLimitsFromEnv } from './protocol/limits';
+import { loadOrCreateTls, type TlsMaterial } from './http/tls';
 import { createClusterMember } from './cluster/member';
 import { MEMBER_ENV, runPrimary } from './cluster/primary';
 
@@ -79,13 +79,15 @@ if (processes > 1 && cluster.isPrimary) {
       formatBanner({ join: joinInfo(scheme, bound), adminToken, dataDir, tls, cluster: { processes, redis } }),
   });
 } else if (cluster.isWorker && process.env[MEMBER_ENV.redisUrl] !== undefined) {
-  const { test } = await loadMnist(createFileReader());
+  // Every process loads the training split: whichever leads runs the server's simulated workers.
+  const { train, test } = await loadMnist(createFileReader());
   const member = await createClusterMember({
     redisUrl: process.env[MEMBER_ENV.redisUrl]!,
     namespace: process.env[MEMBER_ENV.namespace]!,
     clientDir,
     adminToken,
     model: createCpuModelRuntime(test, (dataset) => loadTestSet(dataset)),
+    train,
     identityLimits,
     ...tlsOption,
   });

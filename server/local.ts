@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Dataset } from '../core/data';
 import { createApp, type App, type AppOptions } from './app';
-import { createCpuModelRuntime } from './cpuModel';
+import { createCpuModelRuntime } from './model/cpuModel';
 import { loadTestSet } from './data/testSets';
-import { DEFAULT_IDENTITY_LIMITS } from './limits';
+import { DEFAULT_IDENTITY_LIMITS } from './protocol/limits';
 
 /** A running in-process aggregator. */
 export interface LocalServer {

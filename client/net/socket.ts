@@ -127,7 +127,7 @@ type ResultOf<E extends AckEventName> = ResponseOf<E> | { readonly ok: false; re
 
 /**
  * How long a request the server refused for its rate waits before it is
- * sent again: the server refuses a message over its rate (server/limits.ts)
+ * sent again: the server refuses a message over its rate (server/protocol/limits.ts)
  * instead of queueing it, and one token of its default bucket (20 a second)
  * comes back in this time. Without the resend a lone fast worker's gradient,
  * once refused, never arrived: its round waited for it past the deadline

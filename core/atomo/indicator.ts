@@ -50,7 +50,7 @@ export function indicatorFromNorms(nuclear: number, l1: number, [rows, cols]: Sh
  * ‖G‖_* ≥ ‖G‖_F ≥ ‖g‖₁/√(mn) (equal for a constant matrix), and ‖G‖_* ≤ ‖g‖₁,
  * since ‖G‖_* = max ⟨G, W⟩ over ‖W‖₂ ≤ 1 and such a W has entries of at most 1
  * (equal for one non-zero entry per row and column: a single entry, the
- * identity). The server refuses a reported indicator outside it (server/validation.ts).
+ * identity). The server refuses a reported indicator outside it (server/protocol/validation.ts).
  */
 export function indicatorRange([rows, cols]: Shape): { readonly min: number; readonly max: number } {
   return { min: Math.sqrt((rows + cols) / (rows * cols)), max: Math.sqrt(rows + cols) };

@@ -16,13 +16,21 @@ import { Redis } from 'ioredis';
 import { accumulate, addPartial, estimateStats, planSum } from '../../core/aggregation';
 import { encodeLayer } from '../../core/codec';
 import { createModelLayout } from '../../core/model/layout';
-import type { GradientSubmission, RoundMetrics, RunSummary } from '../../core/protocol';
+import {
+  asModelVersion,
+  asRunId,
+  asWorkerId,
+  type GradientSubmission,
+  type RoundMetrics,
+  type RunSummary,
+} from '../../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../../core/schema';
 import { seededRng } from '../../core/testing/seeded';
 import { connectSocket } from '../../client/net/socket';
 import { Bus } from '../../server/cluster/bus';
+import type { ContribHeader } from '../../server/cluster/messages';
 import { startRedisServer } from '../../server/cluster/redisServer';
-import { decodeGradient, parseSubmission } from '../../server/validation';
+import { decodeGradient, parseSubmission } from '../../server/protocol/validation';
 import { getJson, launchAggregator, stopAggregator } from '../cluster/launch';
 import { startWorkerThreads } from '../swarm/threads';
 import { fmt, loadText, suiteOptions, writeSection } from './report';
@@ -376,12 +384,12 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
     received.n += 1;
     received.bytes += message.blobs.reduce((s, blob) => s + blob.byteLength, 0);
   });
-  const report = {
+  const report: ContribHeader = {
     t: 'contrib',
     term: 1,
-    runId: 'bench',
-    version: 0,
-    workerId: 1,
+    runId: asRunId('bench'),
+    version: asModelVersion(0),
+    workerId: asWorkerId(1),
     loss: 1,
     layerStats: submissions[0]!.layerStats,
     bytesUp: 9000,
@@ -389,6 +397,7 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
     stats: estimateStats(flats[0]!, offsets),
     at: 0,
     decodeMs: 1,
+    multiplier: 1,
   };
   const through = async (n: number, blob: Buffer | null) => {
     received.n = 0;

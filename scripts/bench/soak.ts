@@ -37,7 +37,7 @@ import type { Worker } from 'node:worker_threads';
 import { connectSocket } from '../../client/net/socket';
 import { asRunId, asWorkerId, type DownlinkMode, type RoundMetrics, type RunId } from '../../core/protocol';
 import { DOWNLINK_MODES } from '../../core/schema';
-import { decodeCheckpoint } from '../../server/checkpoint';
+import { decodeCheckpoint } from '../../server/persistence/checkpoint';
 import { makeDataDir, removeDataDir } from '../../server/local';
 import { connectAdmin, type AdminClient } from '../swarm/admin';
 import { startTsWorker } from '../../server/tsWorker';

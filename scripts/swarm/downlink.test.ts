@@ -22,7 +22,7 @@ import { createModelLayout } from '../../core/model';
 import { modelHash } from '../../core/training/modelUpdate';
 import { createFileReader } from '../../server/data/fileReader';
 import { waitFor } from '../../server/local';
-import type { Run } from '../../server/run';
+import type { Run } from '../../server/run/run';
 import { inProcessServerPerFile } from './testing';
 
 const server = inProcessServerPerFile();

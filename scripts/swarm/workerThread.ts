@@ -4,7 +4,7 @@
  * page: the digits read from public/data/, the CPU backend or this thread's
  * own Dawn device, an in-memory identity, a socket.io channel to the
  * aggregator's URL, this thread's CPU clock for the CPU trainer's timings
- * (server/threadClock.ts), and a sink that counts instead of drawing.
+ * (server/run/threadClock.ts), and a sink that counts instead of drawing.
  * Started by threads.ts.
  */
 import { loadMnist } from '../../core/data';
@@ -14,7 +14,7 @@ import { translate } from '../../client/i18n';
 import { memoryIdentity } from '../../client/net/workerIdentity';
 import type { WorkerSession, WorkerSessionSink } from '../../client/session/workerSession';
 import { createFileReader } from '../../server/data/fileReader';
-import { threadCpuClock } from '../../server/threadClock';
+import { threadCpuClock } from '../../server/run/threadClock';
 import { registerRawLoader } from '../rawLoader';
 import { workerThreadPort, type FromWorkerThread, type ToWorkerThread, type WorkerThreadData } from './threadProtocol';
 

@@ -12,9 +12,10 @@
  * renewing it.
  */
 import type { Redis } from 'ioredis';
+import type { ClusterHeader } from './messages';
 
-/** One message: what it is (`header.t`), who sent it, and its binary parts. */
-export interface BusMessage<H extends { readonly t: string } = { readonly t: string }> {
+/** One message: what it is (`header.t`, server/cluster/messages.ts), who sent it, and its binary parts. */
+export interface BusMessage<H extends ClusterHeader = ClusterHeader> {
   readonly header: H & { readonly from: string };
   readonly blobs: readonly Buffer[];
 }
@@ -124,7 +125,7 @@ export class Bus {
   }
 
   /** Sends to one process's inbox (to oneself: delivered here, after what is already queued). */
-  send<H extends { readonly t: string }>(to: string, header: H, blobs: readonly Buffer[] = []): Promise<void> {
+  send(to: string, header: ClusterHeader, blobs: readonly Buffer[] = []): Promise<void> {
     const message: BusMessage = { header: { ...header, from: this.#self }, blobs };
     if (to === this.#self) {
       this.#deliverLocally(message);
@@ -134,7 +135,7 @@ export class Bus {
   }
 
   /** Sends to every process, this one included (delivered here at once). */
-  broadcast<H extends { readonly t: string }>(header: H, blobs: readonly Buffer[] = []): Promise<void> {
+  broadcast(header: ClusterHeader, blobs: readonly Buffer[] = []): Promise<void> {
     const message: BusMessage = { header: { ...header, from: this.#self }, blobs };
     this.#deliverLocally(message);
     return this.#add(this.#names.broadcast, message);
@@ -176,9 +177,9 @@ export class Bus {
   }
 }
 
-/** A stream entry back into a message; null for one this code did not write. */
+/** A stream entry back into a message; null for one this code did not write (the processes trust each other). */
 function decode(fields: Buffer[]): BusMessage | null {
-  let header: (BusMessage['header'] & Record<string, unknown>) | null = null;
+  let header: BusMessage['header'] | null = null;
   const blobs: Buffer[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const name = fields[i]!.toString();

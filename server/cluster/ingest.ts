@@ -8,78 +8,25 @@
  * core/aggregation/exactSum.ts), or for the coordinate-wise rules the
  * estimates themselves.
  */
-import { accumulate, estimateStats, type EstimateStats } from '../../core/aggregation';
+import { accumulate, estimateStats } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
-import type {
-  GradientReceipt,
-  LayerStats,
-  ModelVersion,
-  RoundOpen,
-  RunConfig,
-  RunId,
-  WorkerId,
-  WorkerTimes,
-} from '../../core/protocol';
+import type { GradientReceipt, ModelVersion, RoundOpen, RunConfig, RunId, WorkerId } from '../../core/protocol';
 import { attackMultiplier, type WorkerAttack } from '../../core/schema';
 import { scaleContribution } from '../../core/training/modelUpdate';
-import { ProtocolFault } from '../fault';
-import { decodeGradient, type SubmissionEnvelope } from '../validation';
-
-/** What the leader sends when a round opens (the model layers travel as the message's blobs). */
-export interface OpenHeader {
-  readonly t: 'open';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  readonly config: RunConfig;
-  /** round:open without its layers. */
-  readonly round: Omit<RoundOpen, 'layers'>;
-  /** [worker, its socket, the process holding it]. */
-  readonly participants: readonly (readonly [WorkerId, string, string])[];
-  readonly attacks: readonly (readonly [WorkerId, WorkerAttack])[];
-}
-
-/** A contribution's report to the leader. */
-export interface ContribHeader {
-  readonly t: 'contrib';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  readonly workerId: WorkerId;
-  readonly loss: number;
-  readonly layerStats: readonly LayerStats[];
-  readonly bytesUp: number;
-  readonly computeMs: number;
-  readonly times?: WorkerTimes;
-  readonly stats: EstimateStats;
-  /** When this process accepted it, and how long its decoding took (ms). */
-  readonly at: number;
-  readonly decodeMs: number;
-}
-
-/** The leader's plan for a sealed round: which held estimates, with which weights and scales. */
-export interface PlanHeader {
-  readonly t: 'plan';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  /** Bumped when a process died and the plan was made again without its gradients. */
-  readonly seq: number;
-  readonly kind: 'sum' | 'estimates';
-  /** [worker, weight]; the weight is 1 for 'estimates'. */
-  readonly workers: readonly (readonly [WorkerId, number])[];
-  readonly scales: readonly number[];
-}
-
-/** A process's answer to a plan: its partial sum (one blob) or its estimates (one blob each, in `workers` order). */
-export interface PartialHeader {
-  readonly t: 'partial';
-  readonly term: number;
-  readonly runId: RunId;
-  readonly version: ModelVersion;
-  readonly seq: number;
-  readonly workers: readonly WorkerId[];
-}
+import { ProtocolFault } from '../protocol/fault';
+import { decodeGradient, type SubmissionEnvelope } from '../protocol/validation';
+import {
+  toBuffer,
+  unpackDeliveries,
+  type ContribHeader,
+  type DeliveryHeader,
+  type OpenHeader,
+  type PartialHeader,
+  type PlanHeader,
+  type ResyncHeader,
+  type SealedHeader,
+  type ToLeaderHeader,
+} from './messages';
 
 /** What the ingest needs from its process. */
 export interface IngestDeps {
@@ -87,7 +34,7 @@ export interface IngestDeps {
   readonly layout: (config: RunConfig) => ModelLayout;
   readonly now: () => number;
   /** Sends to the current leader (directly when this process leads). */
-  readonly toLeader: <H extends { readonly t: string }>(header: H, blobs?: readonly Buffer[]) => void;
+  readonly toLeader: (header: ToLeaderHeader, blobs?: readonly Buffer[]) => void;
   /** Emits round:open to sockets of this process. */
   readonly emitOpen: (socketIds: readonly string[], round: RoundOpen) => void;
 }
@@ -120,7 +67,7 @@ export class Ingest {
   }
 
   /** A round opened: remember it and send round:open to this process's participants. */
-  open(header: OpenHeader, layers: readonly Buffer[]): void {
+  open(header: OpenHeader, blobs: readonly Buffer[]): void {
     const layout = this.#deps.layout(header.config);
     const own = header.participants.filter(([, , processId]) => processId === this.#deps.self);
     this.#rounds.set(header.runId, {
@@ -133,12 +80,17 @@ export class Ingest {
       sealed: false,
     });
     this.#latest.set(header.runId, Math.max(this.#latest.get(header.runId) ?? -1, header.version));
-    const round: RoundOpen = { ...header.round, layers };
-    if (own.length > 0)
-      this.#deps.emitOpen(
-        own.map(([, socketId]) => socketId),
-        round,
-      );
+    this.#emit(header.deliveries, blobs);
+  }
+
+  /** A sync of the open round for one of this process's workers. */
+  resync(header: ResyncHeader, blobs: readonly Buffer[]): void {
+    this.#emit(header.deliveries, blobs);
+  }
+
+  #emit(deliveries: readonly DeliveryHeader[], blobs: readonly Buffer[]): void {
+    for (const { round, sockets } of unpackDeliveries(deliveries, blobs, this.#deps.self))
+      if (sockets.length > 0) this.#deps.emitOpen(sockets, round);
   }
 
   /** A worker's gradient, from the socket that speaks for it; throws ProtocolFault as one process would. */
@@ -170,7 +122,8 @@ export class Ingest {
 
     const started = this.#deps.now();
     const decoded = decodeGradient(submission, round.layout, round.open.config);
-    scaleContribution(decoded.estimates, attackMultiplier(round.attacks.get(workerId) ?? null));
+    const multiplier = attackMultiplier(round.attacks.get(workerId) ?? null);
+    scaleContribution(decoded.estimates, multiplier);
     const estimate = new Float32Array(round.layout.parameterCount);
     decoded.estimates.forEach((layer, i) => estimate.set(layer, round.offsets[i]!));
     const stats = estimateStats(estimate, round.offsets);
@@ -190,8 +143,10 @@ export class Ingest {
       stats,
       at: now,
       decodeMs: now - started,
+      multiplier,
     };
-    this.#deps.toLeader(report);
+    // The relay forwards the messages as received: they go to the leader, which relays them next round.
+    this.#deps.toLeader(report, round.open.config.downlink === 'relay' ? submission.layers.map(toBuffer) : []);
     return { version, bytes: decoded.bytes };
   }
 
@@ -199,7 +154,8 @@ export class Ingest {
   seal(term: number, runId: RunId, version: ModelVersion): void {
     const round = this.#round(term, runId, version);
     if (round) round.sealed = true;
-    this.#deps.toLeader({ t: 'sealed', term, runId, version });
+    const sealed: SealedHeader = { t: 'sealed', term, runId, version };
+    this.#deps.toLeader(sealed);
   }
 
   /** The leader's plan: the partial sum (or the estimates) of the listed workers this process holds. */
@@ -207,6 +163,8 @@ export class Ingest {
     const round = this.#round(plan.term, plan.runId, plan.version);
     if (round === undefined) return;
     const mine = plan.workers.filter(([workerId]) => round.held.has(workerId));
+    // The leader waits only for the processes holding a listed gradient: the others have nothing to send.
+    if (mine.length === 0) return;
     const header: PartialHeader = {
       t: 'partial',
       term: plan.term,

@@ -1,38 +1,50 @@
 /**
  * The leader of a cluster (docs/scaling.md, "The leader"): the process that
- * holds the lease runs the one-process registry, runs and round machines,
- * unchanged, over Redis. What a follower's socket asks (join, subscribe,
- * teacher events, /api) comes here as a call; round:open goes to every
- * process with the model; each gradient arrives as a report while its
- * estimate stays on its process; a closing round is sealed everywhere, then
- * planned, then summed from the partial sums (core/aggregation/exactSum.ts),
- * so the update is bit for bit the one process's. Each round is
+ * holds the lease runs the one-process aggregator (server/aggregator.ts:
+ * registry, runs, round machines, simulated workers), unchanged, over Redis.
+ * What a follower's socket asks (join, subscribe, model:request, teacher
+ * events, /api) comes here as a call; round:open goes to every process with
+ * each of its deliveries (the model, a sync, the compressed or relayed
+ * update); each gradient arrives as a report (with its raw bytes under the
+ * `relay` downlink) while its estimate stays on its process; a closing
+ * round is sealed everywhere, then planned, then summed from the partial
+ * sums (core/aggregation/exactSum.ts), the leader adding its own simulated
+ * workers', so the update is bit for bit the one process's. Each round is
  * checkpointed in Redis, fenced by the lease, before anyone hears of it.
  */
-import { addPartial, aggregate, finishMean, planSum, type Aggregate, type EstimateStats } from '../../core/aggregation';
-import type { RoundOpen, RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
-import { createAdminHandlers, type AdminEvent } from '../admin';
-import { DEFAULT_RUN_ID } from '../app';
-import { createBroadcastHooks } from '../broadcast';
-import type { StoredRun } from '../checkpoint';
-import { ProtocolFault } from '../fault';
-import { nodeScheduler } from '../front';
-import { registryApiSource, type ApiSource } from '../http';
-import { DASHBOARD_ROOM, type AppServer } from '../io';
-import type { IdentityLimits } from '../limits';
-import type { ModelRuntime } from '../model';
-import type { OpenRound } from '../round';
-import { RoundLost, type Run, type RunHooks } from '../run';
-import { RunRegistry, type WorkerNotifier } from '../runs';
-import { registryBackend, type SocketBackend } from '../sockets';
-import { WorkerRegistry, type WorkersSnapshot } from '../workers';
+import type { Aggregate } from '../../core/aggregation';
+import type { Dataset } from '../../core/data';
+import type { RunConfigPatch, RunId, WorkerId } from '../../core/protocol';
+import { createAggregator, type Aggregator } from '../aggregator';
+import type { StoredRun } from '../persistence/checkpoint';
+import { ProtocolFault } from '../protocol/fault';
+import { andThen, type AppServer, type Awaitable } from '../sockets/io';
+import type { IdentityLimits } from '../protocol/limits';
+import type { ModelRuntime } from '../model/model';
+import type { OpenRound } from '../run/round';
+import type { RoundDelivery, Run } from '../run/run';
+import type { RunRegistry, WorkerNotifier } from '../run/runs';
+import type { WorkerIdentity, WorkerRegistry, WorkersSnapshot } from '../run/workers';
 import type { Bus, BusMessage } from './bus';
 import type { ProcessCounters } from './health';
-import type { ContribHeader, OpenHeader, PartialHeader, PlanHeader } from './ingest';
+import {
+  packDeliveries,
+  type CallArgs,
+  type CallMethod,
+  type CallResult,
+  type ClusterHeader,
+  type ContribHeader,
+  type NotifyBody,
+  type OpenHeader,
+  type ResyncHeader,
+  type ToLeaderHeader,
+} from './messages';
+import { Closing, contributionOf, type Held } from './closing';
+import { CoalescedWrites } from './coalescedWrites';
 import { LeaseLost, type ClusterState } from './state';
 
-/** What a follower asks the leader (the socket backend's calls, and /api). */
-export type CallMethod = 'join' | 'disconnect' | 'reconnect' | 'hello' | 'traffic' | 'subscribe' | 'admin' | 'api';
+/** The leader's answer to each call: the socket backend's, or the /api source's. */
+type CallHandlers = { readonly [M in CallMethod]: (from: string, args: CallArgs<M>) => Awaitable<CallResult<M>> };
 
 /** What the leader needs. */
 export interface LeadershipDeps {
@@ -43,6 +55,8 @@ export interface LeadershipDeps {
   readonly term: number;
   readonly io: AppServer;
   readonly model: ModelRuntime;
+  /** The training split, for the server's simulated workers (they run on the leader). */
+  readonly train?: Dataset | null;
   readonly maxMessageBytes: number;
   readonly identityLimits?: Partial<IdentityLimits>;
   readonly defaultRun?: RunConfigPatch | false;
@@ -55,241 +69,12 @@ export interface LeadershipDeps {
   readonly onLeaseLost: () => void;
 }
 
-/** Per run, the round whose gradients are out there: who holds each, and with what statistics. */
-interface Held {
-  readonly version: number;
-  /** Process of each participant when the round opened. */
-  readonly participants: Map<WorkerId, string>;
-  readonly byWorker: Map<WorkerId, { readonly process: string; readonly stats: EstimateStats }>;
-}
-
-/**
- * Writes to Redis, coalesced per key: at most one in flight and one waiting, each caller told when its state is
- * durable.
- */
-class CoalescedWrites {
-  readonly #entries = new Map<
-    string,
-    { inFlight: Promise<void>; next: (() => Promise<void>) | null; nextDone: Promise<void> | null }
-  >();
-
-  write(key: string, job: () => Promise<void>): Promise<void> {
-    const entry = this.#entries.get(key);
-    if (entry !== undefined) {
-      entry.next = job;
-      entry.nextDone ??= entry.inFlight.then(() => {
-        const next = entry.next!;
-        entry.next = null;
-        entry.nextDone = null;
-        return this.#run(key, entry, next);
-      });
-      return entry.nextDone;
-    }
-    const created = { inFlight: Promise.resolve(), next: null, nextDone: null };
-    this.#entries.set(key, created);
-    return this.#run(key, created, job);
-  }
-
-  #run(key: string, entry: { inFlight: Promise<void>; next: unknown }, job: () => Promise<void>): Promise<void> {
-    const done = job();
-    entry.inFlight = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    void entry.inFlight.then(() => {
-      if (entry.next === null && this.#entries.get(key) === entry) this.#entries.delete(key);
-    });
-    return done;
-  }
-}
-
-/** A round the leader is closing: sealed, planned, summed. */
-class Closing {
-  readonly run: Run;
-  readonly round: OpenRound;
-  readonly #held: Held;
-  readonly #leader: Leadership;
-  readonly #waitingSeal: Set<string>;
-  #seq = 0;
-  #plan: ReturnType<typeof planSum> | null = null;
-  #contributors: WorkerId[] = [];
-  #expected: Set<string> | null = null;
-  readonly #partials = new Map<string, BusMessage>();
-  readonly #resolve: (aggregate: Aggregate) => void;
-  readonly #reject: (error: unknown) => void;
-  readonly promise: Promise<Aggregate>;
-  readonly #timer: NodeJS.Timeout;
-
-  /** Whether it ended already (nothing to wait for). */
-  settled = false;
-
-  constructor(leader: Leadership, run: Run, round: OpenRound, held: Held) {
-    this.#leader = leader;
-    this.run = run;
-    this.round = round;
-    this.#held = held;
-    let resolve!: (aggregate: Aggregate) => void;
-    let reject!: (error: unknown) => void;
-    this.promise = new Promise<Aggregate>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    this.#resolve = resolve;
-    this.#reject = reject;
-    const processes = new Set([...held.participants.values(), ...[...held.byWorker.values()].map((h) => h.process)]);
-    this.#waitingSeal = processes;
-    // A process that never answers (stalled, not dead) must not hold the run forever.
-    this.#timer = setTimeout(() => {
-      try {
-        for (const p of [...this.#waitingSeal, ...(this.#expected ?? [])]) this.processGone(p);
-      } catch (error) {
-        this.#end(error);
-      }
-    }, 15_000);
-    this.#timer.unref();
-    if (this.#waitingSeal.size === 0) this.#makePlan();
-  }
-
-  /** The processes this round still waits for. */
-  waitingOn(): string[] {
-    return [...this.#waitingSeal, ...(this.#expected ?? [])];
-  }
-
-  /** A report that arrived after the round closed but before its process sealed it: it counts. */
-  late(header: ContribHeader, from: string): void {
-    if (this.#plan !== null) return;
-    this.round.add(header.workerId, contributionOf(header), header.at);
-    this.round.decodeMs += header.decodeMs;
-    this.#held.byWorker.set(header.workerId, { process: from, stats: header.stats });
-  }
-
-  sealed(from: string): void {
-    if (!this.#waitingSeal.delete(from)) return;
-    if (this.#waitingSeal.size === 0 && this.#plan === null) this.#makePlan();
-  }
-
-  partial(from: string, message: BusMessage): void {
-    const header = message.header as unknown as PartialHeader;
-    if (header.seq !== this.#seq || this.#expected === null || !this.#expected.has(from)) return;
-    this.#partials.set(from, message);
-    this.#expected.delete(from);
-    if (this.#expected.size === 0) this.#finish();
-  }
-
-  /** A process died: its gradients are lost; plan again without them. */
-  processGone(process: string): void {
-    const lost = [...this.#held.byWorker].filter(([, h]) => h.process === process).map(([w]) => w);
-    for (const workerId of lost) {
-      this.round.forget(workerId);
-      this.#held.byWorker.delete(workerId);
-    }
-    const waited = this.#waitingSeal.delete(process);
-    if (this.#plan === null) {
-      if (waited && this.#waitingSeal.size === 0) this.#makePlan();
-      return;
-    }
-    if (lost.length > 0 || this.#expected?.has(process) === true) this.#makePlan();
-  }
-
-  #makePlan(): void {
-    this.#seq += 1;
-    this.#partials.clear();
-    const contributors = this.round.orderedContributors().filter((w) => this.#held.byWorker.has(w));
-    if (contributors.length === 0) {
-      this.#end(
-        new RoundLost(`run ${this.run.id}: every gradient of round ${this.round.version} was lost with its process`),
-      );
-      return;
-    }
-    this.#contributors = contributors;
-    const rule = this.run.config.aggregation;
-    const layout = this.run.layout;
-    const sumRule = rule.kind === 'mean' || rule.kind === 'norm-bound';
-    const plan = sumRule
-      ? planSum(
-          rule,
-          contributors.map((w) => this.#held.byWorker.get(w)!.stats),
-        )
-      : {
-          weights: contributors.map(() => 1),
-          scales: layout.tensors.map(() => 0),
-          count: contributors.length,
-          clipped: 0,
-        };
-    this.#plan = plan;
-    this.#expected = new Set(contributors.map((w) => this.#held.byWorker.get(w)!.process));
-    const header: PlanHeader = {
-      t: 'plan',
-      term: this.#leader.term,
-      runId: this.run.id,
-      version: this.round.version,
-      seq: this.#seq,
-      kind: sumRule ? 'sum' : 'estimates',
-      workers: contributors.map((w, i) => [w, plan.weights[i]!] as const),
-      scales: plan.scales,
-    };
-    this.#leader.broadcast(header);
-  }
-
-  #finish(): void {
-    const plan = this.#plan!;
-    const layout = this.run.layout;
-    const offsets = layout.tensors.map((t) => t.offset);
-    const length = layout.parameterCount;
-    const rule = this.run.config.aggregation;
-    try {
-      if (rule.kind === 'mean' || rule.kind === 'norm-bound') {
-        const total = new Float64Array(length);
-        for (const message of this.#partials.values()) addPartial(total, new Float64Array(copy(message.blobs[0]!)));
-        this.#end(null, { value: finishMean(total, plan, offsets), clipped: plan.clipped, dropped: 0 });
-      } else {
-        const estimates: Float32Array[] = [];
-        for (const message of this.#partials.values())
-          for (const blob of message.blobs) estimates.push(new Float32Array(copy(blob)));
-        if (estimates.length !== this.#contributors.length)
-          throw new Error(`expected ${this.#contributors.length} estimates, got ${estimates.length}`);
-        this.#end(null, aggregate(rule, estimates, length, offsets));
-      }
-    } catch (error) {
-      this.#end(error);
-    }
-  }
-
-  #end(error: unknown, aggregate?: Aggregate): void {
-    clearTimeout(this.#timer);
-    this.settled = true;
-    this.#leader.closed(this);
-    if (aggregate !== undefined) this.#resolve(aggregate);
-    else this.#reject(error);
-  }
-}
-
-/** An aligned copy of a blob (a Buffer from Redis may start at any byte). */
-function copy(blob: Buffer): ArrayBuffer {
-  const bytes = new Uint8Array(blob.byteLength);
-  bytes.set(blob);
-  return bytes.buffer;
-}
-
-/** The part of a report a round keeps (the estimates stay with the process that decoded them). */
-function contributionOf(header: ContribHeader) {
-  return {
-    estimates: null,
-    loss: header.loss,
-    layerStats: header.layerStats,
-    bytesUp: header.bytesUp,
-    computeMs: header.computeMs,
-    ...(header.times === undefined ? {} : { times: header.times }),
-  };
-}
-
 /** The leader: loads the cluster's state from Redis and serves the other processes. */
 export class Leadership {
   readonly term: number;
   readonly registry: RunRegistry;
   readonly workers: WorkerRegistry;
-  readonly #backend: SocketBackend;
-  readonly #api: ApiSource;
+  readonly #aggregator: Aggregator;
   readonly #deps: LeadershipDeps;
   /** Every socket that spoke for a worker: its process and worker. */
   readonly #sockets = new Map<string, { process: string; workerId: WorkerId }>();
@@ -304,43 +89,9 @@ export class Leadership {
   private constructor(deps: LeadershipDeps) {
     this.#deps = deps;
     this.term = deps.term;
-    this.workers = new WorkerRegistry(deps.identityLimits);
-    let registry: RunRegistry | null = null;
-    const base = createBroadcastHooks(deps.io, this.workers, () => registry!, {
-      persistOnClose: false,
-      // Dashboards may sit on any process: always publish, at most once a second per run. Each summary lists every
-      // worker and crosses Redis to every process (about 0.15 MB at 600 tabs): at four a second it was most of what
-      // a cluster put through Redis (docs/scaling.md, "A 10,000-tab event").
-      anyDashboards: () => true,
-      stateEveryMs: 1000,
-    });
-    const hooks: RunHooks = {
-      // Runs here always send the full model (compressedDownlink: false below): one delivery per round.
-      openRound: (run, deliveries) => {
-        for (const { workers, message } of deliveries) this.#openRound(run, workers, message);
-      },
-      roundClosed: (run, metrics, contributors) => {
-        base.roundClosed(run, metrics, contributors);
-        this.#held.delete(run.id);
-        this.broadcast({ t: 'done', term: this.term, runId: run.id, version: metrics.version });
-      },
-      changed: (run) => base.changed(run),
-      commitRound: (run) => {
-        registry!.persist(run);
-        return this.#lastSave.get(run.id) ?? Promise.resolve();
-      },
-    };
-    registry = new RunRegistry({
-      runDeps: {
-        model: deps.model,
-        hooks,
-        scheduler: nodeScheduler,
-        onError: deps.logError,
-        combine: (run, round) => this.#combine(run, round),
-        // The followers keep the gradients, not their raw bytes, and round:open is one message for all: the full model.
-        compressedDownlink: false,
-      },
-      workers: this.workers,
+    this.#aggregator = createAggregator({
+      io: deps.io,
+      model: deps.model,
       store: {
         saveRun: (stored) => void this.#saveRun(stored),
         saveWorkers: (snapshot) => void this.#saveWorkers(snapshot),
@@ -349,23 +100,32 @@ export class Leadership {
             .write(`run:${runId}`, () => deps.state.deleteRun(deps.lease, runId))
             .catch((error: unknown) => this.#writeFailed(error)),
       },
-      notifier: this.#notifier(),
+      train: deps.train ?? null,
+      ...(deps.identityLimits === undefined ? {} : { identityLimits: deps.identityLimits }),
       maxMessageBytes: deps.maxMessageBytes,
-      now: Date.now,
-    });
-    this.registry = registry;
-    const admin = createAdminHandlers(registry, {
-      onDeleted: (runId) => deps.io.to(DASHBOARD_ROOM).emit('run:deleted', { runId }),
-      // The server's own simulated workers decode on the leader, outside the partial sums: one process only.
-      simulate: () => {
-        throw new ProtocolFault(
-          'invalid-state',
-          'simulated workers run in a one-process server; against a cluster use npm run swarm -- --url',
-        );
+      logError: deps.logError,
+      broadcast: {
+        persistOnClose: false,
+        // Dashboards may sit on any process: always publish, at most once a second per run. Each summary lists every
+        // worker and crosses Redis to every process (about 0.15 MB at 600 tabs): at four a second it was most of what
+        // a cluster put through Redis (docs/scaling.md, "A 10,000-tab event").
+        anyDashboards: () => true,
+        stateEveryMs: 1000,
       },
+      deliver: (run, deliveries) => this.#deliver(run, deliveries),
+      combine: (run, round) => this.#combine(run, round),
+      roundClosed: (run, metrics) => {
+        this.#held.delete(run.id);
+        this.broadcast({ t: 'done', term: this.term, runId: run.id, version: metrics.version });
+      },
+      commitRound: (run, runs) => {
+        runs.persist(run);
+        return this.#lastSave.get(run.id) ?? Promise.resolve();
+      },
+      notifier: this.#notifier(),
     });
-    this.#backend = registryBackend(registry, this.workers, admin);
-    this.#api = registryApiSource(registry);
+    this.registry = this.#aggregator.runs;
+    this.workers = this.#aggregator.workers;
   }
 
   /** Becomes the leader: restores every run and identity from Redis, then tells every process. */
@@ -373,16 +133,13 @@ export class Leadership {
     const leadership = new Leadership(deps);
     const stored = await deps.state.load(deps.logError);
     for (const run of stored.runs) leadership.#createdAt.set(run.snapshot.runId, run.createdAt);
-    leadership.registry.restore(stored.runs, stored.workers);
-    leadership.registry.expireIdentities();
-    if (leadership.registry.size === 0 && deps.defaultRun !== false)
-      leadership.registry.create(deps.defaultRun ?? {}, 'running', DEFAULT_RUN_ID);
+    leadership.#aggregator.restore(stored, deps.defaultRun);
     leadership.broadcast({ t: 'leader', term: deps.term });
     return leadership;
   }
 
   /** Sends to every process (this one included). */
-  broadcast<H extends { readonly t: string }>(header: H, blobs: readonly Buffer[] = []): void {
+  broadcast(header: ClusterHeader, blobs: readonly Buffer[] = []): void {
     if (this.#disposed) return;
     this.#deps.bus
       .broadcast(header, blobs)
@@ -392,82 +149,78 @@ export class Leadership {
   }
 
   /** A follower's call (or this process's own, directly); throws ProtocolFault to refuse. */
-  call(from: string, method: CallMethod, args: Record<string, unknown>): unknown {
-    const backend = this.#backend;
-    switch (method) {
-      case 'join': {
-        const socketId = args['socketId'] as string;
-        // A worker back on another socket (another process, or its old one died) leaves the open round first:
-        // its new process never saw that round open, so it waits for the next, as a late joiner does.
-        const key = (args['request'] as { workerKey?: string }).workerKey;
-        const identity = key === undefined ? undefined : this.workers.findByKey(key);
-        const counters = this.#deps.counters();
-        counters.joins += 1;
-        if (identity !== undefined) counters.rejoins += 1;
-        if (identity !== undefined && identity.socketId !== null && identity.socketId !== socketId) {
-          backend.disconnect(identity.workerId, identity.socketId);
-          this.#sockets.delete(identity.socketId);
-        }
-        const joined = backend.join(
-          args['request'] as never,
-          socketId,
-          args['address'] as string,
-          (args['previous'] as WorkerId | null) ?? null,
-        ) as {
-          workerId: WorkerId;
-        };
-        this.#sockets.set(socketId, { process: from, workerId: joined.workerId });
-        return joined;
-      }
-      case 'disconnect': {
-        const socketId = args['socketId'] as string;
-        const known = this.#sockets.get(socketId);
-        if (known !== undefined && known.process !== from) return null; // the socket moved on meanwhile
-        this.#sockets.delete(socketId);
-        backend.disconnect(args['workerId'] as WorkerId, socketId);
-        return null;
-      }
-      case 'reconnect':
-        this.#sockets.set(args['socketId'] as string, { process: from, workerId: args['workerId'] as WorkerId });
-        backend.reconnect(args['workerId'] as WorkerId, args['socketId'] as string);
-        return null;
-      case 'hello':
-        for (const [socketId, workerId] of args['sockets'] as [string, WorkerId][]) {
-          this.#sockets.set(socketId, { process: from, workerId });
-          backend.reconnect(workerId, socketId);
-        }
-        return null;
-      case 'traffic':
-        for (const [workerId, direction, category, bytes] of args['frames'] as [WorkerId, never, never, number][])
-          backend.recordFrame(workerId, direction, category, bytes);
-        return null;
-      case 'subscribe':
-        return backend.subscribe(args['runId'] as RunId | undefined);
-      case 'admin':
-        return backend.admin(args['event'] as AdminEvent, args['payload']);
-      case 'api': {
-        const kind = args['kind'];
-        if (kind === 'count') return this.#api.runCount();
-        if (kind === 'summaries') return this.#api.summaries();
-        return this.#api.history(args['runId'] as RunId);
-      }
-    }
+  call<M extends CallMethod>(from: string, method: M, args: CallArgs<M>): Awaitable<CallResult<M>> {
+    const handler: CallHandlers[M] = this.#calls[method];
+    return handler(from, args);
   }
 
+  /** The calls, by method. */
+  readonly #calls: CallHandlers = {
+    join: (from, { request, socketId, address, previous }) => {
+      const backend = this.#aggregator.backend;
+      // A worker back on another socket (another process, or its old one died) leaves the open round first:
+      // its new process never saw that round open, so it waits for the next, as a late joiner does.
+      const key = request.workerKey;
+      const identity = key === undefined ? undefined : this.workers.findByKey(key);
+      const counters = this.#deps.counters();
+      counters.joins += 1;
+      if (identity !== undefined) counters.rejoins += 1;
+      if (identity !== undefined && identity.socketId !== null && identity.socketId !== socketId) {
+        backend.disconnect(identity.workerId, identity.socketId);
+        this.#sockets.delete(identity.socketId);
+      }
+      return andThen(backend.join(request, socketId, address, previous), (joined) => {
+        this.#sockets.set(socketId, { process: from, workerId: joined.workerId });
+        return joined;
+      });
+    },
+    disconnect: (from, { workerId, socketId }) => {
+      const known = this.#sockets.get(socketId);
+      if (known !== undefined && known.process !== from) return null; // the socket moved on meanwhile
+      this.#sockets.delete(socketId);
+      this.#aggregator.backend.disconnect(workerId, socketId);
+      return null;
+    },
+    reconnect: (from, { workerId, socketId }) => {
+      this.#sockets.set(socketId, { process: from, workerId });
+      this.#aggregator.backend.reconnect(workerId, socketId);
+      return null;
+    },
+    hello: (from, { sockets }) => {
+      for (const [socketId, workerId] of sockets) {
+        this.#sockets.set(socketId, { process: from, workerId });
+        this.#aggregator.backend.reconnect(workerId, socketId);
+      }
+      return null;
+    },
+    traffic: (_from, { frames }) => {
+      for (const [workerId, direction, category, bytes] of frames)
+        this.#aggregator.backend.recordFrame(workerId, direction, category, bytes);
+      return null;
+    },
+    requestModel: (_from, { workerId, socketId, runId }) =>
+      andThen(this.#aggregator.backend.requestModel(workerId, socketId, runId), () => null),
+    subscribe: (_from, { runId }) => this.#aggregator.backend.subscribe(runId),
+    admin: (_from, { event, payload }) => this.#aggregator.backend.admin(event, payload),
+    runCount: () => this.#aggregator.api.runCount(),
+    summaries: () => this.#aggregator.api.summaries(),
+    history: (_from, { runId }) => this.#aggregator.api.history(runId),
+  };
+
   /** A message addressed to the leader. */
-  handle(message: BusMessage): void {
+  handle(message: BusMessage<ToLeaderHeader>): void {
     if (this.#disposed) return;
-    const header = message.header as unknown as Record<string, unknown> & { t: string; from: string; term?: number };
-    if (header.term !== undefined && header.term !== this.term) return; // about another leader's rounds
+    const { header, blobs } = message;
+    if (header.term !== this.term) return; // about another leader's rounds
     switch (header.t) {
       case 'contrib':
-        this.#contribution(header as unknown as ContribHeader, header.from);
+        this.#contribution(header, header.from, blobs);
         return;
       case 'sealed':
-        this.#closing.get(header['runId'] as RunId)?.sealed(header.from);
+        this.#closing.get(header.runId)?.sealed(header.from);
         return;
       case 'partial':
-        this.#closing.get(header['runId'] as RunId)?.partial(header.from, message);
+        this.#closing.get(header.runId)?.partial(header.from, header, blobs);
         return;
     }
   }
@@ -500,14 +253,14 @@ export class Leadership {
     for (const [socketId, socket] of [...this.#sockets]) {
       if (socket.process !== process) continue;
       this.#sockets.delete(socketId);
-      this.#backend.disconnect(socket.workerId, socketId);
+      this.#aggregator.backend.disconnect(socket.workerId, socketId);
     }
   }
 
   /** Stops leading: every timer stops, nothing more is written. */
   dispose(): void {
     this.#disposed = true;
-    for (const run of this.registry.list()) run.dispose();
+    this.#aggregator.dispose();
   }
 
   /** Writes every run and the identities (a clean stop), and waits for it. */
@@ -524,15 +277,32 @@ export class Leadership {
     if (this.#closing.get(closing.run.id) === closing) this.#closing.delete(closing.run.id);
   }
 
-  #openRound(run: Run, participants: readonly WorkerId[], message: RoundOpen): void {
-    const tuples: [WorkerId, string, string][] = [];
-    for (const workerId of participants) {
+  /**
+   * round:open, to every process with the model or the update: each process sends its own participants theirs. A
+   * delivery during the round it opened is a resync (model:request), which the processes only pass on.
+   */
+  #deliver(run: Run, deliveries: readonly RoundDelivery[]): void {
+    const address = (workerId: WorkerId): readonly [string, string] | undefined => {
       const socketId = this.workers.get(workerId)?.socketId;
       const process = socketId === null || socketId === undefined ? undefined : this.#sockets.get(socketId)?.process;
-      if (process !== undefined) tuples.push([workerId, socketId!, process]);
+      return process === undefined ? undefined : [socketId!, process];
+    };
+    const round = run.round;
+    const version = deliveries[0]?.message.version ?? run.version;
+    const { headers, blobs } = packDeliveries(deliveries, address);
+    if (round !== null && this.#held.get(run.id)?.round === round) {
+      const resync: ResyncHeader = { t: 'resync', term: this.term, runId: run.id, version, deliveries: headers };
+      this.broadcast(resync, blobs);
+      return;
     }
+    const participants = deliveries.flatMap((d) => d.workers);
+    const tuples: [WorkerId, string, string][] = participants.flatMap((workerId) => {
+      const at = address(workerId);
+      return at === undefined ? [] : [[workerId, ...at]];
+    });
     this.#held.set(run.id, {
-      version: message.version,
+      version,
+      round,
       participants: new Map(tuples.map(([w, , p]) => [w, p])),
       byWorker: new Map(),
     });
@@ -540,31 +310,23 @@ export class Leadership {
       const attack = run.member(w)?.attack ?? null;
       return attack === null ? [] : [[w, attack] as const];
     });
-    const { layers, ...round } = message;
     const header: OpenHeader = {
       t: 'open',
       term: this.term,
       runId: run.id,
-      version: message.version,
+      version,
       config: run.config,
-      round,
+      deliveries: headers,
       participants: tuples,
       attacks,
     };
-    this.broadcast(
-      header,
-      layers.map((layer) =>
-        layer instanceof Uint8Array
-          ? Buffer.from(layer.buffer, layer.byteOffset, layer.byteLength)
-          : Buffer.from(layer),
-      ),
-    );
+    this.broadcast(header, blobs);
   }
 
-  #contribution(header: ContribHeader, from: string): void {
+  #contribution(header: ContribHeader, from: string, blobs: readonly Buffer[]): void {
     const closing = this.#closing.get(header.runId);
     if (closing !== undefined && closing.round.version === header.version) {
-      closing.late(header, from);
+      closing.late(header, from, blobs);
       return;
     }
     const held = this.#held.get(header.runId);
@@ -572,7 +334,7 @@ export class Leadership {
     if (held === undefined || run === undefined || held.version !== header.version) return;
     held.byWorker.set(header.workerId, { process: from, stats: header.stats });
     try {
-      run.acceptRemote(header.workerId, header.version, contributionOf(header), header.at, header.decodeMs);
+      run.acceptRemote(header.workerId, header.version, contributionOf(header, blobs), header.at, header.decodeMs);
     } catch (error) {
       // The worker left the round meanwhile (its disconnect came first): it does not count, as in one process.
       held.byWorker.delete(header.workerId);
@@ -582,7 +344,12 @@ export class Leadership {
 
   #combine(run: Run, round: OpenRound): Promise<Aggregate> {
     if (this.#closing.has(run.id)) return Promise.reject(new Error(`bug: run ${run.id} is closing two rounds`));
-    const held = this.#held.get(run.id) ?? { version: round.version, participants: new Map(), byWorker: new Map() };
+    const held = this.#held.get(run.id) ?? {
+      version: round.version,
+      round,
+      participants: new Map(),
+      byWorker: new Map(),
+    };
     // Seal first: the plan waits for every process's answer, which follows all its reports on the same stream.
     this.broadcast({ t: 'seal', term: this.term, runId: run.id, version: round.version });
     const closing = new Closing(this, run, round, held);
@@ -591,17 +358,17 @@ export class Leadership {
   }
 
   #notifier(): WorkerNotifier {
-    const tell = (socketId: string | null, body: Record<string, unknown>) => {
+    const tell = (identity: WorkerIdentity, body: NotifyBody) => {
+      const { socketId, workerId } = identity;
       const process = socketId === null ? undefined : this.#sockets.get(socketId)?.process;
       if (process === undefined || socketId === null) return;
       this.#deps.bus
-        .send(process, { t: 'notify', term: this.term, socketId, ...body })
+        .send(process, { t: 'notify', term: this.term, socketId, workerId, ...body })
         .catch((error: unknown) => this.#deps.logError(error));
     };
     return {
-      assigned: (identity, assignment) =>
-        tell(identity.socketId, { kind: 'assigned', workerId: identity.workerId, assignment }),
-      removed: (identity, reason) => tell(identity.socketId, { kind: 'removed', workerId: identity.workerId, reason }),
+      assigned: (identity, assignment) => tell(identity, { kind: 'assigned', assignment }),
+      removed: (identity, reason) => tell(identity, { kind: 'removed', reason }),
     };
   }
 

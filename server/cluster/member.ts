@@ -12,29 +12,24 @@
 import { randomBytes } from 'node:crypto';
 import { createAdapter } from '@socket.io/redis-streams-adapter';
 import { Redis } from 'ioredis';
-import type {
-  DashboardSnapshot,
-  GradientReceipt,
-  JoinAccepted,
-  ProtocolErrorCode,
-  RunConfigPatch,
-  RunId,
-  WorkerId,
-} from '../../core/protocol';
+import type { Dataset } from '../../core/data';
+import type { GradientReceipt, RunConfigPatch, WorkerId } from '../../core/protocol';
 import type { Direction, FrameCategory } from '../../core/traffic/frames';
-import { ProtocolFault } from '../fault';
-import { createFront, nodeScheduler, type Front } from '../front';
-import { createApiHandler, type ApiSource } from '../http';
-import { joinInfo, type JoinInfo } from '../lan';
-import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from '../limits';
-import type { ModelRuntime } from '../model';
-import { attachSockets, createWorkerNotifier, type SocketBackend } from '../sockets';
-import type { WorkerIdentity } from '../workers';
+import type { AdminEvent } from '../sockets/admin';
+import { createFront, nodeScheduler, type Front } from '../http/front';
+import { createApiHandler, type ApiSource } from '../http/api';
+import { andThen, type AckResult, type Awaitable } from '../sockets/io';
+import { joinInfo, type JoinInfo } from '../http/lan';
+import { DEFAULT_RATE_LIMIT, computeMaxMessageBytes, type IdentityLimits, type RateLimit } from '../protocol/limits';
+import type { ModelRuntime } from '../model/model';
+import { attachSockets, createWorkerNotifier, type SocketBackend } from '../sockets/sockets';
 import { Bus, type BusMessage } from './bus';
+import { LeaderCalls } from './calls';
 import { startHealth } from './health';
-import { Ingest, type OpenHeader, type PlanHeader } from './ingest';
+import { Ingest } from './ingest';
 import { Keepalive } from './keepalive';
-import { Leadership, type CallMethod } from './leadership';
+import { Leadership } from './leadership';
+import type { ToLeaderHeader } from './messages';
 import { ClusterState, RENEW_EVERY_MS, parseLease } from './state';
 
 /** How to start one process of a cluster. */
@@ -45,6 +40,8 @@ export interface MemberOptions {
   readonly clientDir: string;
   readonly adminToken: string;
   readonly model: ModelRuntime;
+  /** The training split, for the server's simulated workers (worker:simulate), which run on the leader. */
+  readonly train?: Dataset;
   readonly defaultRun?: RunConfigPatch | false;
   readonly identityLimits?: Partial<IdentityLimits>;
   readonly rateLimit?: RateLimit;
@@ -67,30 +64,8 @@ export interface ClusterMember extends Pick<Front, 'httpServer' | 'io'> {
   close(): Promise<void>;
 }
 
-/** How long a call to the leader may wait for a leader and its answer (ms). */
-const CALL_TIMEOUT_MS = 15_000;
 /** How often this process's workers' frame counts go to the leader (ms). */
 const TRAFFIC_EVERY_MS = 250;
-
-interface PendingCall {
-  readonly method: CallMethod;
-  readonly args: Record<string, unknown>;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  readonly timer: NodeJS.Timeout;
-  /** Term of the leader it was last sent to (resent when another leads). */
-  sentTo: number;
-}
-
-interface ReplyHeader {
-  readonly t: 'reply';
-  readonly id: string;
-  readonly ok: boolean;
-  readonly value?: unknown;
-  readonly fault?: { code: ProtocolErrorCode; message: string; detail?: string };
-  /** The addressee does not lead (any more): ask the leader again. */
-  readonly retry?: boolean;
-}
 
 /** Starts one process of a cluster; call `httpServer.listen` to serve. */
 export async function createClusterMember(options: MemberOptions): Promise<ClusterMember> {
@@ -142,10 +117,8 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
   let leadership: Leadership | null = null;
   let lease: string | null = null;
   let closing = false;
-  const pending = new Map<string, PendingCall>();
-  let callCounter = 0;
 
-  const toLeader = <H extends { readonly t: string }>(header: H, blobs: readonly Buffer[] = []) => {
+  const toLeader = (header: ToLeaderHeader, blobs: readonly Buffer[] = []) => {
     if (leadership !== null) {
       leadership.handle({ header: { ...header, from: processId }, blobs });
     } else if (leader !== null) {
@@ -167,46 +140,21 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     emitOpen: (socketIds, round) => io.local.to([...socketIds]).emit('round:open', round),
   });
 
-  const sendCall = (id: string, call: PendingCall) => {
-    if (leader === null || leadership !== null) return;
-    call.sentTo = leader.term;
-    bus
-      .send(leader.processId, { t: 'rpc', id, method: call.method, args: call.args })
-      .catch((error: unknown) => logError(error));
-  };
-
-  /** Asks the leader; this process's own leadership answers at once, synchronously. */
-  const call = (method: CallMethod, args: Record<string, unknown>): unknown => {
-    if (leadership !== null) return leadership.call(processId, method, args);
-    const id = `${processId}:${++callCounter}`;
-    health.counters().calls += 1;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        health.counters().callTimeouts += 1;
-        reject(new ProtocolFault('internal', 'the cluster has no leader that answers right now; try again'));
-      }, CALL_TIMEOUT_MS);
-      const entry: PendingCall = { method, args, resolve, reject, timer, sentTo: -1 };
-      pending.set(id, entry);
-      sendCall(id, entry);
-    });
-  };
-
-  /** A call whose answer nobody waits for; dropped while no leader is known (a new leader asks every process anew). */
-  const tell = (method: CallMethod, args: Record<string, unknown>) => {
-    if (leadership !== null) {
-      leadership.call(processId, method, args);
-    } else if (leader !== null) {
-      bus.send(leader.processId, { t: 'rpc', id: '', method, args }).catch((error: unknown) => logError(error));
-    }
-  };
+  const calls = new LeaderCalls({
+    bus,
+    processId,
+    logError,
+    counters: () => health.counters(),
+    leader: () => leader,
+    leadership: () => leadership,
+  });
 
   /** Everyone this process holds a socket for, to a new leader. */
   const hello = () => {
     const sockets: [string, WorkerId][] = [];
     for (const socket of io.sockets.sockets.values())
       if (socket.data.workerId !== null) sockets.push([socket.id, socket.data.workerId]);
-    tell('hello', { sockets });
+    calls.tell('hello', { sockets });
   };
 
   /**
@@ -222,111 +170,41 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       ingest.reset();
     }
     if (!announced) return;
-    if (leadership !== null) {
-      for (const [id, entry] of [...pending]) settleLocally(id, entry);
-    } else {
-      for (const [id, entry] of pending) sendCall(id, entry);
-    }
+    calls.resend();
     hello();
   };
 
-  const settleLocally = (id: string, entry: PendingCall) => {
-    pending.delete(id);
-    clearTimeout(entry.timer);
-    try {
-      entry.resolve(leadership!.call(processId, entry.method, entry.args));
-    } catch (error) {
-      entry.reject(error);
-    }
-  };
-
-  const answer = (message: BusMessage) => {
-    const header = message.header as unknown as {
-      id: string;
-      method: CallMethod;
-      args: Record<string, unknown>;
-      from: string;
-    };
-    const reply = (body: Omit<ReplyHeader, 't' | 'id'>) => {
-      if (header.id !== '')
-        bus.send(header.from, { t: 'reply', id: header.id, ...body }).catch((error: unknown) => logError(error));
-    };
-    if (leadership === null) return reply({ ok: false, retry: true });
-    try {
-      const value = leadership.call(header.from, header.method, header.args);
-      if (value instanceof Promise)
-        value.then(
-          (v) => reply({ ok: true, value: v }),
-          (error: unknown) => reply(failure(error)),
-        );
-      else reply({ ok: true, value });
-    } catch (error) {
-      reply(failure(error));
-    }
-  };
-
-  const failure = (error: unknown): Omit<ReplyHeader, 't' | 'id'> => {
-    if (error instanceof ProtocolFault)
-      return {
-        ok: false,
-        fault: {
-          code: error.code,
-          message: error.message,
-          ...(error.detail === undefined ? {} : { detail: error.detail }),
-        },
-      };
-    logError(error);
-    return { ok: false, fault: { code: 'internal', message: 'the server failed on this message; it was dropped' } };
-  };
-
-  const onReply = (header: ReplyHeader) => {
-    const entry = pending.get(header.id);
-    if (entry === undefined) return;
-    if (header.retry === true) {
-      // Sent to a process that does not lead (yet, or any more): ask again shortly.
-      setTimeout(() => {
-        if (pending.get(header.id) === entry) sendCall(header.id, entry);
-      }, 300);
-      return;
-    }
-    pending.delete(header.id);
-    clearTimeout(entry.timer);
-    if (header.ok) entry.resolve(header.value);
-    else entry.reject(new ProtocolFault(header.fault!.code, header.fault!.message, header.fault!.detail));
-  };
-
   const currentTerm = () => leader?.term ?? -1;
-  const onMessage = (message: BusMessage) => {
-    const header = message.header as unknown as Record<string, unknown> & { t: string; from: string; term?: number };
+  const onMessage = ({ header, blobs }: BusMessage) => {
     switch (header.t) {
       case 'rpc':
-        return answer(message);
+        return calls.answer(header);
       case 'reply':
-        return onReply(header as unknown as ReplyHeader);
+        return calls.onReply(header);
       case 'contrib':
       case 'sealed':
       case 'partial':
-        return leadership?.handle(message);
+        return leadership?.handle({ header, blobs });
       case 'leader':
-        return observeLeader({ processId: header.from, term: header.term! }, true);
+        return observeLeader({ processId: header.from, term: header.term }, true);
     }
     // The rest comes from a leader: ignore an older one's.
     if (header.term !== currentTerm()) return;
     switch (header.t) {
       case 'open':
-        return ingest.open(header as unknown as OpenHeader, message.blobs);
+        return ingest.open(header, blobs);
+      case 'resync':
+        return ingest.resync(header, blobs);
       case 'seal':
-        return ingest.seal(header.term, header['runId'] as RunId, header['version'] as never);
+        return ingest.seal(header.term, header.runId, header.version);
       case 'plan':
-        return ingest.plan(header as unknown as PlanHeader);
+        return ingest.plan(header);
       case 'done':
-        return ingest.done(header['runId'] as RunId, header['version'] as never);
-      case 'notify': {
-        const identity = { workerId: header['workerId'], socketId: header['socketId'] } as unknown as WorkerIdentity;
-        if (header['kind'] === 'assigned') localNotifier.assigned(identity, header['assignment'] as never);
-        else localNotifier.removed(identity, header['reason'] as string);
+        return ingest.done(header.runId, header.version);
+      case 'notify':
+        if (header.kind === 'assigned') localNotifier.assigned(header, header.assignment);
+        else localNotifier.removed(header, header.reason);
         return;
-      }
     }
   };
 
@@ -337,17 +215,16 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     const frames = [...traffic.values()];
     traffic = new Map();
     try {
-      tell('traffic', { frames });
+      calls.tell('traffic', { frames });
     } catch (error) {
       logError(error);
     }
   }, TRAFFIC_EVERY_MS);
 
   const backend: SocketBackend = {
-    join: (request, socketId, address, previous) =>
-      call('join', { request, socketId, address, previous }) as Promise<{ workerId: WorkerId; accepted: JoinAccepted }>,
-    disconnect: (workerId, socketId) => tell('disconnect', { workerId, socketId }),
-    reconnect: (workerId, socketId) => tell('reconnect', { workerId, socketId }),
+    join: (request, socketId, address, previous) => calls.call('join', { request, socketId, address, previous }),
+    disconnect: (workerId, socketId) => calls.tell('disconnect', { workerId, socketId }),
+    reconnect: (workerId, socketId) => calls.tell('reconnect', { workerId, socketId }),
     recordFrame: (workerId, direction, category, bytes) => {
       const key = `${workerId}/${direction}/${category}`;
       const entry = traffic.get(key);
@@ -355,15 +232,17 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       else traffic.set(key, [workerId, direction, category, bytes]);
     },
     submit: (workerId, _socketId, submission): GradientReceipt => ingest.submit(workerId, submission),
-    // A cluster's runs send the full model every round (compressedDownlink: false): no replica to resync.
-    requestModel: () => undefined,
-    subscribe: (runId) => call('subscribe', { runId }) as Promise<DashboardSnapshot>,
-    admin: (event, payload) => call('admin', { event, payload }) as never,
+    requestModel: (workerId, socketId, runId) =>
+      andThen(calls.call('requestModel', { workerId, socketId, runId }), () => {}),
+    subscribe: (runId) => calls.call('subscribe', { runId }),
+    // The leader answers for the event it was asked; the map's result is every event's.
+    admin: <E extends AdminEvent>(event: E, payload: unknown) =>
+      calls.call('admin', { event, payload }) as Awaitable<AckResult<E>>,
   };
   const api: ApiSource = {
-    runCount: () => call('api', { kind: 'count' }) as Promise<number>,
-    summaries: () => call('api', { kind: 'summaries' }) as never,
-    history: (runId) => call('api', { kind: 'history', runId }) as never,
+    runCount: () => calls.call('runCount', {}),
+    summaries: () => calls.call('summaries', {}),
+    history: (runId) => calls.call('history', { runId }),
   };
   io.on('connection', (socket) => {
     const counters = health.counters();
@@ -401,6 +280,7 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
       term,
       io,
       model: options.model,
+      train: options.train ?? null,
       maxMessageBytes,
       ...(options.identityLimits === undefined ? {} : { identityLimits: options.identityLimits }),
       ...(options.defaultRun === undefined ? {} : { defaultRun: options.defaultRun }),

@@ -93,7 +93,7 @@ export async function startRedisServer(dataDir: string, port?: number): Promise<
       await new Promise((resolve) => setTimeout(resolve, 100));
       continue;
     }
-    // The one answering must be ours: another Redis already on the port (a run that was never stopped) answers
+    // The one answering must be ours: another Redis already on the port (left running by an earlier start) answers
     // too, and its old keys would pass for this cluster's state.
     if (Number(answering) !== child.pid) {
       child.kill('SIGKILL');

@@ -5,7 +5,7 @@
  *   <ns>:leader        "<processId> <term>", SET NX PX, renewed by its holder
  *   <ns>:term          incremented by each new leader: its fencing token
  *   <ns>:proc:<id>     a process's heartbeat, SET PX, renewed
- *   <ns>:run:<runId>   a run's checkpoint, server/checkpoint.ts's format
+ *   <ns>:run:<runId>   a run's checkpoint, server/persistence/checkpoint.ts's format
  *   <ns>:runs          the run ids (a set)
  *   <ns>:workers       the identities (workers.json's JSON)
  *
@@ -15,8 +15,8 @@
  * (append-only file), so a restarted cluster resumes every run.
  */
 import type { Redis } from 'ioredis';
-import { decodeCheckpoint, encodeCheckpoint, type StoredRun } from '../checkpoint';
-import type { WorkersSnapshot } from '../workers';
+import { decodeCheckpoint, encodeCheckpoint, type StoredRun } from '../persistence/checkpoint';
+import type { WorkersSnapshot } from '../run/workers';
 
 /** How long a lease or heartbeat lives without renewal (ms), and how often it is renewed. */
 export const LEASE_TTL_MS = 3000;

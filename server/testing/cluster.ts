@@ -1,13 +1,14 @@
 /**
  * The cluster tests' harness: one Redis on a port of this project's test block
  * and N cluster processes in this process (each its own Redis connections,
- * port and process id), on the CPU model. Killing processes for real is
+ * port and process id), on the CPU model, with the training split for the
+ * simulated workers. Killing processes for real is
  * scripts/cluster/kill.cluster.test.ts's job.
  */
 import type { AddressInfo } from 'node:net';
 import { createClusterMember, type ClusterMember } from '../cluster/member';
 import { startRedisServer, type RedisServer } from '../cluster/redisServer';
-import { createCpuModelRuntime } from '../cpuModel';
+import { createCpuModelRuntime } from '../model/cpuModel';
 import { loadTestData, makeDataDir, removeDataDir, waitFor, TEST_ADMIN_TOKEN } from './harness';
 import type { Leadership } from '../cluster/leadership';
 
@@ -28,7 +29,7 @@ export interface TestCluster {
 export async function startTestCluster(processes: number, redisPort: number, namespace: string): Promise<TestCluster> {
   const dataDir = makeDataDir();
   const redis = await startRedisServer(dataDir, redisPort);
-  const { test } = await loadTestData();
+  const { train, test } = await loadTestData();
   const errors: unknown[] = [];
   const info: string[] = [];
   const members: { member: ClusterMember; url: string }[] = [];
@@ -39,6 +40,7 @@ export async function startTestCluster(processes: number, redisPort: number, nam
       clientDir: `${dataDir}/no-client`,
       adminToken: TEST_ADMIN_TOKEN,
       model: createCpuModelRuntime(test),
+      train,
       defaultRun: false,
       logError: (error) => errors.push(error),
       logInfo: (line) => info.push(line),

@@ -1,8 +1,8 @@
 /**
- * A hand-driven Scheduler (server/run.ts) for unit tests: time moves only when the test says, deferred callbacks run
+ * A hand-driven Scheduler (server/run/run.ts) for unit tests: time moves only when the test says, deferred callbacks run
  * when it flushes them.
  */
-import type { Scheduler } from '../run';
+import type { Scheduler } from '../run/run';
 
 interface Timer {
   readonly at: number;

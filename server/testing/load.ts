@@ -1,5 +1,5 @@
 /**
- * The load measurement of server/load.test.ts (`npm run bench -- server`
+ * The load measurement of server/run/load.test.ts (`npm run bench -- server`
  * measures the same at scale, in worker threads): N simulated workers on one run for
  * R rounds. Each worker computes one honest gradient and resends it for every
  * version (reuseGradient), so the figures are the aggregator's: validation,

@@ -7,14 +7,14 @@
  * untrained model's. (At 50 rounds every scheme measured 83–88%, float32
  * 88.5%; 100 rounds took this file 105 s, the suite's longest.)
  *
- * The schemes are split over two test files (server/training.test.ts, the
- * ATOMO decompositions; server/trainingRivals.test.ts, float32 and the
+ * The schemes are split over two test files (server/run/training.test.ts, the
+ * ATOMO decompositions; server/run/trainingRivals.test.ts, float32 and the
  * rivals) so that vitest trains them on both cores at once: in one file
  * they took 145 s, one after the other, the longest file of the suite.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEME_NAMES, type SchemeName } from '../../core/atomo/types';
-import { createCpuModelRuntime } from '../cpuModel';
+import { createCpuModelRuntime } from '../model/cpuModel';
 import { loadTestData, removeDataDir, startServer, waitFor, type TestServer } from './harness';
 import { HeadlessTab } from '../../client/net/headlessTab';
 

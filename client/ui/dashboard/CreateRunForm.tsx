@@ -32,6 +32,7 @@ import type { Messages } from '../../i18n';
 import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
 import { Explainers } from './Explainers';
+import { type NumberRange, NumberField, type Option, ChoiceField } from './formFields';
 
 /** The form's fields, as the inputs hold them. */
 interface FormValues {
@@ -369,60 +370,3 @@ type TextKey = { [K in keyof FormValues]: string extends FormValues[K] ? K : nev
 
 /** A label of the form's catalogue section (dashboard.form in client/i18n). */
 type FieldLabel = Exclude<keyof Messages['dashboard']['form'], 'links'>;
-
-/** The bounds and step of a number input, as the schema's bounds give them. */
-interface NumberRange {
-  readonly min: number | string;
-  readonly max?: number | string;
-  readonly step: string;
-}
-
-/** A number input under its label. */
-function NumberField(props: {
-  label: string;
-  value: string;
-  onChange: (value: string) => void;
-  range: NumberRange;
-  testId?: string | undefined;
-}) {
-  const { min, max, step } = props.range;
-  return (
-    <label>
-      {props.label}
-      <input
-        type="number"
-        min={min}
-        max={max}
-        step={step}
-        value={props.value}
-        onChange={(e) => props.onChange(e.target.value)}
-        data-testid={props.testId}
-      />
-    </label>
-  );
-}
-
-/** A select's option: its value and what it shows. */
-type Option<V extends string> = readonly [value: V, text: string];
-
-/** A select under its label. */
-function ChoiceField<V extends string>(props: {
-  label: string;
-  value: V;
-  options: readonly Option<V>[];
-  onChange: (value: V) => void;
-  testId?: string;
-}) {
-  return (
-    <label>
-      {props.label}
-      <select value={props.value} onChange={(e) => props.onChange(e.target.value as V)} data-testid={props.testId}>
-        {props.options.map(([value, text]) => (
-          <option key={value} value={value}>
-            {text}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
