@@ -80,39 +80,40 @@ const linkTermMs = (m: RoundMetrics, link: LinkModel) => {
   return simulatedRoundMs(round, link) - round.workerComputeMs[0]! - round.serverMs;
 };
 
-test('the teacher’s link preset reaches the run, and a slow link slows a tab’s rounds as the swarm’s time model predicts', async ({
-  browser,
-  baseURL,
-}) => {
-  test.setTimeout(120_000);
+test(
+  'the teacher’s link preset reaches the run, ' +
+    'and a slow link slows a tab’s rounds as the swarm’s time model predicts',
+  async ({ browser, baseURL }) => {
+    test.setTimeout(120_000);
 
-  const teacher = await browser.newPage();
-  try {
-    await teacher.goto(`/dashboard?token=${ADMIN_TOKEN}`);
-    await expect(teacher.getByText('teacher controls on')).toBeVisible();
-    const form = teacher.getByRole('form', { name: 'Create a run' });
-    const name = `preset ${Date.now()}`;
-    await form.getByLabel('Name', { exact: true }).fill(name);
-    await form.getByTestId('link-preset').selectOption('classroomWifi');
-    await form.getByRole('button', { name: 'Create run' }).click();
-    await expect(teacher.getByTestId('runs-table').locator('tbody tr', { hasText: name })).toBeVisible();
-    const run = (await listRuns(baseURL!)).find((r) => r.config.name === name)!;
-    expect(run.config.link).toEqual(LINK_PRESETS.classroomWifi);
-    await deleteRun(baseURL!, run.runId);
-  } finally {
-    await teacher.close();
-  }
+    const teacher = await browser.newPage();
+    try {
+      await teacher.goto(`/dashboard?token=${ADMIN_TOKEN}`);
+      await expect(teacher.getByText('teacher controls on')).toBeVisible();
+      const form = teacher.getByRole('form', { name: 'Create a run' });
+      const name = `preset ${Date.now()}`;
+      await form.getByLabel('Name', { exact: true }).fill(name);
+      await form.getByTestId('link-preset').selectOption('classroomWifi');
+      await form.getByRole('button', { name: 'Create run' }).click();
+      await expect(teacher.getByTestId('runs-table').locator('tbody tr', { hasText: name })).toBeVisible();
+      const run = (await listRuns(baseURL!)).find((r) => r.config.name === name)!;
+      expect(run.config.link).toEqual(LINK_PRESETS.classroomWifi);
+      await deleteRun(baseURL!, run.runId);
+    } finally {
+      await teacher.close();
+    }
 
-  const plain = await trainedRounds(browser, baseURL!, null);
-  const linked = await trainedRounds(browser, baseURL!, SLOW_LINK);
-  const predicted = mean(linked.map((m) => linkTermMs(m, SLOW_LINK)));
-  expect(predicted).toBeGreaterThan(1800); // the link, not the loopback, sets the pace
-  const slowdown = mean(linked.map(beyondCompute)) - mean(plain.map(beyondCompute));
-  const perRound = (rounds: readonly RoundMetrics[]) =>
-    rounds.map((m) => `${m.durations.collectMs.toFixed(0)}/${m.workers[0]!.computeMs.toFixed(0)}`).join(' ');
-  const figures =
-    `slowdown ${slowdown.toFixed(0)} ms, predicted ${predicted.toFixed(0)} ms; ` +
-    `collect/compute ms per round without the link: ${perRound(plain)}; with it: ${perRound(linked)}`;
-  test.info().annotations.push({ type: 'link', description: figures });
-  expect(Math.abs(slowdown - predicted) / predicted, figures).toBeLessThan(0.2);
-});
+    const plain = await trainedRounds(browser, baseURL!, null);
+    const linked = await trainedRounds(browser, baseURL!, SLOW_LINK);
+    const predicted = mean(linked.map((m) => linkTermMs(m, SLOW_LINK)));
+    expect(predicted).toBeGreaterThan(1800); // the link, not the loopback, sets the pace
+    const slowdown = mean(linked.map(beyondCompute)) - mean(plain.map(beyondCompute));
+    const perRound = (rounds: readonly RoundMetrics[]) =>
+      rounds.map((m) => `${m.durations.collectMs.toFixed(0)}/${m.workers[0]!.computeMs.toFixed(0)}`).join(' ');
+    const figures =
+      `slowdown ${slowdown.toFixed(0)} ms, predicted ${predicted.toFixed(0)} ms; ` +
+      `collect/compute ms per round without the link: ${perRound(plain)}; with it: ${perRound(linked)}`;
+    test.info().annotations.push({ type: 'link', description: figures });
+    expect(Math.abs(slowdown - predicted) / predicted, figures).toBeLessThan(0.2);
+  },
+);

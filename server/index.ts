@@ -2,7 +2,8 @@
  * Entry point: reads the configuration from the environment and the command
  * line, loads the test digits, and listens.
  *   PORT=3000  ADMIN_TOKEN=…  DATA_DIR=data/
- * MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24   bounds on worker identities (server/protocol/limits.ts)
+ *   MAX_WORKERS=10000  MAX_WORKERS_PER_ADDRESS=64  WORKER_IDLE_HOURS=24
+ *                          bounds on worker identities (server/protocol/limits.ts)
  *   --https or HTTPS=1     serve HTTPS and WSS (students' devices get WebGPU);
  *                          CERT_FILE and KEY_FILE for a real certificate, else a self-signed one in DATA_DIR/tls/
  *   --processes N          N aggregator processes on one port, joined by Redis (docs/scaling.md);

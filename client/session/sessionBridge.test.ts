@@ -63,51 +63,55 @@ const downlinkView = {
 } as const;
 
 describe('postingSink (in the worker)', () => {
-  it('sends the writes of a task as one message, at most one message per FLUSH_MS, in order, as plain data the page can apply', () => {
-    const clock = manualClock();
-    const posted: FromSessionWorker[] = [];
-    const sink = postingSink((message) => posted.push(structuredClone(message)), clock);
-    const assignment = { workerId: asWorkerId(3), runId: asRunId('r1'), config: DEFAULT_RUN_CONFIG, shard: 2 };
-    sink.setPhase('joining');
-    sink.assigned(assignment);
-    sink.roundSent(point(0));
-    sink.setDigits([{ pixels: new Uint8Array(784).fill(7), label: 4, prediction: 4 }]);
-    sink.setDownlink(downlinkView);
-    expect(posted).toEqual([]);
-    clock.advance(0);
-    expect(posted).toHaveLength(1);
-    sink.roundSent(point(1));
-    // The page has a message of this quarter second already: the next waits for the next quarter.
-    clock.advance(FLUSH_MS - 1);
-    expect(posted).toHaveLength(1);
-    clock.advance(1);
-    expect(posted).toHaveLength(2);
+  it(
+    'sends the writes of a task as one message, at most one message per FLUSH_MS, ' +
+      'in order, as plain data the page can apply',
+    () => {
+      const clock = manualClock();
+      const posted: FromSessionWorker[] = [];
+      const sink = postingSink((message) => posted.push(structuredClone(message)), clock);
+      const assignment = { workerId: asWorkerId(3), runId: asRunId('r1'), config: DEFAULT_RUN_CONFIG, shard: 2 };
+      sink.setPhase('joining');
+      sink.assigned(assignment);
+      sink.roundSent(point(0));
+      sink.setDigits([{ pixels: new Uint8Array(784).fill(7), label: 4, prediction: 4 }]);
+      sink.setDownlink(downlinkView);
+      expect(posted).toEqual([]);
+      clock.advance(0);
+      expect(posted).toHaveLength(1);
+      sink.roundSent(point(1));
+      // The page has a message of this quarter second already: the next waits for the next quarter.
+      clock.advance(FLUSH_MS - 1);
+      expect(posted).toHaveLength(1);
+      clock.advance(1);
+      expect(posted).toHaveLength(2);
 
-    // Applied on a store, the messages give what direct calls give.
-    const viaMessages = createWorkerStore();
-    for (const message of posted)
-      if (message.type === 'sink') for (const call of message.calls) applySinkCall(viaMessages.getState(), call);
-    const direct = createWorkerStore();
-    direct.getState().setPhase('joining');
-    direct.getState().assigned(assignment);
-    direct.getState().roundSent(point(0));
-    direct.getState().setDigits([{ pixels: new Uint8Array(784).fill(7), label: 4, prediction: 4 }]);
-    direct.getState().setDownlink!(downlinkView);
-    direct.getState().roundSent(point(1));
-    const { phase, workerId, runId, shard, roundsSent, history, digits, downlink } = viaMessages.getState();
-    expect(downlink).toEqual(downlinkView);
-    expect({ phase, workerId, runId, shard, roundsSent, history, digits, downlink }).toEqual({
-      phase: direct.getState().phase,
-      workerId: direct.getState().workerId,
-      runId: direct.getState().runId,
-      shard: direct.getState().shard,
-      roundsSent: direct.getState().roundsSent,
-      history: direct.getState().history,
-      digits: direct.getState().digits,
-      downlink: direct.getState().downlink,
-    });
-    expect(roundsSent).toBe(2);
-  });
+      // Applied on a store, the messages give what direct calls give.
+      const viaMessages = createWorkerStore();
+      for (const message of posted)
+        if (message.type === 'sink') for (const call of message.calls) applySinkCall(viaMessages.getState(), call);
+      const direct = createWorkerStore();
+      direct.getState().setPhase('joining');
+      direct.getState().assigned(assignment);
+      direct.getState().roundSent(point(0));
+      direct.getState().setDigits([{ pixels: new Uint8Array(784).fill(7), label: 4, prediction: 4 }]);
+      direct.getState().setDownlink!(downlinkView);
+      direct.getState().roundSent(point(1));
+      const { phase, workerId, runId, shard, roundsSent, history, digits, downlink } = viaMessages.getState();
+      expect(downlink).toEqual(downlinkView);
+      expect({ phase, workerId, runId, shard, roundsSent, history, digits, downlink }).toEqual({
+        phase: direct.getState().phase,
+        workerId: direct.getState().workerId,
+        runId: direct.getState().runId,
+        shard: direct.getState().shard,
+        roundsSent: direct.getState().roundsSent,
+        history: direct.getState().history,
+        digits: direct.getState().digits,
+        downlink: direct.getState().downlink,
+      });
+      expect(roundsSent).toBe(2);
+    },
+  );
 
   it('sends the model at most once a second, the newest one, with its buffer transferred', () => {
     const clock = manualClock();

@@ -41,7 +41,8 @@ function atomsOf(sample: AutoSample): AtomSample {
   if (atoms.shape[0] !== shape[0] || atoms.shape[1] !== shape[1]) {
     throw new CodecError(
       'length-mismatch',
-      `atomo-auto (${shapeText(shape[0], shape[1])}): atoms of shape ${shapeText(atoms.shape[0], atoms.shape[1])}, expected the layer's`,
+      `atomo-auto (${shapeText(shape[0], shape[1])}): ` +
+        `atoms of shape ${shapeText(atoms.shape[0], atoms.shape[1])}, expected the layer's`,
     );
   }
   return atoms;

@@ -191,7 +191,8 @@ function sparseCodec<S extends SparseSample>(scheme: S['scheme']): SchemeCodec<S
         if (chosen.tauBits !== tauBits || chosen.own !== own.length) {
           throw new CodecError(
             'bad-value',
-            `${ctx}: τ = ${tau} is not the magnitude most entries share (the encoder would send ${floatOf(chosen.tauBits)})`,
+            `${ctx}: τ = ${tau} is not the magnitude most entries share ` +
+              `(the encoder would send ${floatOf(chosen.tauBits)})`,
           );
         }
       }

@@ -30,7 +30,8 @@ export type CodecErrorCode =
   | 'bad-levels' // qsgd s = 0 or s not an integer in 1..65535
   | 'bad-bucket' // qsgd bucket size not an integer in 0..2³⁰
   | 'level-out-of-range' // qsgd level above s
-  | 'bad-value' // terngrad code 11, ternary not in {−1,0,1}, sign flag not 0/1; atomo-entry code 11 or a non-canonical τ
+  // terngrad code 11, ternary not in {−1,0,1}, sign flag not 0/1; atomo-entry code 11 or a non-canonical τ
+  | 'bad-value'
   | 'nonzero-padding' // bits after the last packed entry are not zero
   | 'bad-decomposition'; // atomo-auto atoms of no decomposition (id not 1, 2 or 5)
 

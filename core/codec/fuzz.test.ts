@@ -60,49 +60,53 @@ function mutate(rng: Rng, bytes: Uint8Array): Uint8Array {
 }
 
 describe('fuzz', () => {
-  it('random bytes, random bytes behind a valid prefix, and mutated encodings decode canonically or throw CodecError', () => {
-    const rng = seededRng(20240601);
-    const outcomes = new Map<string, number>();
-    for (let i = 0; i < 500; i++) {
-      const length = randomInt(rng, 0, 64);
-      check(
-        Uint8Array.from({ length }, () => randomInt(rng, 0, 255)),
-        outcomes,
-      );
-    }
-    for (let i = 0; i < 1000; i++) {
-      // The current version, a known scheme and a small shape, then random bytes: reaches the body decoders.
-      const body = randomInt(rng, 0, 80);
-      const bytes = new Uint8Array(12 + body);
-      const view = new DataView(bytes.buffer);
-      view.setUint8(0, CODEC_VERSION);
-      view.setUint8(1, randomInt(rng, 0, SCHEME_BY_ID.length - 1));
-      view.setUint32(4, randomInt(rng, 1, 5), true);
-      view.setUint32(8, randomInt(rng, 1, 5), true);
-      for (let j = 12; j < bytes.length; j++) bytes[j] = rng() < 0.3 ? 0 : randomInt(rng, 0, 255);
-      check(bytes, outcomes);
-    }
-    for (let i = 0; i < 3000; i++) check(mutate(rng, validEncoding(rng)), outcomes);
+  it(
+    'random bytes, random bytes behind a valid prefix, and mutated encodings ' +
+      'decode canonically or throw CodecError',
+    () => {
+      const rng = seededRng(20240601);
+      const outcomes = new Map<string, number>();
+      for (let i = 0; i < 500; i++) {
+        const length = randomInt(rng, 0, 64);
+        check(
+          Uint8Array.from({ length }, () => randomInt(rng, 0, 255)),
+          outcomes,
+        );
+      }
+      for (let i = 0; i < 1000; i++) {
+        // The current version, a known scheme and a small shape, then random bytes: reaches the body decoders.
+        const body = randomInt(rng, 0, 80);
+        const bytes = new Uint8Array(12 + body);
+        const view = new DataView(bytes.buffer);
+        view.setUint8(0, CODEC_VERSION);
+        view.setUint8(1, randomInt(rng, 0, SCHEME_BY_ID.length - 1));
+        view.setUint32(4, randomInt(rng, 1, 5), true);
+        view.setUint32(8, randomInt(rng, 1, 5), true);
+        for (let j = 12; j < bytes.length; j++) bytes[j] = rng() < 0.3 ? 0 : randomInt(rng, 0, 255);
+        check(bytes, outcomes);
+      }
+      for (let i = 0; i < 3000; i++) check(mutate(rng, validEncoding(rng)), outcomes);
 
-    // The fuzz is only worth something if it reaches both outcomes and most rejection paths.
-    expect(outcomes.get('ok') ?? 0).toBeGreaterThan(100);
-    const reached: CodecErrorCode[] = [
-      'truncated',
-      'trailing-bytes',
-      'unknown-version',
-      'unknown-scheme',
-      'bad-shape',
-      'too-large',
-      'count-out-of-range',
-      'index-out-of-range',
-      'non-finite',
-      'negative-scale',
-      'bad-levels',
-      'level-out-of-range',
-      'bad-value',
-      'nonzero-padding',
-      'bad-decomposition',
-    ];
-    for (const code of reached) expect(outcomes.get(code) ?? 0, `fuzz never produced ${code}`).toBeGreaterThan(0);
-  });
+      // The fuzz is only worth something if it reaches both outcomes and most rejection paths.
+      expect(outcomes.get('ok') ?? 0).toBeGreaterThan(100);
+      const reached: CodecErrorCode[] = [
+        'truncated',
+        'trailing-bytes',
+        'unknown-version',
+        'unknown-scheme',
+        'bad-shape',
+        'too-large',
+        'count-out-of-range',
+        'index-out-of-range',
+        'non-finite',
+        'negative-scale',
+        'bad-levels',
+        'level-out-of-range',
+        'bad-value',
+        'nonzero-padding',
+        'bad-decomposition',
+      ];
+      for (const code of reached) expect(outcomes.get(code) ?? 0, `fuzz never produced ${code}`).toBeGreaterThan(0);
+    },
+  );
 });

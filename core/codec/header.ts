@@ -124,7 +124,8 @@ export function checkEncodeHeader(scheme: SchemeName, shape: Shape, layer: numbe
   if (elements > MAX_ELEMENTS_CEILING) {
     throw new CodecError(
       'too-large',
-      `${scheme}: shape ${shapeText(rows, cols)} has ${elements} entries, above the codec ceiling of ${MAX_ELEMENTS_CEILING}`,
+      `${scheme}: shape ${shapeText(rows, cols)} has ${elements} entries, ` +
+        `above the codec ceiling of ${MAX_ELEMENTS_CEILING}`,
     );
   }
   return elements;
@@ -179,7 +180,8 @@ export function readHeader(reader: ByteReader, limits: DecodeLimits): Header {
   if (!(elements <= maxElements)) {
     throw new CodecError(
       'too-large',
-      `${scheme} layer ${layer}: shape ${shapeText(rows, cols)} has ${elements} entries, above the limit of ${maxElements}`,
+      `${scheme} layer ${layer}: shape ${shapeText(rows, cols)} has ${elements} entries, ` +
+        `above the limit of ${maxElements}`,
     );
   }
   if (limits.expectedLayer !== undefined && layer !== limits.expectedLayer) {

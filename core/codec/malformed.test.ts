@@ -182,11 +182,15 @@ describe('decodeLayer rejects', () => {
     }
   });
 
-  it('unknown-version: version 0 and 1 (the format before the 2-bit atomo-entry codes), even when the rest is short', () => {
-    rejectsPatched(dense(2, 2), (v) => v.setUint8(VERSION, 1), 'unknown-version', /version 1/);
-    rejectsPatched(dense(2, 2), (v) => v.setUint8(VERSION, 0), 'unknown-version', /version 0/);
-    rejects(Uint8Array.of(7), 'unknown-version');
-  });
+  it(
+    'unknown-version: version 0 and 1 (the format before the 2-bit atomo-entry codes), ' +
+      'even when the rest is short',
+    () => {
+      rejectsPatched(dense(2, 2), (v) => v.setUint8(VERSION, 1), 'unknown-version', /version 1/);
+      rejectsPatched(dense(2, 2), (v) => v.setUint8(VERSION, 0), 'unknown-version', /version 0/);
+      rejects(Uint8Array.of(7), 'unknown-version');
+    },
+  );
 
   it('unknown-scheme: the first id past the known ones (the schemes and qsgd-elias), and 255', () => {
     const next = SCHEME_BY_ID.length;
@@ -277,7 +281,8 @@ describe('decodeLayer rejects', () => {
         patched(auto(entry([0, 7]) as AtomSample), (v) => v.setUint8(BODY, id)),
         'bad-decomposition',
         new RegExp(
-          `atomo-auto layer 0 .*decomposition id ${id}, expected 1 \\(atomo-entry\\), 2 \\(atomo-svd\\), 5 \\(atomo-dct\\)`,
+          `atomo-auto layer 0 .*decomposition id ${id}, ` +
+            `expected 1 \\(atomo-entry\\), 2 \\(atomo-svd\\), 5 \\(atomo-dct\\)`,
         ),
       );
     }

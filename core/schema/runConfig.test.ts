@@ -29,20 +29,23 @@ describe('run configuration schema', () => {
     expect(() => applyRunConfigPatch(DEFAULT_RUN_CONFIG, { levels: 2.5 })).toThrow(RunConfigError);
   });
 
-  it('takes QSGD’s coding (Elias by default, and for configs written before it) and TernGrad’s clipping multiple', () => {
-    expect(DEFAULT_RUN_CONFIG.qsgdCoding).toBe('elias');
-    expect(DEFAULT_RUN_CONFIG.terngradClip).toBe(0);
-    const { qsgdCoding: _coding, terngradClip: _clip, ...older } = DEFAULT_RUN_CONFIG;
-    expect(parseRunConfig(older)).toEqual(DEFAULT_RUN_CONFIG);
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', qsgdCoding: 'fixed' }).qsgdCoding).toBe('fixed');
-    expect(() => parseRunConfigPatch({ qsgdCoding: 'huffman' })).toThrow(/qsgdCoding must be one of elias, fixed/);
-    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'terngrad', terngradClip: 2.5 }).terngradClip).toBe(2.5);
-    for (const bad of [-1, 0.2, 10.5, Number.NaN, Infinity]) {
-      expect(() => parseRunConfigPatch({ terngradClip: bad }), String(bad)).toThrow(/terngradClip/);
-    }
-    expect(parseRunConfigPatch({ terngradClip: 0.5 }).terngradClip).toBe(0.5);
-    expect(parseRunConfigPatch({ terngradClip: 10 }).terngradClip).toBe(10);
-  });
+  it(
+    'takes QSGD’s coding (Elias by default, and for configs written before it) ' + 'and TernGrad’s clipping multiple',
+    () => {
+      expect(DEFAULT_RUN_CONFIG.qsgdCoding).toBe('elias');
+      expect(DEFAULT_RUN_CONFIG.terngradClip).toBe(0);
+      const { qsgdCoding: _coding, terngradClip: _clip, ...older } = DEFAULT_RUN_CONFIG;
+      expect(parseRunConfig(older)).toEqual(DEFAULT_RUN_CONFIG);
+      expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'qsgd', qsgdCoding: 'fixed' }).qsgdCoding).toBe('fixed');
+      expect(() => parseRunConfigPatch({ qsgdCoding: 'huffman' })).toThrow(/qsgdCoding must be one of elias, fixed/);
+      expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { scheme: 'terngrad', terngradClip: 2.5 }).terngradClip).toBe(2.5);
+      for (const bad of [-1, 0.2, 10.5, Number.NaN, Infinity]) {
+        expect(() => parseRunConfigPatch({ terngradClip: bad }), String(bad)).toThrow(/terngradClip/);
+      }
+      expect(parseRunConfigPatch({ terngradClip: 0.5 }).terngradClip).toBe(0.5);
+      expect(parseRunConfigPatch({ terngradClip: 10 }).terngradClip).toBe(10);
+    },
+  );
 
   it('refuses unknown fields, wrong types, NaN and out-of-range values, naming the field', () => {
     expect(() => parseRunConfigPatch({ nope: 1 })).toThrow(/unknown configuration field 'nope'/);

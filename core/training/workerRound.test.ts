@@ -101,54 +101,58 @@ describe('worker round (CPU)', () => {
     });
   }
 
-  it('reports each layer’s indicator every round where the compression found both its norms, else every INDICATOR_EVERY rounds', async () => {
-    const weights = heInitialise(layout, 5);
-    const roundOf = (compression: Compression) =>
-      createWorkerRound({
-        backend: createCpuBackend(layout),
+  it(
+    'reports each layer’s indicator every round where the compression found both its norms, ' +
+      'else every INDICATOR_EVERY rounds',
+    async () => {
+      const weights = heInitialise(layout, 5);
+      const roundOf = (compression: Compression) =>
+        createWorkerRound({
+          backend: createCpuBackend(layout),
+          layout,
+          compression,
+          batchSize,
+          seed,
+          worker,
+          train,
+          shard,
+        });
+      const batch = train.batch(new MinibatchSampler(shard, batchSize, seed, worker).batch(INDICATOR_EVERY));
+      const gradients = layerGradients(
         layout,
-        compression,
-        batchSize,
-        seed,
-        worker,
-        train,
-        shard,
-      });
-    const batch = train.batch(new MinibatchSampler(shard, batchSize, seed, worker).batch(INDICATOR_EVERY));
-    const gradients = layerGradients(
-      layout,
-      await createCpuBackend(layout).lossAndGradient(weights, batch.pixels, batch.labels, batchSize),
-    );
-    for (const compression of [
-      { scheme: 'atomo-svd', budget: 2, levels: 1 },
-      { scheme: 'atomo-auto', budget: 0, levels: 1, byteBudget: 3000 },
-      { scheme: 'qsgd', budget: 0, levels: 3 },
-    ] as const) {
-      // Spectral ATOMO and atomo-auto have ‖G‖_* on every layer, and ‖g‖₁ wherever g is read: everywhere but on
-      // spectral
-      // ATOMO's factored route.
-      const factored = (layer: number) =>
-        spectralRouteOf(gradients[layer]!.shape, gradients[layer]!.factors) === 'factored';
-      const everyRound = (layer: number) =>
-        compression.scheme === 'atomo-auto' || (compression.scheme === 'atomo-svd' && !factored(layer));
-      // Both kinds of layer are here: factored weights and biases.
-      expect(new Set(gradients.map((_, layer) => factored(layer)))).toEqual(new Set([true, false]));
-      for (const version of [INDICATOR_EVERY, INDICATOR_EVERY + 1]) {
-        const { layerStats } = await roundOf(compression)(weights, version);
-        const measured = (layer: number) => everyRound(layer) || version % INDICATOR_EVERY === 0;
-        for (const { layer, shape, values, factors } of version === INDICATOR_EVERY ? gradients : []) {
-          expect(layerStats[layer]!.indicator, `${compression.scheme} layer ${layer}`).toBeCloseTo(
-            spectralIndicator(nuclearNorm(values, shape, factors), values, shape)!,
-            6,
-          );
+        await createCpuBackend(layout).lossAndGradient(weights, batch.pixels, batch.labels, batchSize),
+      );
+      for (const compression of [
+        { scheme: 'atomo-svd', budget: 2, levels: 1 },
+        { scheme: 'atomo-auto', budget: 0, levels: 1, byteBudget: 3000 },
+        { scheme: 'qsgd', budget: 0, levels: 3 },
+      ] as const) {
+        // Spectral ATOMO and atomo-auto have ‖G‖_* on every layer, and ‖g‖₁ wherever g is read: everywhere but on
+        // spectral
+        // ATOMO's factored route.
+        const factored = (layer: number) =>
+          spectralRouteOf(gradients[layer]!.shape, gradients[layer]!.factors) === 'factored';
+        const everyRound = (layer: number) =>
+          compression.scheme === 'atomo-auto' || (compression.scheme === 'atomo-svd' && !factored(layer));
+        // Both kinds of layer are here: factored weights and biases.
+        expect(new Set(gradients.map((_, layer) => factored(layer)))).toEqual(new Set([true, false]));
+        for (const version of [INDICATOR_EVERY, INDICATOR_EVERY + 1]) {
+          const { layerStats } = await roundOf(compression)(weights, version);
+          const measured = (layer: number) => everyRound(layer) || version % INDICATOR_EVERY === 0;
+          for (const { layer, shape, values, factors } of version === INDICATOR_EVERY ? gradients : []) {
+            expect(layerStats[layer]!.indicator, `${compression.scheme} layer ${layer}`).toBeCloseTo(
+              spectralIndicator(nuclearNorm(values, shape, factors), values, shape)!,
+              6,
+            );
+          }
+          expect(
+            layerStats.map((s) => s.indicator !== undefined),
+            `${compression.scheme} v${version}`,
+          ).toEqual(layerStats.map((_, layer) => measured(layer)));
         }
-        expect(
-          layerStats.map((s) => s.indicator !== undefined),
-          `${compression.scheme} v${version}`,
-        ).toEqual(layerStats.map((_, layer) => measured(layer)));
       }
-    }
-  });
+    },
+  );
 
   it('splits a byte budget through error feedback: later rounds send g + e, and the bytes stay on budget', async () => {
     const compression = { scheme: 'atomo-entry', budget: 0, levels: 1, byteBudget: 2500, errorFeedback: true } as const;

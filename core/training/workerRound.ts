@@ -74,7 +74,9 @@ export interface StepClock {
   readonly source: TimeSource;
 }
 
-/** The timer every host of a worker round has (tab, Web Worker, Node); core's lib has no DOM, so it is declared here. */
+/**
+ * The timer every host of a worker round has (tab, Web Worker, Node); core's lib has no DOM, so it is declared here.
+ */
 declare const performance: { now(): number };
 
 /** The wall clock: performance.now. */

@@ -12,9 +12,8 @@ export async function svgsToPngs(svgs: readonly string[]): Promise<Buffer[] | nu
   try {
     browser = await chromium.launch(chromiumLaunchOptions());
   } catch (error) {
-    console.warn(
-      `no Chromium for the PNG plots (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); keeping SVG only`,
-    );
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    console.warn(`no Chromium for the PNG plots (${reason}); keeping SVG only`);
     return null;
   }
   try {

@@ -225,7 +225,11 @@ function matchedBytes(settings: readonly SettingRuns[]): string {
     'setting',
     ...budgets.map((budget, i) => `accuracy at ${fmt(budget)} MB${i === 0 ? '' : ' (thriftiest full-downlink run)'}`),
   ];
-  return `Test accuracy at matched traffic both ways (the total of the thriftiest run's last evaluation: the accuracy of each run's last evaluation within it), mean ± sd over seeds; "—" where a run had not been evaluated yet within that traffic:\n\n${markdownTable(header, rows)}`;
+  return (
+    `Test accuracy at matched traffic both ways (the total of the thriftiest run's last evaluation: ` +
+    `the accuracy of each run's last evaluation within it), mean ± sd over seeds; ` +
+    `"—" where a run had not been evaluated yet within that traffic:\n\n${markdownTable(header, rows)}`
+  );
 }
 
 /** The training and the statistics, for the setup paragraph. */
@@ -287,11 +291,16 @@ export async function writeReport(
       : `, except ${others.map((st) => `${st.entry.label} (${ruleText(st.entry.aggregation)})`).join(', ')}`);
   const generated = [
     START,
-    `Generated ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${setup.command}\`; the comparison took ${fmt(setup.wallSeconds / 60)} min of wall-clock time (${setup.runs} training runs, one after the other) on ${setup.cores} CPU cores shared with other work (1-minute load average ${fmt(setup.loadAverage.min)}–${fmt(setup.loadAverage.max)} at the runs' starts and ends).`,
+    `Generated ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${setup.command}\`; ` +
+      `the comparison took ${fmt(setup.wallSeconds / 60)} min of wall-clock time ` +
+      `(${setup.runs} training runs, one after the other) on ${setup.cores} CPU cores shared with other work ` +
+      `(1-minute load average ${fmt(setup.loadAverage.min)}–${fmt(setup.loadAverage.max)} ` +
+      `at the runs' starts and ends).`,
     '',
     `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one ` +
       `in-process aggregator; ${MODEL_TEXT[setup.model]} on the 10,000 MNIST digits of the \`mnist\` package ` +
-      `(held-out test split); IID shards; batch ${setup.batchSize} per worker; ${trainingText(setup, aggregationText)} ` +
+      `(held-out test split); IID shards; batch ${setup.batchSize} per worker; ` +
+      `${trainingText(setup, aggregationText)} ` +
       'Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and ' +
       'framing; the float32 model goes down every round unless the setting names a compressed downlink). ' +
       "Simulated seconds are the link model's round time (core/traffic/linkModel.ts; docs/protocol.md, " +

@@ -7,7 +7,9 @@ import { simulatedRoundMs, toHistoryRound, type HistoryRound } from './history';
 const MODEL = 407_128;
 const GRADIENT = 9_024;
 
-/** A round of `contributors` equal gradients and `participants` float32 models down (only what the time model reads). */
+/**
+ * A round of `contributors` equal gradients and `participants` float32 models down (only what the time model reads).
+ */
 function round(contributors: number, participants: number, computeMs: number[]): HistoryRound {
   return {
     contributors,

@@ -27,15 +27,29 @@ const history = await runSwarm(options).catch((error: unknown) => {
 });
 const summary = summarise(history.rounds, 0.9);
 const pct = (x: number | null) => (x === null ? '—' : `${(100 * x).toFixed(2)}%`);
+const budgetText =
+  history.config.byteBudget === undefined
+    ? `budget ${history.config.budget}`
+    : `${history.config.byteBudget} B per round`;
+const feedbackText = history.config.errorFeedback === true ? ', error feedback (biased)' : '';
+const reachedText =
+  summary.roundsToTarget === null
+    ? 'not reached'
+    : `round ${summary.roundsToTarget}, ${((summary.wireToTarget ?? 0) / 1e6).toFixed(2)} MB on the wire both ways`;
 console.log(
   [
-    `run ${history.runId}: ${history.config.scheme} (${history.config.byteBudget === undefined ? `budget ${history.config.budget}` : `${history.config.byteBudget} B per round`}, levels ${history.config.levels}${history.config.errorFeedback === true ? ', error feedback (biased)' : ''}), ${history.workers} ${history.backend} workers`,
-    `  rounds:            ${summary.rounds} in ${history.wallSeconds.toFixed(1)} s (${(summary.rounds / history.wallSeconds).toFixed(1)} rounds/s)`,
+    `run ${history.runId}: ${history.config.scheme} (${budgetText}, levels ${history.config.levels}${feedbackText}), ` +
+      `${history.workers} ${history.backend} workers`,
+    `  rounds:            ${summary.rounds} in ${history.wallSeconds.toFixed(1)} s ` +
+      `(${(summary.rounds / history.wallSeconds).toFixed(1)} rounds/s)`,
     `  final test acc:    ${pct(summary.finalAccuracy)}`,
-    `  90% reached:       ${summary.roundsToTarget === null ? 'not reached' : `round ${summary.roundsToTarget}, ${((summary.wireToTarget ?? 0) / 1e6).toFixed(2)} MB on the wire both ways`}`,
-    `  gradient payload:  ${(summary.totalBytesUp / 1e6).toFixed(2)} MB total, ${(summary.meanBytesUpPerRound / 1e3).toFixed(1)} kB per round`,
-    `  on the wire:       ${(summary.totalWire / 1e6).toFixed(2)} MB both ways (every frame, envelope and framing included)`,
-    `  variance (rel.):   closed form ${summary.meanNormalisedVariance.toPrecision(3)}, realised ${summary.meanNormalisedRealised.toPrecision(3)}`,
+    `  90% reached:       ${reachedText}`,
+    `  gradient payload:  ${(summary.totalBytesUp / 1e6).toFixed(2)} MB total, ` +
+      `${(summary.meanBytesUpPerRound / 1e3).toFixed(1)} kB per round`,
+    `  on the wire:       ${(summary.totalWire / 1e6).toFixed(2)} MB both ways ` +
+      `(every frame, envelope and framing included)`,
+    `  variance (rel.):   closed form ${summary.meanNormalisedVariance.toPrecision(3)}, ` +
+      `realised ${summary.meanNormalisedRealised.toPrecision(3)}`,
     ...(options.out === undefined ? [] : [`  history:           ${options.out}`]),
   ].join('\n'),
 );

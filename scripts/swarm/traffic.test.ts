@@ -61,67 +61,75 @@ function countingSink(): { sink: WorkerSessionSink; traffic: () => WireTraffic }
 const server = inProcessServerPerFile();
 
 describe('traffic both ways', () => {
-  it("a run's total on the server equals the bytes its workers' connections carried, within 2%, and so does each worker's own count", async () => {
-    const proxy = await countingProxy(server().port);
-    const run = server().app.runs.create({
-      name: 'traffic',
-      scheme: 'atomo-svd',
-      budget: 2,
-      shards: 2,
-      maxRounds: 4,
-      evalEvery: 4,
-      roundDeadlineMs: 60_000,
-    });
-    const data = await loadMnist(createFileReader());
-    const workers = await Promise.all(
-      [0, 1].map(async (i) => {
-        const counted = countingSink();
-        const session: WorkerSession = await runWorkerSession({
-          sink: counted.sink,
-          backend: async () => ({ kind: 'cpu', reason: 'test' }),
-          loadData: async () => data,
-          identity: async () => memoryIdentity(),
-          openChannel: socketChannelFactory({ url: proxy.url }),
-          name: `traffic-${i}`,
-          runId: run.id,
-          showDigits: false,
-        });
-        return { session, counted };
-      }),
-    );
-    try {
-      await waitFor(() => run.summary().workers.filter((w) => w.connected).length === 2, 30_000, 'both workers joined');
-      run.start();
-      await waitFor(() => run.status === 'finished', 120_000, 'the run to finish');
-      // Let the last metrics and acks arrive, until the proxy sees nothing new for a while.
-      let last = -1;
-      await waitFor(
-        () => {
-          const now = proxy.bytes();
-          const settled = now === last;
-          last = now;
-          return settled;
-        },
-        10_000,
-        'the wire to go quiet',
+  it(
+    "a run's total on the server equals the bytes its workers' connections carried, within 2%, " +
+      "and so does each worker's own count",
+    async () => {
+      const proxy = await countingProxy(server().port);
+      const run = server().app.runs.create({
+        name: 'traffic',
+        scheme: 'atomo-svd',
+        budget: 2,
+        shards: 2,
+        maxRounds: 4,
+        evalEvery: 4,
+        roundDeadlineMs: 60_000,
+      });
+      const data = await loadMnist(createFileReader());
+      const workers = await Promise.all(
+        [0, 1].map(async (i) => {
+          const counted = countingSink();
+          const session: WorkerSession = await runWorkerSession({
+            sink: counted.sink,
+            backend: async () => ({ kind: 'cpu', reason: 'test' }),
+            loadData: async () => data,
+            identity: async () => memoryIdentity(),
+            openChannel: socketChannelFactory({ url: proxy.url }),
+            name: `traffic-${i}`,
+            runId: run.id,
+            showDigits: false,
+          });
+          return { session, counted };
+        }),
       );
-      const wire = proxy.bytes();
-      const serverTotal = totalBytes(run.summary().traffic);
-      expect(wire).toBeGreaterThan(4 * 2 * 400_000); // four rounds of the float32 model to two workers
-      expect(Math.abs(serverTotal - wire) / wire).toBeLessThan(0.02);
-      const clientTotal = totalBytes(workers.map((w) => w.counted.traffic()).reduce(addTraffic, NO_TRAFFIC));
-      // Each worker's count is taken after its last gradient's ack; the last metrics broadcast may come after it.
-      expect(Math.abs(clientTotal - wire) / wire).toBeLessThan(0.02);
-      const summary = run.summary().traffic;
-      expect(summary.modelDown).toBeGreaterThan(summary.controlDown);
-      expect(summary.gradientUp).toBeGreaterThan(0);
-      const history = run.history;
-      expect(history.at(-1)!.cumulativeTraffic.modelDown).toBe(
-        history.reduce((sum, m) => sum + m.traffic.modelDown, 0),
-      );
-    } finally {
-      for (const w of workers) w.session.close();
-      proxy.server.close();
-    }
-  });
+      try {
+        await waitFor(
+          () => run.summary().workers.filter((w) => w.connected).length === 2,
+          30_000,
+          'both workers joined',
+        );
+        run.start();
+        await waitFor(() => run.status === 'finished', 120_000, 'the run to finish');
+        // Let the last metrics and acks arrive, until the proxy sees nothing new for a while.
+        let last = -1;
+        await waitFor(
+          () => {
+            const now = proxy.bytes();
+            const settled = now === last;
+            last = now;
+            return settled;
+          },
+          10_000,
+          'the wire to go quiet',
+        );
+        const wire = proxy.bytes();
+        const serverTotal = totalBytes(run.summary().traffic);
+        expect(wire).toBeGreaterThan(4 * 2 * 400_000); // four rounds of the float32 model to two workers
+        expect(Math.abs(serverTotal - wire) / wire).toBeLessThan(0.02);
+        const clientTotal = totalBytes(workers.map((w) => w.counted.traffic()).reduce(addTraffic, NO_TRAFFIC));
+        // Each worker's count is taken after its last gradient's ack; the last metrics broadcast may come after it.
+        expect(Math.abs(clientTotal - wire) / wire).toBeLessThan(0.02);
+        const summary = run.summary().traffic;
+        expect(summary.modelDown).toBeGreaterThan(summary.controlDown);
+        expect(summary.gradientUp).toBeGreaterThan(0);
+        const history = run.history;
+        expect(history.at(-1)!.cumulativeTraffic.modelDown).toBe(
+          history.reduce((sum, m) => sum + m.traffic.modelDown, 0),
+        );
+      } finally {
+        for (const w of workers) w.session.close();
+        proxy.server.close();
+      }
+    },
+  );
 });

@@ -42,8 +42,9 @@ export class ProcessCounters {
   /** The counts as one line. */
   format(): string {
     const closed = [...this.closed].map(([reason, n]) => `${reason} ${n}`).join(', ');
+    const closedTotal = [...this.closed.values()].reduce((a, b) => a + b, 0);
     return (
-      `sockets +${this.connected} (recovered ${this.recovered}) -${[...this.closed.values()].reduce((a, b) => a + b, 0)} [${closed}]; ` +
+      `sockets +${this.connected} (recovered ${this.recovered}) -${closedTotal} [${closed}]; ` +
       `joins ${this.joins} (rejoins ${this.rejoins}); calls ${this.calls} (timed out ${this.callTimeouts}); ` +
       `bus out ${this.busSent} (${mb(this.busSentBytes)} MB) in ${this.busReceived} (${mb(this.busReceivedBytes)} MB)`
     );
@@ -70,7 +71,8 @@ export function startHealth(processId: string, log: (line: string) => void): Hea
       delay.reset();
       if (!counters.any() && maxDelayMs < NOTABLE_DELAY_MS) return;
       log(
-        `process ${processId} stats ${STATS_EVERY_MS / 1000} s: ${counters.format()}; event loop delay max ${maxDelayMs.toFixed(0)} ms`,
+        `process ${processId} stats ${STATS_EVERY_MS / 1000} s: ${counters.format()}; ` +
+          `event loop delay max ${maxDelayMs.toFixed(0)} ms`,
       );
       counters = new ProcessCounters();
     } catch {

@@ -96,7 +96,8 @@ export class Keepalive {
               return events.onLost(message.value);
             case 'stalled':
               return events.log(
-                `process ${options.processId}: main thread silent for ${(message.ms / 1000).toFixed(1)} s; heartbeat and lease no longer renewed`,
+                `process ${options.processId}: main thread silent for ${(message.ms / 1000).toFixed(1)} s; ` +
+                  `heartbeat and lease no longer renewed`,
               );
             case 'error':
               return events.log(`process ${options.processId}: keepalive: ${message.message}`);

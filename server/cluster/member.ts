@@ -307,7 +307,8 @@ export async function createClusterMember(options: MemberOptions): Promise<Clust
     }
     leadership = started;
     logInfo(
-      `process ${processId} leads (term ${term}; state loaded from Redis in ${(performance.now() - loading).toFixed(0)} ms)`,
+      `process ${processId} leads ` +
+        `(term ${term}; state loaded from Redis in ${(performance.now() - loading).toFixed(0)} ms)`,
     );
     observeLeader({ processId, term }, true);
   };

@@ -143,7 +143,9 @@ export interface PlanHeader {
 
 // ── A round, from a process to the leader ───────────────────────────────────
 
-/** A contribution's report to the leader; under the `relay` downlink the gradient's layers as received are its blobs. */
+/**
+ * A contribution's report to the leader; under the `relay` downlink the gradient's layers as received are its blobs.
+ */
 export interface ContribHeader {
   readonly t: 'contrib';
   readonly term: number;

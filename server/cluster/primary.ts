@@ -73,7 +73,8 @@ export async function runPrimary(options: PrimaryOptions): Promise<void> {
     listening.delete(worker.id);
     if (stopping) return;
     console.error(
-      `[cluster] aggregator process ${worker.process.pid} exited (${signal ?? `code ${code}`}); the others go on, a new one starts in ${RESPAWN_AFTER_MS} ms`,
+      `[cluster] aggregator process ${worker.process.pid} exited (${signal ?? `code ${code}`}); ` +
+        `the others go on, a new one starts in ${RESPAWN_AFTER_MS} ms`,
     );
     setTimeout(() => {
       if (!stopping) fork();

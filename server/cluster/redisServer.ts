@@ -98,7 +98,8 @@ export async function startRedisServer(dataDir: string, port?: number): Promise<
     if (Number(answering) !== child.pid) {
       child.kill('SIGKILL');
       throw new Error(
-        `port ${chosen} is already taken by another Redis (process ${answering ?? '?'}); stop it or choose another port`,
+        `port ${chosen} is already taken by another Redis (process ${answering ?? '?'}); ` +
+          `stop it or choose another port`,
       );
     }
     break;

@@ -23,12 +23,15 @@ export const LEASE_TTL_MS = 3000;
 /** Renewal period of leases and heartbeats. */
 export const RENEW_EVERY_MS = 750;
 
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+const RENEW =
+  `if redis.call('GET', KEYS[1]) == ARGV[1] ` + `then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 // KEYS: lease, target, set; ARGV: lease value, data, member ('' for none), mode ('set' | 'del').
-const FENCED_WRITE = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[4] == 'del' then redis.call('DEL', KEYS[2]) if ARGV[3] ~= '' then redis.call('SREM', KEYS[3], ARGV[3]) end return 1 end
-redis.call('SET', KEYS[2], ARGV[2]) if ARGV[3] ~= '' then redis.call('SADD', KEYS[3], ARGV[3]) end return 1`;
+const FENCED_WRITE =
+  `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n` +
+  `if ARGV[4] == 'del' then redis.call('DEL', KEYS[2]) ` +
+  `if ARGV[3] ~= '' then redis.call('SREM', KEYS[3], ARGV[3]) end return 1 end\n` +
+  `redis.call('SET', KEYS[2], ARGV[2]) if ARGV[3] ~= '' then redis.call('SADD', KEYS[3], ARGV[3]) end return 1`;
 
 /** A write was refused: this process no longer holds the lease. */
 export class LeaseLost extends Error {
@@ -124,7 +127,8 @@ export class ClusterState {
       } catch (error) {
         onError(
           new Error(
-            `cluster: the checkpoint of run ${id} in Redis is damaged (${(error as Error).message}); it is not restored`,
+            `cluster: the checkpoint of run ${id} in Redis is damaged (${(error as Error).message}); ` +
+              `it is not restored`,
           ),
         );
       }

@@ -26,12 +26,14 @@ export function formatBanner(options: {
   if (options.cluster === undefined) lines.push(`  checkpoints:          ${options.dataDir}/runs/`);
   else
     lines.push(
-      `  processes:            ${options.cluster.processes} aggregators behind this one URL, joined by Redis at ${options.cluster.redis}`,
+      `  processes:            ${options.cluster.processes} aggregators behind this one URL, ` +
+        `joined by Redis at ${options.cluster.redis}`,
       `  checkpoints:          in Redis (its data in ${options.dataDir}/redis/ when this cluster started it)`,
     );
   if (tls === null) {
     lines.push(
-      `  Over http, students' devices get no WebGPU (browsers allow it only on https or localhost) and train on the CPU.`,
+      `  Over http, students' devices get no WebGPU (browsers allow it only on https or localhost) ` +
+        `and train on the CPU.`,
       `  For WebGPU on every device: npm start -- --https`,
     );
     return lines;

@@ -252,7 +252,8 @@ export class CheckpointStore {
       if (name.endsWith(PREVIOUS_SUFFIX))
         this.#onError(
           new Error(
-            `checkpoint: run ${runId} restarts from its previous checkpoint ${name} (version ${stored.snapshot.version})`,
+            `checkpoint: run ${runId} restarts from its previous checkpoint ${name} ` +
+              `(version ${stored.snapshot.version})`,
           ),
         );
       return stored;

@@ -41,7 +41,8 @@ describe('checkpoint recovery', () => {
       const log = second.errors.map((e) => String((e as Error).message)).join('\n');
       expect(log).toMatch(
         new RegExp(
-          `checkpoint ${run.id}\\.ckpt is damaged \\(checkpoint momentum are not finite at parameter \\d+\\); moved aside`,
+          `checkpoint ${run.id}\\.ckpt is damaged ` +
+            `\\(checkpoint momentum are not finite at parameter \\d+\\); moved aside`,
         ),
       );
       expect(log).toContain(`run ${run.id} restarts from its previous checkpoint`);

@@ -243,7 +243,8 @@ export function decodeGradient(
       if (!(indicator >= min * (1 - 1e-6) && indicator <= max * (1 + 1e-6))) {
         throw new ProtocolFault(
           'bad-stats',
-          `layerStats[${layer}].indicator is ${indicator}; a ${tensor.shape[0]}×${tensor.shape[1]} gradient's lies in [${min}, ${max}]`,
+          `layerStats[${layer}].indicator is ${indicator}; ` +
+            `a ${tensor.shape[0]}×${tensor.shape[1]} gradient's lies in [${min}, ${max}]`,
         );
       }
     }

@@ -82,19 +82,23 @@ describe('WorkerRegistry bounds', () => {
     expect(after.create(undefined, '10.0.0.9').identity.workerId).toBe(3);
   });
 
-  it('stores a connected identity as used at the moment of the write, so a restart does not expire it before it rejoins', () => {
-    let now = 1_000;
-    const before = new WorkerRegistry({ idleExpiryMs: 500 }, () => now);
-    const connected = before.create('all lesson long', '10.0.0.1').identity;
-    const gone = before.create('left early', '10.0.0.1').identity;
-    connected.socketId = 'socket-1';
-    now = 60_000; // the server stops, long after both joined
-    const stored = parseWorkersSnapshot(JSON.parse(JSON.stringify(before.snapshot())));
-    const after = new WorkerRegistry({ idleExpiryMs: 500 }, () => now + 100);
-    after.restore(stored, () => false);
-    expect(after.expired().map((w) => w.name)).toEqual([gone.name]);
-    expect(after.get(connected.workerId)?.lastUsedAt).toBe(60_000);
-  });
+  it(
+    'stores a connected identity as used at the moment of the write, ' +
+      'so a restart does not expire it before it rejoins',
+    () => {
+      let now = 1_000;
+      const before = new WorkerRegistry({ idleExpiryMs: 500 }, () => now);
+      const connected = before.create('all lesson long', '10.0.0.1').identity;
+      const gone = before.create('left early', '10.0.0.1').identity;
+      connected.socketId = 'socket-1';
+      now = 60_000; // the server stops, long after both joined
+      const stored = parseWorkersSnapshot(JSON.parse(JSON.stringify(before.snapshot())));
+      const after = new WorkerRegistry({ idleExpiryMs: 500 }, () => now + 100);
+      after.restore(stored, () => false);
+      expect(after.expired().map((w) => w.name)).toEqual([gone.name]);
+      expect(after.get(connected.workerId)?.lastUsedAt).toBe(60_000);
+    },
+  );
 
   it('reads identities written before they had an address or a last use (their idle time starts at load)', () => {
     const old = { nextId: 3, workers: [{ workerId: 2, keyHash: 'ab'.repeat(32), name: 'w', runId: null }] };
@@ -155,40 +159,44 @@ describe('keyless joins on a live server', () => {
     return { socket, answer };
   };
 
-  it('refuses a third from one address with a clear reason, takes rejoins by key, and forgets unused ones', async () => {
-    // Every socket of a test comes from 127.0.0.1.
-    server = await startServer({ identityLimits: { maxPerAddress: 2, idleExpiryMs: 2_000 } });
-    const a = await join();
-    const b = await join();
-    expect([a.answer.ok, b.answer.ok]).toEqual([true, true]);
-    const third = await join();
-    expect(third.answer).toMatchObject({ ok: false, error: { code: 'too-many-workers', event: 'worker:join' } });
-    if (!third.answer.ok)
-      expect(third.answer.error.message).toMatch(/your address already holds 2 workers \(MAX_WORKERS_PER_ADDRESS\)/);
-    third.socket.close();
-    if (!a.answer.ok || !b.answer.ok) throw new Error('joins refused');
-    const [first, second] = [a.answer, b.answer];
+  it(
+    'refuses a third from one address with a clear reason, ' + 'takes rejoins by key, and forgets unused ones',
+    async () => {
+      // Every socket of a test comes from 127.0.0.1.
+      server = await startServer({ identityLimits: { maxPerAddress: 2, idleExpiryMs: 2_000 } });
+      const a = await join();
+      const b = await join();
+      expect([a.answer.ok, b.answer.ok]).toEqual([true, true]);
+      const third = await join();
+      expect(third.answer).toMatchObject({ ok: false, error: { code: 'too-many-workers', event: 'worker:join' } });
+      if (!third.answer.ok)
+        expect(third.answer.error.message).toMatch(/your address already holds 2 workers \(MAX_WORKERS_PER_ADDRESS\)/);
+      third.socket.close();
+      if (!a.answer.ok || !b.answer.ok) throw new Error('joins refused');
+      const [first, second] = [a.answer, b.answer];
 
-    // A rejoin with a key creates nothing: it is always taken.
-    a.socket.close();
-    const back = await join(first.workerKey);
-    expect(back.answer).toMatchObject({ ok: true, workerId: first.workerId });
-    back.socket.close();
+      // A rejoin with a key creates nothing: it is always taken.
+      a.socket.close();
+      const back = await join(first.workerKey);
+      expect(back.answer).toMatchObject({ ok: true, workerId: first.workerId });
+      back.socket.close();
 
-    // Unused (no socket) past the idle time, A is forgotten by the periodic sweep: gone from its run, its key refused.
-    const run = server.app.runs.get(asRunId('default'));
-    await waitFor(() => server.app.workers.get(first.workerId) === undefined, 10_000, 'the idle identity to expire');
-    expect(run.member(first.workerId)).toBeUndefined();
-    // B still has its socket: never expired.
-    expect(server.app.workers.get(second.workerId)?.socketId).not.toBeNull();
-    const stale = await join(first.workerKey);
-    expect(stale.answer).toMatchObject({ ok: false, error: { code: 'unknown-worker' } });
-    stale.socket.close();
-    // Its place is free again.
-    const fresh = await join();
-    expect(fresh.answer.ok).toBe(true);
-    fresh.socket.close();
-    b.socket.close();
-    expect(server.errors).toEqual([]);
-  });
+      // Unused (no socket) past the idle time, A is forgotten by the periodic sweep: gone from its run, its key
+      // refused.
+      const run = server.app.runs.get(asRunId('default'));
+      await waitFor(() => server.app.workers.get(first.workerId) === undefined, 10_000, 'the idle identity to expire');
+      expect(run.member(first.workerId)).toBeUndefined();
+      // B still has its socket: never expired.
+      expect(server.app.workers.get(second.workerId)?.socketId).not.toBeNull();
+      const stale = await join(first.workerKey);
+      expect(stale.answer).toMatchObject({ ok: false, error: { code: 'unknown-worker' } });
+      stale.socket.close();
+      // Its place is free again.
+      const fresh = await join();
+      expect(fresh.answer.ok).toBe(true);
+      fresh.socket.close();
+      b.socket.close();
+      expect(server.errors).toEqual([]);
+    },
+  );
 });

@@ -21,8 +21,8 @@ export interface Contribution {
   /** The worker's split of computeMs and its clock, when it sent one. */
   readonly times?: WorkerTimes;
   /**
-   * Each layer's bytes as received, and how it was sent (server/protocol/validation.ts decodeGradient); absent in tests that
-   * build contributions by hand.
+   * Each layer's bytes as received, and how it was sent (server/protocol/validation.ts decodeGradient); absent in tests
+   * that build contributions by hand.
    */
   readonly layerBytes?: readonly number[];
   readonly sentAs?: readonly (LayerSentAs | null)[];

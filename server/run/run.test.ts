@@ -352,37 +352,40 @@ describe('Run: evaluation', () => {
 });
 
 describe('Run: faults in scheduled callbacks', () => {
-  it('a throw in the deferred round opening pauses that run with its reason; another run on the same clock goes on', () => {
-    const scheduler = new FakeScheduler();
-    let failing = true;
-    const openRound = () => {
-      if (failing) throw new Error('hook exploded');
-    };
-    const bad = makeRun({ scheduler, hooks: { openRound }, id: 'bad' });
-    const good = makeRun({ scheduler, id: 'good' });
-    for (const { run } of [bad, good]) {
-      run.addMember(A);
-      run.setConnected(A, true);
-      run.start();
-    }
-    expect(() => scheduler.flush()).not.toThrow();
-    expect(bad.run.status).toBe('paused');
-    expect(bad.run.fault).toBe('opening a round failed: hook exploded');
-    expect(bad.run.summary().fault).toBe(bad.run.fault);
-    expect(bad.run.round).toBeNull();
-    expect(bad.seen.errors.map(String)).toEqual(['Error: run bad: opening a round failed: hook exploded']);
-    expect(good.run.status).toBe('running');
-    good.run.acceptGradient(A, submission(good.run, A));
-    expect(good.run.version).toBe(1);
-    expect(good.seen.errors).toEqual([]);
-    // The teacher resumes once the cause is gone: the fault clears and training goes on.
-    failing = false;
-    bad.run.resume();
-    expect(bad.run.fault).toBeNull();
-    scheduler.flush();
-    bad.run.acceptGradient(A, submission(bad.run, A));
-    expect(bad.run.version).toBe(1);
-  });
+  it(
+    'a throw in the deferred round opening pauses that run with its reason; ' + 'another run on the same clock goes on',
+    () => {
+      const scheduler = new FakeScheduler();
+      let failing = true;
+      const openRound = () => {
+        if (failing) throw new Error('hook exploded');
+      };
+      const bad = makeRun({ scheduler, hooks: { openRound }, id: 'bad' });
+      const good = makeRun({ scheduler, id: 'good' });
+      for (const { run } of [bad, good]) {
+        run.addMember(A);
+        run.setConnected(A, true);
+        run.start();
+      }
+      expect(() => scheduler.flush()).not.toThrow();
+      expect(bad.run.status).toBe('paused');
+      expect(bad.run.fault).toBe('opening a round failed: hook exploded');
+      expect(bad.run.summary().fault).toBe(bad.run.fault);
+      expect(bad.run.round).toBeNull();
+      expect(bad.seen.errors.map(String)).toEqual(['Error: run bad: opening a round failed: hook exploded']);
+      expect(good.run.status).toBe('running');
+      good.run.acceptGradient(A, submission(good.run, A));
+      expect(good.run.version).toBe(1);
+      expect(good.seen.errors).toEqual([]);
+      // The teacher resumes once the cause is gone: the fault clears and training goes on.
+      failing = false;
+      bad.run.resume();
+      expect(bad.run.fault).toBeNull();
+      scheduler.flush();
+      bad.run.acceptGradient(A, submission(bad.run, A));
+      expect(bad.run.version).toBe(1);
+    },
+  );
 
   it('a throw while closing at the deadline drops the round, keeps the weights, and pauses the run', () => {
     const explode = () => {

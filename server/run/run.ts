@@ -365,7 +365,8 @@ export class Run {
       version: this.#version,
       params: this.#params.slice(),
       velocity: this.#velocity.slice(),
-      // A copy: the store encodes the snapshot later (server/persistence/checkpoint.ts), by when more rounds may have closed.
+      // A copy: the store encodes the snapshot later (server/persistence/checkpoint.ts), by when more rounds may have
+      // closed.
       history: this.#history.slice(),
       // Named fields, not a rest spread: the profile and timings live only while the server does.
       members: [...this.#members.values()].map(({ workerId, slot, bytesUp, bytesDown, traffic, rounds }) => ({
@@ -1112,7 +1113,8 @@ export class Run {
           if (Number.isFinite(evaluation.loss) && Number.isFinite(evaluation.accuracy)) return evaluation;
           this.#deps.onError(
             new Error(
-              `run ${this.id}: the evaluation of version ${this.#version} is not finite (loss ${evaluation.loss}); not recorded`,
+              `run ${this.id}: the evaluation of version ${this.#version} is not finite ` +
+                `(loss ${evaluation.loss}); not recorded`,
             ),
           );
           return null;

@@ -152,48 +152,52 @@ describe('simulated workers', () => {
     ).toBe(true);
   });
 
-  it('is removed by the teacher like any worker, follows its run when that is deleted, and refuses beyond the per-run bound', async () => {
-    const first = server.app.runs.create(CONFIG, 'running');
-    const second = server.app.runs.create(CONFIG, 'running');
-    const kept = await simulate(first.id);
-    const removed = await simulate(first.id);
-    await waitFor(() => first.version >= 2, 30_000, 'two rounds');
-    expect(await send('worker:remove', { workerId: removed })).toMatchObject({ ok: true });
-    expect(server.app.workers.get(removed)).toBeUndefined();
-    const at = first.version;
-    await waitFor(() => first.version >= at + 2, 30_000, 'two rounds after the removal');
-    expect(first.history.slice(at + 1).map((m) => m.contributors)).toEqual(first.history.slice(at + 1).map(() => 1));
-    expect(first.summary().workers.map((w) => w.workerId)).toEqual([kept]);
+  it(
+    'is removed by the teacher like any worker, follows its run when that is deleted, ' +
+      'and refuses beyond the per-run bound',
+    async () => {
+      const first = server.app.runs.create(CONFIG, 'running');
+      const second = server.app.runs.create(CONFIG, 'running');
+      const kept = await simulate(first.id);
+      const removed = await simulate(first.id);
+      await waitFor(() => first.version >= 2, 30_000, 'two rounds');
+      expect(await send('worker:remove', { workerId: removed })).toMatchObject({ ok: true });
+      expect(server.app.workers.get(removed)).toBeUndefined();
+      const at = first.version;
+      await waitFor(() => first.version >= at + 2, 30_000, 'two rounds after the removal');
+      expect(first.history.slice(at + 1).map((m) => m.contributors)).toEqual(first.history.slice(at + 1).map(() => 1));
+      expect(first.summary().workers.map((w) => w.workerId)).toEqual([kept]);
 
-    // Run deleted: the simulated worker moves on to the oldest run left and trains there.
-    const runsBefore = server.app.runs.list().map((r) => r.id);
-    expect(await send('run:delete', { runId: first.id })).toMatchObject({ ok: true });
-    const fallback = server.app.runs.get(server.app.runs.list()[0]!.id);
-    expect(runsBefore).toContain(fallback.id);
-    expect(fallback.member(kept)?.connected).toBe(true);
-    if (fallback.status === 'paused') fallback.resume();
-    const from = fallback.version;
-    await waitFor(
-      () => fallback.history.some((m) => m.version >= from && m.workers.some((w) => w.workerId === kept)),
-      30_000,
-      'a round in the fallback run',
-    );
+      // Run deleted: the simulated worker moves on to the oldest run left and trains there.
+      const runsBefore = server.app.runs.list().map((r) => r.id);
+      expect(await send('run:delete', { runId: first.id })).toMatchObject({ ok: true });
+      const fallback = server.app.runs.get(server.app.runs.list()[0]!.id);
+      expect(runsBefore).toContain(fallback.id);
+      expect(fallback.member(kept)?.connected).toBe(true);
+      if (fallback.status === 'paused') fallback.resume();
+      const from = fallback.version;
+      await waitFor(
+        () => fallback.history.some((m) => m.version >= from && m.workers.some((w) => w.workerId === kept)),
+        30_000,
+        'a round in the fallback run',
+      );
 
-    for (let i = second.summary().workers.filter((w) => w.simulated).length; i < MAX_SIMULATED_PER_RUN; i++)
-      await simulate(second.id);
-    expect(await send('worker:simulate', { runId: second.id })).toMatchObject({
-      ok: false,
-      error: {
-        code: 'invalid-state',
-        message: `run ${second.id} already has ${MAX_SIMULATED_PER_RUN} simulated workers`,
-      },
-    });
-    expect(await send('worker:simulate', { runId: 'nope' })).toMatchObject({
-      ok: false,
-      error: { code: 'unknown-run' },
-    });
-    expect(server.errors).toEqual([]);
-  });
+      for (let i = second.summary().workers.filter((w) => w.simulated).length; i < MAX_SIMULATED_PER_RUN; i++)
+        await simulate(second.id);
+      expect(await send('worker:simulate', { runId: second.id })).toMatchObject({
+        ok: false,
+        error: {
+          code: 'invalid-state',
+          message: `run ${second.id} already has ${MAX_SIMULATED_PER_RUN} simulated workers`,
+        },
+      });
+      expect(await send('worker:simulate', { runId: 'nope' })).toMatchObject({
+        ok: false,
+        error: { code: 'unknown-run' },
+      });
+      expect(server.errors).toEqual([]);
+    },
+  );
 
   it('is never checkpointed: workers.json holds no simulated identity', async () => {
     const run = server.app.runs.create(CONFIG);

@@ -209,54 +209,58 @@ describe('evaluation schedule', () => {
 });
 
 describe('round metrics per layer', () => {
-  it('average the indicator over the workers that measured it, the bytes over all, and count how each layer travelled', () => {
-    const ids = [1, 2, 3].map(asWorkerId);
-    const round = new OpenRound(asModelVersion(4), ids, 100, 0, 1000, { fraction: 1, minimum: 1 });
-    const stats = (indicator?: number) => ({
-      closedForm: 1,
-      realised: 2,
-      gradientNormSq: 3,
-      ...(indicator === undefined ? {} : { indicator }),
-    });
-    const contribution = (
-      indicators: (number | undefined)[],
-      layerBytes: number[],
-      sentAs: ('spectral' | 'entry' | 'dense' | null)[],
-    ) => ({
-      estimates: [],
-      loss: 1,
-      layerStats: indicators.map(stats),
-      bytesUp: 1,
-      computeMs: 1,
-      layerBytes,
-      sentAs,
-    });
-    round.add(ids[0]!, contribution([0.5, undefined], [100, 10], ['spectral', 'dense']), 1);
-    round.add(ids[1]!, contribution([0.7, undefined], [300, 10], ['entry', 'dense']), 2);
-    round.add(ids[2]!, contribution([undefined, undefined], [200, 20], ['spectral', null]), 3);
-    const outcome = {
-      runId: asRunId('r'),
-      closedAt: 9,
-      layerCount: 2,
-      evaluation: null,
-      cumulativeBytesUp: 0,
-      cumulativeBytesDown: 0,
-      updateMs: 0,
-      evalMs: 0,
-    };
-    const traffic = { gradientUp: 0, controlUp: 0, modelDown: 0, controlDown: 0 };
-    const { layers } = buildRoundMetrics(round, { ...outcome, traffic, cumulativeTraffic: traffic });
-    expect(layers[0]).toEqual({
-      closedForm: 1,
-      realised: 2,
-      gradientNormSq: 3,
-      indicator: 0.6,
-      bytes: 200,
-      sentAs: { spectral: 2, entry: 1 },
-    });
-    // Nobody measured layer 1's indicator this round: null, not 0.
-    expect(layers[1]).toMatchObject({ indicator: null, bytes: 40 / 3, sentAs: { dense: 2 } });
-  });
+  it(
+    'average the indicator over the workers that measured it, the bytes over all, ' +
+      'and count how each layer travelled',
+    () => {
+      const ids = [1, 2, 3].map(asWorkerId);
+      const round = new OpenRound(asModelVersion(4), ids, 100, 0, 1000, { fraction: 1, minimum: 1 });
+      const stats = (indicator?: number) => ({
+        closedForm: 1,
+        realised: 2,
+        gradientNormSq: 3,
+        ...(indicator === undefined ? {} : { indicator }),
+      });
+      const contribution = (
+        indicators: (number | undefined)[],
+        layerBytes: number[],
+        sentAs: ('spectral' | 'entry' | 'dense' | null)[],
+      ) => ({
+        estimates: [],
+        loss: 1,
+        layerStats: indicators.map(stats),
+        bytesUp: 1,
+        computeMs: 1,
+        layerBytes,
+        sentAs,
+      });
+      round.add(ids[0]!, contribution([0.5, undefined], [100, 10], ['spectral', 'dense']), 1);
+      round.add(ids[1]!, contribution([0.7, undefined], [300, 10], ['entry', 'dense']), 2);
+      round.add(ids[2]!, contribution([undefined, undefined], [200, 20], ['spectral', null]), 3);
+      const outcome = {
+        runId: asRunId('r'),
+        closedAt: 9,
+        layerCount: 2,
+        evaluation: null,
+        cumulativeBytesUp: 0,
+        cumulativeBytesDown: 0,
+        updateMs: 0,
+        evalMs: 0,
+      };
+      const traffic = { gradientUp: 0, controlUp: 0, modelDown: 0, controlDown: 0 };
+      const { layers } = buildRoundMetrics(round, { ...outcome, traffic, cumulativeTraffic: traffic });
+      expect(layers[0]).toEqual({
+        closedForm: 1,
+        realised: 2,
+        gradientNormSq: 3,
+        indicator: 0.6,
+        bytes: 200,
+        sentAs: { spectral: 2, entry: 1 },
+      });
+      // Nobody measured layer 1's indicator this round: null, not 0.
+      expect(layers[1]).toMatchObject({ indicator: null, bytes: 40 / 3, sentAs: { dense: 2 } });
+    },
+  );
 });
 
 describe('rate limiter', () => {

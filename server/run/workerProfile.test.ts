@@ -63,48 +63,51 @@ describe('worker profile in the run summary', () => {
     expect(long).toMatchObject({ ok: false, error: { code: 'bad-message' } });
   });
 
-  it('passes a calibrated backend through when the worker rejoins with it, and refuses times that are not times', async () => {
-    const socket = await connectClient(server.url);
-    const first = await socket
-      .timeout(10_000)
-      .emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, backend: { kind: 'webgpu', detail: 'SwiftShader' } });
-    expect(first.ok).toBe(true);
-    if (!first.ok) return;
-    // A tab joins before it has timed its backends, then rejoins with the times and its choice.
-    const calibration = { webgpuMs: 41.5, cpuMs: 9.25 };
-    const again = await socket.timeout(10_000).emitWithAck('worker:join', {
-      protocol: PROTOCOL_VERSION,
-      workerKey: first.workerKey,
-      backend: { kind: 'cpu', detail: 'The CPU was faster than WebGPU (SwiftShader) on this device.', calibration },
-    });
-    expect(again).toMatchObject({ ok: true, workerId: first.workerId });
-    expect(summaryOf(first.workerId)?.backend).toEqual({
-      kind: 'cpu',
-      detail: 'The CPU was faster than WebGPU (SwiftShader) on this device.',
-      calibration,
-    });
-    for (const bad of [
-      { webgpuMs: -1, cpuMs: 2 },
-      { webgpuMs: 1, cpuMs: Number.NaN },
-      { webgpuMs: 1 },
-      { webgpuMs: '1', cpuMs: 2 },
-      [1, 2],
-      4e6,
-    ]) {
-      const answer = await socket.timeout(10_000).emitWithAck('worker:join', {
+  it(
+    'passes a calibrated backend through when the worker rejoins with it, ' + 'and refuses times that are not times',
+    async () => {
+      const socket = await connectClient(server.url);
+      const first = await socket
+        .timeout(10_000)
+        .emitWithAck('worker:join', { protocol: PROTOCOL_VERSION, backend: { kind: 'webgpu', detail: 'SwiftShader' } });
+      expect(first.ok).toBe(true);
+      if (!first.ok) return;
+      // A tab joins before it has timed its backends, then rejoins with the times and its choice.
+      const calibration = { webgpuMs: 41.5, cpuMs: 9.25 };
+      const again = await socket.timeout(10_000).emitWithAck('worker:join', {
         protocol: PROTOCOL_VERSION,
         workerKey: first.workerKey,
-        backend: { kind: 'cpu', calibration: bad } as never,
+        backend: { kind: 'cpu', detail: 'The CPU was faster than WebGPU (SwiftShader) on this device.', calibration },
       });
-      expect(answer, JSON.stringify(bad)).toMatchObject({
-        ok: false,
-        error: { code: 'bad-message', message: expect.stringContaining('calibration') },
+      expect(again).toMatchObject({ ok: true, workerId: first.workerId });
+      expect(summaryOf(first.workerId)?.backend).toEqual({
+        kind: 'cpu',
+        detail: 'The CPU was faster than WebGPU (SwiftShader) on this device.',
+        calibration,
       });
-    }
-    socket.disconnect();
-    // Nothing of the refused joins was applied.
-    expect(summaryOf(first.workerId)?.backend).toEqual(expect.objectContaining({ calibration }));
-  });
+      for (const bad of [
+        { webgpuMs: -1, cpuMs: 2 },
+        { webgpuMs: 1, cpuMs: Number.NaN },
+        { webgpuMs: 1 },
+        { webgpuMs: '1', cpuMs: 2 },
+        [1, 2],
+        4e6,
+      ]) {
+        const answer = await socket.timeout(10_000).emitWithAck('worker:join', {
+          protocol: PROTOCOL_VERSION,
+          workerKey: first.workerKey,
+          backend: { kind: 'cpu', calibration: bad } as never,
+        });
+        expect(answer, JSON.stringify(bad)).toMatchObject({
+          ok: false,
+          error: { code: 'bad-message', message: expect.stringContaining('calibration') },
+        });
+      }
+      socket.disconnect();
+      // Nothing of the refused joins was applied.
+      expect(summaryOf(first.workerId)?.backend).toEqual(expect.objectContaining({ calibration }));
+    },
+  );
 
   it('measures the round trip of an accepted gradient on the server clock', async () => {
     const { train } = await loadTestData();

@@ -80,14 +80,16 @@ export class WorkerRegistry {
     if (this.#byId.size >= maxTotal) {
       throw new ProtocolFault(
         'too-many-workers',
-        `the server already holds ${maxTotal} workers (MAX_WORKERS); rejoin with your stored key, or wait until unused ones expire`,
+        `the server already holds ${maxTotal} workers (MAX_WORKERS); ` +
+          `rejoin with your stored key, or wait until unused ones expire`,
       );
     }
     const from = simulated ? SIMULATED_ADDRESS : addressKey(address);
     if ((this.#perAddress.get(from) ?? 0) >= maxPerAddress) {
       throw new ProtocolFault(
         'too-many-workers',
-        `your address already holds ${maxPerAddress} workers (MAX_WORKERS_PER_ADDRESS); rejoin with a stored key, or ask the teacher to raise the limit`,
+        `your address already holds ${maxPerAddress} workers (MAX_WORKERS_PER_ADDRESS); ` +
+          `rejoin with a stored key, or ask the teacher to raise the limit`,
       );
     }
     const key = asWorkerKey(randomBytes(16).toString('hex'));

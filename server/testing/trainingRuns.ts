@@ -60,7 +60,8 @@ export function describeTraining(schemes: readonly SchemeName[]): void {
           .map((m) => ({ version: m.version + 1, loss: m.testLoss!, accuracy: m.testAccuracy! }));
         const bytesUp = run.history.at(-1)!.cumulativeBytesUp;
         console.log(
-          `[training] ${scheme}: initial ${JSON.stringify(initial)}, ${JSON.stringify(curve)}, ${(bytesUp / 1e6).toFixed(2)} MB up`,
+          `[training] ${scheme}: initial ${JSON.stringify(initial)}, ${JSON.stringify(curve)}, ` +
+            `${(bytesUp / 1e6).toFixed(2)} MB up`,
         );
         expect(run.history).toHaveLength(ROUNDS);
         expect(run.history.every((m) => m.contributors === WORKERS)).toBe(true);

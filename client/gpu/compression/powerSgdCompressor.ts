@@ -79,15 +79,11 @@ export function gpuPowerSgdFits(rank: number, tensors: readonly GradientTensor[]
  * command buffer as the products (no sync mid-round). 'host': P (k·rows
  * floats per layer) is read back, orthonormalised by the core's own
  * Gram–Schmidt (core/linalg/orthonormalise.ts, float64, the CPU scheme's
- * step) and written back: one sync more, but on SwiftShader 0.7 ms against
- * 76 ms for the kernel (the step alone, each way synchronised, median of 40:
- * the MLP's four P blocks at rank 3, 2 cores at load average ~10, a one-off
- * timing on 2026-12-01 in Node's Dawn), whose one workgroup per block spends
- * its time in barriers there. In whole rounds in Chromium's SwiftShader
- * (`npm run bench -- training`, docs/benchmarks.md) the two tie: compression
- * 75.2 ms (host) and 75.5 ms (device), medians of 15 rounds over 3 cycles at
- * load ~4. The default is 'host'; a hardware GPU, where a workgroup barrier
- * is cheap and a read-back is not, may prefer 'device'.
+ * step) and written back: one sync more. The default is 'host': on
+ * SwiftShader the kernel spends its time in barriers, so the host step is
+ * far faster and whole rounds tie (docs/design.md, "GPU routes"); a
+ * hardware GPU, where a workgroup barrier is cheap and a read-back is not,
+ * may prefer 'device'.
  */
 export type PowerSgdRoute = 'device' | 'host';
 
