@@ -17,7 +17,7 @@ function option(args: readonly string[], name: string): string | undefined {
 }
 
 const split = (t: RoundTiming) => `${fmt(t.computeMs)} / ${fmt(t.compressMs)} / ${fmt(t.encodeMs)}`;
-const ratio = (slow: number, fast: number) => `${fmt(slow / fast)}×`;
+const timesFaster = (slow: number, fast: number) => `${fmt(slow / fast)}×`;
 
 /** Runs the training benchmark page and records its table. */
 export async function benchTraining(): Promise<void> {
@@ -84,8 +84,8 @@ export async function benchTraining(): Promise<void> {
       fmt(row.cpu.totalMs),
       split(row.cpu),
       String(row.gpu.bytes),
-      tfWebgpu === undefined ? '—' : ratio(tfWebgpu.stepMs, row.gpu.totalMs),
-      tfCpu === undefined ? '—' : ratio(tfCpu.stepMs, row.gpu.totalMs),
+      tfWebgpu === undefined ? '—' : timesFaster(tfWebgpu.stepMs, row.gpu.totalMs),
+      tfCpu === undefined ? '—' : timesFaster(tfCpu.stepMs, row.gpu.totalMs),
     ]),
   });
   console.table(

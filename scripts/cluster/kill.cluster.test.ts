@@ -89,7 +89,7 @@ describe('three processes, SIGKILL one, then the leader', () => {
     }
     await redis.connect();
     try {
-      await scenario();
+      await killProcessesAndRecover();
     } catch (error) {
       throw new Error(
         `${(error as Error).message}\n--- the cluster's output (last 4000 characters):\n${output.slice(-4000)}`,
@@ -98,7 +98,7 @@ describe('three processes, SIGKILL one, then the leader', () => {
     }
   });
 
-  async function scenario(): Promise<void> {
+  async function killProcessesAndRecover(): Promise<void> {
     const admin = await connectSocket(url, { adminToken: TOKEN });
     const created = await admin.timeout(20_000).emitWithAck('run:create', {
       name: 'kill test',

@@ -30,7 +30,7 @@ import { compressOnCpu, type LayerGradient } from '../../../core/training/compre
 import { StagingPool } from '../runtime/pools';
 import type { GpuDctCompressor } from './dctCompressor';
 import type { GpuSpectralCompressor, SpectralCore } from './spectralCompressor';
-import { cutoffRatio } from './spectralPlan';
+import { relativeCutoff } from './spectralPlan';
 import { meanLossOf, type CompressedGradient, type DeviceGradient } from './tensors';
 
 /** The schemes whose byte budget this route handles: those with a transform to run on the device. */
@@ -108,7 +108,7 @@ export class GpuByteBudgetCompressor {
       if (found !== undefined) {
         // σ below max(rows, cols)·ε·σ₀ is rounding noise, not an atom (the device spectral route's rule,
         // spectralPlan.ts).
-        const cutoff = cutoffRatio(shape[0], shape[1]) * (found.sigma[0] ?? 0);
+        const cutoff = relativeCutoff(shape[0], shape[1]) * (found.sigma[0] ?? 0);
         let rank = 0;
         while (rank < found.k && found.sigma[rank]! > cutoff) rank++;
         spectralAtomsOf = spectralAtoms(shape, found.sigma.slice(0, rank), found.u, found.v);

@@ -31,7 +31,7 @@ import { adapterKey } from '../runtime/adapter';
 import { PlanCache } from '../runtime/dispatch';
 import { StagingPool, type PendingRead } from '../runtime/pools';
 import type { GpuGradient } from '../training/gpuBackend';
-import { SpectralPlan, cutoffRatio, type SpectralCore, type SpectralKernels } from './spectralPlan';
+import { SpectralPlan, relativeCutoff, type SpectralCore, type SpectralKernels } from './spectralPlan';
 import {
   encodeLossRead,
   meanLossOf,
@@ -271,7 +271,7 @@ export class GpuSpectralCompressor {
     const sampling = plan.layers.map((layer, index) => {
       const sigma = sigmas[index]!;
       // σ below max(rows, cols)·ε·σ₀ is rounding noise, not an atom (the CPU reference's rule at f32).
-      const cutoff = cutoffRatio(layer.rows, layer.cols) * (sigma[0] ?? 0);
+      const cutoff = relativeCutoff(layer.rows, layer.cols) * (sigma[0] ?? 0);
       let rank = 0;
       while (rank < layer.k && sigma[rank]! > cutoff) rank++;
       const lambda = Float64Array.from(sigma.subarray(0, rank));

@@ -257,7 +257,7 @@ export class SpectralPlan {
         xState: f.xState,
         dState: f.dState,
         outOffset: liftOffsets[j]!,
-        cutoffRatio: cutoffRatio(tensor.shape[0], tensor.shape[1]),
+        cutoffRatio: relativeCutoff(tensor.shape[0], tensor.shape[1]),
       });
       const [rows, cols] = tensor.shape;
       const liftedU = storage(`liftedU[${f.index}]`, k * rows);
@@ -373,6 +373,6 @@ export class SpectralPlan {
  * σ at or below this fraction of σ₀ is float32 rounding noise, not an atom:
  * max(rows, cols)·ε of G's shape (the CPU reference's rule at f32's ε).
  */
-export function cutoffRatio(rows: number, cols: number): number {
+export function relativeCutoff(rows: number, cols: number): number {
   return Math.max(rows, cols) * F32_EPSILON;
 }
