@@ -27,7 +27,8 @@ import { join } from 'node:path';
 import { createModelLayout } from '../../core/model/layout';
 import { asModelVersion, asRunId, asWorkerId, type RoundMetrics } from '../../core/protocol';
 import { parseCheckpointMeta, parseWorkersSnapshot } from '../../core/schema';
-import { firstNonFinite, type RunSnapshot } from '../run/run';
+import { firstNonFinite } from '../../core/codec/floats';
+import type { RunSnapshot } from '../run/run';
 import type { WorkersSnapshot } from '../run/workers';
 
 const MAGIC = 'ATOMOCKP';

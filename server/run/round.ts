@@ -3,8 +3,18 @@
  * when it may close. Pure bookkeeping: no sockets, no timers.
  */
 import type { ModelLayout } from '../../core/model/layout';
-import type { LayerSentAs, LayerStats, ModelVersion, QuorumRule, WorkerId, WorkerTimes } from '../../core/protocol';
+import type {
+  LayerSentAs,
+  LayerStats,
+  ModelVersion,
+  QuorumRule,
+  RunId,
+  RunStatus,
+  WorkerId,
+  WorkerTimes,
+} from '../../core/protocol';
 import { flattenContribution } from '../../core/training/modelUpdate';
+import { ProtocolFault } from '../protocol/fault';
 
 /** One accepted gradient: the decoded unbiased estimate of each layer plus what the worker reported. */
 export interface Contribution {
@@ -125,4 +135,33 @@ export function flatEstimates(round: OpenRound, layout: ModelLayout): Float32Arr
     if (estimates === null) throw new Error(`bug: the estimates of worker ${worker} are held by another process`);
     return flattenContribution(layout, estimates);
   });
+}
+
+/**
+ * The open round a gradient of `workerId` for `version` may join, or throws ProtocolFault; `run` says where the
+ * run's model is when no round is open.
+ */
+export function expectContribution(
+  round: OpenRound | null,
+  run: { readonly runId: RunId; readonly status: RunStatus; readonly version: ModelVersion },
+  workerId: WorkerId,
+  version: ModelVersion,
+): OpenRound {
+  if (round === null) {
+    if (version < run.version)
+      throw new ProtocolFault('stale-version', `version ${version} is over; the model is at ${run.version}`);
+    throw new ProtocolFault('round-closed', `no round is open in run ${run.runId} (${run.status})`);
+  }
+  if (version < round.version)
+    throw new ProtocolFault('stale-version', `version ${version} is over; round ${round.version} is open`);
+  if (version > round.version)
+    throw new ProtocolFault('future-version', `version ${version} is not open; round ${round.version} is`);
+  if (round.contributions.has(workerId))
+    throw new ProtocolFault('duplicate', `worker ${workerId} already sent its gradient for version ${version}`);
+  if (!round.participants.has(workerId))
+    throw new ProtocolFault(
+      'not-participant',
+      `worker ${workerId} joined after round ${version} opened; it waits for the next`,
+    );
+  return round;
 }

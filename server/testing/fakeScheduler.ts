@@ -1,6 +1,6 @@
 /**
- * A hand-driven Scheduler (server/run/run.ts) for unit tests: time moves only when the test says, deferred callbacks
- * run when it flushes them.
+ * A hand-driven Scheduler (server/run/runDeps.ts) for unit tests: time moves only when the test says, deferred
+ * callbacks run when it flushes them.
  */
 import type { Scheduler } from '../run/run';
 
