@@ -6,26 +6,17 @@
  */
 import type { Dataset } from '../../core/data';
 import { createCpuBackend, createModelLayout, type ModelLayout, type TrainingBackend } from '../../core/model';
-import type { LayerStats, RunConfig, TimeSource } from '../../core/protocol';
+import type { RunConfig } from '../../core/protocol';
 import { createGpuCompressor, type GpuCompressor } from '../gpu/compression/gpuCompressor';
 import type { GpuContext } from '../gpu/runtime/device';
 import { createGpuBackend, type GpuTrainingBackend } from '../gpu/training/gpuBackend';
+import { playedRound, type PlayedRound } from '../../core/training/roundPlayer';
 import { WALL_CLOCK, createWorkerRound, type StepClock } from '../../core/training/workerRound';
 
 /** What one round of this worker produced, ready for gradient:submit and the charts. */
-export interface TrainerRound {
-  readonly layers: Uint8Array[];
-  readonly loss: number;
-  readonly layerStats: LayerStats[];
+export interface TrainerRound extends PlayedRound {
+  /** Σ of the layers' byte lengths. */
   readonly bytes: number;
-  /** Forward and backward pass, ms. */
-  readonly computeMs: number;
-  /** Decomposition and sampling, ms. */
-  readonly compressMs: number;
-  /** Encoding the samples for the wire, ms. */
-  readonly encodeMs: number;
-  /** The clock of the three (the trainer's). */
-  readonly clock: TimeSource;
 }
 
 /** A worker's model computation for one run configuration and shard. */
@@ -108,16 +99,7 @@ function loopTrainer(
     clock,
     async round(weights, version) {
       const r = await loop(weights, version);
-      return {
-        layers: r.layers,
-        loss: r.loss,
-        layerStats: r.layerStats,
-        bytes: r.bytes,
-        computeMs: r.computeMs,
-        compressMs: r.compressMs,
-        encodeMs: r.encodeMs,
-        clock: r.clock,
-      };
+      return { ...playedRound(r), bytes: r.bytes };
     },
     predict: predictor(backend, layout),
     restart: () => loopTrainer(kind, options, layout, backend, deviceCompressor, clock, dispose),

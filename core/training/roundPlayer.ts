@@ -15,7 +15,7 @@ import { createCpuBackend } from '../model/cpu/backend';
 import type { GradientSubmission, LayerStats, RoundOpen, RunId, TimeSource, WorkerAssignment } from '../protocol';
 import { ModelReplica, type ReplicaOutcome } from './replica';
 import { shardIndices } from './shard';
-import { createWorkerRound, type StepClock } from './workerRound';
+import { createWorkerRound, type StepClock, type WorkerRoundResult } from './workerRound';
 
 /** What one trained round gives gradient:submit and the charts. */
 export interface PlayedRound {
@@ -287,6 +287,12 @@ export class RoundPlayer<T extends RoundTrainer> {
   }
 }
 
+/** What the player needs of a worker round's result: its bytes, loss, statistics and times. */
+export function playedRound(r: WorkerRoundResult): PlayedRound {
+  const { layers, loss, layerStats, computeMs, compressMs, encodeMs, clock } = r;
+  return { layers, loss, layerStats, computeMs, compressMs, encodeMs, clock };
+}
+
 /** The worker round on the CPU backend for an assignment (a headless tab's, a server-run worker's). */
 export function cpuRoundTrainer(
   assignment: WorkerAssignment,
@@ -310,18 +316,7 @@ export function cpuRoundTrainer(
   return {
     layout,
     clock,
-    async round(weights, version) {
-      const r = await round(weights, version);
-      return {
-        layers: r.layers,
-        loss: r.loss,
-        layerStats: r.layerStats,
-        computeMs: r.computeMs,
-        compressMs: r.compressMs,
-        encodeMs: r.encodeMs,
-        clock: r.clock,
-      };
-    },
+    round: async (weights, version) => playedRound(await round(weights, version)),
     dispose: () => {},
   };
 }
