@@ -13,7 +13,8 @@ import { defineConfig } from 'vitest/config';
 
 /** The slow tier, by path; `**` keeps a file in it when its folder is reorganised. */
 const SLOW = [
-  // Long training runs.
+  // Long training runs, and every scheme on the 1.07M-parameter model.
+  'core/training/wideModel.test.ts',
   'server/**/training.test.ts',
   'server/**/trainingRivals.test.ts',
   'core/model/training.test.ts',
@@ -35,6 +36,7 @@ const SLOW = [
   'scripts/make-data.test.ts',
   // Statistical tests over thousands of draws, and finite differences.
   'core/atomo/unbiased.test.ts',
+  'core/codec/qsgd-elias.test.ts',
   'core/atomo/byteBudget.test.ts',
   'client/local/byteBudget.test.ts',
   'core/model/reference/gradient-check.test.ts',
