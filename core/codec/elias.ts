@@ -6,6 +6,7 @@
  * significant down: γ(1) = 1, γ(2) = 010, γ(3) = 011, γ(4) = 00100. It takes
  * 2⌊log2 v⌋ + 1 bits, and every bit string has at most one reading.
  */
+import { BitWriter } from './bitpack';
 import { CodecError } from './errors';
 
 /**
@@ -19,26 +20,11 @@ export function gammaBits(value: number): number {
   return 2 * (31 - Math.clz32(value)) + 1;
 }
 
-/** Streams single bits and γ codes into a byte array sized by the caller. */
-export class GammaWriter {
-  private readonly bytes: Uint8Array;
-  private pos: number;
-  private acc = 0;
-  private bits = 0;
-
-  constructor(bytes: Uint8Array, offset: number) {
-    this.bytes = bytes;
-    this.pos = offset;
-  }
-
+/** Streams single bits and γ codes into a byte array sized by the caller: bitpack.ts's writer, one bit at a time. */
+export class GammaWriter extends BitWriter {
   /** Appends one bit (0 or 1). */
   bit(bit: number): void {
-    this.acc |= bit << this.bits;
-    if (++this.bits === 8) {
-      this.bytes[this.pos++] = this.acc;
-      this.acc = 0;
-      this.bits = 0;
-    }
+    this.write(bit, 1);
   }
 
   /** Appends γ(value), value an integer in 1..2³¹ − 1. */
@@ -46,16 +32,6 @@ export class GammaWriter {
     const top = 31 - Math.clz32(value);
     for (let i = 0; i < top; i++) this.bit(0);
     for (let i = top; i >= 0; i--) this.bit((value >>> i) & 1);
-  }
-
-  /** Flushes the last partial byte (zero padded); returns the offset after the stream. */
-  finish(): number {
-    if (this.bits > 0) {
-      this.bytes[this.pos++] = this.acc;
-      this.acc = 0;
-      this.bits = 0;
-    }
-    return this.pos;
   }
 }
 
