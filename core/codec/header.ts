@@ -37,17 +37,12 @@ export const SCHEME_IDS: Readonly<Record<SchemeName, number>> = {
 export const QSGD_ELIAS_ID = 8;
 
 /** Scheme of each wire id: the inverse of SCHEME_IDS, and qsgd for QSGD_ELIAS_ID. */
-export const SCHEME_BY_ID: readonly SchemeName[] = [
-  'none',
-  'atomo-entry',
-  'atomo-svd',
-  'qsgd',
-  'terngrad',
-  'atomo-dct',
-  'powersgd',
-  'atomo-auto',
-  'qsgd',
-];
+export const SCHEME_BY_ID: readonly SchemeName[] = (() => {
+  const byId: SchemeName[] = [];
+  for (const [name, id] of Object.entries(SCHEME_IDS) as [SchemeName, number][]) byId[id] = name;
+  byId[QSGD_ELIAS_ID] = 'qsgd';
+  return byId;
+})();
 
 /** Name of each wire id in messages: the scheme's, and qsgd-elias for QSGD_ELIAS_ID. */
 const WIRE_NAMES: readonly string[] = [...SCHEME_BY_ID.slice(0, QSGD_ELIAS_ID), 'qsgd-elias'];
