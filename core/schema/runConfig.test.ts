@@ -4,6 +4,7 @@ import { MIN_LAYER_BYTE_BUDGET, denseBytes } from '../codec/sizes';
 import { createModelLayout } from '../model/layout';
 import { LINK_PRESETS } from '../traffic/linkModel';
 import {
+  DEFAULT_LEARNING_RATES,
   DEFAULT_RUN_CONFIG,
   RUN_CONFIG_BOUNDS,
   RunConfigError,
@@ -113,6 +114,17 @@ describe('run configuration schema', () => {
       );
     },
   );
+
+  it('gives a switch of model its default learning rate unless the patch sets one', () => {
+    const cnn = applyRunConfigPatch(DEFAULT_RUN_CONFIG, { model: 'cnn' });
+    expect(cnn.learningRate).toBe(DEFAULT_LEARNING_RATES.cnn);
+    expect(cnn.learningRate).not.toBe(DEFAULT_RUN_CONFIG.learningRate);
+    expect(applyRunConfigPatch(DEFAULT_RUN_CONFIG, { model: 'cnn', learningRate: 0.2 }).learningRate).toBe(0.2);
+    // A patch that leaves the model alone keeps the run's rate, whatever its model's default.
+    const tuned = applyRunConfigPatch(cnn, { learningRate: 0.3 });
+    expect(applyRunConfigPatch(tuned, { model: 'cnn', seed: 4 }).learningRate).toBe(0.3);
+    expect(applyRunConfigPatch(tuned, { model: 'mlp' }).learningRate).toBe(DEFAULT_LEARNING_RATES.mlp);
+  });
 
   it('takes a link with its server link, reads one stored without it as unlimited, and refuses bad ones', () => {
     const wifi = LINK_PRESETS.classroomWifi;

@@ -20,6 +20,7 @@ import type { DownlinkMode, RunConfigPatch } from '../../../core/protocol';
 import { LINK_PRESETS } from '../../../core/traffic/linkModel';
 import {
   DEFAULT_BUDGETS,
+  DEFAULT_LEARNING_RATES,
   DEFAULT_RUN_CONFIG,
   RUN_CONFIG_BOUNDS,
   RunConfigError,
@@ -272,7 +273,7 @@ export function CreateRunForm() {
             label={t('dashboard.form.model')}
             value={values.model}
             options={options(['mlp', 'mlp'], ['cnn', 'cnn'], ['mlp-wide', 'mlpWide'])}
-            // The byte budget's default and bounds depend on the model: follow it unless the teacher typed one.
+            // The byte budget and the learning rate have defaults per model: follow them unless the teacher typed one.
             onChange={(model) =>
               setValues((v) => ({
                 ...v,
@@ -281,6 +282,10 @@ export function CreateRunForm() {
                   v.bytes === String(defaultByteBudget(v.model, D.batchSize))
                     ? String(defaultByteBudget(model, D.batchSize))
                     : v.bytes,
+                learningRate:
+                  v.learningRate === String(DEFAULT_LEARNING_RATES[v.model])
+                    ? String(DEFAULT_LEARNING_RATES[model])
+                    : v.learningRate,
               }))
             }
           />
