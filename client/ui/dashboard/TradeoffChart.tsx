@@ -92,7 +92,7 @@ export function TradeoffChart({ runs, height }: { readonly runs: readonly Plotte
   return (
     <ChartCard
       title={t('dashboard.charts.tradeoffTitle')}
-      caption={t('dashboard.charts.tradeoffCaption')}
+      caption={t(traffic ? 'dashboard.charts.tradeoffCaption' : 'dashboard.charts.tradeoffTimeCaption')}
       testId="chart-tradeoff"
       points={points}
       emptyText={t('dashboard.charts.tradeoffEmpty')}
