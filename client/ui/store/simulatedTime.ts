@@ -15,9 +15,10 @@ import { LINK_PRESETS, roundTimeMs, type LinkModel, type WorkerRoundCost } from 
 
 /** A link preset of core/traffic/linkModel.ts, by its key. */
 export type LinkPresetKey = keyof typeof LINK_PRESETS;
+/** The presets' keys, in LINK_PRESETS's order (the dashboard's choices). */
 export const LINK_PRESET_KEYS = Object.keys(LINK_PRESETS) as readonly LinkPresetKey[];
 
-/** What a round's simulated time reads from its metrics (histories recorded before frames were counted lack traffic). */
+/** What a round's simulated time reads from its metrics (an old history, before frames were counted, lacks traffic). */
 export type TimedRound = Pick<RoundMetrics, 'contributors' | 'participants' | 'bytesUp' | 'bytesDown'> & {
   readonly workers: readonly Partial<Pick<WorkerRoundMetrics, 'computeMs'>>[];
   readonly durations?: Partial<Pick<RoundMetrics['durations'], 'decodeMs' | 'updateMs'>>;
