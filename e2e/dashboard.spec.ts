@@ -9,6 +9,7 @@
  */
 import { expect, test, type Locator } from '@playwright/test';
 import { SCHEME_NAMES } from '../core/atomo/types';
+import { LINK_PRESETS } from '../core/traffic/linkModel';
 import { ADMIN_TOKEN, connect, listRuns } from './support/admin';
 import { ownServer } from './support/ownServer';
 
@@ -48,7 +49,7 @@ test('a wrong token is refused and the dashboard falls back to watching', async 
   await expect(page.getByRole('button', { name: 'Start a race' })).toBeDisabled();
 });
 
-test('with the token, "Start a race" creates one running run per scheme', async ({ page }) => {
+test('with the token, "Start a race" creates one running run per scheme on the chosen link', async ({ page }) => {
   await page.goto(`${baseURL}/dashboard?token=${ADMIN_TOKEN}`);
   await expect(page.getByText('teacher controls on')).toBeVisible();
   // The form: atomo-auto takes bytes per round for the whole model, and error feedback marks a run biased.
@@ -70,15 +71,21 @@ test('with the token, "Start a race" creates one running run per scheme', async 
     errorFeedback: true,
   });
   const before = (await listRuns(baseURL)).length;
+  // The race paces its tabs to a link preset, and its runs' names say which.
+  await page.getByTestId('race-link').selectOption('classroomWifi');
   await page.getByRole('button', { name: 'Start a race' }).click();
   const raceRows = page.getByTestId('runs-table').locator('tbody tr', { hasText: 'race' });
   await expect(raceRows).toHaveCount(SCHEME_NAMES.length);
+  for (const row of await raceRows.all()) await expect(row).toContainText('· classroom Wi-Fi ·');
   for (const scheme of SCHEME_NAMES) {
     await expect(
       page.getByTestId('runs-table').locator(`tbody tr[data-scheme="${scheme}"]`, { hasText: 'race' }),
     ).toHaveAttribute('data-status', 'running');
   }
-  expect((await listRuns(baseURL)).length).toBe(before + SCHEME_NAMES.length);
+  const runs = await listRuns(baseURL);
+  expect(runs.length).toBe(before + SCHEME_NAMES.length);
+  const raced = runs.filter((run) => run.config.name.startsWith('race '));
+  expect(raced.map((run) => run.config.link)).toEqual(SCHEME_NAMES.map(() => LINK_PRESETS.classroomWifi));
   await expect(page.getByRole('button', { name: 'Start a race' })).toBeEnabled();
 
   // The teacher can clean up: deleting a run removes its row.

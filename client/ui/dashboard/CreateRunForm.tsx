@@ -30,6 +30,7 @@ import {
   type AggregationRule,
 } from '../../../core/schema';
 import type { Messages } from '../../i18n';
+import { LINK_PRESET_KEYS, type LinkPresetKey } from '../store/simulatedTime';
 import { schemeLabel } from '../common/format';
 import { useActions } from './actionsContext';
 import { Explainers } from './Explainers';
@@ -64,13 +65,9 @@ interface FormValues {
   trim: string;
   downlink: DownlinkMode;
   downlinkBudget: string;
-  link: 'none' | LinkPreset;
+  link: 'none' | LinkPresetKey;
   start: boolean;
 }
-
-/** A link preset of core/traffic/linkModel.ts, by its key. */
-type LinkPreset = keyof typeof LINK_PRESETS;
-const LINK_KEYS = Object.keys(LINK_PRESETS) as LinkPreset[];
 
 const D = DEFAULT_RUN_CONFIG;
 const B = RUN_CONFIG_BOUNDS;
@@ -346,7 +343,7 @@ export function CreateRunForm() {
             value={values.link}
             options={[
               ...options(['none', 'linkNone']),
-              ...LINK_KEYS.map((key) => [key, t(`dashboard.form.links.${key}`)] as const),
+              ...LINK_PRESET_KEYS.map((key) => [key, t(`dashboard.form.links.${key}`)] as const),
             ]}
             onChange={set('link')}
             testId="link-preset"

@@ -1,10 +1,10 @@
 /**
  * The class lesson in five charts, every run overlaid in its own colour:
- * the trade-off (accuracy against cumulative upstream MB, log-x), accuracy
+ * the trade-off (accuracy against traffic or simulated time, ./TradeoffChart.tsx), accuracy
  * and loss by round, the estimator's normalised variance (and the
  * compressed downlink's, dashed), and bytes per worker-round both ways. Redrawn a few times a second at most.
  */
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import { useTranslation } from 'react-i18next';
 import {
   Bar,
@@ -20,19 +20,13 @@ import {
   YAxis,
 } from 'recharts';
 import { ChartCard } from '../common/ChartCard';
-import { formatBytes, formatNumber, formatPercent, roundLabel, schemeTag } from '../common/format';
+import { formatBytes, formatNumber, roundLabel, schemeTag } from '../common/format';
 import { AXIS_PROPS, COLOURS, LINE_PROPS, runColour } from '../common/palette';
-import type { RunView, TrafficAxis } from '../store/dashboardStore';
+import type { RunView } from '../store/dashboardStore';
+import { TradeoffChart, percentTick, type Plotted } from './TradeoffChart';
 import { useOrderedRuns } from './useOrderedRuns';
 
 const HEIGHT = 230;
-const percentTick = (v: number) => `${Math.round(v * 100)}%`;
-
-interface Plotted {
-  readonly run: RunView;
-  readonly colour: string;
-  readonly label: string;
-}
 
 function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
   const { t } = useTranslation();
@@ -45,88 +39,6 @@ function Legend({ runs }: { readonly runs: readonly Plotted[] }) {
         </li>
       ))}
     </ul>
-  );
-}
-
-/** The trade-off chart's x axes: every frame on the wire, by direction. */
-const AXES: readonly { readonly key: TrafficAxis }[] = [{ key: 'totalMB' }, { key: 'uplinkMB' }, { key: 'downlinkMB' }];
-
-function TradeoffChart({
-  runs,
-  height = HEIGHT + 40,
-}: {
-  readonly runs: readonly Plotted[];
-  readonly height?: number;
-}) {
-  const { t } = useTranslation();
-  const [axisKey, setAxisKey] = useState<TrafficAxis>('totalMB');
-  const axis = AXES.find((a) => a.key === axisKey)!;
-  const points = runs.reduce((n, r) => n + r.run.evals.points.length, 0);
-  return (
-    <ChartCard
-      title={t('dashboard.charts.tradeoffTitle')}
-      caption={t('dashboard.charts.tradeoffCaption')}
-      testId="chart-tradeoff"
-      points={points}
-      emptyText={t('dashboard.charts.tradeoffEmpty')}
-    >
-      <div
-        className="segmented"
-        role="radiogroup"
-        aria-label={t('dashboard.charts.axisGroup')}
-        data-testid="tradeoff-axis"
-      >
-        {AXES.map((a) => (
-          <label key={a.key} className={a.key === axisKey ? 'segmented__item segmented__item--on' : 'segmented__item'}>
-            <input
-              type="radio"
-              name="tradeoff-axis"
-              value={a.key}
-              checked={a.key === axisKey}
-              onChange={() => setAxisKey(a.key)}
-            />
-            {t(`dashboard.charts.axes.${a.key}.label`)}
-          </label>
-        ))}
-      </div>
-      <ResponsiveContainer width="100%" height={height}>
-        <LineChart margin={{ top: 8, right: 16, bottom: 14, left: -6 }}>
-          <CartesianGrid stroke={COLOURS.grid} />
-          <XAxis
-            type="number"
-            dataKey={axisKey}
-            scale="log"
-            domain={['auto', 'auto']}
-            allowDataOverflow
-            {...AXIS_PROPS}
-            tickFormatter={(v: number) => `${formatNumber(v)} MB`}
-            label={{
-              value: t(`dashboard.charts.axes.${axis.key}.axis`),
-              position: 'insideBottom',
-              offset: -8,
-              fontSize: 11,
-              fill: COLOURS.axis,
-            }}
-          />
-          <YAxis type="number" dataKey="accuracy" domain={[0, 1]} {...AXIS_PROPS} tickFormatter={percentTick} />
-          <Tooltip
-            formatter={(v, name) => [formatPercent(Number(v)), name]}
-            labelFormatter={(mb) => t('dashboard.charts.mbSent', { mb: formatNumber(Number(mb)) })}
-          />
-          {runs.map(({ run, colour, label }) => (
-            <Line
-              key={run.summary.runId}
-              data={run.evals.points.filter((p) => p[axisKey] > 0)}
-              dataKey="accuracy"
-              name={label}
-              stroke={colour}
-              {...LINE_PROPS}
-              dot={{ r: 2.5 }}
-            />
-          ))}
-        </LineChart>
-      </ResponsiveContainer>
-    </ChartCard>
   );
 }
 
@@ -322,7 +234,7 @@ export function OverlayCharts({ projector = false }: { readonly projector?: bool
       <Legend runs={runs} />
       <div className="overlay__grid">
         <div className="overlay__wide">
-          <TradeoffChart runs={runs} />
+          <TradeoffChart runs={runs} height={HEIGHT + 40} />
         </div>
         {ROUND_CHARTS.map((chart) => (
           <RoundChart

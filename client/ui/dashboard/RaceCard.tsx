@@ -7,24 +7,29 @@ import type { RunId } from '../../../core/protocol';
 import { useStore } from 'zustand';
 import { dashboardStore } from '../store/dashboardStore';
 import { useActions } from './actionsContext';
-import { raceConfigs } from './race';
+import { LINK_PRESET_KEYS } from '../store/simulatedTime';
+import { ChoiceField } from './formFields';
+import { raceConfigs, raceSettings, type RaceLink } from './race';
 import { allWorkers, orderedRuns } from './selectors';
 
-/** Shared settings of a race's runs: the defaults, evaluated often enough to draw the trade-off. */
-const RACE_SHARED = { model: 'mlp', batchSize: 32, learningRate: 0.1, evalEvery: 5 } as const;
-
-/** The race card (button "Start a race"). */
+/** The race card (button "Start a race", and the simulated network its runs pace to). */
 export function RaceCard() {
   const { t } = useTranslation();
   const actions = useActions();
   const [busy, setBusy] = useState(false);
+  const [link, setLink] = useState<RaceLink>('none');
   const runIds = useStore(dashboardStore, (s) => s.runIds);
   const race = async () => {
     if (actions === null) return;
     setBusy(true);
-    const label = t('dashboard.race.label', { time: new Date().toTimeString().slice(0, 5) });
+    const time = new Date().toTimeString().slice(0, 5);
+    const label =
+      link === 'none'
+        ? t('dashboard.race.label', { time })
+        : t('dashboard.race.labelLink', { time, link: t(`dashboard.linkPresets.${link}`) });
+    const shared = raceSettings(link);
     const created: RunId[] = [];
-    for (const config of raceConfigs(createModelLayout(RACE_SHARED.model), RACE_SHARED, label)) {
+    for (const config of raceConfigs(createModelLayout(shared.model), shared, label)) {
       const answer = await actions.createRun(config);
       if (!answer.ok) break;
       created.push(answer.run.runId);
@@ -43,6 +48,19 @@ export function RaceCard() {
     <section className="card race">
       <h2>{t('dashboard.race.title')}</h2>
       <p className="muted">{t('dashboard.race.text')}</p>
+      <ChoiceField<RaceLink>
+        label={t('dashboard.form.link')}
+        value={link}
+        options={[
+          ['none', t('dashboard.form.linkNone')],
+          ...LINK_PRESET_KEYS.map((key) => [key, t(`dashboard.form.links.${key}`)] as const),
+        ]}
+        onChange={setLink}
+        testId="race-link"
+      />
+      <p className="muted" data-testid="race-lesson">
+        {t('dashboard.linkLesson')}
+      </p>
       <button
         type="button"
         className="button button--primary"

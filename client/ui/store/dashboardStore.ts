@@ -11,6 +11,7 @@ import { updateVariance } from '../../../core/atomo/variance';
 import type { LayerSentAs, RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
+import { START_CLOCK, clocksOf, tick, type LinkPresetKey, type SimulatedClock } from './simulatedTime';
 import type { DashboardAuth, DashboardLink, DashboardSink } from '../../net/dashboardChannel';
 
 /** One closed round of a run, as the overlay charts plot it. */
@@ -35,6 +36,8 @@ export interface RunEvalPoint {
   readonly uplinkMB: number;
   readonly downlinkMB: number;
   readonly totalMB: number;
+  /** Cumulative simulated seconds of the run's rounds by then under each link preset (./simulatedTime.ts). */
+  readonly simulatedS: Readonly<Record<LinkPresetKey, number>>;
 }
 
 /** One closed round of a run, layer by layer (docs/design.md, "Which atoms suit a layer"). */
@@ -79,6 +82,8 @@ export interface RunView {
   readonly participations: number;
   readonly layers: Series<RunLayersPoint>;
   readonly layerTotals: RunLayerTotals;
+  /** Every closed round's simulated time under each link preset, summed (exact, not downsampled). */
+  readonly clock: SimulatedClock;
 }
 
 /** The last round each worker contributed to, for the workers table. */
@@ -117,7 +122,7 @@ function roundPoint(m: RoundMetrics): RunRoundPoint {
   };
 }
 
-function evalPoint(m: RoundMetrics): RunEvalPoint | null {
+function evalPoint(m: RoundMetrics, clock: SimulatedClock): RunEvalPoint | null {
   if (m.testAccuracy === null) return null;
   // Histories recorded before frames were counted have no traffic: fall back to the payload bytes.
   const wire = m.cumulativeTraffic as RoundMetrics['cumulativeTraffic'] | undefined;
@@ -128,6 +133,7 @@ function evalPoint(m: RoundMetrics): RunEvalPoint | null {
     uplinkMB: (wire === undefined ? m.cumulativeBytesUp : uplinkBytes(wire)) / 1e6,
     downlinkMB: (wire === undefined ? m.cumulativeBytesDown : downlinkBytes(wire)) / 1e6,
     totalMB: (wire === undefined ? m.cumulativeBytesUp + m.cumulativeBytesDown : totalBytes(wire)) / 1e6,
+    simulatedS: clock.seconds,
   };
 }
 
@@ -168,7 +174,8 @@ function addLayers(totals: RunLayerTotals, m: RoundMetrics): RunLayerTotals {
 }
 
 function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView {
-  const evals = history.map(evalPoint).filter((p): p is RunEvalPoint => p !== null);
+  const clocks = clocksOf(history);
+  const evals = history.map((m, i) => evalPoint(m, clocks[i]!)).filter((p): p is RunEvalPoint => p !== null);
   return {
     layers: seriesOf(history.map(layersPoint)),
     layerTotals: history.reduce(addLayers, NO_LAYERS),
@@ -180,6 +187,7 @@ function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView 
     contributions: history.reduce((sum, m) => sum + m.contributors, 0),
     bytesDownTotal: history.reduce((sum, m) => sum + m.bytesDown, 0),
     participations: history.reduce((sum, m) => sum + m.participants, 0),
+    clock: clocks.at(-1) ?? START_CLOCK,
   };
 }
 
@@ -232,7 +240,8 @@ export function createDashboardStore() {
       set((state) => {
         const view = state.runs[m.runId];
         if (view === undefined) return {};
-        const point = evalPoint(m);
+        const clock = tick(view.clock, m);
+        const point = evalPoint(m, clock);
         const lastRounds = { ...state.lastRounds };
         workersOf([m], lastRounds);
         return {
@@ -250,6 +259,7 @@ export function createDashboardStore() {
               participations: view.participations + m.participants,
               layers: pushPoint(view.layers, layersPoint(m)),
               layerTotals: addLayers(view.layerTotals, m),
+              clock,
             },
           },
         };
