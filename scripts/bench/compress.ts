@@ -449,7 +449,7 @@ async function benchModel(
   };
   const threadLine =
     `Main thread's CPU time per step (the kernel's ` +
-    `\`/proc/self/task/<pid>/schedstat\` over blocks of ≥ 0.5 s of steps in a row): ` +
+    `\`/proc/thread-self/schedstat\` over blocks of ≥ 0.5 s of steps in a row): ` +
     `gradient compute ${fmt(thread.compute)} ms; ${WORKER} ${fmt(thread.worker)} ms ` +
     `(${fmt(thread.worker / thread.compute)}× compute); ` +
     `full-gradient route ${fmt(thread.previous)} ms (${fmt(thread.previous / thread.worker)}× the worker route).`;
