@@ -176,11 +176,13 @@ export type TimeSource = (typeof TIME_SOURCES)[number];
 
 /**
  * How a worker's reported round time splits, and which clock measured it (docs/protocol.md, "Worker times"):
- * `compressMs` and `encodeMs` are parts of its `computeMs`.
+ * `compressMs`, `encodeMs` and `applyMs` are parts of its `computeMs`.
  */
 export interface WorkerTimes {
   readonly compressMs: number;
   readonly encodeMs: number;
+  /** The replica's update to the version it trains (a compressed downlink's decoding); absent when not reported. */
+  readonly applyMs?: number;
   readonly clock: TimeSource;
 }
 

@@ -5,7 +5,7 @@ import { compressLayer } from './errorFeedback';
 import { reconstruct } from './reconstruct';
 import { SCHEMES, type LayerMemory } from './schemes';
 import { randomGradient } from './testing/gradients';
-import { SCHEME_NAMES, isBiased, type Shape } from './types';
+import { SCHEME_NAMES, isBiased, usesErrorFeedback, type Shape } from './types';
 import { realisedError } from './variance';
 
 const streamOf = (round: number): StreamId => ({ seed: 3, worker: 2, round, layer: 1 });
@@ -54,5 +54,20 @@ describe('error feedback', () => {
   it('marks PowerSGD and every scheme with error feedback as biased, except the uncompressed one', () => {
     expect(SCHEME_NAMES.filter((s) => isBiased(s, false))).toEqual(['powersgd']);
     expect(SCHEME_NAMES.filter((s) => !isBiased(s, true))).toEqual(['none']);
+  });
+
+  it('marks clipped TernGrad biased (unbiased for the clipped g only) and gives it no error feedback', () => {
+    expect(SCHEME_NAMES.filter((s) => isBiased(s, false, 2.5))).toEqual(['terngrad', 'powersgd']);
+    expect(isBiased('terngrad', false, 0)).toBe(false);
+    expect(isBiased('terngrad', false)).toBe(false);
+    expect(usesErrorFeedback('terngrad', false)).toBe(false);
+    // Biased, yet the scheme itself: bit for bit the clipped sample, the memory untouched.
+    const { grad, shape } = randomGradient();
+    const memory: LayerMemory = {};
+    const options = { budget: 0, levels: 1, terngradClip: 2.5, memory };
+    const direct = SCHEMES.terngrad.compress(grad, shape, options, streamOf(0));
+    const through = compressLayer('terngrad', grad, shape, options, streamOf(0));
+    expect(reconstruct(through.sample)).toEqual(reconstruct(direct.sample));
+    expect(memory.error).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@
  * Error feedback (Seide et al. 2014; Karimireddy et al. 2019; the "memory"
  * of PowerSGD): each round a worker compresses M = g + e instead of g and
  * keeps e ← M − ĝ, the part it meant to send but did not. It makes any
- * scheme biased (isBiased) but lets a crude compressor converge; PowerSGD
+ * scheme biased (isBiased, usesErrorFeedback) but lets a crude compressor converge; PowerSGD
  * always uses it.
  */
 import type { GradientFactors } from '../linalg/factoredSvd';
@@ -10,12 +10,12 @@ import type { StreamId } from '../rng';
 import { checkGradient } from './gradient';
 import { reconstruct } from './reconstruct';
 import { SCHEMES, type CompressedLayer, type LayerMemory, type SchemeOptions } from './schemes';
-import { isBiased, type LayerSample, type SchemeName, type Shape } from './types';
+import { usesErrorFeedback, type LayerSample, type SchemeName, type Shape } from './types';
 import { realisedError } from './variance';
 
 /**
  * Compresses one layer with `scheme`, through error feedback when the
- * scheme is biased (isBiased: PowerSGD, or options.errorFeedback) and the
+ * scheme keeps it (usesErrorFeedback: PowerSGD, or options.errorFeedback) and the
  * caller keeps options.memory. Then the reported variance is the realised
  * ‖ĝ − g‖² against this round's own gradient, not the scheme's variance
  * about M. `factors` (g = XᵀΔ for a dense weight) pass to the scheme when
@@ -30,7 +30,7 @@ export function compressLayer(
   factors?: GradientFactors,
 ): CompressedLayer {
   const memory = options.memory;
-  if (memory === undefined || !isBiased(scheme, options.errorFeedback === true)) {
+  if (memory === undefined || !usesErrorFeedback(scheme, options.errorFeedback === true)) {
     return SCHEMES[scheme].compress(grad, shape, options, stream, factors);
   }
   // M = g + e is not the product of g's factors, so a factored route does not apply here.

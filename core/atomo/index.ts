@@ -16,7 +16,7 @@ export type {
   SpectralSample,
   TernGradSample,
 } from './types';
-export { SCHEME_NAMES, isAtomoScheme, isBiased, type AtomoSchemeName } from './types';
+export { SCHEME_NAMES, isAtomoScheme, isBiased, usesErrorFeedback, type AtomoSchemeName } from './types';
 export { compressLayer } from './errorFeedback';
 export { estimate, type EstimateOptions, type EstimateResult } from './estimate';
 export { realisedStats, reconstruct, type RealisedStats } from './reconstruct';

@@ -20,12 +20,21 @@ export const SCHEME_NAMES: readonly SchemeName[] = [
 ];
 
 /**
- * Biased by design: PowerSGD (a deterministic low-rank projection with
- * error feedback), and any scheme run with error feedback. The dashboard
- * and tab mark these; their "variance" is the realised ‖ĝ − g‖².
+ * Whether a worker keeps error feedback for the scheme (core/atomo/errorFeedback.ts): PowerSGD always, any other
+ * compressing scheme when the run asks. Their "variance" is the realised ‖ĝ − g‖².
  */
-export function isBiased(scheme: SchemeName, errorFeedback: boolean): boolean {
+export function usesErrorFeedback(scheme: SchemeName, errorFeedback: boolean): boolean {
   return scheme === 'powersgd' || (errorFeedback && scheme !== 'none');
+}
+
+/**
+ * Biased: E[ĝ] ≠ g. PowerSGD (a deterministic low-rank projection with
+ * error feedback), any scheme run with error feedback (usesErrorFeedback),
+ * and TernGrad clipped at ±c·σ (terngradClip c > 0), which is unbiased for
+ * the clipped gradient, not for g. The dashboard and tab mark these.
+ */
+export function isBiased(scheme: SchemeName, errorFeedback: boolean, terngradClip = 0): boolean {
+  return usesErrorFeedback(scheme, errorFeedback) || (scheme === 'terngrad' && terngradClip > 0);
 }
 
 /** The ATOMO schemes of one decomposition, whose knob is the budget s (the expected number of atoms sent per layer). */
@@ -57,7 +66,7 @@ export interface Compression {
   readonly budget: number;
   /** QSGD levels s (qsgd). */
   readonly levels: number;
-  /** Error feedback on an unbiased scheme (then biased, isBiased); PowerSGD always has it. */
+  /** Error feedback on an unbiased scheme (then biased, usesErrorFeedback); PowerSGD always has it. */
   readonly errorFeedback?: boolean | undefined;
   /**
    * QSGD bucket size d: one norm per d consecutive entries (512 in the QSGD paper); 0 or absent: one bucket per layer.

@@ -12,7 +12,7 @@ import { correctedGradient, rememberError } from '../atomo/errorFeedback';
 import { indicatorFromNorms, l1Norm, nuclearNorm } from '../atomo/indicator';
 import { gradientNorms as sumGradientNorms, type KnownNorms } from '../atomo/gradient';
 import { layerStatistics } from '../atomo/reconstruct';
-import { isBiased, takesByteBudget, type Compression, type LayerSample, type Shape } from '../atomo/types';
+import { takesByteBudget, usesErrorFeedback, type Compression, type LayerSample, type Shape } from '../atomo/types';
 import type { GradientFactors, LossAndGradient } from '../model/backend';
 import type { ModelLayout } from '../model/layout';
 import type { StreamId } from '../rng';
@@ -63,7 +63,7 @@ export interface DeviceCompressor<G> {
    * Compresses every tensor of the gradient, reading back only the samples,
    * the statistics and the loss. `memory` names the caller's run of rounds (the
    * worker round passes one object per round function): a biased compression
-   * (isBiased) keeps its error feedback and warm start on the device under it,
+   * (usesErrorFeedback) keeps its error feedback and warm start on the device under it,
    * as compressOnCpu keeps CpuCompressionOptions.memories; without it nothing is kept.
    */
   compress(
@@ -167,7 +167,8 @@ function compressEach(
   stream: LayerStreams,
   memories: readonly LayerMemory[] | undefined,
 ): Compressed[] {
-  const errorFeedback = memories !== undefined && isBiased(compression.scheme, compression.errorFeedback === true);
+  const errorFeedback =
+    memories !== undefined && usesErrorFeedback(compression.scheme, compression.errorFeedback === true);
   return layers.map(({ layer, shape, values, factors }) => {
     const memory = memories?.[layer];
     const options = { ...compression, ...(memory === undefined ? {} : { memory }) };
@@ -191,7 +192,7 @@ function compressSplit(
   memories: readonly LayerMemory[] | undefined,
 ): Compressed[] {
   const scheme = compression.scheme as ByteBudgetScheme;
-  const errorFeedback = memories !== undefined && isBiased(scheme, compression.errorFeedback === true);
+  const errorFeedback = memories !== undefined && usesErrorFeedback(scheme, compression.errorFeedback === true);
   const corrected = errorFeedback
     ? layers.map(({ layer, values }) => correctedGradient(values, memories[layer]!))
     : null;

@@ -104,7 +104,7 @@ describe('the round player', () => {
       version: 0,
       loss: 1,
       computeMs: 6,
-      times: { compressMs: 3, encodeMs: 1, clock: 'wall' },
+      times: { compressMs: 3, encodeMs: 1, applyMs: 0, clock: 'wall' },
     });
   });
 

@@ -271,7 +271,7 @@ export class RoundPlayer<T extends RoundTrainer> {
       layerStats: result.layerStats,
       // The replica's update is this worker's work too: it counts toward the round's time.
       computeMs: result.computeMs + result.compressMs + result.encodeMs + applyMs,
-      times: { compressMs: result.compressMs, encodeMs: result.encodeMs, clock: result.clock },
+      times: { compressMs: result.compressMs, encodeMs: result.encodeMs, applyMs, clock: result.clock },
     };
     // socket.io would drop the connection on an oversized message without saying why: check first.
     const bytes = result.layers.reduce((sum, layer) => sum + layer.byteLength, 0);

@@ -40,15 +40,13 @@
  * full SVDs, 2), --trained N (rounds of training before the trained model's
  * minibatches, 1000: the default run's maxRounds, about 7 s here).
  */
-import { readFileSync } from 'node:fs';
-
 import { Matrix, SVD } from 'ml-matrix';
 import { SCHEMES, spectralRoute, spectralRouteCosts } from '../../core/atomo';
 import type { Compression } from '../../core/atomo/types';
 import { encodedByteLength } from '../../core/codec';
 import { varintLength } from '../../core/codec/varint';
 import { type Batch, type Dataset, loadMnist, MinibatchSampler } from '../../core/data';
-import { factoredSvd, type FactorQr, type GradientFactors } from '../../core/linalg/factoredSvd';
+import { factoredSvd, type FactorQr } from '../../core/linalg/factoredSvd';
 import { svdLowRank } from '../../core/linalg/lowRankSvd';
 import { rightSubspace, svdRangeFinder } from '../../core/linalg/rangeFinderSvd';
 import { svdJacobi } from '../../core/linalg/svd';
@@ -56,13 +54,18 @@ import { createCpuBackend, createCpuComputations } from '../../core/model/cpu/ba
 import { heInitialise } from '../../core/model/init';
 import type { TrainingBackend } from '../../core/model/backend';
 import { createModelLayout, type ModelKind, type ModelLayout } from '../../core/model/layout';
-import { compressOnCpu, layerGradients, type LayerGradient } from '../../core/training/compression';
+import { compressOnCpu, type LayerGradient } from '../../core/training/compression';
 import { createFileReader } from '../../server/data/fileReader';
+import { copyFactors, gradientsOn } from './gradients';
 import { fmt, loadText, markdownTable, writeSection } from './report';
+import { collect as collectOrNothing, median, threadCpuPerCall } from './threadTiming';
 import { trainedRounds } from './trainedModel';
 
 const BATCH = 32;
 const SEED = 7;
+
+/** A full collection: the bench runs Node with --expose-gc (npm run bench) and refuses to run without it. */
+const collect = () => collectOrNothing(true);
 
 function option(name: string, fallback: number): number {
   const args = process.argv.slice(2);
@@ -71,43 +74,6 @@ function option(name: string, fallback: number): number {
   if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${name} must be a positive integer`);
   return value;
 }
-
-/**
- * A full collection, so that a case starts on an empty young generation and no marking the case before left running.
- */
-function collect(): void {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc === undefined) throw new Error('the compress bench needs Node run with --expose-gc (npm run bench does that)');
-  gc();
-}
-
-/**
- * This (main) thread's CPU time in ms, from the kernel's scheduler statistics (ns; Linux only, else NaN): no other
- * thread's work, no time preempted.
- */
-function threadCpuMs(): number {
-  try {
-    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/**
- * The main thread's CPU ms per call of `step`, over every minibatch in a row, repeated to at least half a second (the
- * kernel advances a running thread's figure at its scheduler ticks, so a long block keeps that error to a few per
- * cent), after a collection and one untimed call.
- */
-async function threadCpuPerCall(rounds: number, estimateMs: number, step: (round: number) => unknown): Promise<number> {
-  const repeats = Math.max(1, Math.ceil(500 / (rounds * estimateMs)));
-  collect();
-  await step(0);
-  const start = threadCpuMs();
-  for (let repeat = 0; repeat < repeats; repeat++) for (let round = 0; round < rounds; round++) await step(round);
-  return (threadCpuMs() - start) / (repeats * rounds);
-}
-
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
  * Milliseconds of one call: of the wall clock (the figure) and of this process's CPU, every thread (user + system;
@@ -183,16 +149,6 @@ class Samples {
   }
 }
 
-/** Copies of a gradient's factors: the backend reuses its buffers on the next call. */
-function copyFactors(factors: ReadonlyMap<number, GradientFactors> | undefined): Map<number, GradientFactors> {
-  return new Map(
-    [...(factors ?? new Map<number, GradientFactors>())].map(([k, f]) => [
-      k,
-      { input: f.input.slice(), delta: f.delta.slice(), batch: f.batch },
-    ]),
-  );
-}
-
 /** What a set of cases is timed on: each round's model and minibatch, and the per-layer gradient computed there. */
 interface Minibatches {
   readonly backend: TrainingBackend;
@@ -209,11 +165,7 @@ async function minibatches(
   batches: readonly Batch[],
 ): Promise<Minibatches> {
   const backend = createCpuBackend(layout);
-  const gradients: LayerGradient[][] = [];
-  for (const [round, batch] of batches.entries()) {
-    const result = await backend.lossAndGradient(weights[round]!, batch.pixels, batch.labels, BATCH);
-    gradients.push(layerGradients(layout, { gradient: result.gradient.slice(), factors: copyFactors(result.factors) }));
-  }
+  const gradients = await gradientsOn(backend, layout, weights, batches, BATCH);
   const stripped = gradients.map((layers) => layers.map(({ layer, shape, values }) => ({ layer, shape, values })));
   return { backend, weights, batches, gradients, stripped };
 }
@@ -497,7 +449,7 @@ async function benchModel(
   };
   const threadLine =
     `Main thread's CPU time per step (the kernel's ` +
-    `\`/proc/self/task/<pid>/schedstat\` over blocks of ≥ 0.5 s of steps in a row): ` +
+    `\`/proc/thread-self/schedstat\` over blocks of ≥ 0.5 s of steps in a row): ` +
     `gradient compute ${fmt(thread.compute)} ms; ${WORKER} ${fmt(thread.worker)} ms ` +
     `(${fmt(thread.worker / thread.compute)}× compute); ` +
     `full-gradient route ${fmt(thread.previous)} ms (${fmt(thread.previous / thread.worker)}× the worker route).`;
@@ -680,7 +632,7 @@ export async function benchCompress(): Promise<void> {
         'an untimed step; medians. The trained MLP: the default ' +
         'run trained by one worker (scripts/bench/trainedModel.ts).',
       "Wall clock; CPU of every thread (`process.cpuUsage`, V8's background threads included); the main thread's own " +
-        'CPU (`/proc/self/task/<pid>/schedstat`, blocks of ≥ 0.5 s), the clock the targets in docs/design.md use.',
+        'CPU (`/proc/thread-self/schedstat`, blocks of ≥ 0.5 s), the clock the targets in docs/design.md use.',
       `"full-gradient route": spectral ATOMO by a QR of the whole ` +
         `gradient, the route before the factored one. ${sweeps}`,
     ],

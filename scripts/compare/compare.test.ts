@@ -11,7 +11,9 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readThreadCpuMs } from '../../server/run/threadClock';
 import type { SwarmHistory } from '../swarm/history';
+import { readCalibrations } from './calibration';
 import { EVAL_NEAR_WITHIN, QUICK, runCompare } from './runCompare';
 import { COMPARE_AGGREGATION, compareEntries } from './schemes';
 import { COMPARE_LINKS, TARGETS } from './stats';
@@ -128,6 +130,16 @@ describe('npm run compare -- --quick', () => {
       // Nobody reaches 92% in 6 rounds: every run counts, censored at its end, with an interval.
       expect(report).toMatch(/≥ 6 \[6, 6\] \(5\/5 censored\)/);
       expect(report).toMatch(/\d \[[\d.]+, [\d.]+\]/);
+      // Each setting's step times come from its calibration on the idle main thread (where the thread's CPU clock
+      // reads), kept beside the histories, and the time table says so.
+      const calibrations = readCalibrations(outDir);
+      const calibrated = readThreadCpuMs() !== null;
+      for (const s of settings) {
+        expect(calibrations.settings[`mlp/mnist/${s.entry.id}`] !== undefined).toBe(calibrated);
+        expect(s.times?.source).toBe(calibrated ? 'calibration' : 'wall');
+      }
+      expect(report).toContain('| times from: compute + compress + encode (+ update) ms |');
+      if (calibrated) expect(report).toMatch(/\| calibration: [\d.]+ \+ [\d.]+ \+ [\d.]+ \(\+ [\d.]+\) ms \|/);
       expect(wallSeconds).toBeGreaterThan(0);
       expect(
         readdirSync(dir)

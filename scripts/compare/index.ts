@@ -15,7 +15,10 @@
  * TernGrad, two learning rates, 5 seeds, 6 rounds of 2 workers) that writes
  * to results/compare-quick/ unless told otherwise. --model cnn runs the
  * same protocol on the CNN, into results/compare-cnn/ and its own section
- * of the report. Prints its own run time.
+ * of the report. Before training, it times each setting's compression and
+ * encoding and the model's compute on its idle main thread
+ * (scripts/compare/calibration.ts; calibration.json beside the histories):
+ * the simulated seconds take those. Prints its own run time.
  */
 import { parseArgs } from 'node:util';
 import { DATASET_NAMES, isDatasetName } from '../../core/data/datasets';

@@ -12,7 +12,7 @@ import type { LinkModel } from '../../core/traffic/linkModel';
 import type { AggregationRule } from '../../core/schema';
 import type { CompareEntry } from './schemes';
 import type { TuningRecord } from './tuning';
-import type { EvalPoint } from './stats';
+import type { EvalPoint, SettingTimes } from './stats';
 
 /** One setting's runs, one per seed. */
 export interface SettingRuns {
@@ -24,6 +24,8 @@ export interface SettingRuns {
   readonly tuning?: TuningRecord;
   /** What its histories record of the aggregation. */
   readonly aggregation?: SettingAggregation;
+  /** Where its simulated seconds take the workers' times from, and the mean step (stats.ts settingTimes). */
+  readonly times?: SettingTimes;
 }
 
 /** Over every round of a setting's histories: the rules recorded, the estimates combined, clipped and dropped. */

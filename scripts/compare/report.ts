@@ -20,6 +20,7 @@ import {
   spread,
   type CensoredMean,
   type EvalPoint,
+  type SettingTimes,
   type Spread,
 } from './stats';
 import { TUNING_RULE } from './tuning';
@@ -141,10 +142,30 @@ function settingsTable(settings: readonly SettingRuns[], workers: number): strin
   );
 }
 
+const TIME_SOURCE_TEXT: Readonly<Record<SettingTimes['source'], string>> = {
+  calibration: 'calibration',
+  'thread-cpu': 'workers, thread CPU',
+  wall: 'workers, wall clock',
+};
+
+/** "calibration: 1.90 + 1.03 + 0.100 (+ 0.0500) ms": where a setting's step times come from, and their means. */
+function timesCell(times: SettingTimes | undefined): string {
+  if (times === undefined) return '';
+  return (
+    `${TIME_SOURCE_TEXT[times.source]}: ${fmt(times.computeMs)} + ${fmt(times.compressMs)} + ` +
+    `${fmt(times.encodeMs)} (+ ${fmt(times.applyMs)}) ms`
+  );
+}
+
 function timeTable(settings: readonly SettingRuns[], links: readonly LinkModel[]): string {
-  const header = ['setting', ...links.flatMap((link) => TARGETS.map((t) => `${link.name}: s to ${t * 100}%`))];
-  const rows = settings.map(({ entry, seeds }) => [
+  const header = [
+    'setting',
+    'times from: compute + compress + encode (+ update) ms',
+    ...links.flatMap((link) => TARGETS.map((t) => `${link.name}: s to ${t * 100}%`)),
+  ];
+  const rows = settings.map(({ entry, seeds, times }) => [
     entry.label,
+    timesCell(times),
     ...links.flatMap((_, i) => TARGETS.map((target) => censoredCell(toTarget(seeds, target, (p) => p.seconds[i]!)))),
   ]);
   return markdownTable(header, rows);
@@ -304,10 +325,16 @@ export async function writeReport(
       'Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and ' +
       'framing; the float32 model goes down every round unless the setting names a compressed downlink). ' +
       "Simulated seconds are the link model's round time (core/traffic/linkModel.ts; docs/protocol.md, " +
-      '"Traffic and the link model"): per round, the slowest worker\'s compute, compression and encoding time (its ' +
-      'thread\'s own CPU time, docs/protocol.md "Worker times"), plus the larger of a worker\'s download and upload ' +
+      '"Traffic and the link model"): per round, the slowest worker\'s compute, compression and encoding time, plus ' +
+      "the larger of a worker's download and upload " +
       "on its own link and the server link's time for every worker's messages, plus both latencies and the server's " +
-      `decode and update time. Networks: ${links.map((link) => `${link.name}: ${describeLink(link)}`).join('; ')}.`,
+      `decode and update time. Networks: ${links.map((link) => `${link.name}: ${describeLink(link)}`).join('; ')}. ` +
+      'The step times come from where the time table\'s "times from" column says (docs/design.md, "Where the ' +
+      "comparison's times come from\"): a calibration, each setting's compression and encoding and the model's " +
+      "compute timed on the comparison's main thread's own CPU clock before any worker thread runs (medians of " +
+      "blocks of steps, scripts/compare/calibration.ts), or else the workers' own thread CPU times as each round " +
+      'recorded them (docs/protocol.md, "Worker times"); the replica\'s update (compressed downlinks) is always ' +
+      "the workers' own.",
     '',
     `### ${heading}Which setting reaches 90% first, per link speed`,
     '',

@@ -1,5 +1,7 @@
 /**
- * One comparison, programmatically: each setting's learning rate tuned on
+ * One comparison, programmatically: each setting's steps calibrated on the
+ * idle main thread (scripts/compare/calibration.ts, kept in
+ * calibration.json), each setting's learning rate tuned on
  * the tuning seed (scripts/compare/tuning.ts, kept in tuning.json), then
  * every setting × every seed trained one after the other on one in-process
  * aggregator (two cores: side by side would only slow each down), histories
@@ -10,14 +12,16 @@ import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import type { DatasetName } from '../../core/data/datasets';
 import type { ModelKind } from '../../core/model';
-import { DEFAULT_RUN_CONFIG, type AggregationRule } from '../../core/schema';
+import { DEFAULT_RUN_CONFIG, applyRunConfigPatch, type AggregationRule } from '../../core/schema';
 import { startLocalAggregator } from '../swarm/aggregator';
 import type { SwarmHistory } from '../swarm/history';
-import { runSwarm } from '../swarm/runSwarm';
+import type { SwarmOptions } from '../swarm/options';
+import { runPatch, runSwarm } from '../swarm/runSwarm';
+import { calibrate, calibrationOf, readCalibrations } from './calibration';
 import type { SettingAggregation, SettingRuns } from './plots';
 import { writeReport } from './report';
 import { compareEntries, type CompareEntry } from './schemes';
-import { COMPARE_LINKS, TARGETS, evalPoints } from './stats';
+import { COMPARE_LINKS, TARGETS, evalPoints, settingTimes } from './stats';
 import { TUNING_RULE, chooseLearningRate, tuningTrial, type TuningRecord } from './tuning';
 
 /** What to compare. */
@@ -93,6 +97,7 @@ export async function runCompare(
 ): Promise<{ winners: string; wallSeconds: number; settings: SettingRuns[] }> {
   const started = performance.now();
   const model = options.model ?? 'mlp';
+  const dataset = options.dataset ?? 'mnist';
   const entries = compareEntries(model, DEFAULT_RUN_CONFIG.batchSize);
   // Each run's own wall time and the load average around it, kept beside the histories and merged, so a
   // comparison trained in several invocations (one setting at a time) still reports what it cost.
@@ -109,38 +114,58 @@ export async function runCompare(
   const tuningPath = join(options.outDir, 'tuning.json');
   const readTuning = (): Record<string, TuningRecord> =>
     existsSync(tuningPath) ? (JSON.parse(readFileSync(tuningPath, 'utf8')) as Record<string, TuningRecord>) : {};
+  // One training run's swarm: the setting on `seed` at `learningRate` (the server's default when undefined).
+  const swarmOptions = (
+    entry: CompareEntry,
+    seed: number,
+    learningRate: number | undefined,
+    out: string | undefined,
+  ): SwarmOptions => ({
+    workers: options.workers,
+    scheme: entry.scheme,
+    budget: entry.budget,
+    levels: entry.levels,
+    bucketSize: entry.bucketSize,
+    ...(entry.byteBudget === undefined ? {} : { byteBudget: entry.byteBudget }),
+    model,
+    ...(options.dataset === undefined ? {} : { dataset: options.dataset }),
+    downlink: entry.downlink,
+    downlinkBudget: entry.downlinkBudget,
+    rounds: options.rounds,
+    seed,
+    evalEvery: options.evalEvery,
+    aggregation: entry.aggregation,
+    ...(learningRate === undefined ? {} : { learningRate }),
+    // Every round just below a target, so rounds to it are exact to the round there.
+    overrides: { evalNear: { targets: [...TARGETS], within: EVAL_NEAR_WITHIN }, ...entry.overrides },
+    backend: 'cpu',
+    name: `${entry.label} seed ${seed}`,
+    ...(out === undefined ? {} : { out }),
+    progress: options.progress,
+  });
   if (!options.reportOnly) {
+    // Before any worker thread runs: the model's compute and each setting's compression and encoding on this idle
+    // main thread, on the configuration its runs get (the first seed's).
+    const calibrating = performance.now();
+    await calibrate(
+      options.outDir,
+      { model, dataset, batchSize: DEFAULT_RUN_CONFIG.batchSize, seed: options.seeds[0] ?? 1 },
+      chosen.map((entry) => ({
+        id: entry.id,
+        compression: applyRunConfigPatch(
+          DEFAULT_RUN_CONFIG,
+          runPatch(swarmOptions(entry, options.seeds[0] ?? 1, undefined, undefined)),
+        ),
+      })),
+    );
+    if (options.progress)
+      console.log(`calibrated ${chosen.length} settings in ${((performance.now() - calibrating) / 1000).toFixed(1)} s`);
     const aggregator = await startLocalAggregator();
     // One training run, timed, with the load around it kept in timings.json under its file's name.
     const train = async (entry: CompareEntry, seed: number, learningRate: number | undefined, out: string) => {
       const loadStart = loadavg()[0] ?? 0;
       const runStarted = performance.now();
-      const history = await runSwarm(
-        {
-          workers: options.workers,
-          scheme: entry.scheme,
-          budget: entry.budget,
-          levels: entry.levels,
-          bucketSize: entry.bucketSize,
-          ...(entry.byteBudget === undefined ? {} : { byteBudget: entry.byteBudget }),
-          model,
-          ...(options.dataset === undefined ? {} : { dataset: options.dataset }),
-          downlink: entry.downlink,
-          downlinkBudget: entry.downlinkBudget,
-          rounds: options.rounds,
-          seed,
-          evalEvery: options.evalEvery,
-          aggregation: entry.aggregation,
-          ...(learningRate === undefined ? {} : { learningRate }),
-          // Every round just below a target, so rounds to it are exact to the round there.
-          overrides: { evalNear: { targets: [...TARGETS], within: EVAL_NEAR_WITHIN }, ...entry.overrides },
-          backend: 'cpu',
-          name: `${entry.label} seed ${seed}`,
-          out,
-          progress: options.progress,
-        },
-        aggregator,
-      );
+      const history = await runSwarm(swarmOptions(entry, seed, learningRate, out), aggregator);
       const timings = readTimings();
       timings[timingKey(out)] = {
         wallSeconds: (performance.now() - runStarted) / 1000,
@@ -202,6 +227,7 @@ export async function runCompare(
     }
   }
   const tuned = readTuning();
+  const calibrations = readCalibrations(options.outDir);
   const settings: SettingRuns[] = entries
     .map((entry) => {
       const histories = options.seeds
@@ -215,9 +241,11 @@ export async function runCompare(
       // The tuning is the seeds' only if they trained at its choice (not at --no-tune's rate).
       const tuning = tuned[entry.id];
       const chose = tuning !== undefined && learningRates.length === 1 && learningRates[0] === tuning.learningRate;
+      const calibration = calibrationOf(calibrations, model, dataset, entry.id);
       return {
         entry,
-        seeds: histories.map((h) => evalPoints(h)),
+        seeds: histories.map((h) => evalPoints(h, COMPARE_LINKS, calibration)),
+        times: settingTimes(histories, calibration),
         learningRates,
         ...(chose ? { tuning } : {}),
         aggregation: aggregationOf(histories),

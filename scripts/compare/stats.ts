@@ -5,9 +5,10 @@
  * are restricted means over seeds with percentile-bootstrap 95% intervals:
  * a run that never got there counts at its end (censored), never dropped.
  */
+import type { TimeSource } from '../../core/protocol';
 import { randomBits } from '../../core/rng/stream';
 import { LINK_PRESETS, type LinkModel } from '../../core/traffic/linkModel';
-import { simulatedRoundMs, type SwarmHistory } from '../swarm/history';
+import { simulatedRoundMs, type CalibratedTimes, type SwarmHistory } from '../swarm/history';
 
 /** The networks of the comparison: the link model's presets (core/traffic/linkModel.ts). */
 export const COMPARE_LINKS: readonly LinkModel[] = [
@@ -29,12 +30,19 @@ export interface EvalPoint {
   readonly seconds: readonly number[];
 }
 
-/** The evaluations of a history, with cumulative bytes and simulated times. */
-export function evalPoints(history: SwarmHistory, links: readonly LinkModel[] = COMPARE_LINKS): EvalPoint[] {
+/**
+ * The evaluations of a history, with cumulative bytes and simulated times (the workers' times from `calibration`
+ * where given, else their own: scripts/swarm/history.ts simulatedRoundMs).
+ */
+export function evalPoints(
+  history: SwarmHistory,
+  links: readonly LinkModel[] = COMPARE_LINKS,
+  calibration?: CalibratedTimes,
+): EvalPoint[] {
   const elapsed = links.map(() => 0);
   const out: EvalPoint[] = [];
   for (const r of history.rounds) {
-    links.forEach((link, i) => (elapsed[i]! += simulatedRoundMs(r, link) / 1000));
+    links.forEach((link, i) => (elapsed[i]! += simulatedRoundMs(r, link, calibration) / 1000));
     if (r.testAccuracy === null) continue;
     out.push({
       round: r.round + 1,
@@ -45,6 +53,44 @@ export function evalPoints(history: SwarmHistory, links: readonly LinkModel[] = 
     });
   }
   return out;
+}
+
+/** Where a setting's simulated seconds take the workers' step times from, and the mean step they come to. */
+export interface SettingTimes {
+  /** `calibration`: timed on an idle core before training (scripts/compare/calibration.ts); else the workers' clock. */
+  readonly source: 'calibration' | TimeSource;
+  /** Mean ms per worker-round: the gradient's compute, the compression, the encoding and the replica's update. */
+  readonly computeMs: number;
+  readonly compressMs: number;
+  readonly encodeMs: number;
+  readonly applyMs: number;
+}
+
+/**
+ * A setting's times over its histories' rounds and contributors: `calibration`'s compute, compression and encoding
+ * where given, else the means of what the workers reported (their computeMs less its parts is the compute); the
+ * replica's update is always the reported one. The workers' source is `thread-cpu` only if every contribution was
+ * timed on that clock.
+ */
+export function settingTimes(histories: readonly SwarmHistory[], calibration?: CalibratedTimes): SettingTimes {
+  const parts = histories.flatMap((h) =>
+    h.rounds.flatMap((r) =>
+      r.workerComputeMs.map((computeMs, i) => ({ computeMs, times: r.workerTimes?.[i] ?? null })),
+    ),
+  );
+  const mean = (pick: (p: (typeof parts)[number]) => number) =>
+    parts.length === 0 ? 0 : parts.reduce((sum, p) => sum + pick(p), 0) / parts.length;
+  const applyMs = mean((p) => p.times?.applyMs ?? 0);
+  if (calibration !== undefined) return { source: 'calibration', ...calibration, applyMs };
+  const compressMs = mean((p) => p.times?.compressMs ?? 0);
+  const encodeMs = mean((p) => p.times?.encodeMs ?? 0);
+  return {
+    source: parts.length > 0 && parts.every((p) => p.times?.clock === 'thread-cpu') ? 'thread-cpu' : 'wall',
+    computeMs: mean((p) => p.computeMs) - compressMs - encodeMs - applyMs,
+    compressMs,
+    encodeMs,
+    applyMs,
+  };
 }
 
 /** Mean and sample standard deviation of the values present, and how many there were. */

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { asWorkerId, type RoundMetrics } from '../../core/protocol';
 import { LINK_PRESETS, symmetricLink } from '../../core/traffic/linkModel';
-import { simulatedRoundMs, toHistoryRound, type HistoryRound } from './history';
+import { contributorMs, simulatedRoundMs, toHistoryRound, type HistoryRound } from './history';
 
 const MODEL = 407_128;
 const GRADIENT = 9_024;
@@ -46,6 +46,26 @@ describe('simulatedRoundMs', () => {
     const link = symmetricLink(20, 10);
     const one = (MODEL * 8) / 20_000 + (GRADIENT * 8) / 20_000;
     for (const n of [1, 30]) expect(simulatedRoundMs(round(n, n, Array(n).fill(7)), link)).toBeCloseTo(7 + one + 23, 9);
+  });
+
+  it('with a calibration, every contributor takes its calibrated step plus the replica update it reported', () => {
+    const link = symmetricLink(20, 10);
+    const one = (MODEL * 8) / 20_000 + (GRADIENT * 8) / 20_000;
+    const calibration = { computeMs: 2, compressMs: 1, encodeMs: 0.25 };
+    const times = (applyMs?: number) => ({
+      compressMs: 5,
+      encodeMs: 1,
+      clock: 'thread-cpu' as const,
+      ...(applyMs === undefined ? {} : { applyMs }),
+    });
+    // Measured: 9 and 12 ms; calibrated: 3.25 ms each, plus 0.5 ms of update for the first, none reported by the second.
+    const measured = { ...round(2, 2, [9, 12]), workerTimes: [times(0.5), times()] };
+    expect(contributorMs(measured)).toEqual([9, 12]);
+    expect(contributorMs(measured, calibration)).toEqual([3.75, 3.25]);
+    expect(simulatedRoundMs(measured, link, calibration)).toBeCloseTo(3.75 + one + 23, 9);
+    expect(simulatedRoundMs(measured, link)).toBeCloseTo(12 + one + 23, 9);
+    // A history without times (older ones) still takes the calibration, with no update time.
+    expect(contributorMs(round(2, 2, [9, 12]), calibration)).toEqual([3.25, 3.25]);
   });
 });
 

@@ -155,19 +155,41 @@ export function summarise(rounds: readonly HistoryRound[], target: number): Hist
 }
 
 /**
+ * A worker's step timed on an idle core (scripts/compare/calibration.ts): the gradient's compute, the compression
+ * and the encoding, ms of the thread's CPU time.
+ */
+export interface CalibratedTimes {
+  readonly computeMs: number;
+  readonly compressMs: number;
+  readonly encodeMs: number;
+}
+
+/**
+ * Each contributor's time on a recorded round, ms: with a calibration, its calibrated compute, compression and
+ * encoding plus the replica's update it reported (`applyMs`, 0 where it reported none); without one, its own
+ * `computeMs` (all of it, on the clock its times name).
+ */
+export function contributorMs(round: HistoryRound, calibration?: CalibratedTimes): number[] {
+  if (calibration === undefined) return [...round.workerComputeMs];
+  const step = calibration.computeMs + calibration.compressMs + calibration.encodeMs;
+  return round.workerComputeMs.map((_, i) => step + (round.workerTimes?.[i]?.applyMs ?? 0));
+}
+
+/**
  * The simulated wall-clock time of a recorded round under `link`
- * (core/traffic/linkModel.ts): each contributor's measured compute,
- * compression and encoding time, and the round's wire bytes shared evenly
- * over its workers (all train the same model with the same scheme, so their
+ * (core/traffic/linkModel.ts): each contributor's compute, compression and
+ * encoding time (contributorMs: calibrated where `calibration` is given,
+ * else as measured), and the round's wire bytes shared evenly over its
+ * workers (all train the same model with the same scheme, so their
  * messages are the same size up to sampling). The server link carries the
  * whole round's bytes: every participant's download (the model, relayed
  * gradients or compressed update, N times) and every contributor's upload.
  */
-export function simulatedRoundMs(round: HistoryRound, link: LinkModel): number {
+export function simulatedRoundMs(round: HistoryRound, link: LinkModel, calibration?: CalibratedTimes): number {
   const upBytes = round.wireUp / Math.max(1, round.contributors);
   const downBytes = round.wireDown / Math.max(1, round.participants);
   return roundTimeMs(
-    round.workerComputeMs.map((computeMs) => ({ computeMs, upBytes, downBytes })),
+    contributorMs(round, calibration).map((computeMs) => ({ computeMs, upBytes, downBytes })),
     round.serverMs,
     link,
     { downBytes: round.wireDown, upBytes: round.wireUp },

@@ -198,18 +198,20 @@ export function parseSubmission(raw: unknown): SubmissionEnvelope {
   };
 }
 
-/** A submission's optional split of its computeMs: two parts of it, and the clock's name. */
+/** A submission's optional split of its computeMs: two or three parts of it, and the clock's name. */
 function workerTimes(raw: unknown, computeMs: number): WorkerTimes {
   const o = object(raw, 'times');
   const compressMs = finite(o['compressMs'], 'times.compressMs', 0);
   const encodeMs = finite(o['encodeMs'], 'times.encodeMs', 0);
+  const applyMs = o['applyMs'] === undefined ? undefined : finite(o['applyMs'], 'times.applyMs', 0);
   const clock = o['clock'];
   if (!TIME_SOURCES.includes(clock as WorkerTimes['clock']))
     bad(`times.clock must be one of ${TIME_SOURCES.join(', ')}`);
   // Parts of computeMs: their sum may not exceed it (beyond rounding).
-  if (compressMs + encodeMs > computeMs * (1 + 1e-9) + 1e-9)
-    bad(`times.compressMs + times.encodeMs (${compressMs + encodeMs}) exceed computeMs (${computeMs})`);
-  return { compressMs, encodeMs, clock: clock as WorkerTimes['clock'] };
+  const parts = compressMs + encodeMs + (applyMs ?? 0);
+  if (parts > computeMs * (1 + 1e-9) + 1e-9)
+    bad(`times.compressMs + times.encodeMs + times.applyMs (${parts}) exceed computeMs (${computeMs})`);
+  return { compressMs, encodeMs, ...(applyMs === undefined ? {} : { applyMs }), clock: clock as WorkerTimes['clock'] };
 }
 
 /**

@@ -38,6 +38,11 @@ describe('Run: closing a round', () => {
     expect(refused({ ...times, compressMs: -1 })).toBe('bad-message');
     expect(refused({ ...times, encodeMs: Number.NaN })).toBe('bad-message');
     expect(refused({ ...times, compressMs: 1.95 })).toBe('bad-message'); // with encodeMs, more than computeMs
+    expect(refusal(() => parseSubmission({ ...timed, times: { ...times, applyMs: 1.5 } }))).toBe('accepted');
+    expect(parseSubmission({ ...timed, times: { ...times, applyMs: 1.5 } }).times?.applyMs).toBe(1.5);
+    expect(refused({ ...times, applyMs: -0.1 })).toBe('bad-message');
+    expect(refused({ ...times, applyMs: 'quick' })).toBe('bad-message');
+    expect(refused({ ...times, applyMs: 1.6 })).toBe('bad-message'); // with the other parts, more than computeMs
     expect(refused('fast')).toBe('bad-message');
     run.acceptGradient(A, parseSubmission(timed));
     run.acceptGradient(B, submission(run, B));

@@ -31,6 +31,15 @@ describe('describeCompression', () => {
     expect(schemeTag({ scheme: 'qsgd', errorFeedback: true })).toBe('QSGD, error feedback (biased)');
     expect(schemeTag({ scheme: 'qsgd' })).toBe('QSGD');
   });
+
+  it('marks clipped TernGrad biased (isBiased), unclipped TernGrad not', () => {
+    expect(describeCompression({ scheme: 'terngrad', budget: 0, levels: 1, terngradClip: 2.5 })).toBe(
+      'TernGrad, clipped at ±2.5σ (biased)',
+    );
+    expect(schemeTag({ scheme: 'terngrad', terngradClip: 2.5 })).toBe('TernGrad, clipped at ±2.5σ (biased)');
+    expect(schemeTag({ scheme: 'terngrad', terngradClip: 0 })).toBe('TernGrad');
+    expect(schemeTag({ scheme: 'terngrad' })).toBe('TernGrad');
+  });
 });
 
 describe('varianceFormula', () => {

@@ -91,30 +91,38 @@ export function varianceFormula(
 
 /**
  * A scheme with its knob: "ATOMO spectral, budget 2", "QSGD, 3 levels, buckets of 512";
- * with error feedback on an unbiased scheme, marked biased ("…, error feedback (biased)").
+ * a biased run marked so: "…, error feedback (biased)" on an unbiased scheme, "TernGrad, clipped at ±2.5σ (biased)".
  */
 export function describeCompression(
   config: Pick<RunConfig, 'scheme' | 'budget' | 'levels' | 'errorFeedback'> & {
     readonly bucketSize?: number;
     readonly byteBudget?: number | undefined;
+    readonly terngradClip?: number | undefined;
   },
 ): string {
   return withBiasMark(config, describeScheme(config));
 }
 
-/** The scheme's name, marked biased when it runs with error feedback: what chart legends and bars print. */
-export function schemeTag(config: Pick<RunConfig, 'scheme' | 'errorFeedback'>): string {
+/** The scheme's name, marked biased when the run is (isBiased): what chart legends and bars print. */
+export function schemeTag(
+  config: Pick<RunConfig, 'scheme' | 'errorFeedback'> & { readonly terngradClip?: number | undefined },
+): string {
   return withBiasMark(config, schemeLabel(config.scheme));
 }
 
 /**
- * `text` with "…, error feedback (biased)" for an unbiased scheme run with error feedback (PowerSGD's own label says
- * it already).
+ * `text` marked biased (core/atomo/types.ts isBiased): "…, error feedback (biased)" for an unbiased scheme run with
+ * error feedback (PowerSGD's own label says it already), "…, clipped at ±cσ (biased)" for clipped TernGrad.
  */
-function withBiasMark(config: Pick<RunConfig, 'scheme' | 'errorFeedback'>, text: string): string {
-  return config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd'
-    ? t('scheme.withErrorFeedback', { scheme: text })
-    : text;
+function withBiasMark(
+  config: Pick<RunConfig, 'scheme' | 'errorFeedback'> & { readonly terngradClip?: number | undefined },
+  text: string,
+): string {
+  const clip = config.terngradClip ?? 0;
+  if (config.errorFeedback === true && config.scheme !== 'none' && config.scheme !== 'powersgd')
+    return t('scheme.withErrorFeedback', { scheme: text });
+  if (config.scheme === 'terngrad' && clip > 0) return t('scheme.withClip', { scheme: text, clip: formatNumber(clip) });
+  return text;
 }
 
 function describeScheme(

@@ -246,7 +246,7 @@ export function CreateRunForm() {
               {t('dashboard.form.errorFeedback')}
             </label>
           )}
-          {isBiased(values.scheme, values.errorFeedback) && (
+          {isBiased(values.scheme, values.errorFeedback, Number(values.terngradClip)) && (
             <p className="muted small">{t('dashboard.form.biasedNote')}</p>
           )}
           {values.scheme === 'qsgd' && numberInput('levels', 'levels', { ...B.levels, step: '1' })}

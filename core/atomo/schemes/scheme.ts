@@ -59,7 +59,7 @@ export interface LayerMemory {
 /**
  * One layer after compression: the wire sample and E‖ĝ − g‖² of its
  * estimate: the closed-form variance for the unbiased schemes, the realised
- * squared error for the biased ones (types.ts isBiased).
+ * squared error for the ones with error feedback (types.ts usesErrorFeedback).
  */
 export interface CompressedLayer<S extends LayerSample = LayerSample> {
   readonly sample: S;
