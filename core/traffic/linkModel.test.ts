@@ -6,6 +6,7 @@ import {
   describeLink,
   pacingMs,
   roundTimeMs,
+  roundTotalsTimeMs,
   serverLinkMs,
   symmetricLink,
   type LinkModel,
@@ -102,6 +103,20 @@ describe('link model', () => {
     expect(roundTimeMs(same(2, contributor), 0, link, { downBytes: 125_000, upBytes: 2500 })).toBeCloseTo(10 + 6, 9);
     expect(roundTimeMs(same(2, contributor), 0, link)).toBeCloseTo(2 + 6, 9);
     expect(roundTimeMs([], 5, link)).toBe(5);
+  });
+
+  it('times a round from its totals: bytes shared evenly, all of them on the server link', () => {
+    const link = LINK_PRESETS.classroomWifi;
+    // 4 contributors of 10 participants: 40 kB up (10 kB each), 1 MB down (100 kB each), one 40 ms slower worker.
+    const totals = { wireUp: 40_000, wireDown: 1_000_000, contributors: 4, participants: 10 };
+    const computeMs = [10, 10, 10, 50];
+    // The shared medium carries all 1.04 MB at 50 Mbit/s: 166.4 ms after the slowest compute.
+    const expected = 50 + (1_040_000 * 8) / 50_000 + 2 * link.latencyMs + 7;
+    expect(roundTotalsTimeMs(totals, computeMs, 7, link)).toBeCloseTo(expected, 9);
+    const each = computeMs.map((ms) => ({ computeMs: ms, upBytes: 10_000, downBytes: 100_000 }));
+    expect(roundTotalsTimeMs(totals, computeMs, 7, link)).toBe(
+      roundTimeMs(each, 7, link, { downBytes: 1_000_000, upBytes: 40_000 }),
+    );
   });
 
   it('paces a tab so that its two waits add up to the round’s communication', () => {

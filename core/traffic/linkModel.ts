@@ -181,6 +181,35 @@ export function roundTimeMs(
   return Math.max(path, compute + shared) + 2 * link.latencyMs + serverMs;
 }
 
+/** A closed round as its totals record it: the wire bytes each way, who was sent the model and who contributed. */
+export interface RoundTotals {
+  readonly wireUp: number;
+  readonly wireDown: number;
+  readonly contributors: number;
+  readonly participants: number;
+}
+
+/**
+ * The time of a round known by its totals (a history's or a dashboard's round), ms: each contributor with its own
+ * compute time, the round's wire bytes shared evenly (up over the contributors, down over the participants) and all
+ * of them on the server link, models sent to participants that did not contribute included.
+ */
+export function roundTotalsTimeMs(
+  round: RoundTotals,
+  contributorMs: readonly number[],
+  serverMs: number,
+  link: LinkModel,
+): number {
+  const upBytes = round.wireUp / Math.max(1, round.contributors);
+  const downBytes = round.wireDown / Math.max(1, round.participants);
+  return roundTimeMs(
+    contributorMs.map((computeMs) => ({ computeMs, upBytes, downBytes })),
+    serverMs,
+    link,
+    { downBytes: round.wireDown, upBytes: round.wireUp },
+  );
+}
+
 /** How long one worker waits for each direction of its round (both include the latency). */
 export interface Pacing {
   readonly downMs: number;

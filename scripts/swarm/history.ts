@@ -7,7 +7,7 @@
 import { modelVariance } from '../../core/atomo';
 import type { LayerSentAs, RoundAggregation, RoundMetrics, RunConfig, WorkerTimes } from '../../core/protocol';
 import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
-import { roundTimeMs, type LinkModel } from '../../core/traffic/linkModel';
+import { roundTotalsTimeMs, type LinkModel } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
 
 /** One closed round, flattened for plotting. */
@@ -186,12 +186,5 @@ export function contributorMs(round: HistoryRound, calibration?: CalibratedTimes
  * gradients or compressed update, N times) and every contributor's upload.
  */
 export function simulatedRoundMs(round: HistoryRound, link: LinkModel, calibration?: CalibratedTimes): number {
-  const upBytes = round.wireUp / Math.max(1, round.contributors);
-  const downBytes = round.wireDown / Math.max(1, round.participants);
-  return roundTimeMs(
-    contributorMs(round, calibration).map((computeMs) => ({ computeMs, upBytes, downBytes })),
-    round.serverMs,
-    link,
-    { downBytes: round.wireDown, upBytes: round.wireUp },
-  );
+  return roundTotalsTimeMs(round, contributorMs(round, calibration), round.serverMs, link);
 }

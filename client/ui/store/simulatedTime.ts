@@ -1,17 +1,15 @@
 /**
  * A run's rounds on a simulated network: the cumulative seconds its closed
  * rounds would take under each link preset of core/traffic/linkModel.ts,
- * evaluated with that module's roundTimeMs (the one formula). The mapping is
- * `npm run compare`'s (scripts/swarm/history.ts, simulatedRoundMs): each
- * contributor's reported time (forward/backward, compression, encoding), the
- * round's wire bytes shared evenly (up over its contributors, down over its
- * participants), the whole round's bytes on the server link, and the server's
- * decode and update time. A contributor without a reported time counts 0 ms,
+ * evaluated with that module's roundTotalsTimeMs, as `npm run compare` does
+ * (scripts/swarm/history.ts, simulatedRoundMs): each contributor's reported
+ * time (forward/backward, compression, encoding), the round's wire bytes
+ * shared evenly, and the server's decode and update time. A contributor without a reported time counts 0 ms,
  * and the clock counts such rounds so the chart can say so.
  */
 import type { RoundMetrics, WorkerRoundMetrics } from '../../../core/protocol';
 import { downlinkBytes, uplinkBytes, type WireTraffic } from '../../../core/traffic/frames';
-import { LINK_PRESETS, roundTimeMs, type LinkModel, type WorkerRoundCost } from '../../../core/traffic/linkModel';
+import { LINK_PRESETS, roundTotalsTimeMs, type LinkModel } from '../../../core/traffic/linkModel';
 
 /** A link preset of core/traffic/linkModel.ts, by its key. */
 export type LinkPresetKey = keyof typeof LINK_PRESETS;
@@ -51,12 +49,10 @@ function timed(round: TimedRound): boolean {
 export function simulatedRoundMs(round: TimedRound, link: LinkModel): number {
   const wireUp = round.traffic === undefined ? round.bytesUp : uplinkBytes(round.traffic);
   const wireDown = round.traffic === undefined ? round.bytesDown : downlinkBytes(round.traffic);
-  const upBytes = wireUp / Math.max(1, round.contributors);
-  const downBytes = wireDown / Math.max(1, round.participants);
   const computeMs = Array.from({ length: round.contributors }, (_, i) => orZero(round.workers[i]?.computeMs));
-  const workers = computeMs.map((ms): WorkerRoundCost => ({ computeMs: ms, upBytes, downBytes }));
   const serverMs = orZero(round.durations?.decodeMs) + orZero(round.durations?.updateMs);
-  return roundTimeMs(workers, serverMs, link, { downBytes: wireDown, upBytes: wireUp });
+  const totals = { wireUp, wireDown, contributors: round.contributors, participants: round.participants };
+  return roundTotalsTimeMs(totals, computeMs, serverMs, link);
 }
 
 /** The clock after one more round. */
