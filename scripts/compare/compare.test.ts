@@ -145,7 +145,7 @@ describe('npm run compare -- --quick', () => {
         readdirSync(dir)
           .filter((f) => f.endsWith('.svg'))
           .sort(),
-      ).toEqual(['results-accuracy-by-mb.svg', 'results-accuracy-by-time.svg']);
+      ).toEqual(['results-n2-accuracy-by-mb.svg', 'results-n2-accuracy-by-time.svg']);
     },
   );
 });

@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { DATASET_NAMES, isDatasetName } from '../../core/data/datasets';
 import { MODEL_KINDS, type ModelKind } from '../../core/model';
 import { QUICK, runCompare } from './runCompare';
+import { DEFAULT_TASK, taskTag } from './task';
 import { TUNING_LEARNING_RATES, TUNING_SEED } from './tuning';
 
 const { values } = parseArgs({
@@ -57,8 +58,6 @@ if (!isDatasetName(dataset)) {
   console.error(`--dataset must be one of ${DATASET_NAMES.join(', ')}`);
   process.exit(2);
 }
-// Another dataset's histories go to their own folder, beside the MNIST ones.
-const suffix = `${model === 'mlp' ? '' : `-${model}`}${dataset === 'mnist' ? '' : `-${dataset}`}`;
 const int = (name: string, text: string | undefined, fallback: number) => {
   const n = text === undefined ? fallback : Number(text);
   if (!Number.isInteger(n) || n < 1) {
@@ -97,10 +96,13 @@ if (values.lr !== undefined && !values['no-tune']) {
   console.error('--lr is the rate of --no-tune: without it, the tuning picks each rate from --lrs');
   process.exit(2);
 }
+const workers = int('workers', values.workers, quick ? QUICK.workers : DEFAULT_TASK.workers);
+// Each task's histories go to their own folder (scripts/compare/task.ts).
+const suffix = taskTag({ model: model as ModelKind, dataset, workers });
 const { winners, wallSeconds } = await runCompare({
   model: model as ModelKind,
   dataset,
-  workers: int('workers', values.workers, quick ? QUICK.workers : 4),
+  workers,
   rounds: int('rounds', values.rounds, quick ? QUICK.rounds : 60),
   evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),
   seeds,

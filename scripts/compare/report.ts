@@ -5,11 +5,13 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import type { DatasetName } from '../../core/data/datasets';
 import type { ModelKind } from '../../core/model';
 import { describeLink, type LinkModel } from '../../core/traffic/linkModel';
 import { fmt, markdownTable } from '../bench/report';
 import { renderPlots, type SettingRuns } from './plots';
 import { svgsToPngs } from './png';
+import { taskHeading, taskTag, type CompareTask } from './task';
 import { COMPARE_AGGREGATION, ruleText } from './schemes';
 import {
   BOOTSTRAP_RESAMPLES,
@@ -25,9 +27,9 @@ import {
 } from './stats';
 import { TUNING_RULE } from './tuning';
 
-/** The markers of the generated section: one pair per model, so the MLP's and the CNN's live in one file. */
-function markers(model: ModelKind): { start: string; end: string } {
-  const tag = model === 'mlp' ? 'compare' : `compare-${model}`;
+/** The markers of the generated section: one pair per task, so every task's section lives in one file. */
+function markers(task: CompareTask): { start: string; end: string } {
+  const tag = `compare${taskTag(task)}`;
   return { start: `<!-- ${tag}:start -->`, end: `<!-- ${tag}:end -->` };
 }
 
@@ -37,13 +39,17 @@ const MODEL_TEXT: Readonly<Record<ModelKind, string>> = {
   'mlp-wide': 'wide MLP 784-1024-256-10 (1,068,810 parameters)',
 };
 
+/** The images each dataset's comparison trains on, in words. */
+const DATASET_TEXT: Readonly<Record<DatasetName, string>> = {
+  mnist: 'the 10,000 MNIST digits of the `mnist` package',
+  fashion: 'Fashion-MNIST\'s 60,000 training images (the `fashion-mnist` package; docs/design.md, "Datasets")',
+};
+
 /** What the run was, for the report's first lines. */
-export interface CompareSetup {
+export interface CompareSetup extends CompareTask {
   readonly command: string;
-  readonly model: ModelKind;
   /** Training runs whose time is summed in wallSeconds. */
   readonly runs: number;
-  readonly workers: number;
   readonly rounds: number;
   readonly evalEvery: number;
   readonly seeds: readonly number[];
@@ -290,10 +296,10 @@ export async function writeReport(
   mkdirSync(dir, { recursive: true });
   const plotted = plottedSettings(settings);
   const { byBytes, byTime } = await renderPlots(plotted, links, setup.model);
-  const prefix = setup.model === 'mlp' ? 'results' : `results-${setup.model}`;
+  const prefix = `results${taskTag(setup)}`;
   const names = { bytes: `${prefix}-accuracy-by-mb`, time: `${prefix}-accuracy-by-time` };
-  const { start: START, end: END } = markers(setup.model);
-  const heading = setup.model === 'mlp' ? '' : `${setup.model.toUpperCase()}: `;
+  const { start: START, end: END } = markers(setup);
+  const heading = taskHeading(setup);
   writeFileSync(join(dir, `${names.bytes}.svg`), byBytes);
   writeFileSync(join(dir, `${names.time}.svg`), byTime);
   const png = pngs ? await svgsToPngs([byBytes, byTime]) : null;
@@ -319,7 +325,7 @@ export async function writeReport(
       `at the runs' starts and ends).`,
     '',
     `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one ` +
-      `in-process aggregator; ${MODEL_TEXT[setup.model]} on the 10,000 MNIST digits of the \`mnist\` package ` +
+      `in-process aggregator; ${MODEL_TEXT[setup.model]} on ${DATASET_TEXT[setup.dataset]} ` +
       `(held-out test split); IID shards; batch ${setup.batchSize} per worker; ` +
       `${trainingText(setup, aggregationText)} ` +
       'Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and ' +

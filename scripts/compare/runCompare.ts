@@ -286,6 +286,7 @@ export async function runCompare(
       evalNearWithin: EVAL_NEAR_WITHIN,
       momentum: DEFAULT_RUN_CONFIG.momentum,
       model,
+      dataset,
       wallSeconds,
       runs: shown.length,
       cores: cpus().length,

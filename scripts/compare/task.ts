@@ -1,0 +1,39 @@
+/**
+ * What one comparison trains: a model on a dataset with N workers. Each task
+ * keeps its histories in its own folder and its own generated section of the
+ * report, named by one tag, so the grid of tasks (docs/results.md) fills one
+ * file without one task overwriting another.
+ */
+import { DATASETS, DEFAULT_DATASET, type DatasetName } from '../../core/data/datasets';
+import type { ModelKind } from '../../core/model';
+
+export interface CompareTask {
+  readonly model: ModelKind;
+  readonly dataset: DatasetName;
+  readonly workers: number;
+}
+
+/** The task of a plain `npm run compare`: the MLP on MNIST with 4 workers. */
+export const DEFAULT_TASK: CompareTask = { model: 'mlp', dataset: DEFAULT_DATASET, workers: 4 };
+
+/**
+ * The task's tag: '' for the default task, else what differs from it, in a fixed order: '-cnn', '-fashion',
+ * '-cnn-fashion-n8'. The histories' folder is results/compare<tag>, the report's markers compare<tag>:start/end.
+ */
+export function taskTag(task: CompareTask): string {
+  const parts = [
+    task.model === DEFAULT_TASK.model ? '' : task.model,
+    task.dataset === DEFAULT_TASK.dataset ? '' : task.dataset,
+    task.workers === DEFAULT_TASK.workers ? '' : `n${task.workers}`,
+  ].filter((part) => part !== '');
+  return parts.map((part) => `-${part}`).join('');
+}
+
+/** The prefix of the task's headings: '' for the default task, else e.g. 'CNN · Fashion-MNIST · 8 workers: '. */
+export function taskHeading(task: CompareTask): string {
+  if (taskTag(task) === '') return '';
+  const parts = [task.model.toUpperCase()];
+  if (task.dataset !== DEFAULT_TASK.dataset) parts.push(DATASETS[task.dataset].title);
+  if (task.workers !== DEFAULT_TASK.workers) parts.push(`${task.workers} workers`);
+  return `${parts.join(' · ')}: `;
+}
