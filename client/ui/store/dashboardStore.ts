@@ -8,7 +8,7 @@ import type { LocalMessage } from '../../i18n';
 import { createStore } from 'zustand/vanilla';
 import { modelVariance } from '../../../core/atomo';
 import { updateVariance } from '../../../core/atomo/variance';
-import type { LayerSentAs, RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
+import type { DownlinkMetrics, LayerSentAs, RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
 import type { DashboardAuth, DashboardLink, DashboardSink } from '../../net/dashboardChannel';
@@ -79,6 +79,8 @@ export interface RunView {
   readonly participations: number;
   readonly layers: Series<RunLayersPoint>;
   readonly layerTotals: RunLayerTotals;
+  /** How the model went down in the latest closed round, and its version (null before any, or in old histories). */
+  readonly lastDownlink: { readonly version: number; readonly downlink: DownlinkMetrics } | null;
 }
 
 /** The last round each worker contributed to, for the workers table. */
@@ -180,7 +182,13 @@ function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView 
     contributions: history.reduce((sum, m) => sum + m.contributors, 0),
     bytesDownTotal: history.reduce((sum, m) => sum + m.bytesDown, 0),
     participations: history.reduce((sum, m) => sum + m.participants, 0),
+    lastDownlink: history.reduce(lastDownlinkOf, null),
   };
+}
+
+/** The latest round's downlink record: `m`'s when it has one, else the one before. */
+function lastDownlinkOf(previous: RunView['lastDownlink'], m: RoundMetrics): RunView['lastDownlink'] {
+  return m.downlink === undefined ? previous : { version: m.version, downlink: m.downlink };
 }
 
 function workersOf(history: readonly RoundMetrics[], into: Record<number, WorkerLastRound>): void {
@@ -250,6 +258,7 @@ export function createDashboardStore() {
               participations: view.participations + m.participants,
               layers: pushPoint(view.layers, layersPoint(m)),
               layerTotals: addLayers(view.layerTotals, m),
+              lastDownlink: lastDownlinkOf(view.lastDownlink, m),
             },
           },
         };
