@@ -16,9 +16,13 @@
  * With N equal messages d, u this is the slowest compute plus the larger of
  * the per-worker term d·8/D + u·8/U and the server-link term (N·(d + u)·8/B,
  * or max(N·d, N·u)·8/B: a duplex link sends the model to some workers while
- * it takes in others' gradients). The downlink modes differ only in d: the
- * float32 model (`full`, N unicasts), the other workers' compressed gradients
- * (`relay`) or one compressed update (`atomo`), each sent to every worker.
+ * it takes in others' gradients). The downlink modes differ only in d_w, the
+ * bytes each put on the link: the float32 model (`full`, N unicasts), the
+ * round's compressed gradients (`relay`) or one compressed update (`atomo`),
+ * each sent to every worker in step, and the model and momentum (a sync) to a
+ * worker behind; `auto` sends each worker the smaller of the relay and the
+ * model (or a sync), so its d_w differ from worker to worker and the slowest
+ * path is the largest download's.
  * A link without a server capacity (null) has no shared bottleneck: every
  * worker's own path sets the pace. The swarm and `npm run compare` evaluate
  * this from measured times and counted bytes without sleeping; a tab given a

@@ -48,6 +48,11 @@ export interface HistoryRound extends Pick<
    * them (`thread-cpu` or `wall`), or null when it sent none. Absent in histories written before it was recorded.
    */
   readonly workerTimes?: readonly (WorkerTimes | null)[];
+  /**
+   * Per contributor, in the same order: the model payload sent to it (the dense model, a sync or an update: under
+   * `auto` and `relay` they differ from worker to worker). Absent in histories written before it was recorded.
+   */
+  readonly workerBytesDown?: readonly number[];
   /** The server's decoding and update time (ms). */
   readonly serverMs: number;
   readonly participants: number;
@@ -106,6 +111,7 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     durationMs: metrics.durations.totalMs,
     workerComputeMs: metrics.workers.map((w) => w.computeMs),
     workerTimes: metrics.workers.map((w) => w.times ?? null),
+    workerBytesDown: metrics.workers.map((w) => w.bytesDown),
     serverMs: metrics.durations.decodeMs + metrics.durations.updateMs,
     participants: metrics.participants,
     layers: metrics.layers.map((l) => ({
@@ -157,17 +163,22 @@ export function summarise(rounds: readonly HistoryRound[], target: number): Hist
 /**
  * The simulated wall-clock time of a recorded round under `link`
  * (core/traffic/linkModel.ts): each contributor's measured compute,
- * compression and encoding time, and the round's wire bytes shared evenly
- * over its workers (all train the same model with the same scheme, so their
- * messages are the same size up to sampling). The server link carries the
- * whole round's bytes: every participant's download (the model, relayed
- * gradients or compressed update, N times) and every contributor's upload.
+ * compression and encoding time, and the round's wire bytes shared over its
+ * workers: uploads evenly (all train the same model with the same scheme, so
+ * their messages are the same size up to sampling), downloads in proportion
+ * to the model payload each was sent (a sync, the dense model or an update:
+ * `auto` and `relay` send different workers different ones), or evenly when
+ * the history does not record it. The server link carries the whole round's
+ * bytes: every participant's download and every contributor's upload.
  */
 export function simulatedRoundMs(round: HistoryRound, link: LinkModel): number {
   const upBytes = round.wireUp / Math.max(1, round.contributors);
-  const downBytes = round.wireDown / Math.max(1, round.participants);
+  const evenDown = round.wireDown / Math.max(1, round.participants);
+  const sent = round.workerBytesDown;
+  const downOf = (i: number) =>
+    sent === undefined || !(round.bytesDown > 0) ? evenDown : (round.wireDown * (sent[i] ?? 0)) / round.bytesDown;
   return roundTimeMs(
-    round.workerComputeMs.map((computeMs) => ({ computeMs, upBytes, downBytes })),
+    round.workerComputeMs.map((computeMs, i) => ({ computeMs, upBytes, downBytes: downOf(i) })),
     round.serverMs,
     link,
     { downBytes: round.wireDown, upBytes: round.wireUp },
