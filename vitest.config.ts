@@ -17,6 +17,7 @@ const SLOW = [
   'core/training/wideModel.test.ts',
   'server/**/training.test.ts',
   'server/**/trainingRivals.test.ts',
+  'server/**/downlinkAuto.test.ts',
   'core/model/training.test.ts',
   'client/local/localTraining.test.ts',
   // Load, fuzz, restart and faults of a real server.

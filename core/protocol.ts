@@ -224,6 +224,19 @@ export interface DownlinkLayerVariance {
   readonly updateNormSq: number;
 }
 
+/**
+ * What the `auto` downlink weighed when it opened a round (docs/protocol.md, "Downlink"): the relay update against the
+ * dense model, payload bytes.
+ */
+export interface DownlinkChoice {
+  /** The relayed messages that take a replica to this version, in bytes; null when none can (nothing to relay). */
+  readonly relayBytes: number | null;
+  /** How many contributions they are. */
+  readonly messages: number;
+  /** The dense float32 model. */
+  readonly modelBytes: number;
+}
+
 /** How the model travelled to a round's participants. */
 export interface DownlinkMetrics {
   readonly mode: DownlinkMode;
@@ -237,8 +250,10 @@ export interface DownlinkMetrics {
    * `atomo`: the compression of this round's update (that brings the model to version + 1), per layer; empty otherwise.
    */
   readonly layers: readonly DownlinkLayerVariance[];
-  /** `relay`, `atomo`: modelHash of the weights and momentum of version + 1, which the replicas must reach. */
+  /** `auto`, `relay`, `atomo`: modelHash of the weights and momentum of version + 1, which the replicas must reach. */
   readonly hash?: string;
+  /** `auto`: the bytes behind this round's deliveries. */
+  readonly choice?: DownlinkChoice;
 }
 
 /** How a round's estimates were combined, and what the rule did to them (core/aggregation, Aggregate). */

@@ -67,6 +67,7 @@ export function roundReports(host: RoundReportHost): RoundReports {
       verified: 0,
       resyncs: 0,
       closedRel: null,
+      choice: null,
       ...downlink,
       ...change,
     };
@@ -156,6 +157,19 @@ export function roundReports(host: RoundReportHost): RoundReports {
       if (metrics.testAccuracy !== null) sink.runEvaluated(metrics.testAccuracy);
       if (metrics.downlink !== undefined && metrics.downlink.mode === 'atomo')
         reportDownlink({ mode: 'atomo', closedRel: updateVariance(metrics.downlink.layers).closedRel });
+      // `auto`'s reason for the round's deliveries; a run switched to another mode shows none.
+      const record = metrics.downlink;
+      if (record?.choice !== undefined)
+        reportDownlink({
+          mode: record.mode,
+          choice: {
+            version: metrics.version,
+            downlink: { update: record.update, sync: record.sync, full: record.full },
+            choice: record.choice,
+          },
+        });
+      else if (record !== undefined && downlink !== null && downlink.choice !== null)
+        reportDownlink({ mode: record.mode, choice: null });
     },
   };
 }

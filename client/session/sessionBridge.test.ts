@@ -52,7 +52,7 @@ const point = (round: number) => ({
 
 /** The replica's status as the session reports it (a relayed round whose hash matched). */
 const downlinkView = {
-  mode: 'relay',
+  mode: 'auto',
   delivery: 'relay',
   version: 7,
   hash: 'ab12',
@@ -60,6 +60,11 @@ const downlinkView = {
   verified: 6,
   resyncs: 1,
   closedRel: null,
+  choice: {
+    version: 6,
+    downlink: { update: 3, sync: 1, full: 0 },
+    choice: { relayBytes: 25_000, messages: 4, modelBytes: 407_128 },
+  },
 } as const;
 
 describe('postingSink (in the worker)', () => {

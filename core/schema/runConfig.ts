@@ -195,13 +195,21 @@ export const LinkSchema = v.strictObject(
 
 /**
  * How the model reaches the workers each round (docs/protocol.md, "Downlink"):
+ *   auto   per worker and round, the smaller of `relay` and the dense model, with a sync where
+ *          it pays back (the default): the training is exactly `full`'s, in fewer bytes;
  *   full   the dense float32 model, every round;
  *   relay  the round's accepted gradient messages as the workers sent them; every worker
  *          applies the same update to its own replica (core/training/modelUpdate.ts);
  *   atomo  the server's spectral ATOMO sample of the aggregated update (its own budget),
- *          which the server applies to its own model exactly as the workers do.
+ *          which the server applies to its own model exactly as the workers do: it changes
+ *          the training (an unbiased step with added variance), so a run chooses it explicitly.
  */
-export const DOWNLINK_MODES = ['full', 'relay', 'atomo'] as const;
+export const DOWNLINK_MODES = ['auto', 'full', 'relay', 'atomo'] as const;
+
+/** The downlinks that forward the round's gradient messages, so the server keeps them as received. */
+export function relaysGradients(mode: DownlinkMode): boolean {
+  return mode === 'relay' || mode === 'auto';
+}
 
 /**
  * The `atomo` downlink's budget when a run sets none: 8 atoms per layer, about
@@ -306,7 +314,10 @@ const RUN_CONFIG_ENTRIES = {
    * default) for the real network only.
    */
   link: v.optional(v.nullable(LinkSchema), null),
-  /** How the model travels to the workers (DOWNLINK_MODES); absent in older checkpoints: full. */
+  /**
+   * How the model travels to the workers (DOWNLINK_MODES). Absent (older checkpoints, which predate `auto`): `full`,
+   * the mode they ran under; a fresh run starts from DEFAULT_RUN_CONFIG's `auto`.
+   */
   downlink: v.optional(v.picklist(DOWNLINK_MODES, `downlink must be one of ${DOWNLINK_MODES.join(', ')}`), 'full'),
   /** Spectral ATOMO budget s per layer of the `atomo` downlink. */
   downlinkBudget: v.optional(finiteIn('downlinkBudget', B.downlinkBudget), DEFAULT_DOWNLINK_BUDGET),
@@ -465,7 +476,7 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   aggregation: DEFAULT_AGGREGATION,
   dormantAfter: 3,
   link: null,
-  downlink: 'full',
+  downlink: 'auto',
   downlinkBudget: DEFAULT_DOWNLINK_BUDGET,
 };
 

@@ -119,6 +119,17 @@ describe('link model', () => {
     );
   });
 
+  it('shares a round’s download in proportion to what each contributor was sent, where recorded', () => {
+    const link = { ...LINK_PRESETS.homeBroadband, latencyMs: 0 };
+    // One sync of 800 kB and three updates of 100 kB: the synced worker's 50 Mbit/s download sets the pace (128 ms).
+    const totals = { wireUp: 4000, wireDown: 1_100_000, contributors: 4, participants: 4 };
+    const downPayload = { perContributor: [800_000, 100_000, 100_000, 100_000], total: 1_100_000 };
+    const proportional = roundTotalsTimeMs({ ...totals, downPayload }, [0, 0, 0, 0], 0, link);
+    expect(proportional).toBeCloseTo((800_000 * 8) / 50_000 + (1000 * 8) / 10_000, 9);
+    // Evenly, each would get 275 kB: 44 ms.
+    expect(roundTotalsTimeMs(totals, [0, 0, 0, 0], 0, link)).toBeCloseTo((275_000 * 8) / 50_000 + 0.8, 9);
+  });
+
   it('paces a tab so that its two waits add up to the round’s communication', () => {
     const d = 407_128;
     const u = 9_024;

@@ -16,9 +16,13 @@
  * With N equal messages d, u this is the slowest compute plus the larger of
  * the per-worker term d·8/D + u·8/U and the server-link term (N·(d + u)·8/B,
  * or max(N·d, N·u)·8/B: a duplex link sends the model to some workers while
- * it takes in others' gradients). The downlink modes differ only in d: the
- * float32 model (`full`, N unicasts), the other workers' compressed gradients
- * (`relay`) or one compressed update (`atomo`), each sent to every worker.
+ * it takes in others' gradients). The downlink modes differ only in d_w, the
+ * bytes each put on the link: the float32 model (`full`, N unicasts), the
+ * round's compressed gradients (`relay`) or one compressed update (`atomo`),
+ * each sent to every worker in step, and the model and momentum (a sync) to a
+ * worker behind; `auto` sends each worker the smaller of the relay and the
+ * model (or a sync), so its d_w differ from worker to worker and the slowest
+ * path is the largest download's.
  * A link without a server capacity (null) has no shared bottleneck: every
  * worker's own path sets the pace. The swarm and `npm run compare` evaluate
  * this from measured times and counted bytes without sleeping; a tab given a
@@ -187,12 +191,18 @@ export interface RoundTotals {
   readonly wireDown: number;
   readonly contributors: number;
   readonly participants: number;
+  /**
+   * The payload bytes each contributor was sent and the round's payload down, where recorded: its downloads are then
+   * shared in proportion (a sync, the dense model and an update differ in size), else evenly.
+   */
+  readonly downPayload?: { readonly perContributor: readonly number[]; readonly total: number };
 }
 
 /**
  * The time of a round known by its totals (a history's or a dashboard's round), ms: each contributor with its own
- * compute time, the round's wire bytes shared evenly (up over the contributors, down over the participants) and all
- * of them on the server link, models sent to participants that did not contribute included.
+ * compute time, the round's wire bytes shared (up evenly over the contributors, down in proportion to `downPayload`
+ * or else evenly over the participants) and all of them on the server link, models sent to participants that did
+ * not contribute included.
  */
 export function roundTotalsTimeMs(
   round: RoundTotals,
@@ -201,9 +211,14 @@ export function roundTotalsTimeMs(
   link: LinkModel,
 ): number {
   const upBytes = round.wireUp / Math.max(1, round.contributors);
-  const downBytes = round.wireDown / Math.max(1, round.participants);
+  const evenDown = round.wireDown / Math.max(1, round.participants);
+  const payload = round.downPayload;
+  const downBytes = (i: number) =>
+    payload === undefined || !(payload.total > 0)
+      ? evenDown
+      : (round.wireDown * (payload.perContributor[i] ?? 0)) / payload.total;
   return roundTimeMs(
-    contributorMs.map((computeMs) => ({ computeMs, upBytes, downBytes })),
+    contributorMs.map((computeMs, i) => ({ computeMs, upBytes, downBytes: downBytes(i) })),
     serverMs,
     link,
     { downBytes: round.wireDown, upBytes: round.wireUp },

@@ -50,7 +50,11 @@ export interface CompareEntry {
   readonly budget: number;
   readonly levels: number;
   readonly bucketSize: number;
-  /** How the model goes down to the workers, and the `atomo` downlink's budget. */
+  /**
+   * How the model goes down to the workers, and the `atomo` downlink's budget. Every setting names its downlink: the
+   * uplink settings send the dense model (`full`), not the server's default `auto`, so their megabytes are the
+   * float32 model's every round, as docs/results.md reports them; the downlink settings name theirs.
+   */
   readonly downlink: DownlinkMode;
   readonly downlinkBudget: number;
   /**
@@ -92,6 +96,7 @@ export function ruleText(rule: AggregationRule): string {
 }
 
 const DOWNLINK_LABELS: Readonly<Record<DownlinkMode, string>> = {
+  auto: ', auto downlink',
   full: '',
   relay: ', relay downlink',
   atomo: `, ATOMO downlink s=${DEFAULT_DOWNLINK_BUDGET}`,

@@ -69,6 +69,20 @@ describe('simulatedRoundMs', () => {
   });
 });
 
+describe('simulatedRoundMs under a downlink that sends workers different messages', () => {
+  it('gives each contributor the share of the wire its own download was: a sync sets the slowest path', () => {
+    const link = symmetricLink(20, 10); // no server link: the slowest worker's own path sets the pace
+    const sync = 2 * MODEL;
+    const relay = 4 * GRADIENT;
+    const unrecorded = { ...round(2, 2, [7, 7]), bytesDown: sync + relay, wireDown: sync + relay } as HistoryRound;
+    const mixed: HistoryRound = { ...unrecorded, workerBytesDown: [relay, sync] };
+    const path = (down: number) => (down * 8) / 20_000 + (GRADIENT * 8) / 20_000;
+    expect(simulatedRoundMs(mixed, link)).toBeCloseTo(7 + path(sync) + 23, 9);
+    // Shared evenly, the two would seem to wait the mean download, which neither did.
+    expect(simulatedRoundMs(unrecorded, link)).toBeCloseTo(7 + path((sync + relay) / 2) + 23, 9);
+  });
+});
+
 describe('toHistoryRound', () => {
   it('keeps each contributor’s computeMs and its split and clock, null where it sent none', () => {
     const times = { compressMs: 1.4, encodeMs: 0.1, clock: 'thread-cpu' } as const;

@@ -48,6 +48,11 @@ export interface HistoryRound extends Pick<
    * them (`thread-cpu` or `wall`), or null when it sent none. Absent in histories written before it was recorded.
    */
   readonly workerTimes?: readonly (WorkerTimes | null)[];
+  /**
+   * Per contributor, in the same order: the model payload sent to it (the dense model, a sync or an update: under
+   * `auto` and `relay` they differ from worker to worker). Absent in histories written before it was recorded.
+   */
+  readonly workerBytesDown?: readonly number[];
   /** The server's decoding and update time (ms). */
   readonly serverMs: number;
   readonly participants: number;
@@ -106,6 +111,7 @@ export function toHistoryRound(metrics: RoundMetrics): HistoryRound {
     durationMs: metrics.durations.totalMs,
     workerComputeMs: metrics.workers.map((w) => w.computeMs),
     workerTimes: metrics.workers.map((w) => w.times ?? null),
+    workerBytesDown: metrics.workers.map((w) => w.bytesDown),
     serverMs: metrics.durations.decodeMs + metrics.durations.updateMs,
     participants: metrics.participants,
     layers: metrics.layers.map((l) => ({
@@ -179,12 +185,17 @@ export function contributorMs(round: HistoryRound, calibration?: CalibratedTimes
  * The simulated wall-clock time of a recorded round under `link`
  * (core/traffic/linkModel.ts): each contributor's compute, compression and
  * encoding time (contributorMs: calibrated where `calibration` is given,
- * else as measured), and the round's wire bytes shared evenly over its
- * workers (all train the same model with the same scheme, so their
- * messages are the same size up to sampling). The server link carries the
- * whole round's bytes: every participant's download (the model, relayed
- * gradients or compressed update, N times) and every contributor's upload.
+ * else as measured), and the round's wire bytes shared over its workers:
+ * uploads evenly (all train the same model with the same scheme, so their
+ * messages are the same size up to sampling), downloads in proportion to the
+ * model payload each was sent where the history records it (roundTotalsTimeMs).
+ * The server link carries the whole round's bytes: every participant's
+ * download and every contributor's upload.
  */
 export function simulatedRoundMs(round: HistoryRound, link: LinkModel, calibration?: CalibratedTimes): number {
-  return roundTotalsTimeMs(round, contributorMs(round, calibration), round.serverMs, link);
+  const totals =
+    round.workerBytesDown === undefined
+      ? round
+      : { ...round, downPayload: { perContributor: round.workerBytesDown, total: round.bytesDown } };
+  return roundTotalsTimeMs(totals, contributorMs(round, calibration), round.serverMs, link);
 }

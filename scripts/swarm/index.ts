@@ -1,14 +1,15 @@
 /**
  * `npm run swarm -- --workers 8 --scheme atomo-svd --budget 2 --rounds 300 --out results/run.json
  *   [--url http://host:port --token T] [--backend cpu|webgpu] [--levels 4] [--seed 1] [--eval-every 5]
- *   [--model mlp|cnn] [--downlink full|relay|atomo] [--downlink-budget 8] [--lr 0.1]
+ *   [--model mlp|cnn] [--downlink auto|full|relay|atomo] [--downlink-budget 8] [--lr 0.1]
  *   [--aggregation mean|median|norm-bound[:k]|trimmed-mean[:trim]] [--quiet]`
  *
  * N headless workers, each in its own worker thread, train one run on an
  * in-process aggregator (or the one at --url) through the tab's protocol;
  * prints progress and a summary, and writes the history with --out.
  * --aggregation sets how the server combines the estimates (its default, the
- * norm bound k = 3, when absent); --lr the SGD learning rate.
+ * norm bound k = 3, when absent); --lr the SGD learning rate; --downlink how
+ * the model goes down (the server's default, `auto`, when absent).
  */
 import { parseSwarmArgs } from './options';
 import { summarise } from './history';

@@ -29,6 +29,8 @@ async function meanRoundMs(
 ): Promise<{ meanOverheadMs: number; modelBytes: number; gradientBytes: number }> {
   const run = server().app.runs.create({
     name: `link ${link?.name ?? 'none'}`,
+    // The float32 model every round: each round's download is round 0's, as the prediction below takes it.
+    downlink: 'full',
     scheme: 'atomo-svd',
     budget: 2,
     shards: 1,

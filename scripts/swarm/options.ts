@@ -46,7 +46,7 @@ export interface SwarmOptions {
   readonly model?: ModelKind;
   /** The images to train and evaluate on (MNIST by default). */
   readonly dataset?: DatasetName;
-  /** How the model reaches the workers (docs/protocol.md, "Downlink"); full by default. */
+  /** How the model reaches the workers (docs/protocol.md, "Downlink"); the server's default (`auto`) when absent. */
   readonly downlink?: DownlinkMode;
   /** The `atomo` downlink's budget per layer. */
   readonly downlinkBudget?: number;
@@ -153,8 +153,9 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
   if (!MODEL_KINDS.includes(model)) throw new Error(`--model must be one of ${MODEL_KINDS.join(', ')}`);
   const dataset = values.dataset ?? 'mnist';
   if (!isDatasetName(dataset)) throw new Error(`--dataset must be one of ${DATASET_NAMES.join(', ')}`);
-  const downlink = (values.downlink ?? 'full') as DownlinkMode;
-  if (!DOWNLINK_MODES.includes(downlink)) throw new Error(`--downlink must be one of ${DOWNLINK_MODES.join(', ')}`);
+  const downlink = values.downlink as DownlinkMode | undefined;
+  if (downlink !== undefined && !DOWNLINK_MODES.includes(downlink))
+    throw new Error(`--downlink must be one of ${DOWNLINK_MODES.join(', ')}`);
   const downlinkBudget =
     values['downlink-budget'] === undefined ? DEFAULT_DOWNLINK_BUDGET : Number(values['downlink-budget']);
   if (!(downlinkBudget > 0) || !Number.isFinite(downlinkBudget))
@@ -175,7 +176,7 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
     seed: positiveInteger('seed', values.seed, SWARM_DEFAULTS.seed),
     model,
     dataset,
-    downlink,
+    ...(downlink === undefined ? {} : { downlink }),
     downlinkBudget,
     evalEvery: positiveInteger('eval-every', values['eval-every'], SWARM_DEFAULTS.evalEvery),
     backend,

@@ -183,8 +183,12 @@ describe('parseSwarmArgs', () => {
     expect(runPatch(parseSwarmArgs(['--dataset', 'fashion']))).toMatchObject({ dataset: 'fashion' });
   });
 
-  it('takes the model and the downlink, full float32 by default', () => {
-    expect(parseSwarmArgs([])).toMatchObject({ model: 'mlp', downlink: 'full' });
+  it('takes the model and the downlink, the server’s default unless given', () => {
+    expect(parseSwarmArgs([])).toMatchObject({ model: 'mlp' });
+    expect(parseSwarmArgs([]).downlink).toBeUndefined();
+    expect(runPatch(parseSwarmArgs([]))).not.toHaveProperty('downlink');
+    expect(parseSwarmArgs(['--downlink', 'full']).downlink).toBe('full');
+    expect(() => parseSwarmArgs(['--downlink', 'dense'])).toThrow(/--downlink must be one of auto, full, relay, atomo/);
     expect(parseSwarmArgs(['--model', 'cnn', '--downlink', 'atomo', '--downlink-budget', '4'])).toMatchObject({
       model: 'cnn',
       downlink: 'atomo',

@@ -68,6 +68,8 @@ describe('traffic both ways', () => {
       const proxy = await countingProxy(server().port);
       const run = server().app.runs.create({
         name: 'traffic',
+        // The float32 model every round, so the model frames dominate the wire (the comment above).
+        downlink: 'full',
         scheme: 'atomo-svd',
         budget: 2,
         shards: 2,

@@ -247,8 +247,8 @@ function copy(blob: Buffer): ArrayBuffer {
 }
 
 /**
- * The part of a report a round keeps (the estimates stay with the process that decoded them); under the `relay`
- * downlink its blobs are the messages as received, which the next round forwards.
+ * The part of a report a round keeps (the estimates stay with the process that decoded them); under the `relay` and
+ * `auto` downlinks its blobs are the messages as received, which the next round forwards.
  */
 export function contributionOf(header: ContribHeader, blobs: readonly Buffer[]): Contribution {
   return {

@@ -11,7 +11,7 @@
 import { accumulate, estimateStats } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
 import type { GradientReceipt, ModelVersion, RoundOpen, RunConfig, RunId, WorkerId } from '../../core/protocol';
-import { attackMultiplier, type WorkerAttack } from '../../core/schema';
+import { attackMultiplier, relaysGradients, type WorkerAttack } from '../../core/schema';
 import { scaleContribution } from '../../core/training/modelUpdate';
 import { ProtocolFault } from '../protocol/fault';
 import { decodeGradient, type SubmissionEnvelope } from '../protocol/validation';
@@ -146,7 +146,7 @@ export class Ingest {
       multiplier,
     };
     // The relay forwards the messages as received: they go to the leader, which relays them next round.
-    this.#deps.toLeader(report, round.open.config.downlink === 'relay' ? submission.layers.map(toBuffer) : []);
+    this.#deps.toLeader(report, relaysGradients(round.open.config.downlink) ? submission.layers.map(toBuffer) : []);
     return { version, bytes: decoded.bytes };
   }
 

@@ -6,7 +6,7 @@
  * events, /api) comes here as a call; round:open goes to every process with
  * each of its deliveries (the model, a sync, the compressed or relayed
  * update); each gradient arrives as a report (with its raw bytes under the
- * `relay` downlink) while its estimate stays on its process; a closing
+ * `relay` and `auto` downlinks) while its estimate stays on its process; a closing
  * round is sealed everywhere, then planned, then summed from the partial
  * sums (core/aggregation/exactSum.ts), the leader adding its own simulated
  * workers', so the update is bit for bit the one process's. Each round is

@@ -95,8 +95,9 @@ export interface DeliveryHeader {
 }
 
 /**
- * What the leader sends when a round opens: under the `full` downlink one delivery for everyone; under `atomo` and
- * `relay` the update for the replicas in step and a sync for the others (docs/protocol.md, "Downlink").
+ * What the leader sends when a round opens: under the `full` downlink one delivery for everyone; under `auto`, `atomo`
+ * and `relay` the update for the replicas in step and a sync or the model for the others (docs/protocol.md,
+ * "Downlink").
  */
 export interface OpenHeader {
   readonly t: 'open';
@@ -144,7 +145,8 @@ export interface PlanHeader {
 // ── A round, from a process to the leader ───────────────────────────────────
 
 /**
- * A contribution's report to the leader; under the `relay` downlink the gradient's layers as received are its blobs.
+ * A contribution's report to the leader; under the `relay` and `auto` downlinks the gradient's layers as received are
+ * its blobs.
  */
 export interface ContribHeader {
   readonly t: 'contrib';

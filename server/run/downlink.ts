@@ -1,12 +1,13 @@
 /**
  * What goes down to a run's workers (docs/protocol.md, "Downlink"): the dense
- * model (`full`), or under `relay` and `atomo` the update that took the model
- * to its version, and syncs (weights and momentum) for replicas that are
- * behind. Each version's encodings and hash are built once.
+ * model (`full`), or under `auto`, `relay` and `atomo` the update that took
+ * the model to its version, and syncs (weights and momentum) for replicas
+ * that are behind. Each version's encodings and hash are built once.
  */
 import type { Aggregate } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
 import type {
+  DownlinkChoice,
   DownlinkLayerVariance,
   DownlinkMode,
   ModelVersion,
@@ -15,6 +16,7 @@ import type {
   RunId,
   WorkerId,
 } from '../../core/protocol';
+import { relaysGradients } from '../../core/schema/runConfig';
 import { encodeFlat, encodeWeights, packLayers } from '../../core/training/modelCodec';
 import { compressUpdate, modelHash, stepModel, type ModelState } from '../../core/training/modelUpdate';
 import type { Member, Members } from './members';
@@ -78,6 +80,30 @@ function relayOf(round: OpenRound, base: number): DownlinkUpdate {
   };
 }
 
+/**
+ * Over how many rounds a sync under `auto` must pay for itself: it costs the momentum's bytes more than the dense
+ * model, and each later round in step saves the dense model's bytes less the relay update's.
+ */
+export const AUTO_SYNC_PAYBACK_ROUNDS = 4;
+
+/**
+ * Whether `auto` sends a member behind a sync rather than the dense model: when the `extra` bytes of the momentum
+ * are repaid within AUTO_SYNC_PAYBACK_ROUNDS rounds of relaying `updateBytes` instead of `modelBytes`.
+ */
+export function autoSyncPays(extra: number, modelBytes: number, updateBytes: number): boolean {
+  return extra <= AUTO_SYNC_PAYBACK_ROUNDS * (modelBytes - updateBytes);
+}
+
+/** What `auto` weighs: the relay update (if any can be sent) against the dense model. */
+function autoChoice(update: DownlinkUpdate | null, modelBytes: number): DownlinkChoice {
+  const relayable = update !== null && Number.isFinite(update.bytes);
+  return {
+    relayBytes: relayable ? update.bytes : null,
+    messages: relayable ? (update.message.multipliers?.length ?? 0) : 0,
+    modelBytes,
+  };
+}
+
 /** A run's downlink: the encodings of its current version and the update that took the model there. */
 export class Downlink {
   /** The encoded weights (and momentum, and hash) of the current version, built once per version. */
@@ -88,14 +114,23 @@ export class Downlink {
   #lastUpdate: DownlinkUpdate | null = null;
 
   /**
-   * Who gets which round:open. `full` runs send every participant the dense
-   * model. Under `relay` and `atomo` a member whose replica is at the
-   * previous version gets the update that took the model here, the others a
-   * sync (weights and momentum); when the update is larger than the dense
-   * model (relaying many workers' messages), everyone gets the dense model
-   * instead, and their replicas restart later.
+   * Who gets which round:open (docs/protocol.md, "Downlink"). `full` runs
+   * send every participant the dense model. Under `relay` and `atomo` a
+   * member whose replica is at the previous version gets the update that took
+   * the model here, the others a sync (weights and momentum); when the update
+   * is larger than the dense model (relaying many workers' messages),
+   * everyone gets the dense model instead, and their replicas restart later.
+   * `auto` sends a member in step the relay update when it is smaller than
+   * the dense model, and a member behind a sync only when it pays back
+   * (autoSyncPays); everyone else gets the dense model. `choice` is what
+   * `auto` weighed (null under the other modes).
    */
-  deliveries(view: ModelView, members: Members, participants: readonly WorkerId[], deadline: number): KindedDelivery[] {
+  deliveries(
+    view: ModelView,
+    members: Members,
+    participants: readonly WorkerId[],
+    deadline: number,
+  ): { deliveries: KindedDelivery[]; choice: DownlinkChoice | null } {
     const base = { runId: view.runId, version: view.version, deadline };
     const model = this.#currentModel(view);
     const full = {
@@ -105,22 +140,29 @@ export class Downlink {
     };
     const asked = participants.map((id) => members.get(id)!);
     const update = this.#lastUpdate?.base === view.version - 1 ? this.#lastUpdate : null;
-    if (view.mode === 'full' || (update !== null && update.bytes > model.bytes)) {
+    const auto = view.mode === 'auto';
+    const choice = auto ? autoChoice(update, model.bytes) : null;
+    const relayPays = update !== null && (auto ? update.bytes < model.bytes : update.bytes <= model.bytes);
+    if (view.mode === 'full' || (update !== null && !relayPays) || (auto && update === null)) {
       for (const m of asked) m.replicaVersion = null;
-      return [{ ...full, workers: participants }];
+      return { deliveries: [{ ...full, workers: participants }], choice };
     }
     const current = (m: Member) =>
       m.replicaVersion === view.version || (update !== null && m.replicaVersion === view.version - 1);
     const inStep = asked.filter(current).map((m) => m.workerId);
-    const behind = asked.filter((m) => !current(m)).map((m) => m.workerId);
-    for (const m of asked) m.replicaVersion = view.version;
+    const behind = asked.filter((m) => !current(m));
     const sync = this.sync(view, base);
-    const out: KindedDelivery[] = [{ kind: 'sync', workers: behind, ...sync }];
+    // A sync costs the momentum's bytes more than the dense model; `auto` sends one only when later updates repay it.
+    const syncs = !auto || autoSyncPays(sync.bytes - model.bytes, model.bytes, update!.bytes);
+    const synced = syncs ? behind : [];
+    for (const m of asked) m.replicaVersion = syncs || current(m) ? view.version : null;
+    const out: KindedDelivery[] = [{ kind: 'sync', workers: synced.map((m) => m.workerId), ...sync }];
+    if (!syncs) out.push({ ...full, workers: behind.map((m) => m.workerId) });
     if (update !== null) {
       const message: RoundOpen = { ...base, ...update.message, hash: this.hash(view) };
       out.push({ kind: 'update', workers: inStep, message, bytes: update.bytes });
     }
-    return out;
+    return { deliveries: out, choice };
   }
 
   /** The sync message of the current version: dense weights and momentum, and their hash. */
@@ -169,7 +211,7 @@ export class Downlink {
       layers = sent.stats;
     } else {
       next = stepModel(state, combined.value, config.learningRate, config.momentum);
-      if (view.mode === 'relay') lastUpdate = relayOf(round, view.version);
+      if (relaysGradients(view.mode)) lastUpdate = relayOf(round, view.version);
     }
     this.#lastUpdate = lastUpdate;
     return { next, layers };

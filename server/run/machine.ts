@@ -124,7 +124,7 @@ export class RoundMachine {
     const dormant = dormantMembers(core.members, participants, config.dormantAfter);
     const openedAt = scheduler.now();
     const deadline = openedAt + config.roundDeadlineMs;
-    const deliveries = core.downlink.deliveries(this.model(), core.members, participants, deadline);
+    const { deliveries, choice } = core.downlink.deliveries(this.model(), core.members, participants, deadline);
     const bytes = new Map<WorkerId, number>();
     for (const d of deliveries) for (const id of d.workers) bytes.set(id, d.bytes);
     const round = new OpenRound(
@@ -137,6 +137,7 @@ export class RoundMachine {
       dormant,
     );
     for (const d of deliveries) round.deliveries[d.kind] += d.workers.length;
+    round.downlinkChoice = choice;
     core.round = round;
     this.#cancelDeadline = scheduler.after(
       config.roundDeadlineMs,
@@ -331,6 +332,7 @@ export class RoundMachine {
         ...round.deliveries,
         layers: downlinkLayers,
         ...(downlink === 'full' ? {} : { hash: core.downlink.hash(this.model()) }),
+        ...(round.downlinkChoice === null ? {} : { choice: round.downlinkChoice }),
       },
     };
     // The history grows with the weights, so any checkpoint taken from here on is consistent.

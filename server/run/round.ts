@@ -4,6 +4,7 @@
  */
 import type { ModelLayout } from '../../core/model/layout';
 import type {
+  DownlinkChoice,
   LayerSentAs,
   LayerStats,
   ModelVersion,
@@ -20,7 +21,7 @@ import { ProtocolFault } from '../protocol/fault';
 export interface Contribution {
   /** Null when another process of a cluster holds them (docs/scaling.md, "Hierarchical aggregation"). */
   readonly estimates: readonly Float32Array[] | null;
-  /** The encoded layers as received, kept only under the `relay` downlink, which forwards them. */
+  /** The encoded layers as received, kept only under the downlinks that forward them (`relay`, `auto`). */
   readonly layers?: readonly Uint8Array[];
   /** What the estimates were multiplied by (the classroom attack); absent: 1. */
   readonly multiplier?: number;
@@ -50,6 +51,8 @@ export class OpenRound {
   readonly bytesDown: Map<WorkerId, number>;
   /** How round:open brought the model to the participants (docs/protocol.md, "Downlink"), and the resyncs asked for. */
   readonly deliveries = { full: 0, sync: 0, update: 0, resyncs: 0 };
+  /** What the `auto` downlink weighed when the round opened; null under the other modes. */
+  downlinkChoice: DownlinkChoice | null = null;
   /** Participants sent a sync this round after a failed hash check (at most one each). */
   readonly resynced = new Set<WorkerId>();
   readonly #quorum: number;

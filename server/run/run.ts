@@ -24,7 +24,7 @@ import {
   type RunSummary,
   type WorkerId,
 } from '../../core/protocol';
-import { attackMultiplier, type WorkerAttack } from '../../core/schema';
+import { attackMultiplier, relaysGradients, type WorkerAttack } from '../../core/schema';
 import type { Direction, FrameCategory } from '../../core/traffic/frames';
 import { scaleContribution } from '../../core/training/modelUpdate';
 import { ProtocolFault } from '../protocol/fault';
@@ -270,7 +270,7 @@ export class Run {
     const contribution: Contribution = {
       estimates: decoded.estimates,
       // The relay forwards these bytes next round (packed into one buffer at the close).
-      ...(this.#core.config.downlink === 'relay' ? { layers: submission.layers } : {}),
+      ...(relaysGradients(this.#core.config.downlink) ? { layers: submission.layers } : {}),
       multiplier,
       loss: submission.loss,
       layerStats: submission.layerStats,

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { describeCompression, schemeTag, varianceFormula } from './format';
+import {
+  describeCompression,
+  describeDeliveries,
+  describeDownlink,
+  describeDownlinkChoice,
+  schemeTag,
+  varianceFormula,
+} from './format';
 
 describe('describeCompression', () => {
   it('names the new schemes with their knob, and marks error feedback as biased', () => {
@@ -54,5 +61,26 @@ describe('varianceFormula', () => {
     // PowerSGD reports its reconstruction error; float32 adds nothing.
     expect(varianceFormula({ scheme: 'powersgd', levels: 1 })).toBe('‖ĝ−g‖²');
     expect(varianceFormula({ scheme: 'none', levels: 1 })).toBe('0');
+  });
+});
+
+describe('the downlink, in words', () => {
+  it('says auto trains as the full model, and atomo changes the training', () => {
+    expect(describeDownlink({ downlink: 'auto', downlinkBudget: 8 })).toMatch(/training as with the full model/);
+    expect(describeDownlink({ downlink: 'atomo', downlinkBudget: 8 })).toMatch(/changes the training/);
+  });
+
+  it('says what auto sent and why', () => {
+    const model = 407_128;
+    expect(describeDownlinkChoice({ relayBytes: 343_740, messages: 3, modelBytes: model })).toBe(
+      'relay: 3 × 115 kB = 344 kB < model 407 kB',
+    );
+    expect(describeDownlinkChoice({ relayBytes: 458_320, messages: 4, modelBytes: model })).toBe(
+      'full: relay 458 kB ≥ model 407 kB',
+    );
+    expect(describeDownlinkChoice({ relayBytes: null, messages: 0, modelBytes: model })).toBe(
+      'full: nothing to relay yet (model 407 kB)',
+    );
+    expect(describeDeliveries(12, { update: 3, sync: 1, full: 0 })).toBe('round 12: 3 relayed, 1 synced, 0 full');
   });
 });

@@ -1,5 +1,5 @@
 /** How numbers read on screen: bytes, ratios, accuracies, times and scheme names, in the language shown. */
-import type { AggregationRule, LayerSentAs, RunConfig } from '../../../core/protocol';
+import type { AggregationRule, DownlinkChoice, DownlinkMetrics, LayerSentAs, RunConfig } from '../../../core/protocol';
 import type { SchemeName } from '../../../core/atomo/types';
 import { currentLanguage, t } from '../../i18n';
 
@@ -166,6 +166,8 @@ export function describeAggregation(rule: AggregationRule): string {
 /** How a run's model reaches its workers (docs/protocol.md, "Downlink"), in words. */
 export function describeDownlink(config: Pick<RunConfig, 'downlink' | 'downlinkBudget'>): string {
   switch (config.downlink) {
+    case 'auto':
+      return t('downlink.auto');
     case 'relay':
       return t('downlink.relay');
     case 'atomo':
@@ -173,6 +175,25 @@ export function describeDownlink(config: Pick<RunConfig, 'downlink' | 'downlinkB
     default:
       return t('downlink.full');
   }
+}
+
+/**
+ * Why the `auto` downlink sent what it sent in a round (docs/protocol.md, "Downlink"): "relay: 3 × 115 kB = 344 kB <
+ * model 407 kB", "full: relay 458 kB ≥ model 407 kB".
+ */
+export function describeDownlinkChoice(choice: DownlinkChoice): string {
+  const model = formatBytes(choice.modelBytes);
+  if (choice.relayBytes === null) return t('downlink.choice.nothing', { model });
+  const relay = formatBytes(choice.relayBytes);
+  if (choice.relayBytes >= choice.modelBytes) return t('downlink.choice.full', { relay, model });
+  const each = formatBytes(choice.relayBytes / Math.max(1, choice.messages));
+  return t('downlink.choice.relay', { messages: formatNumber(choice.messages), each, relay, model });
+}
+
+/** What a round's round:open messages were, by kind: "round 12: 3 relayed, 1 synced, 0 full". */
+export function describeDeliveries(round: number, downlink: Pick<DownlinkMetrics, 'update' | 'sync' | 'full'>): string {
+  const { update, sync, full } = downlink;
+  return t('downlink.sent', { round: formatNumber(round), update, sync, full });
 }
 
 /** Milliseconds, rounded: "42 ms", "1.3 s". */

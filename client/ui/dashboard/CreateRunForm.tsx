@@ -329,6 +329,7 @@ export function CreateRunForm() {
             label={t('dashboard.form.downlink')}
             value={values.downlink}
             options={options<DownlinkMode>(
+              ['auto', 'downlinkAuto'],
               ['full', 'downlinkFull'],
               ['relay', 'downlinkRelay'],
               ['atomo', 'downlinkAtomo'],

@@ -7,7 +7,9 @@ import type { RunId } from '../../../core/protocol';
 import {
   describeAggregation,
   describeCompression,
+  describeDeliveries,
   describeDownlink,
+  describeDownlinkChoice,
   formatBytes,
   formatPercent,
 } from '../common/format';
@@ -105,6 +107,12 @@ export function RunsTable() {
                 <div className="muted" data-testid="downlink">
                   {describeDownlink(summary.config)}
                 </div>
+                {run.lastDownlink?.downlink.choice === undefined ? null : (
+                  <div className="muted" data-testid="downlink-choice">
+                    {describeDeliveries(run.lastDownlink.version, run.lastDownlink.downlink)} ·{' '}
+                    {describeDownlinkChoice(run.lastDownlink.downlink.choice)}
+                  </div>
+                )}
               </td>
               <td>
                 <span className={`pill pill--${summary.status}`}>{t(`dashboard.runs.statuses.${summary.status}`)}</span>

@@ -8,7 +8,7 @@ import type { LocalMessage } from '../../i18n';
 import { createStore } from 'zustand/vanilla';
 import { modelVariance } from '../../../core/atomo';
 import { updateVariance } from '../../../core/atomo/variance';
-import type { LayerSentAs, RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
+import type { DownlinkMetrics, LayerSentAs, RoundMetrics, RunId, RunSummary } from '../../../core/protocol';
 import { downlinkBytes, totalBytes, uplinkBytes } from '../../../core/traffic/frames';
 import { pushPoint, seriesOf, type Series } from './series';
 import { START_CLOCK, clocksOf, tick, type LinkPresetKey, type SimulatedClock } from './simulatedTime';
@@ -84,6 +84,8 @@ export interface RunView {
   readonly layerTotals: RunLayerTotals;
   /** Every closed round's simulated time under each link preset, summed (exact, not downsampled). */
   readonly clock: SimulatedClock;
+  /** How the model went down in the latest closed round, and its version (null before any, or in old histories). */
+  readonly lastDownlink: { readonly version: number; readonly downlink: DownlinkMetrics } | null;
 }
 
 /** The last round each worker contributed to, for the workers table. */
@@ -188,7 +190,13 @@ function viewOf(summary: RunSummary, history: readonly RoundMetrics[]): RunView 
     bytesDownTotal: history.reduce((sum, m) => sum + m.bytesDown, 0),
     participations: history.reduce((sum, m) => sum + m.participants, 0),
     clock: clocks.at(-1) ?? START_CLOCK,
+    lastDownlink: history.reduce(lastDownlinkOf, null),
   };
+}
+
+/** The latest round's downlink record: `m`'s when it has one, else the one before. */
+function lastDownlinkOf(previous: RunView['lastDownlink'], m: RoundMetrics): RunView['lastDownlink'] {
+  return m.downlink === undefined ? previous : { version: m.version, downlink: m.downlink };
 }
 
 function workersOf(history: readonly RoundMetrics[], into: Record<number, WorkerLastRound>): void {
@@ -260,6 +268,7 @@ export function createDashboardStore() {
               layers: pushPoint(view.layers, layersPoint(m)),
               layerTotals: addLayers(view.layerTotals, m),
               clock,
+              lastDownlink: lastDownlinkOf(view.lastDownlink, m),
             },
           },
         };

@@ -18,7 +18,7 @@ export const LINK_PRESET_KEYS = Object.keys(LINK_PRESETS) as readonly LinkPreset
 
 /** What a round's simulated time reads from its metrics (an old history, before frames were counted, lacks traffic). */
 export type TimedRound = Pick<RoundMetrics, 'contributors' | 'participants' | 'bytesUp' | 'bytesDown'> & {
-  readonly workers: readonly Partial<Pick<WorkerRoundMetrics, 'computeMs'>>[];
+  readonly workers: readonly Partial<Pick<WorkerRoundMetrics, 'computeMs' | 'bytesDown'>>[];
   readonly durations?: Partial<Pick<RoundMetrics['durations'], 'decodeMs' | 'updateMs'>>;
   readonly traffic?: WireTraffic;
 };
@@ -51,7 +51,13 @@ export function simulatedRoundMs(round: TimedRound, link: LinkModel): number {
   const wireDown = round.traffic === undefined ? round.bytesDown : downlinkBytes(round.traffic);
   const computeMs = Array.from({ length: round.contributors }, (_, i) => orZero(round.workers[i]?.computeMs));
   const serverMs = orZero(round.durations?.decodeMs) + orZero(round.durations?.updateMs);
-  const totals = { wireUp, wireDown, contributors: round.contributors, participants: round.participants };
+  const counts = { wireUp, wireDown, contributors: round.contributors, participants: round.participants };
+  // What each contributor was sent, where every one reported it: a sync, the model and an update differ in size.
+  const sent = round.workers.slice(0, round.contributors).map((w) => w.bytesDown);
+  const totals =
+    sent.length === round.contributors && sent.every((b) => b !== undefined && Number.isFinite(b))
+      ? { ...counts, downPayload: { perContributor: sent as number[], total: round.bytesDown } }
+      : counts;
   return roundTotalsTimeMs(totals, computeMs, serverMs, link);
 }
 

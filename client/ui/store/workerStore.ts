@@ -5,7 +5,16 @@
  */
 import { createStore } from 'zustand/vanilla';
 import type { ModelKind } from '../../../core/model';
-import type { DownlinkMode, LayerSentAs, ModelDelivery, RunConfig, RunId, WorkerId } from '../../../core/protocol';
+import type {
+  DownlinkChoice,
+  DownlinkMetrics,
+  DownlinkMode,
+  LayerSentAs,
+  ModelDelivery,
+  RunConfig,
+  RunId,
+  WorkerId,
+} from '../../../core/protocol';
 import { NO_TRAFFIC, type WireTraffic } from '../../../core/traffic/frames';
 import type { CpuReason } from '../../gpu/runtime/device';
 import type { LocalMessage } from '../../i18n';
@@ -112,6 +121,12 @@ export interface DownlinkView {
    * otherwise.
    */
   readonly closedRel: number | null;
+  /** `auto`: the latest closed round's deliveries and what it weighed (RoundMetrics.downlink); null otherwise. */
+  readonly choice: {
+    readonly version: number;
+    readonly downlink: Pick<DownlinkMetrics, 'update' | 'sync' | 'full'>;
+    readonly choice: DownlinkChoice;
+  } | null;
 }
 
 /** A digit of the shard and what the current model says it is. */

@@ -4,7 +4,15 @@ import { useStore } from 'zustand';
 import { translate } from '../../i18n';
 import type { WorkerControls } from '../../session/workerSession';
 import { downlinkBytes, uplinkBytes } from '../../../core/traffic/frames';
-import { describeCompression, describeDownlink, formatBytes, formatNumber, formatPercent } from '../common/format';
+import {
+  describeCompression,
+  describeDeliveries,
+  describeDownlink,
+  describeDownlinkChoice,
+  formatBytes,
+  formatNumber,
+  formatPercent,
+} from '../common/format';
 import { Kpi, TrafficKpi } from '../common/Kpi';
 import { workerStore } from '../store/workerStore';
 import { BackendBadge } from './BackendBadge';
@@ -68,6 +76,12 @@ export function WorkerSummary({ controls }: WorkerSummaryProps) {
                   {t(`worker.delivery.${downlink.delivery}`, { bytes: formatBytes(downlink.bytes) })}
                   {downlink.verified > 0 ? ` · ${t('worker.verified', { count: downlink.verified })}` : ''}
                   {downlink.resyncs > 0 ? ` · ${t('worker.resyncs', { count: downlink.resyncs })}` : ''}
+                </div>
+              )}
+              {downlink === null || downlink.choice === null ? null : (
+                <div className="muted" data-testid="downlink-choice">
+                  {describeDeliveries(downlink.choice.version, downlink.choice.downlink)} ·{' '}
+                  {describeDownlinkChoice(downlink.choice.choice)}
                 </div>
               )}
               {downlink === null || downlink.closedRel === null ? null : (
