@@ -9,6 +9,7 @@ export {
   estimateStats,
   finishMean,
   planSum,
+  ROUNDER,
   type EstimateStats,
   type SumPlan,
   type SumRule,

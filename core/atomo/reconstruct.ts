@@ -60,7 +60,7 @@ function reconstructPowerSgd(sample: PowerSgdSample): Float32Array {
 }
 
 /** A sample that is a sum of outer products, as rowOfOuterProducts takes it. */
-interface OuterProducts {
+export interface OuterProducts {
   readonly shape: Shape;
   readonly count: number;
   /** count·rows, atom-major. */
@@ -71,7 +71,9 @@ interface OuterProducts {
   readonly scales: Float32Array | null;
 }
 
-function outerProducts(sample: LayerSample): OuterProducts | null {
+/** The outer products a sample sums (atomo-svd, powersgd, atomo-auto of spectral atoms), or null for the others. */
+export function outerProducts(sample: LayerSample): OuterProducts | null {
+  if (sample.scheme === 'atomo-auto') return outerProducts(sample.atoms);
   if (sample.scheme === 'atomo-svd')
     return { shape: sample.shape, count: sample.count, u: sample.u, v: sample.v, scales: sample.scales };
   if (sample.scheme === 'powersgd')
@@ -219,7 +221,7 @@ function sumOfOuterProducts(
  * sum (cols values) = row i of Σₐ scaleₐ uₐvₐᵀ in float64; false (sum untouched) when the row is exactly
  * zero. `left` is scratch of count values.
  */
-function rowOfOuterProducts(
+export function rowOfOuterProducts(
   { shape, count, u, v, scales }: OuterProducts,
   i: number,
   left: Float64Array,

@@ -7,12 +7,12 @@
 import type { Aggregate } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
 import { asModelVersion, type ModelVersion, type RoundMetrics, type WorkerId } from '../../core/protocol';
-import { aggregateContributions } from '../../core/training/modelUpdate';
+import { aggregateEstimates } from '../../core/training/modelUpdate';
 import type { Evaluation } from '../model/model';
 import type { ModelView } from './downlink';
 import { buildRoundMetrics, isEvaluationRound, lastAccuracy } from './metrics';
 import { connectedMembers, countMissed, dormantMembers, type ReturnWait } from './members';
-import { OpenRound, expectContribution, flatEstimates, type Contribution } from './round';
+import { OpenRound, expectContribution, roundEstimates, type Contribution } from './round';
 import type { Run } from './run';
 import { RoundLost, type RunDeps } from './runDeps';
 import type { RunCore } from './snapshot';
@@ -257,14 +257,10 @@ export class RoundMachine {
     const updateStarted = this.#deps.scheduler.now();
     const combine = this.#deps.combine;
     if (combine === undefined) {
-      const layout = this.layout;
-      // The configured rule (robust by default) combines the estimates, as every replica does; each was checked finite
-      // when it arrived.
-      this.#applyUpdate(
-        round,
-        aggregateContributions(layout, this.#core.config.aggregation, flatEstimates(round, layout)),
-        updateStarted,
-      );
+      // The configured rule (robust by default) combines the estimates, as every relay replica does; each was checked
+      // finite when it arrived.
+      const combined = aggregateEstimates(this.layout, this.#core.config.aggregation, roundEstimates(round));
+      this.#applyUpdate(round, combined, updateStarted);
       return;
     }
     // Other processes hold the estimates: no round opens until their partial sums are in.

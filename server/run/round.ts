@@ -2,7 +2,6 @@
  * One synchronous round (docs/design.md, "The round"): who was asked, what came back, and
  * when it may close. Pure bookkeeping: no sockets, no timers.
  */
-import type { ModelLayout } from '../../core/model/layout';
 import type {
   LayerSentAs,
   LayerStats,
@@ -13,13 +12,16 @@ import type {
   WorkerId,
   WorkerTimes,
 } from '../../core/protocol';
-import { flattenContribution } from '../../core/training/modelUpdate';
+import type { RoundEstimate } from '../../core/training/roundEstimate';
 import { ProtocolFault } from '../protocol/fault';
 
 /** One accepted gradient: the decoded unbiased estimate of each layer plus what the worker reported. */
 export interface Contribution {
-  /** Null when another process of a cluster holds them (docs/scaling.md, "Hierarchical aggregation"). */
-  readonly estimates: readonly Float32Array[] | null;
+  /**
+   * The decoded estimate, times the multiplier; null when another process of a cluster holds it (docs/scaling.md,
+   * "Hierarchical aggregation").
+   */
+  readonly estimate: RoundEstimate | null;
   /** The encoded layers as received, kept only under the `relay` downlink, which forwards them. */
   readonly layers?: readonly Uint8Array[];
   /** What the estimates were multiplied by (the classroom attack); absent: 1. */
@@ -125,15 +127,12 @@ export class OpenRound {
   }
 }
 
-/**
- * The contributors' unbiased estimates, each flat in layout order, in
- * ascending worker id (the fixed order that makes the update deterministic).
- */
-export function flatEstimates(round: OpenRound, layout: ModelLayout): Float32Array[] {
+/** The contributors' decoded estimates in ascending worker id (the fixed order that makes the update deterministic). */
+export function roundEstimates(round: OpenRound): RoundEstimate[] {
   return round.orderedContributors().map((worker) => {
-    const estimates = round.contributions.get(worker)!.estimates;
-    if (estimates === null) throw new Error(`bug: the estimates of worker ${worker} are held by another process`);
-    return flattenContribution(layout, estimates);
+    const estimate = round.contributions.get(worker)!.estimate;
+    if (estimate === null) throw new Error(`bug: the estimate of worker ${worker} is held by another process`);
+    return estimate;
   });
 }
 
