@@ -62,6 +62,8 @@ export class OpenRound {
   deadlinePassed = false;
   lastAcceptedAt: number;
   decodeMs = 0;
+  /** What opening the round cost (RoundDurations.downlinkMs and emitMs), set by the round machine. */
+  openMs = { downlinkMs: 0, emitMs: 0 };
 
   constructor(
     version: ModelVersion,

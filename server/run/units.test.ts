@@ -245,6 +245,8 @@ describe('round metrics per layer', () => {
         cumulativeBytesUp: 0,
         cumulativeBytesDown: 0,
         updateMs: 0,
+        combineMs: 0,
+        stepMs: 0,
         evalMs: 0,
       };
       const traffic = { gradientUp: 0, controlUp: 0, modelDown: 0, controlDown: 0 };
