@@ -82,7 +82,7 @@ export function estimateStats(estimate: Float32Array, segments: readonly number[
 }
 
 /** 1.5·2^52: adding and subtracting it rounds a float64 below 2^51 in magnitude to the nearest integer. */
-export const ROUNDER = 6755399441055744;
+const ROUNDER = 6755399441055744;
 
 /** The smallest e with |x| < 2^e (x finite, non-zero). */
 function exponentAbove(x: number): number {

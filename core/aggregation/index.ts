@@ -9,7 +9,6 @@ export {
   estimateStats,
   finishMean,
   planSum,
-  ROUNDER,
   type EstimateStats,
   type SumPlan,
   type SumRule,
