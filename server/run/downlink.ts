@@ -49,7 +49,8 @@ export interface ModelView {
  */
 interface DownlinkUpdate {
   readonly base: number;
-  readonly message: Pick<RoundOpen, 'delivery' | 'layers' | 'relayed' | 'relayedLengths' | 'multipliers'>;
+  /** Built when a round:open sends it (a relay larger than the model is never packed). */
+  readonly message: () => Pick<RoundOpen, 'delivery' | 'layers' | 'relayed' | 'relayedLengths' | 'multipliers'>;
   readonly bytes: number;
 }
 
@@ -68,13 +69,20 @@ function byteSum(layers: readonly Uint8Array[]): number {
 function relayOf(round: OpenRound, base: number): DownlinkUpdate {
   const contributions = round.orderedContributors().map((id) => round.contributions.get(id)!);
   if (contributions.some((c) => c.layers === undefined))
-    return { base, message: { delivery: 'relay', layers: [] }, bytes: Number.POSITIVE_INFINITY };
-  const { packed, lengths } = packLayers(contributions.flatMap((c) => c.layers!));
+    return { base, message: () => ({ delivery: 'relay', layers: [] }), bytes: Number.POSITIVE_INFINITY };
+  const layers = contributions.flatMap((c) => c.layers!);
   const multipliers = contributions.map((c) => c.multiplier ?? 1);
+  let message: ReturnType<DownlinkUpdate['message']> | null = null;
   return {
     base,
-    message: { delivery: 'relay', layers: [], relayed: packed, relayedLengths: lengths, multipliers },
-    bytes: packed.byteLength,
+    message: () => {
+      if (message === null) {
+        const { packed, lengths } = packLayers(layers);
+        message = { delivery: 'relay', layers: [], relayed: packed, relayedLengths: lengths, multipliers };
+      }
+      return message;
+    },
+    bytes: byteSum(layers),
   };
 }
 
@@ -117,7 +125,7 @@ export class Downlink {
     const sync = this.sync(view, base);
     const out: KindedDelivery[] = [{ kind: 'sync', workers: behind, ...sync }];
     if (update !== null) {
-      const message: RoundOpen = { ...base, ...update.message, hash: this.hash(view) };
+      const message: RoundOpen = { ...base, ...update.message(), hash: this.hash(view) };
       out.push({ kind: 'update', workers: inStep, message, bytes: update.bytes });
     }
     return out;
@@ -163,7 +171,7 @@ export class Downlink {
       next = stepModel(state, sent.estimate, config.learningRate, config.momentum);
       lastUpdate = {
         base: view.version,
-        message: { delivery: 'atomo', layers: sent.layers },
+        message: () => ({ delivery: 'atomo', layers: sent.layers }),
         bytes: byteSum(sent.layers),
       };
       layers = sent.stats;
