@@ -212,6 +212,15 @@ export interface RoundDurations {
   readonly updateMs: number;
   /** Test-set evaluation (0 when not evaluated this round). */
   readonly evalMs: number;
+  /**
+   * updateMs split: combining the estimates by the run's rule (in a cluster, until the partial sums are in), and the
+   * SGD step with the `atomo` downlink's compression of the update; absent in histories recorded before.
+   */
+  readonly combineMs?: number;
+  readonly stepMs?: number;
+  /** When the round opened: building its round:open messages (encoded weights, relay, sync, hash), and emitting them. */
+  readonly downlinkMs?: number;
+  readonly emitMs?: number;
 }
 
 /** Per layer, what the `atomo` downlink's compression of the update costs (docs/protocol.md, "Downlink"). */

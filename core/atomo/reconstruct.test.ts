@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { randomMatrix } from '../linalg/random-matrix';
-import { layerStatistics, realisedStats, reconstruct } from './reconstruct';
+import { seededRng } from '../testing/seeded';
+import {
+  layerStatistics,
+  outerProducts,
+  outerProductsInto,
+  realisedStats,
+  reconstruct,
+  rowOfOuterProducts,
+} from './reconstruct';
 import { l1Norm } from './indicator';
 import { realisedError, squaredNorm } from './variance';
 import type { LayerSample, SpectralSample } from './types';
@@ -139,5 +147,37 @@ describe('realisedStats', () => {
       gradientNormSq: squaredNorm(grad),
     });
     expect(() => realisedStats(spectral(2), grad.subarray(1))).toThrow(RangeError);
+  });
+});
+
+describe('outerProductsInto, the rows of one or two atoms summed without the row buffer', () => {
+  it('gives the bits of rowOfOuterProducts for 1, 2 and 3 atoms, zero left coefficients and a -0 product', () => {
+    const [rows, cols] = [7, 5];
+    const rng = seededRng(41);
+    const draw = (n: number) => Float32Array.from({ length: n }, () => (rng() - 0.5) * 3);
+    for (const count of [1, 2, 3]) {
+      const u = draw(count * rows);
+      const v = draw(count * cols);
+      // Row 1 has no atom, row 2 only the last; the first atom's entry (0, 1) is 1 · 1 · -0, a -0 that the sum from +0
+      // makes +0.
+      for (let a = 0; a < count; a++) u[a * rows + 1] = 0;
+      for (let a = 0; a + 1 < count; a++) u[a * rows + 2] = 0;
+      u[0] = 1;
+      v[1] = -0;
+      const scales = draw(count);
+      scales[0] = 1;
+      for (let a = 1; a < count; a++) v[a * cols + 1] = 0;
+      const sample: SpectralSample = { scheme: 'atomo-svd', shape: [rows, cols], count, u, v, scales };
+      const products = outerProducts(sample)!;
+      const expected = new Float32Array(rows * cols);
+      const left = new Float64Array(count);
+      const sum = new Float64Array(cols);
+      for (let i = 0; i < rows; i++) if (rowOfOuterProducts(products, i, left, sum)) expected.set(sum, i * cols);
+      const got = new Float32Array(rows * cols + 3);
+      outerProductsInto(products, got, 3);
+      const bits = (x: Float32Array) => [...new Uint32Array(x.buffer, x.byteOffset, x.length)];
+      expect(bits(got.subarray(3))).toEqual(bits(expected));
+      expect(bits(reconstruct(sample))).toEqual(bits(expected));
+    }
   });
 });

@@ -60,7 +60,7 @@ function reconstructPowerSgd(sample: PowerSgdSample): Float32Array {
 }
 
 /** A sample that is a sum of outer products, as rowOfOuterProducts takes it. */
-interface OuterProducts {
+export interface OuterProducts {
   readonly shape: Shape;
   readonly count: number;
   /** count·rows, atom-major. */
@@ -71,7 +71,9 @@ interface OuterProducts {
   readonly scales: Float32Array | null;
 }
 
-function outerProducts(sample: LayerSample): OuterProducts | null {
+/** The outer products a sample sums (atomo-svd, powersgd, atomo-auto of spectral atoms), or null for the others. */
+export function outerProducts(sample: LayerSample): OuterProducts | null {
+  if (sample.scheme === 'atomo-auto') return outerProducts(sample.atoms);
   if (sample.scheme === 'atomo-svd')
     return { shape: sample.shape, count: sample.count, u: sample.u, v: sample.v, scales: sample.scales };
   if (sample.scheme === 'powersgd')
@@ -206,20 +208,67 @@ function sumOfOuterProducts(
   v: Float32Array,
   scales: Float32Array | null,
 ): Float32Array {
+  const out = new Float32Array(shape[0] * shape[1]);
+  outerProductsInto({ shape, count, u, v, scales }, out, 0);
+  return out;
+}
+
+/**
+ * Writes Σₐ scaleₐ uₐvₐᵀ (row-major) into out[offset…], which holds zeros
+ * there: per entry 0 + l₁·v₁ⱼ + l₂·v₂ⱼ + … in float64 over the atoms with a
+ * non-zero left coefficient lₐ = scaleₐ·uₐᵢ, in atom order, rounded to float32
+ * once, exactly as rowOfOuterProducts sums a row. Rows of one or two such
+ * atoms are summed without the row buffer (the same additions, from the same
+ * +0); zero rows are left as they are.
+ */
+export function outerProductsInto(products: OuterProducts, out: Float32Array, offset: number): void {
+  const { shape, count, u, v, scales } = products;
   const [rows, cols] = shape;
-  const out = new Float32Array(rows * cols);
-  const products = { shape, count, u, v, scales };
   const left = new Float64Array(count);
   const sum = new Float64Array(cols);
-  for (let i = 0; i < rows; i++) if (rowOfOuterProducts(products, i, left, sum)) out.set(sum, i * cols);
-  return out;
+  for (let i = 0; i < rows; i++) {
+    let first = -1;
+    let second = -1;
+    let used = 0;
+    for (let a = 0; a < count; a++) {
+      const l = (scales === null ? 1 : scales[a]!) * u[a * rows + i]!;
+      left[a] = l;
+      if (l === 0) continue;
+      if (used === 0) first = a;
+      else if (used === 1) second = a;
+      used++;
+    }
+    const at = offset + i * cols;
+    if (used === 1) oneAtomRow(out, at, left[first]!, v, first * cols, cols);
+    else if (used === 2) twoAtomRow(out, at, left[first]!, v, first * cols, left[second]!, second * cols, cols);
+    else if (used > 2 && rowOfOuterProducts(products, i, left, sum)) out.set(sum, at);
+  }
+}
+
+/** out[at + j] = 0 + l0·v[r0 + j], rounded to float32. */
+function oneAtomRow(out: Float32Array, at: number, l0: number, v: Float32Array, r0: number, cols: number): void {
+  for (let j = 0; j < cols; j++) out[at + j] = 0 + l0 * v[r0 + j]!;
+}
+
+/** out[at + j] = 0 + l0·v[r0 + j] + l1·v[r1 + j], in float64 left to right, rounded to float32. */
+function twoAtomRow(
+  out: Float32Array,
+  at: number,
+  l0: number,
+  v: Float32Array,
+  r0: number,
+  l1: number,
+  r1: number,
+  cols: number,
+): void {
+  for (let j = 0; j < cols; j++) out[at + j] = 0 + l0 * v[r0 + j]! + l1 * v[r1 + j]!;
 }
 
 /**
  * sum (cols values) = row i of Σₐ scaleₐ uₐvₐᵀ in float64; false (sum untouched) when the row is exactly
  * zero. `left` is scratch of count values.
  */
-function rowOfOuterProducts(
+export function rowOfOuterProducts(
   { shape, count, u, v, scales }: OuterProducts,
   i: number,
   left: Float64Array,

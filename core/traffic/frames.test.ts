@@ -65,4 +65,21 @@ describe('FrameMeter', () => {
     expect(t.controlUp).toBe(webSocketFrameBytes(1, true) + webSocketFrameBytes(1 + 15, true));
     expect(uplinkBytes(t) + downlinkBytes(t)).toBe(totalBytes(t));
   });
+
+  it('counts each text by its own UTF-8 length when the same and different texts alternate across meters', () => {
+    const texts = [
+      '42["metrics:round",{"a":"简"}]',
+      '42["metrics:round",{"a":"😀"}]',
+      '42["metrics:round",{"a":"ab"}]',
+    ];
+    const meters = [new FrameMeter(), new FrameMeter()];
+    const expected = [0, 0];
+    for (const [k, i] of [0, 0, 1, 1, 0, 2, 2, 1].entries()) {
+      // A copy with the same characters but another identity, every other time.
+      const text = k % 2 === 0 ? texts[i]! : [...texts[i]!].join('');
+      meters[k % 2]!.record('down', { type: 'message', data: text });
+      expected[k % 2]! += webSocketFrameBytes(1 + new TextEncoder().encode(text).length, false);
+    }
+    expect(meters.map((m) => m.traffic.controlDown)).toEqual(expected);
+  });
 });

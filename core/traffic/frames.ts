@@ -86,6 +86,23 @@ export function utf8Length(text: string): number {
   return bytes;
 }
 
+/**
+ * The last packet text metered and its UTF-8 length: a broadcast hands every recipient's meter the same string (the
+ * round's metrics to a thousand tabs is 100 MB of characters to count otherwise), and comparing it with the last one is
+ * a pointer check.
+ */
+let lastText: string | null = null;
+let lastTextBytes = 0;
+
+/** utf8Length(text), remembered for the last text. */
+function packetTextBytes(text: string): number {
+  if (text !== lastText) {
+    lastText = text;
+    lastTextBytes = utf8Length(text);
+  }
+  return lastTextBytes;
+}
+
 /** engine.io v4 packet types, by the names engine.io's packet events use. */
 const ENGINE_TYPES: Readonly<Record<string, string>> = {
   open: '0',
@@ -151,7 +168,7 @@ class DirectionMeter {
       return { bytes: webSocketFrameBytes(binary, this.masked), category };
     }
     const text = typeof packet.data === 'string' ? packet.data : '';
-    const bytes = webSocketFrameBytes(1 + utf8Length(text), this.masked);
+    const bytes = webSocketFrameBytes(1 + packetTextBytes(text), this.masked);
     if (packet.type !== 'message') return { bytes, category: 'control' };
     const { event, attachments } = parseSocketIoPacket(text);
     const category = categoryOf(event, this.direction);

@@ -16,16 +16,19 @@
  * two engines that compute Math.cos alike reach the same bits; `modelHash`
  * checks it every round and a mismatch costs one full model (a `sync`).
  */
-import { aggregate, type Aggregate } from '../aggregation';
+import { aggregate, finishMean, planSum, type Aggregate } from '../aggregation';
 import { reconstruct } from '../atomo/reconstruct';
 import { SCHEMES } from '../atomo/schemes';
-import type { LayerSample } from '../atomo/types';
 import { squaredNorm } from '../atomo/variance';
-import { CodecError, decodeLayer, encodeForWire } from '../codec';
+import { encodeForWire } from '../codec';
 import { firstNonFinite } from '../codec/floats';
 import type { ModelLayout } from '../model/layout';
 import { sgdMomentumStep } from '../model/optimiser';
 import type { AggregationRule } from '../schema/runConfig';
+import { EstimateOverflow, decodeSample, expectLayerCount, type SampleCheck } from './decodeLayers';
+import { RoundEstimate } from './roundEstimate';
+
+export { EstimateOverflow, LayerCodecError } from './decodeLayers';
 
 /** The state both sides keep in step: the weights and the momentum. */
 export interface ModelState {
@@ -41,28 +44,6 @@ export class UpdateRefused extends Error {
   }
 }
 
-/** A layer of a contribution that core/codec refused: which layer, and the codec's reason. */
-export class LayerCodecError extends Error {
-  constructor(
-    readonly layer: number,
-    readonly codecError: CodecError,
-  ) {
-    super(codecError.message);
-    this.name = 'LayerCodecError';
-  }
-}
-
-/** A decoded estimate that overflows float32 (finite inputs multiplied out, u·σ/p·vᵀ). */
-export class EstimateOverflow extends Error {
-  constructor(
-    readonly layer: number,
-    readonly entry: number,
-  ) {
-    super(`the estimate overflows at entry ${entry}`);
-    this.name = 'EstimateOverflow';
-  }
-}
-
 /**
  * One contribution's estimate, layer by layer, from its encoded layers:
  * decodeLayer (expected index and shape) → `check` (the server's scheme
@@ -72,23 +53,11 @@ export class EstimateOverflow extends Error {
 export function decodeContribution(
   layout: ModelLayout,
   layers: readonly Uint8Array[],
-  check?: (layer: number, sample: LayerSample) => void,
+  check?: SampleCheck,
 ): Float32Array[] {
-  if (layers.length !== layout.tensors.length)
-    throw new RangeError(`${layers.length} layers, ${layout.kind} has ${layout.tensors.length}`);
-  return layout.tensors.map((tensor, layer) => {
-    let sample: LayerSample;
-    try {
-      ({ sample } = decodeLayer(layers[layer]!, {
-        expectedLayer: layer,
-        expectedShape: tensor.shape,
-        maxElements: tensor.size,
-      }));
-    } catch (error) {
-      throw error instanceof CodecError ? new LayerCodecError(layer, error) : error;
-    }
-    check?.(layer, sample);
-    const estimate = reconstruct(sample);
+  expectLayerCount(layout, layers);
+  return layout.tensors.map((_, layer) => {
+    const estimate = reconstruct(decodeSample(layout, layers, layer, check));
     const bad = firstNonFinite(estimate);
     if (bad >= 0) throw new EstimateOverflow(layer, bad);
     return estimate;
@@ -134,6 +103,39 @@ export function aggregateContributions(
   const bad = nonFinite(combined.value, 'the aggregated gradient is not finite');
   if (bad !== null) throw new UpdateRefused(bad);
   return combined;
+}
+
+/**
+ * aggregateContributions over decoded contributions (RoundEstimate), the
+ * server's and every relay replica's combining: the mean and the norm bound
+ * add each estimate's terms straight into one exact sum, factored layers row
+ * by row; the coordinate-wise rules read the dense estimates. The same bits
+ * as aggregateContributions over the dense estimates. Throws UpdateRefused
+ * when it is not finite.
+ */
+export function aggregateEstimates(
+  layout: ModelLayout,
+  rule: AggregationRule,
+  estimates: readonly RoundEstimate[],
+): Aggregate {
+  if (rule.kind !== 'mean' && rule.kind !== 'norm-bound')
+    return aggregateContributions(
+      layout,
+      rule,
+      estimates.map((e) => e.dense()),
+    );
+  if (estimates.length === 0) throw new RangeError('nothing to aggregate');
+  const segments = layout.tensors.map((t) => t.offset);
+  const plan = planSum(
+    rule,
+    estimates.map((e) => e.stats),
+  );
+  const sum = new Float64Array(layout.parameterCount);
+  estimates.forEach((e, i) => e.accumulate(sum, plan.weights[i]!, plan));
+  const value = finishMean(sum, plan, segments);
+  const bad = nonFinite(value, 'the aggregated gradient is not finite');
+  if (bad !== null) throw new UpdateRefused(bad);
+  return { value, clipped: plan.clipped, dropped: 0 };
 }
 
 /**
@@ -237,14 +239,10 @@ export function applyDownlink(
 ): ModelState {
   const update =
     message.kind === 'relay'
-      ? aggregateContributions(
+      ? aggregateEstimates(
           layout,
           rule.aggregation,
-          message.contributions.map(({ layers, multiplier }) => {
-            const estimate = decodeContribution(layout, layers);
-            scaleContribution(estimate, multiplier);
-            return flattenContribution(layout, estimate);
-          }),
+          message.contributions.map(({ layers, multiplier }) => RoundEstimate.decode(layout, layers, multiplier)),
         ).value
       : flattenContribution(layout, decodeContribution(layout, message.layers));
   return stepModel(state, update, rule.learningRate, rule.momentum);

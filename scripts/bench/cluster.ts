@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { accumulate, addPartial, estimateStats, planSum } from '../../core/aggregation';
+import { addPartial, planSum } from '../../core/aggregation';
 import { encodeLayer } from '../../core/codec';
 import { createModelLayout } from '../../core/model/layout';
 import {
@@ -25,6 +25,7 @@ import {
   type RunSummary,
 } from '../../core/protocol';
 import { DEFAULT_RUN_CONFIG } from '../../core/schema';
+import type { RoundEstimate } from '../../core/training/roundEstimate';
 import { seededRng } from '../../core/testing/seeded';
 import { connectSocket } from '../../client/net/socket';
 import { Bus } from '../../server/cluster/bus';
@@ -340,24 +341,17 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
     layerStats: layout.tensors.map(() => ({ closedForm: 0, realised: 0, gradientNormSq: 1 })),
     computeMs: 1,
   }));
-  const offsets = layout.tensors.map((t) => t.offset);
-  const flats: Float32Array[] = [];
+  const estimates: RoundEstimate[] = [];
   const ingestMs = cpuMs(() => {
-    flats.length = 0;
-    for (const raw of submissions) {
-      const decoded = decodeGradient(parseSubmission(raw), layout, config);
-      const flat = new Float32Array(layout.parameterCount);
-      decoded.estimates.forEach((e, i) => flat.set(e, offsets[i]!));
-      estimateStats(flat, offsets);
-      flats.push(flat);
-    }
+    estimates.length = 0;
+    for (const raw of submissions) estimates.push(decodeGradient(parseSubmission(raw), layout, config).estimate);
   }, 5);
   const plan = planSum(
     { kind: 'norm-bound', k: 3 },
-    flats.map((f) => estimateStats(f, offsets)),
+    estimates.map((e) => e.stats),
   );
   const sum = new Float64Array(layout.parameterCount);
-  const accumulateMs = cpuMs(() => flats.forEach((f, i) => accumulate(sum, f, plan.weights[i]!, plan, offsets)), 5);
+  const accumulateMs = cpuMs(() => estimates.forEach((e, i) => e.accumulate(sum, plan.weights[i]!, plan)), 5);
   const combineMs = cpuMs(() => addPartial(sum, sum.slice()));
 
   // Redis: one process's reports (about 600 bytes of JSON each) and one partial sum (8 bytes per parameter).
@@ -394,7 +388,7 @@ async function measureStages(): Promise<{ name: string; perMessageMs: number; no
     layerStats: submissions[0]!.layerStats,
     bytesUp: 9000,
     computeMs: 1,
-    stats: estimateStats(flats[0]!, offsets),
+    stats: estimates[0]!.stats,
     at: 0,
     decodeMs: 1,
     multiplier: 1,

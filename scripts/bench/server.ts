@@ -1,23 +1,28 @@
 /**
- * `npm run bench -- server [--workers 200] [--rounds 20]`: the aggregator
- * under load, beside raw socket.io on the same machine as the ceiling.
+ * `npm run bench -- server [--workers 200] [--rounds 20] [--modes full,relay,…] [--schemes atomo-svd,none]`: the
+ * aggregator under load with every downlink mode (DOWNLINK_MODES), each beside raw socket.io on the same machine as
+ * the ceiling, and where the server's time goes.
  *
  * How it is measured: the server runs on the main thread of this process;
- * the 200 simulated workers (HeadlessTab, the real protocol) run in 4
- * worker threads of 50, so their socket.io-client work does not share the
- * server's event loop. Each worker computes one honest gradient in round 0
- * and resends it afterwards (reuseGradient),
- * so the clock covers the aggregator: validation, decoding, averaging, the
- * SGD step and the model broadcast to 200 sockets. The ceiling is the same
- * 200 clients in the same 4 threads each sending the same bytes per round to
- * a bare socket.io server that acknowledges empty (upload ceiling) or with a
- * reply of the model's size (round-trip ceiling: the aggregator's traffic).
+ * the simulated workers (HeadlessTab, the real protocol) run in 4 worker
+ * threads, so their socket.io-client work does not share the server's event
+ * loop. Each worker computes one honest gradient in round 0 and resends it
+ * afterwards (reuseGradient), so the clock covers the aggregator:
+ * validation, decoding, combining, the SGD step and round:open to every
+ * socket. The ceiling is the same clients in the same 4 threads each sending
+ * the same bytes per round to a bare socket.io server that replies with as
+ * many bytes as the aggregator sent each worker (a round trip of the same
+ * traffic). The phases are each round's durations (RoundDurations): decode,
+ * combine, step, building round:open and emitting it; the rest of a round's
+ * wall time is socket.io's receiving and acks, metering, garbage collection
+ * and waiting for the workers.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from 'socket.io';
 import type { SchemeName } from '../../core/atomo/types';
-import { asRunId } from '../../core/protocol';
+import { asRunId, type DownlinkMode } from '../../core/protocol';
+import { DOWNLINK_MODES } from '../../core/schema';
 import { removeDataDir, waitFor } from '../../server/local';
 import { startInProcessServer } from '../swarm/aggregator';
 import { startTsWorker } from '../../server/tsWorker';
@@ -27,9 +32,20 @@ import type { RawThreadData } from './serverRawThread';
 
 const THREADS = 4;
 
-/** What the aggregator sustained with one scheme. */
+/** Per round, the mean of each server phase (RoundDurations), ms. */
+interface Phases {
+  readonly decodeMs: number;
+  readonly combineMs: number;
+  readonly stepMs: number;
+  readonly downlinkMs: number;
+  readonly emitMs: number;
+}
+
+/** What the aggregator sustained with one scheme and downlink mode. */
 interface AggregatorFigures {
   readonly scheme: SchemeName;
+  readonly mode: DownlinkMode;
+  readonly phases: Phases;
   readonly roundsPerSecond: number;
   readonly ingestMBps: number;
   readonly bytesPerWorker: number;
@@ -55,12 +71,18 @@ function splitCounts(total: number, parts: number): number[] {
   );
 }
 
-async function measureAggregator(workers: number, rounds: number, scheme: SchemeName): Promise<AggregatorFigures> {
+async function measureAggregator(
+  workers: number,
+  rounds: number,
+  scheme: SchemeName,
+  mode: DownlinkMode,
+): Promise<AggregatorFigures> {
   const server = await startInProcessServer();
-  // Quorum of everyone and a long deadline: every round waits for all 200, so a round is the full fan-in.
+  // Quorum of everyone and a long deadline: every round waits for all the workers, so a round is the full fan-in.
   const run = server.app.runs.create({
-    name: `bench ${scheme}`,
+    name: `bench ${scheme} ${mode}`,
     scheme,
+    downlink: mode,
     batchSize: 8,
     maxRounds: rounds + 1,
     evalEvery: rounds + 1,
@@ -88,11 +110,22 @@ async function measureAggregator(workers: number, rounds: number, scheme: Scheme
   const measured = run.history.slice(1);
   const bytesUp = measured.reduce((sum, m) => sum + m.bytesUp, 0);
   const latencies = measured.map((m) => m.durations.totalMs).sort((a, b) => a - b);
+  const mean = (field: keyof Phases) =>
+    measured.reduce((sum, m) => sum + (m.durations[field] ?? 0), 0) / Math.max(1, measured.length);
+  const phases: Phases = {
+    decodeMs: mean('decodeMs'),
+    combineMs: mean('combineMs'),
+    stepMs: mean('stepMs'),
+    downlinkMs: mean('downlinkMs'),
+    emitMs: mean('emitMs'),
+  };
   await threads.stop();
   await server.close();
   removeDataDir(server.dataDir);
   return {
     scheme,
+    mode,
+    phases,
     roundsPerSecond: measured.length / seconds,
     ingestMBps: bytesUp / 1e6 / seconds,
     bytesPerWorker: bytesUp / measured.length / workers,
@@ -155,56 +188,129 @@ async function measureRaw(
   return { roundsPerSecond: rounds / seconds, uploadMBps: (workers * rounds * bytes) / 1e6 / seconds };
 }
 
-/** Runs the suite and writes its section of docs/benchmarks.md. */
+/** A comma-separated option as a list of the allowed values, or throws naming the first unknown one. */
+function listOption<T extends string>(raw: unknown, allowed: readonly T[], what: string): T[] {
+  const items = String(raw)
+    .split(',')
+    .filter((x) => x.length > 0);
+  const unknown = items.find((x) => !(allowed as readonly string[]).includes(x));
+  if (unknown !== undefined) throw new Error(`unknown ${what} '${unknown}'; known: ${allowed.join(', ')}`);
+  return items as T[];
+}
+
+/** One measured setting: the aggregator and the bare round trip of its traffic. */
+interface Measured {
+  readonly figures: AggregatorFigures;
+  readonly ceiling: number;
+}
+
+/** The table of rounds a second by downlink. */
+function roundsTable(measured: readonly Measured[]): string[][] {
+  return measured.map(({ figures, ceiling }) => [
+    `${figures.scheme}, ${figures.mode}`,
+    `${fmt(figures.bytesPerWorker / 1e3)} / ${fmt(figures.downBytesPerWorker / 1e3)}`,
+    `${fmt(figures.roundsPerSecond)} (${fmt((100 * figures.roundsPerSecond) / ceiling)}%)`,
+    fmt(ceiling),
+    `${fmt(figures.p50Ms)} / ${fmt(figures.p95Ms)}`,
+    `${figures.fullRounds}/${figures.rounds}`,
+    `${fmt(figures.heapMB)} / ${fmt(figures.rssMB)}`,
+    String(figures.serverErrors),
+  ]);
+}
+
+/** The table of where a round's server time goes: each phase's ms a round, and per gradient where it scales. */
+function phasesTable(measured: readonly Measured[], workers: number): string[][] {
+  return measured.map(({ figures }) => {
+    const p = figures.phases;
+    const wallMs = 1000 / figures.roundsPerSecond;
+    const rest = wallMs - p.decodeMs - p.combineMs - p.stepMs - p.downlinkMs - p.emitMs;
+    const perGradient = (ms: number) => `${fmt(ms)} (${fmt((1000 * ms) / workers)} µs)`;
+    return [
+      `${figures.scheme}, ${figures.mode}`,
+      fmt(wallMs),
+      perGradient(p.decodeMs),
+      perGradient(p.combineMs),
+      fmt(p.stepMs),
+      `${fmt(p.downlinkMs)} / ${fmt(p.emitMs)}`,
+      `${fmt(rest)} (${fmt((100 * rest) / wallMs)}%)`,
+    ];
+  });
+}
+
+/** Runs the suite and writes its two sections of docs/benchmarks.md. */
 export async function benchServer(): Promise<void> {
   const values = suiteOptions({
     workers: { type: 'string', default: '200' },
     rounds: { type: 'string', default: '20' },
+    modes: { type: 'string', default: DOWNLINK_MODES.join(',') },
+    schemes: { type: 'string', default: 'atomo-svd,none' },
   });
   const workers = Number(values.workers);
   const rounds = Number(values.rounds);
+  const modes = listOption(values.modes, DOWNLINK_MODES, 'downlink mode');
+  const schemes = listOption<SchemeName>(values.schemes, ['atomo-svd', 'none'], 'scheme');
   const loadBefore = loadText();
-  const rows: string[][] = [];
-  for (const scheme of ['atomo-svd', 'none'] as const) {
-    const figures = await measureAggregator(workers, rounds, scheme);
-    const bytes = Math.round(figures.bytesPerWorker);
-    const upload = await measureRaw(workers, rounds, bytes, 0);
-    const roundTrip = await measureRaw(workers, rounds, bytes, Math.round(figures.downBytesPerWorker));
-    console.log(JSON.stringify({ ...figures, rawUpload: upload, rawRoundTrip: roundTrip }));
-    rows.push([
-      scheme,
-      `${fmt(bytes / 1e3)} / ${fmt(figures.downBytesPerWorker / 1e3)}`,
-      `${fmt(figures.roundsPerSecond)} (${fmt((100 * figures.roundsPerSecond) / roundTrip.roundsPerSecond)}%)`,
-      `${fmt(figures.ingestMBps)} (${fmt((100 * figures.ingestMBps) / upload.uploadMBps)}%)`,
-      `${fmt(figures.p50Ms)} / ${fmt(figures.p95Ms)}`,
-      `${figures.fullRounds}/${figures.rounds}`,
-      `${fmt(figures.heapMB)} / ${fmt(figures.rssMB)}`,
-      String(figures.serverErrors),
-    ]);
+  const measured: Measured[] = [];
+  for (const scheme of schemes) {
+    for (const mode of modes) {
+      const figures = await measureAggregator(workers, rounds, scheme, mode);
+      const bytes = Math.round(figures.bytesPerWorker);
+      const roundTrip = await measureRaw(workers, rounds, bytes, Math.round(figures.downBytesPerWorker));
+      console.log(JSON.stringify({ ...figures, rawRoundTrip: roundTrip }));
+      measured.push({ figures, ceiling: roundTrip.roundsPerSecond });
+    }
   }
-  writeSection('server', {
-    title: 'Aggregator under load',
-    command: `npm run bench -- server --workers ${workers} --rounds ${rounds}`,
+  const defaults = values.modes === DOWNLINK_MODES.join(',') && values.schemes === 'atomo-svd,none';
+  const command =
+    `npm run bench -- server --workers ${workers} --rounds ${rounds}` +
+    (defaults ? '' : ` --modes ${modes.join(',')} --schemes ${schemes.join(',')}`);
+  // The default count keeps the sections other docs cite; another count gets its own pair beside them.
+  const suffix = workers === 200 ? '' : `-${workers}`;
+  const titled = (title: string) => (workers === 200 ? title : `${title}, ${workers} workers`);
+  writeSection(`server${suffix}`, {
+    title: titled('Aggregator under load'),
+    command,
     loadBefore,
     how: [
       `${workers} simulated workers (the real protocol, HeadlessTab, in ${THREADS} worker threads) resend one ` +
         `precomputed MLP gradient every round to the aggregator on the main thread; ${rounds} rounds after a warm-up.`,
-      'In brackets, the share of a bare socket.io server in the ' +
-        'same place with the same clients and bytes: rounds/s of ' +
-        "a round trip with a reply of the model's size, ingest of an upload acknowledged empty.",
-      "Heap is the server thread's, RSS the whole process's. The model goes down to every worker each round, so with " +
-        'compressed gradients the download bounds the round rate.',
+      'In brackets, the share of the ceiling: a bare socket.io server in the same place with the same clients, ' +
+        'each sending the same bytes up and getting as many down as the aggregator sent it (the round trip).',
+      "Heap is the server thread's, RSS the whole process's. Under `relay` a round forwards every gradient; larger " +
+        'than the model, it goes down as the full model.',
     ],
     header: [
-      'scheme',
+      'scheme, downlink',
       'kB up / down per worker-round',
-      'rounds/s (of the bare ceiling)',
-      'ingest MB/s (of the bare ceiling)',
+      'rounds/s (of the round-trip ceiling)',
+      'ceiling rounds/s',
       'round latency p50 / p95 ms',
       'full rounds',
       'heap / RSS MB',
       'server errors',
     ],
-    rows,
+    rows: roundsTable(measured),
+  });
+  writeSection(`server-phases${suffix}`, {
+    title: titled("Where the aggregator's time goes"),
+    command,
+    loadBefore,
+    how: [
+      `The same runs as "${titled('Aggregator under load')}": each phase's mean ms a round from the rounds' durations ` +
+        '(RoundDurations), in brackets per gradient; a round is 1 / (rounds/s).',
+      'Decode: validation, decoding and the statistics as each gradient arrives; combine: the exact sum at the close; ' +
+        "step: SGD (and the `atomo` downlink's compression); round:open: building the messages / emitting them.",
+      "The rest: socket.io's receiving, parsing and acks, frame metering, garbage collection and waiting for workers.",
+    ],
+    header: [
+      'scheme, downlink',
+      'round ms',
+      'decode ms',
+      'combine ms',
+      'step ms',
+      'round:open build / emit ms',
+      'rest ms',
+    ],
+    rows: phasesTable(measured, workers),
   });
 }

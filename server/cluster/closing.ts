@@ -6,17 +6,9 @@
  * adds its own simulated workers' and finishes the rule. A process that dies
  * on the way is written off and the plan made again without its gradients.
  */
-import {
-  accumulate,
-  addPartial,
-  aggregate,
-  estimateStats,
-  finishMean,
-  planSum,
-  type Aggregate,
-  type EstimateStats,
-} from '../../core/aggregation';
+import { addPartial, aggregate, finishMean, planSum, type Aggregate, type EstimateStats } from '../../core/aggregation';
 import type { WorkerId } from '../../core/protocol';
+import type { RoundEstimate } from '../../core/training/roundEstimate';
 import type { Contribution, OpenRound } from '../run/round';
 import { RoundLost, type Run } from '../run/run';
 import type { ClusterHeader, ContribHeader, PartialHeader, PlanHeader } from './messages';
@@ -56,8 +48,6 @@ export class Closing {
   #expected: Set<string> | null = null;
   /** Each process's answer to the plan: its partial sum, or its estimates. */
   readonly #partials = new Map<string, readonly Buffer[]>();
-  /** The contributions decoded on the leader, flattened once. */
-  readonly #local = new Map<WorkerId, { estimate: Float32Array; stats: EstimateStats }>();
   readonly #resolve: (aggregate: Aggregate) => void;
   readonly #reject: (error: unknown) => void;
   readonly promise: Promise<Aggregate>;
@@ -163,7 +153,7 @@ export class Closing {
     this.#plan = plan;
     const local = contributors.flatMap((w, i) => {
       const estimate = this.#held.byWorker.has(w) ? undefined : this.#localEstimate(w);
-      return estimate === undefined ? [] : [{ estimate: estimate.estimate, weight: plan.weights[i]! }];
+      return estimate === undefined ? [] : [{ estimate, weight: plan.weights[i]! }];
     });
     this.#expected = new Set(contributors.flatMap((w) => this.#held.byWorker.get(w)?.process ?? []));
     const header: PlanHeader = {
@@ -179,31 +169,24 @@ export class Closing {
     this.#leader.broadcast(header);
     if (local.length === 0) return;
     // The leader's own partial: the gradients it decoded itself (the server's simulated workers).
-    const offsets = layout.tensors.map((t) => t.offset);
     let blobs: Buffer[];
     if (sumRule) {
       const sum = new Float64Array(layout.parameterCount);
-      for (const { estimate, weight } of local) accumulate(sum, estimate, weight, plan, offsets);
+      for (const { estimate, weight } of local) estimate.accumulate(sum, weight, plan);
       blobs = [Buffer.from(sum.buffer, sum.byteOffset, sum.byteLength)];
     } else {
-      blobs = local.map(({ estimate }) => Buffer.from(estimate.buffer, estimate.byteOffset, estimate.byteLength));
+      blobs = local.map(({ estimate }) => {
+        const dense = estimate.dense();
+        return Buffer.from(dense.buffer, dense.byteOffset, dense.byteLength);
+      });
     }
     this.#partials.set(LEADER_PARTIAL, blobs);
     if (this.#expected.size === 0) this.#finish();
   }
 
-  /** The estimate of a contribution decoded on the leader itself (a simulated worker's), flat, and its statistics. */
-  #localEstimate(workerId: WorkerId): { estimate: Float32Array; stats: EstimateStats } | undefined {
-    const known = this.#local.get(workerId);
-    if (known !== undefined) return known;
-    const estimates = this.round.contributions.get(workerId)?.estimates;
-    if (estimates === null || estimates === undefined) return undefined;
-    const offsets = this.run.layout.tensors.map((t) => t.offset);
-    const estimate = new Float32Array(this.run.layout.parameterCount);
-    estimates.forEach((layer, i) => estimate.set(layer, offsets[i]!));
-    const entry = { estimate, stats: estimateStats(estimate, offsets) };
-    this.#local.set(workerId, entry);
-    return entry;
+  /** The estimate of a contribution decoded on the leader itself (a simulated worker's), with its statistics. */
+  #localEstimate(workerId: WorkerId): RoundEstimate | undefined {
+    return this.round.contributions.get(workerId)?.estimate ?? undefined;
   }
 
   #finish(): void {
@@ -252,7 +235,7 @@ function copy(blob: Buffer): ArrayBuffer {
  */
 export function contributionOf(header: ContribHeader, blobs: readonly Buffer[]): Contribution {
   return {
-    estimates: null,
+    estimate: null,
     ...(blobs.length === 0 ? {} : { layers: blobs.map((blob) => new Uint8Array(copy(blob))) }),
     multiplier: header.multiplier,
     loss: header.loss,

@@ -8,11 +8,10 @@
  * core/aggregation/exactSum.ts), or for the coordinate-wise rules the
  * estimates themselves.
  */
-import { accumulate, estimateStats } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
 import type { GradientReceipt, ModelVersion, RoundOpen, RunConfig, RunId, WorkerId } from '../../core/protocol';
 import { attackMultiplier, relaysGradients, type WorkerAttack } from '../../core/schema';
-import { scaleContribution } from '../../core/training/modelUpdate';
+import type { RoundEstimate } from '../../core/training/roundEstimate';
 import { ProtocolFault } from '../protocol/fault';
 import { decodeGradient, type SubmissionEnvelope } from '../protocol/validation';
 import {
@@ -40,14 +39,13 @@ export interface IngestDeps {
 }
 
 interface Held {
-  readonly estimate: Float32Array;
+  readonly estimate: RoundEstimate;
 }
 
 /** One open round as this process sees it. */
 interface LocalRound {
   readonly open: OpenHeader;
   readonly layout: ModelLayout;
-  readonly offsets: number[];
   /** This process's participants. */
   readonly participants: Set<WorkerId>;
   readonly attacks: Map<WorkerId, WorkerAttack>;
@@ -73,7 +71,6 @@ export class Ingest {
     this.#rounds.set(header.runId, {
       open: header,
       layout,
-      offsets: layout.tensors.map((t) => t.offset),
       participants: new Set(own.map(([workerId]) => workerId)),
       attacks: new Map(header.attacks),
       held: new Map(),
@@ -121,12 +118,9 @@ export class Ingest {
       );
 
     const started = this.#deps.now();
-    const decoded = decodeGradient(submission, round.layout, round.open.config);
     const multiplier = attackMultiplier(round.attacks.get(workerId) ?? null);
-    scaleContribution(decoded.estimates, multiplier);
-    const estimate = new Float32Array(round.layout.parameterCount);
-    decoded.estimates.forEach((layer, i) => estimate.set(layer, round.offsets[i]!));
-    const stats = estimateStats(estimate, round.offsets);
+    const { estimate, ...decoded } = decodeGradient(submission, round.layout, round.open.config, multiplier);
+    const stats = estimate.stats;
     const now = this.#deps.now();
     round.held.set(workerId, { estimate });
     const report: ContribHeader = {
@@ -175,15 +169,14 @@ export class Ingest {
     };
     if (plan.kind === 'estimates') {
       const blobs = mine.map(([workerId]) => {
-        const { estimate } = round.held.get(workerId)!;
+        const estimate = round.held.get(workerId)!.estimate.dense();
         return Buffer.from(estimate.buffer, estimate.byteOffset, estimate.byteLength);
       });
       this.#deps.toLeader(header, blobs);
       return;
     }
     const sum = new Float64Array(round.layout.parameterCount);
-    for (const [workerId, weight] of mine)
-      accumulate(sum, round.held.get(workerId)!.estimate, weight, plan, round.offsets);
+    for (const [workerId, weight] of mine) round.held.get(workerId)!.estimate.accumulate(sum, weight, plan);
     this.#deps.toLeader(header, [Buffer.from(sum.buffer, sum.byteOffset, sum.byteLength)]);
   }
 

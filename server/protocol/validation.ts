@@ -32,7 +32,8 @@ import {
   TIME_SOURCES,
 } from '../../core/protocol';
 import { parseAttackWorkerRequest } from '../../core/schema';
-import { decodeContribution, EstimateOverflow, LayerCodecError } from '../../core/training/modelUpdate';
+import { EstimateOverflow, LayerCodecError } from '../../core/training/modelUpdate';
+import { RoundEstimate } from '../../core/training/roundEstimate';
 import { ProtocolFault } from './fault';
 
 /** Most layers any model has; bounds the work of parsing before the run's layout is known. */
@@ -47,7 +48,8 @@ export type SubmissionEnvelope = Omit<GradientSubmission, 'layers'> & { readonly
  * was sent.
  */
 export interface DecodedGradient {
-  readonly estimates: Float32Array[];
+  /** The estimate times the worker's multiplier, kept for the round's sum. */
+  readonly estimate: RoundEstimate;
   readonly bytes: number;
   readonly layerBytes: readonly number[];
   /** The decomposition each layer's message carried, 'dense' for float32, null for the schemes that are not ATOMO. */
@@ -218,12 +220,14 @@ function workerTimes(raw: unknown, computeMs: number): WorkerTimes {
  * Decodes a submission's layers for a run: the layer count, each layer's size
  * against the largest its scheme can produce (before any decoding work), the
  * codec's own checks with the expected layer index and shape, the run's
- * scheme and levels, and a finite reconstruction. Throws ProtocolFault.
+ * scheme and levels, and a finite reconstruction, kept with its statistics
+ * times `multiplier` (the classroom attack). Throws ProtocolFault.
  */
 export function decodeGradient(
   submission: SubmissionEnvelope,
   layout: ModelLayout,
   config: RunConfig,
+  multiplier = 1,
 ): DecodedGradient {
   const { layers } = submission;
   if (layers.length !== layout.tensors.length) {
@@ -290,10 +294,10 @@ export function decodeGradient(
     }
     sentAs.push(sampleDecomposition(sample));
   };
-  let estimates: Float32Array[];
+  let estimate: RoundEstimate;
   try {
-    // The one decoding path, the replicas' too (core/training/modelUpdate.ts), with the run's scheme rules.
-    estimates = decodeContribution(layout, layers, check);
+    // The one decoding path, the relay replicas' too (core/training/roundEstimate.ts), with the run's scheme rules.
+    estimate = RoundEstimate.decode(layout, layers, multiplier, check);
   } catch (error) {
     const at = (layer: number) => `layer ${layer} (${layout.tensors[layer]!.name})`;
     if (error instanceof LayerCodecError)
@@ -303,7 +307,7 @@ export function decodeGradient(
       throw new ProtocolFault('codec', `${at(error.layer)}: ${error.message}`, 'non-finite');
     throw error;
   }
-  return { estimates, bytes: total, layerBytes: layers.map((l) => l.byteLength), sentAs };
+  return { estimate, bytes: total, layerBytes: layers.map((l) => l.byteLength), sentAs };
 }
 
 /** model:request */

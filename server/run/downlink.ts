@@ -51,8 +51,11 @@ export interface ModelView {
  */
 interface DownlinkUpdate {
   readonly base: number;
-  readonly message: Pick<RoundOpen, 'delivery' | 'layers' | 'relayed' | 'relayedLengths' | 'multipliers'>;
+  /** Built when a round:open sends it (a relay larger than the model is never packed). */
+  readonly message: () => Pick<RoundOpen, 'delivery' | 'layers' | 'relayed' | 'relayedLengths' | 'multipliers'>;
   readonly bytes: number;
+  /** How many workers' gradients a relay update forwards (1 for the `atomo` downlink's one compressed update). */
+  readonly messages: number;
 }
 
 /** Σ of the buffers' byte lengths. */
@@ -70,13 +73,21 @@ function byteSum(layers: readonly Uint8Array[]): number {
 function relayOf(round: OpenRound, base: number): DownlinkUpdate {
   const contributions = round.orderedContributors().map((id) => round.contributions.get(id)!);
   if (contributions.some((c) => c.layers === undefined))
-    return { base, message: { delivery: 'relay', layers: [] }, bytes: Number.POSITIVE_INFINITY };
-  const { packed, lengths } = packLayers(contributions.flatMap((c) => c.layers!));
+    return { base, message: () => ({ delivery: 'relay', layers: [] }), bytes: Number.POSITIVE_INFINITY, messages: 0 };
+  const layers = contributions.flatMap((c) => c.layers!);
   const multipliers = contributions.map((c) => c.multiplier ?? 1);
+  let message: ReturnType<DownlinkUpdate['message']> | null = null;
   return {
     base,
-    message: { delivery: 'relay', layers: [], relayed: packed, relayedLengths: lengths, multipliers },
-    bytes: packed.byteLength,
+    message: () => {
+      if (message === null) {
+        const { packed, lengths } = packLayers(layers);
+        message = { delivery: 'relay', layers: [], relayed: packed, relayedLengths: lengths, multipliers };
+      }
+      return message;
+    },
+    bytes: byteSum(layers),
+    messages: contributions.length,
   };
 }
 
@@ -99,7 +110,7 @@ function autoChoice(update: DownlinkUpdate | null, modelBytes: number): Downlink
   const relayable = update !== null && Number.isFinite(update.bytes);
   return {
     relayBytes: relayable ? update.bytes : null,
-    messages: relayable ? (update.message.multipliers?.length ?? 0) : 0,
+    messages: relayable ? update.messages : 0,
     modelBytes,
   };
 }
@@ -159,7 +170,7 @@ export class Downlink {
     const out: KindedDelivery[] = [{ kind: 'sync', workers: synced.map((m) => m.workerId), ...sync }];
     if (!syncs) out.push({ ...full, workers: behind.map((m) => m.workerId) });
     if (update !== null) {
-      const message: RoundOpen = { ...base, ...update.message, hash: this.hash(view) };
+      const message: RoundOpen = { ...base, ...update.message(), hash: this.hash(view) };
       out.push({ kind: 'update', workers: inStep, message, bytes: update.bytes });
     }
     return { deliveries: out, choice };
@@ -205,8 +216,9 @@ export class Downlink {
       next = stepModel(state, sent.estimate, config.learningRate, config.momentum);
       lastUpdate = {
         base: view.version,
-        message: { delivery: 'atomo', layers: sent.layers },
+        message: () => ({ delivery: 'atomo', layers: sent.layers }),
         bytes: byteSum(sent.layers),
+        messages: 1,
       };
       layers = sent.stats;
     } else {

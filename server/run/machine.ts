@@ -7,12 +7,12 @@
 import type { Aggregate } from '../../core/aggregation';
 import type { ModelLayout } from '../../core/model/layout';
 import { asModelVersion, type ModelVersion, type RoundMetrics, type WorkerId } from '../../core/protocol';
-import { aggregateContributions } from '../../core/training/modelUpdate';
+import { aggregateEstimates } from '../../core/training/modelUpdate';
 import type { Evaluation } from '../model/model';
 import type { ModelView } from './downlink';
 import { buildRoundMetrics, isEvaluationRound, lastAccuracy } from './metrics';
 import { connectedMembers, countMissed, dormantMembers, type ReturnWait } from './members';
-import { OpenRound, expectContribution, flatEstimates, type Contribution } from './round';
+import { OpenRound, expectContribution, roundEstimates, type Contribution } from './round';
 import type { Run } from './run';
 import { RoundLost, type RunDeps } from './runDeps';
 import type { RunCore } from './snapshot';
@@ -125,6 +125,7 @@ export class RoundMachine {
     const openedAt = scheduler.now();
     const deadline = openedAt + config.roundDeadlineMs;
     const { deliveries, choice } = core.downlink.deliveries(this.model(), core.members, participants, deadline);
+    const encoded = scheduler.now();
     const bytes = new Map<WorkerId, number>();
     for (const d of deliveries) for (const id of d.workers) bytes.set(id, d.bytes);
     const round = new OpenRound(
@@ -147,6 +148,7 @@ export class RoundMachine {
       this.#run,
       deliveries.filter((d) => d.workers.length > 0),
     );
+    round.openMs = { downlinkMs: encoded - openedAt, emitMs: scheduler.now() - encoded };
     this.#deps.hooks.changed(this.#run);
   }
 
@@ -258,19 +260,15 @@ export class RoundMachine {
     const updateStarted = this.#deps.scheduler.now();
     const combine = this.#deps.combine;
     if (combine === undefined) {
-      const layout = this.layout;
-      // The configured rule (robust by default) combines the estimates, as every replica does; each was checked finite
-      // when it arrived.
-      this.#applyUpdate(
-        round,
-        aggregateContributions(layout, this.#core.config.aggregation, flatEstimates(round, layout)),
-        updateStarted,
-      );
+      // The configured rule (robust by default) combines the estimates, as every relay replica does; each was checked
+      // finite when it arrived.
+      const combined = aggregateEstimates(this.layout, this.#core.config.aggregation, roundEstimates(round));
+      this.#applyUpdate(round, combined, updateStarted, this.#deps.scheduler.now());
       return;
     }
     // Other processes hold the estimates: no round opens until their partial sums are in.
     this.#awaitThen(combine(this.#run, round), `closing round ${round.version}`, (combined) =>
-      this.#applyUpdate(round, combined, updateStarted),
+      this.#applyUpdate(round, combined, updateStarted, this.#deps.scheduler.now()),
     );
   }
 
@@ -301,7 +299,8 @@ export class RoundMachine {
     );
   }
 
-  #applyUpdate(round: OpenRound, combined: Aggregate, updateStarted: number): void {
+  /** The step of a closed round from its aggregate; `combinedAt` is when the aggregate was in. */
+  #applyUpdate(round: OpenRound, combined: Aggregate, updateStarted: number, combinedAt: number): void {
     const { scheduler } = this.#deps;
     const core = this.#core;
     const config = core.config;
@@ -312,7 +311,8 @@ export class RoundMachine {
     core.params = next.params;
     core.velocity = next.velocity;
     core.version = asModelVersion(core.version + 1);
-    const updateMs = scheduler.now() - updateStarted;
+    const stepped = scheduler.now();
+    const updateMs = stepped - updateStarted;
 
     core.traffic.chargeRound(round, core.members);
     countMissed(core.members, round.participants, round.contributions);
@@ -326,6 +326,8 @@ export class RoundMachine {
       traffic: core.traffic.closeRound(),
       cumulativeTraffic: core.traffic.traffic,
       updateMs,
+      combineMs: combinedAt - updateStarted,
+      stepMs: stepped - combinedAt,
       aggregation: { rule: config.aggregation, clipped: combined.clipped, dropped: combined.dropped },
       downlink: {
         mode: downlink,

@@ -30,6 +30,9 @@ export interface RoundOutcome extends Pick<
   readonly layerCount: number;
   readonly evaluation: Evaluation | null;
   readonly updateMs: number;
+  /** updateMs split into combining the estimates and the step (RoundDurations). */
+  readonly combineMs: number;
+  readonly stepMs: number;
   readonly evalMs: number;
 }
 
@@ -74,6 +77,9 @@ export function buildRoundMetrics(round: OpenRound, outcome: RoundOutcome): Roun
     decodeMs: round.decodeMs,
     updateMs: outcome.updateMs,
     evalMs: outcome.evalMs,
+    combineMs: outcome.combineMs,
+    stepMs: outcome.stepMs,
+    ...round.openMs,
   };
   return {
     runId: outcome.runId,

@@ -2,7 +2,6 @@
  * One synchronous round (docs/design.md, "The round"): who was asked, what came back, and
  * when it may close. Pure bookkeeping: no sockets, no timers.
  */
-import type { ModelLayout } from '../../core/model/layout';
 import type {
   DownlinkChoice,
   LayerSentAs,
@@ -14,13 +13,16 @@ import type {
   WorkerId,
   WorkerTimes,
 } from '../../core/protocol';
-import { flattenContribution } from '../../core/training/modelUpdate';
+import type { RoundEstimate } from '../../core/training/roundEstimate';
 import { ProtocolFault } from '../protocol/fault';
 
 /** One accepted gradient: the decoded unbiased estimate of each layer plus what the worker reported. */
 export interface Contribution {
-  /** Null when another process of a cluster holds them (docs/scaling.md, "Hierarchical aggregation"). */
-  readonly estimates: readonly Float32Array[] | null;
+  /**
+   * The decoded estimate, times the multiplier; null when another process of a cluster holds it (docs/scaling.md,
+   * "Hierarchical aggregation").
+   */
+  readonly estimate: RoundEstimate | null;
   /** The encoded layers as received, kept only under the downlinks that forward them (`relay`, `auto`). */
   readonly layers?: readonly Uint8Array[];
   /** What the estimates were multiplied by (the classroom attack); absent: 1. */
@@ -63,6 +65,8 @@ export class OpenRound {
   deadlinePassed = false;
   lastAcceptedAt: number;
   decodeMs = 0;
+  /** What opening the round cost (RoundDurations.downlinkMs and emitMs), set by the round machine. */
+  openMs = { downlinkMs: 0, emitMs: 0 };
 
   constructor(
     version: ModelVersion,
@@ -128,15 +132,12 @@ export class OpenRound {
   }
 }
 
-/**
- * The contributors' unbiased estimates, each flat in layout order, in
- * ascending worker id (the fixed order that makes the update deterministic).
- */
-export function flatEstimates(round: OpenRound, layout: ModelLayout): Float32Array[] {
+/** The contributors' decoded estimates in ascending worker id (the fixed order that makes the update deterministic). */
+export function roundEstimates(round: OpenRound): RoundEstimate[] {
   return round.orderedContributors().map((worker) => {
-    const estimates = round.contributions.get(worker)!.estimates;
-    if (estimates === null) throw new Error(`bug: the estimates of worker ${worker} are held by another process`);
-    return flattenContribution(layout, estimates);
+    const estimate = round.contributions.get(worker)!.estimate;
+    if (estimate === null) throw new Error(`bug: the estimate of worker ${worker} is held by another process`);
+    return estimate;
   });
 }
 

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseSubmission } from '../protocol/validation';
+import { FakeScheduler } from '../testing/fakeScheduler';
 import { A, B, C, D, makeRun, refusal, started, submission } from '../testing/runHarness';
 
 describe('Run: closing a round', () => {
@@ -49,6 +50,17 @@ describe('Run: closing a round', () => {
     const workers = seen.closed[0]!.workers;
     expect(workers.find((w) => w.workerId === A)).toMatchObject({ computeMs: 2, times });
     expect(workers.find((w) => w.workerId === B)!.times).toBeUndefined();
+  });
+
+  it('records what opening the round cost, and the update split into combining and the step', () => {
+    const scheduler = new FakeScheduler();
+    // Handing round:open to the sockets takes 7 ms on this clock.
+    const { run, seen } = started([A, B], { scheduler, hooks: { openRound: () => scheduler.advance(7) } });
+    run.acceptGradient(A, submission(run, A));
+    run.acceptGradient(B, submission(run, B));
+    const durations = seen.closed[0]!.durations;
+    expect(durations).toMatchObject({ downlinkMs: 0, combineMs: 0, stepMs: 0, updateMs: 0 });
+    expect(durations.emitMs).toBe(7);
   });
 
   it('waits for the deadline, then closes once the quorum is in, and not before', () => {

@@ -26,7 +26,6 @@ import {
 } from '../../core/protocol';
 import { attackMultiplier, relaysGradients, type WorkerAttack } from '../../core/schema';
 import type { Direction, FrameCategory } from '../../core/traffic/frames';
-import { scaleContribution } from '../../core/training/modelUpdate';
 import { ProtocolFault } from '../protocol/fault';
 import { decodeGradient, type SubmissionEnvelope } from '../protocol/validation';
 import { Downlink } from './downlink';
@@ -263,12 +262,11 @@ export class Run {
   acceptGradient(workerId: WorkerId, submission: SubmissionEnvelope): GradientReceipt {
     const round = this.#rounds.expectContribution(workerId, submission.version);
     const started = this.#deps.scheduler.now();
-    const decoded = decodeGradient(submission, this.layout, this.#core.config);
     const multiplier = attackMultiplier(this.#core.members.get(workerId)?.attack ?? null);
-    scaleContribution(decoded.estimates, multiplier);
+    const decoded = decodeGradient(submission, this.layout, this.#core.config, multiplier);
     const now = this.#deps.scheduler.now();
     const contribution: Contribution = {
-      estimates: decoded.estimates,
+      estimate: decoded.estimate,
       // The relay forwards these bytes next round (packed into one buffer at the close).
       ...(relaysGradients(this.#core.config.downlink) ? { layers: submission.layers } : {}),
       multiplier,

@@ -16,7 +16,7 @@ import { decodeGradient, type SubmissionEnvelope } from '../protocol/validation'
 import { SCHEMES } from '../../core/atomo';
 import { QSGD_CODINGS, type QsgdCoding } from '../../core/atomo/types';
 
-const contribution = { estimates: [], loss: 1, layerStats: [], bytesUp: 10, computeMs: 1 };
+const contribution = { estimate: null, loss: 1, layerStats: [], bytesUp: 10, computeMs: 1 };
 const ids = [1, 2, 3, 4].map(asWorkerId);
 
 describe('OpenRound.canClose', () => {
@@ -226,7 +226,7 @@ describe('round metrics per layer', () => {
         layerBytes: number[],
         sentAs: ('spectral' | 'entry' | 'dense' | null)[],
       ) => ({
-        estimates: [],
+        estimate: null,
         loss: 1,
         layerStats: indicators.map(stats),
         bytesUp: 1,
@@ -245,6 +245,8 @@ describe('round metrics per layer', () => {
         cumulativeBytesUp: 0,
         cumulativeBytesDown: 0,
         updateMs: 0,
+        combineMs: 0,
+        stepMs: 0,
         evalMs: 0,
       };
       const traffic = { gradientUp: 0, controlUp: 0, modelDown: 0, controlDown: 0 };
@@ -275,7 +277,7 @@ describe('rate limiter', () => {
 
 describe('dormant members', () => {
   const ids = [1, 2, 3, 4].map(asWorkerId);
-  const contribution = { estimates: [], loss: 1, layerStats: [], bytesUp: 1, computeMs: 1 };
+  const contribution = { estimate: null, loss: 1, layerStats: [], bytesUp: 1, computeMs: 1 };
 
   it('a member that stopped submitting is not waited for and does not count toward the quorum', () => {
     const round = new OpenRound(asModelVersion(0), ids, 100, 0, 1000, { fraction: 1, minimum: 1 }, new Set([ids[3]!]));
@@ -329,7 +331,8 @@ describe('decodeGradient: QSGD coding', () => {
     for (const runs of QSGD_CODINGS) {
       const config = { ...DEFAULT_RUN_CONFIG, scheme: 'qsgd', levels: 3, bucketSize: 512, qsgdCoding: runs } as const;
       for (const sent of QSGD_CODINGS) {
-        if (sent === runs) expect(decodeGradient(submission(sent), layout, config).estimates).toHaveLength(4);
+        if (sent === runs)
+          expect(decodeGradient(submission(sent), layout, config).estimate.stats.segmentMax).toHaveLength(4);
         else expect(() => decodeGradient(submission(sent), layout, config)).toThrow(new RegExp(`${sent} coding`));
       }
       const limit = maxLayerBytes('qsgd', layout.tensors[0]!.shape, 3, 512, runs);
