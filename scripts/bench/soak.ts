@@ -599,7 +599,12 @@ export async function benchSoak(): Promise<void> {
       console.log(`  ${line}`);
 
     const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
+    // Each round a `churn` share leaves and the last round's leavers come back: a class that holds together keeps
+    // about (1 − churn) of its tabs connected, and one whose rejoins hang dwindles by (1 − churn) a round.
+    const connectedAtEnd = latest.reduce((sum, l) => sum + l.connected, 0);
+    const joiningAtEnd = latest.reduce((sum, l) => sum + l.joining, 0);
     const passes = {
+      classHeld: connectedAtEnd >= (1 - 2 * churn) * workers,
       lost: !lost,
       stalled: !stalled && longestGap < DEADLINE_MS,
       rss: first.ratio <= 1.2 && second.ratio <= 1.2,
@@ -678,6 +683,12 @@ export async function benchSoak(): Promise<void> {
         ],
         ['rounds/s (wall, restart included)', fmt(finalHistory.length / seconds), '–'],
         ['contributors per round, min–max', `${Math.min(...contributors)}–${Math.max(...contributors)}`, '–'],
+        [
+          `tabs connected at the end, and joins still in flight, vs at least ${fmt(100 * (1 - 2 * churn))}% of ` +
+            `the ${workers} connected (a round's leavers and the last round's returners away)`,
+          `${connectedAtEnd}; ${joiningAtEnd}`,
+          yes(passes.classHeld),
+        ],
         [
           'tabs that left / came back with their key / new',
           `${totals.left} / ${totals.rejoined} / ${totals.fresh}`,
