@@ -218,7 +218,7 @@ export interface RoundDurations {
    */
   readonly combineMs?: number;
   readonly stepMs?: number;
-  /** When the round opened: building its round:open messages (encoded weights, relay, sync, hash), and emitting them. */
+  /** When the round opened: building its round:open messages (weights, relay, sync, hash), and emitting them. */
   readonly downlinkMs?: number;
   readonly emitMs?: number;
 }

@@ -18,7 +18,10 @@ import { RoundEstimate } from './roundEstimate';
 const layout: ModelLayout = mlpLayout({ inputSize: 20, hiddenSize: 8, classCount: 3 });
 const segments = layout.tensors.map((t) => t.offset);
 
-/** One worker's encoded gradient under `scheme`: a seeded uniform gradient, compressed with budget 2 (atomo-auto: 200 bytes a layer). */
+/**
+ * One worker's encoded gradient under `scheme`: a seeded uniform gradient, compressed with budget 2 (atomo-auto: 200
+ * bytes a layer).
+ */
 function encoded(scheme: SchemeName, seed: number): Uint8Array[] {
   const g = uniformArray(layout.parameterCount, seed);
   return layout.tensors.map((tensor, layer) => {
@@ -67,7 +70,8 @@ describe('a contribution kept for the round sum (RoundEstimate)', () => {
     });
 
     for (const rule of RULES) {
-      it(`${scheme}, ${rule.kind}${'k' in rule ? ` k=${rule.k}` : ''}: the same aggregate as the dense estimates`, () => {
+      const name = `${scheme}, ${rule.kind}${'k' in rule ? ` k=${rule.k}` : ''}`;
+      it(`${name}: the same aggregate as the dense estimates`, () => {
         const kept = contributions.map(({ layers, multiplier }) => RoundEstimate.decode(layout, layers, multiplier));
         const dense = contributions.map(({ layers, multiplier }) => denseEstimate(layers, multiplier));
         const expected = aggregate(rule, dense, layout.parameterCount, segments);

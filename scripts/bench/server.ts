@@ -296,10 +296,10 @@ export async function benchServer(): Promise<void> {
     command,
     loadBefore,
     how: [
-      `The same runs as "${titled('Aggregator under load')}": each phase's mean ms a round from the rounds' durations ` +
-        '(RoundDurations), in brackets per gradient; a round is 1 / (rounds/s).',
-      'Decode: validation, decoding and the statistics as each gradient arrives; combine: the exact sum at the close; ' +
-        "step: SGD (and the `atomo` downlink's compression); round:open: building the messages / emitting them.",
+      `The same runs as "${titled('Aggregator under load')}": each phase's mean ms a round from the rounds' ` +
+        'durations (RoundDurations), in brackets per gradient; a round is 1 / (rounds/s).',
+      'Decode: validation, decoding and the statistics as each gradient arrives; combine: the exact sum at the ' +
+        "close; step: SGD (and the `atomo` downlink's compression); round:open: building the messages / emitting them.",
       "The rest: socket.io's receiving, parsing and acks, frame metering, garbage collection and waiting for workers.",
     ],
     header: [

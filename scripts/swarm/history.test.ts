@@ -58,7 +58,8 @@ describe('simulatedRoundMs', () => {
       clock: 'thread-cpu' as const,
       ...(applyMs === undefined ? {} : { applyMs }),
     });
-    // Measured: 9 and 12 ms; calibrated: 3.25 ms each, plus 0.5 ms of update for the first, none reported by the second.
+    // Measured: 9 and 12 ms; calibrated: 3.25 ms each, plus 0.5 ms of update for the first, none reported by the
+    // second.
     const measured = { ...round(2, 2, [9, 12]), workerTimes: [times(0.5), times()] };
     expect(contributorMs(measured)).toEqual([9, 12]);
     expect(contributorMs(measured, calibration)).toEqual([3.75, 3.25]);
