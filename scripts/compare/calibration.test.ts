@@ -15,7 +15,8 @@ const dir = mkdtempSync(join(tmpdir(), 'calibration-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** One block of one pass: the figures' size is the benchmark's business, not this test's. */
-const QUICK_TIMING = { warmupPasses: 1, blocks: 1, blockMs: 1 };
+// Blocks of 20 ms: the thread's CPU clock (schedstat) advances at scheduler ticks, so a 1 ms block can read 0.
+const QUICK_TIMING = { warmupPasses: 1, blocks: 1, blockMs: 20 };
 
 describe('the calibration', () => {
   it.runIf(readThreadCpuMs() !== null)(
