@@ -5,7 +5,9 @@ import {
   deliveryMs,
   describeLink,
   pacingMs,
+  partsTotalMs,
   roundTimeMs,
+  roundTimeParts,
   roundTotalsTimeMs,
   serverLinkMs,
   symmetricLink,
@@ -44,6 +46,39 @@ describe('link model', () => {
     expect(roundTimeMs([fast], 0, link)).toBeCloseTo(1000 + 10 + 5 + 8 + 10, 9);
     // Nothing depends on N.
     expect(roundTimeMs(same(50, slow), 7, link)).toBeCloseTo(2077, 9);
+  });
+
+  it('splits a round into the parts of the chain that sets it, which add up to its time', () => {
+    const link = duplex(100);
+    // Two workers: the slower path is the second's (1 + 9 + 10 ms); the server link takes in 2 · 125 kB (20 ms).
+    const workers = [
+      { downBytes: 12_500, upBytes: 125_000, computeMs: 4 },
+      { downBytes: 12_500, upBytes: 125_000, computeMs: 9 },
+    ];
+    // The server link's chain: the slowest compute, 9, then 20 ms; both latencies, 6; the server, 2.
+    expect(roundTimeParts(workers, 2, link)).toEqual({
+      computeMs: 9,
+      downMs: 0,
+      upMs: 0,
+      serverLinkMs: 20,
+      latencyMs: 6,
+      serverMs: 2,
+    });
+    // On a faster server link the second worker's own path sets the round.
+    const parts = roundTimeParts(workers, 2, duplex(1000));
+    expect(parts).toEqual({ computeMs: 9, downMs: 1, upMs: 10, serverLinkMs: 0, latencyMs: 6, serverMs: 2 });
+    // The parts add up to the round's time, on any link and any mix of workers.
+    for (const l of [duplex(50), duplex(5000), symmetricLink(2, 20), LINK_PRESETS.classroomWifi]) {
+      const mixed = [...workers, { downBytes: 400_000, upBytes: 3_000, computeMs: 1 }];
+      expect(partsTotalMs(roundTimeParts(mixed, 3, l))).toBe(roundTimeMs(mixed, 3, l));
+      const max = Math.max(
+        ...mixed.map(
+          (w) => (w.downBytes * 8) / (l.downlinkMbps * 1000) + w.computeMs + (w.upBytes * 8) / (l.uplinkMbps * 1000),
+        ),
+        9 + serverLinkMs(l, 425_000, 253_000),
+      );
+      expect(roundTimeMs(mixed, 3, l)).toBeCloseTo(max + 2 * l.latencyMs + 3, 9);
+    }
   });
 
   it('costs N·b_up·8/B_server when the server link is the bottleneck, and grows with N', () => {

@@ -158,6 +158,63 @@ export interface ServerBytes {
 }
 
 /**
+ * Where one round's time goes, ms: its parts add up to the round's time (roundTimeMs). The round waits for the
+ * larger of two chains (the module comment's T): one worker's download, compute and upload on its own link (the
+ * slowest such path), or the slowest compute and then the server link's busy time. The chain that sets the round
+ * keeps its parts; the other chain's are 0 (a worker's link is then idle while the server link is busy, or the
+ * server link has slack). Both latencies and the server's own time are always there.
+ */
+export interface RoundTimeParts {
+  /** The compute (with compression and encoding) of the worker whose chain sets the round. */
+  readonly computeMs: number;
+  /** That worker's download and upload on its own link (0 when the server link sets the round). */
+  readonly downMs: number;
+  readonly upMs: number;
+  /** The server link's busy time for every worker's messages (0 when a worker's own path sets the round). */
+  readonly serverLinkMs: number;
+  /** Both one-way latencies. */
+  readonly latencyMs: number;
+  /** The server's decode and update. */
+  readonly serverMs: number;
+}
+
+/** The round's time from its parts, added in the order of the module comment's T. */
+export function partsTotalMs(p: RoundTimeParts): number {
+  return p.downMs + p.computeMs + p.upMs + p.serverLinkMs + p.latencyMs + p.serverMs;
+}
+
+/** Where one synchronous round's time goes under `link`; the server link carries `server`'s bytes (see roundTimeMs). */
+export function roundTimeParts(
+  workers: readonly WorkerRoundCost[],
+  serverMs: number,
+  link: LinkModel,
+  server?: ServerBytes,
+): RoundTimeParts {
+  const latencyMs = 2 * link.latencyMs;
+  if (workers.length === 0) return { computeMs: 0, downMs: 0, upMs: 0, serverLinkMs: 0, latencyMs: 0, serverMs };
+  let path = -Infinity;
+  let slowest = { computeMs: 0, downMs: 0, upMs: 0 };
+  let compute = 0;
+  let down = 0;
+  let up = 0;
+  for (const w of workers) {
+    const downMs = transferMs(w.downBytes, link.downlinkMbps);
+    const upMs = transferMs(w.upBytes, link.uplinkMbps);
+    if (downMs + w.computeMs + upMs > path) {
+      path = downMs + w.computeMs + upMs;
+      slowest = { computeMs: w.computeMs, downMs, upMs };
+    }
+    compute = Math.max(compute, w.computeMs);
+    down += w.downBytes;
+    up += w.upBytes;
+  }
+  const shared = serverLinkMs(link, server?.downBytes ?? down, server?.upBytes ?? up);
+  return compute + shared >= path
+    ? { computeMs: compute, downMs: 0, upMs: 0, serverLinkMs: shared, latencyMs, serverMs }
+    : { ...slowest, serverLinkMs: 0, latencyMs, serverMs };
+}
+
+/**
  * The simulated wall-clock time of one synchronous round under `link`, ms (the module comment's T); the server link
  * carries `server`'s bytes, by default the sums over `workers`.
  */
@@ -167,22 +224,7 @@ export function roundTimeMs(
   link: LinkModel,
   server?: ServerBytes,
 ): number {
-  let path = 0;
-  let compute = 0;
-  let down = 0;
-  let up = 0;
-  for (const w of workers) {
-    path = Math.max(
-      path,
-      transferMs(w.downBytes, link.downlinkMbps) + w.computeMs + transferMs(w.upBytes, link.uplinkMbps),
-    );
-    compute = Math.max(compute, w.computeMs);
-    down += w.downBytes;
-    up += w.upBytes;
-  }
-  if (workers.length === 0) return serverMs;
-  const shared = serverLinkMs(link, server?.downBytes ?? down, server?.upBytes ?? up);
-  return Math.max(path, compute + shared) + 2 * link.latencyMs + serverMs;
+  return partsTotalMs(roundTimeParts(workers, serverMs, link, server));
 }
 
 /** A closed round as its totals record it: the wire bytes each way, who was sent the model and who contributed. */
@@ -199,17 +241,17 @@ export interface RoundTotals {
 }
 
 /**
- * The time of a round known by its totals (a history's or a dashboard's round), ms: each contributor with its own
- * compute time, the round's wire bytes shared (up evenly over the contributors, down in proportion to `downPayload`
- * or else evenly over the participants) and all of them on the server link, models sent to participants that did
- * not contribute included.
+ * Where the time of a round known by its totals (a history's or a dashboard's round) goes: each contributor with its
+ * own compute time, the round's wire bytes shared (up evenly over the contributors, down in proportion to
+ * `downPayload` or else evenly over the participants) and all of them on the server link, models sent to
+ * participants that did not contribute included.
  */
-export function roundTotalsTimeMs(
+export function roundTotalsParts(
   round: RoundTotals,
   contributorMs: readonly number[],
   serverMs: number,
   link: LinkModel,
-): number {
+): RoundTimeParts {
   const upBytes = round.wireUp / Math.max(1, round.contributors);
   const evenDown = round.wireDown / Math.max(1, round.participants);
   const payload = round.downPayload;
@@ -217,12 +259,22 @@ export function roundTotalsTimeMs(
     payload === undefined || !(payload.total > 0)
       ? evenDown
       : (round.wireDown * (payload.perContributor[i] ?? 0)) / payload.total;
-  return roundTimeMs(
+  return roundTimeParts(
     contributorMs.map((computeMs, i) => ({ computeMs, upBytes, downBytes: downBytes(i) })),
     serverMs,
     link,
     { downBytes: round.wireDown, upBytes: round.wireUp },
   );
+}
+
+/** The time of a round known by its totals, ms: the sum of roundTotalsParts. */
+export function roundTotalsTimeMs(
+  round: RoundTotals,
+  contributorMs: readonly number[],
+  serverMs: number,
+  link: LinkModel,
+): number {
+  return partsTotalMs(roundTotalsParts(round, contributorMs, serverMs, link));
 }
 
 /** How long one worker waits for each direction of its round (both include the latency). */

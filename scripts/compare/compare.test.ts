@@ -16,7 +16,8 @@ import type { SwarmHistory } from '../swarm/history';
 import { readCalibrations } from './calibration';
 import { EVAL_NEAR_WITHIN, QUICK, runCompare } from './runCompare';
 import { COMPARE_AGGREGATION, compareEntries } from './schemes';
-import { COMPARE_LINKS, TARGETS } from './stats';
+import { COMPARE_LINKS } from './stats';
+import { TASK_TARGETS } from './task';
 import { chooseLearningRate, tuningTrial, type TuningRecord } from './tuning';
 
 const dir = mkdtempSync(join(tmpdir(), 'atomo-compare-'));
@@ -53,15 +54,15 @@ describe('learning-rate tuning', () => {
     accuracies.map((accuracy, i) => ({ round: 2 * (i + 1), accuracy, uplinkMB: 0, totalMB: 0, seconds: [0] }));
 
   it('takes the fewest rounds to 90%, then the higher final accuracy, then the smaller rate', () => {
-    const slow = tuningTrial(0.05, points([0.8, 0.88, 0.91]));
-    const fast = tuningTrial(0.1, points([0.85, 0.9, 0.89]));
-    const never = tuningTrial(0.2, points([0.86, 0.89, 0.895]));
+    const slow = tuningTrial(0.05, points([0.8, 0.88, 0.91]), 0.9);
+    const fast = tuningTrial(0.1, points([0.85, 0.9, 0.89]), 0.9);
+    const never = tuningTrial(0.2, points([0.86, 0.89, 0.895]), 0.9);
     expect(fast).toEqual({ learningRate: 0.1, roundsToTarget: 4, finalAccuracy: 0.89 });
     expect(never.roundsToTarget).toBeNull();
     expect(chooseLearningRate([slow, fast, never])).toBe(0.1);
     // Nobody got there: the final accuracy decides, even over a rate that reached it later in a longer run.
-    expect(chooseLearningRate([never, tuningTrial(0.025, points([0.7, 0.8, 0.85]))])).toBe(0.2);
-    expect(chooseLearningRate([tuningTrial(0.2, points([0.5])), tuningTrial(0.1, points([0.5]))])).toBe(0.1);
+    expect(chooseLearningRate([never, tuningTrial(0.025, points([0.7, 0.8, 0.85]), 0.9)])).toBe(0.2);
+    expect(chooseLearningRate([tuningTrial(0.2, points([0.5]), 0.9), tuningTrial(0.1, points([0.5]), 0.9)])).toBe(0.1);
     expect(() => chooseLearningRate([])).toThrow(RangeError);
   });
 });
@@ -106,7 +107,7 @@ describe('npm run compare -- --quick', () => {
           points.forEach((p, i) => {
             if (p.round % QUICK.evalEvery === 0) return;
             const before = points[i - 1]!.accuracy;
-            expect(TARGETS.some((t) => before < t && before >= t - EVAL_NEAR_WITHIN)).toBe(true);
+            expect(TASK_TARGETS.mnist.some((t) => before < t && before >= t - EVAL_NEAR_WITHIN)).toBe(true);
           });
           // Traffic grows, and simulated time differs between links.
           expect(points.at(-1)!.totalMB).toBeGreaterThan(points[0]!.totalMB);
@@ -140,12 +141,26 @@ describe('npm run compare -- --quick', () => {
       }
       expect(report).toContain('| times from: compute + compress + encode (+ update) ms |');
       if (calibrated) expect(report).toMatch(/\| calibration: [\d.]+ \+ [\d.]+ \+ [\d.]+ \(\+ [\d.]+\) ms \|/);
+      // The parts of a round add up to its time in every row of the table of where it goes.
+      const partsRows = report
+        .split('\n')
+        .filter((line) => /^\| .* \| (classroom Wi-Fi|home broadband|datacentre) \|/.test(line));
+      expect(partsRows.length).toBe(3 * settings.length);
+      for (const row of partsRows) {
+        const cells = row
+          .split('|')
+          .slice(3, -1)
+          .map((c) => Number(c.trim()));
+        const total = cells.pop()!;
+        // Each cell is rounded to 3 significant digits: the sum is within 1% of the rounded total, 2% allowed.
+        expect(Math.abs(cells.reduce((a, b) => a + b, 0) - total)).toBeLessThanOrEqual(0.02 * total);
+      }
       expect(wallSeconds).toBeGreaterThan(0);
       expect(
         readdirSync(dir)
           .filter((f) => f.endsWith('.svg'))
           .sort(),
-      ).toEqual(['results-n2-accuracy-by-mb.svg', 'results-n2-accuracy-by-time.svg']);
+      ).toEqual(['results-n2-accuracy-by-mb.svg', 'results-n2-accuracy-by-time.svg', 'results-n2-round-parts.svg']);
     },
   );
 });

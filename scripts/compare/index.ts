@@ -1,7 +1,7 @@
 /**
  * `npm run compare -- [--model mlp|cnn|mlp-wide] [--dataset mnist|fashion] [--workers 4] [--rounds 60]
  *   [--seeds 1,2,3,4,5] [--eval-every 2] [--only svd-2,qsgd-4] [--tune-seed 0] [--lrs 0.025,0.05,0.1,0.2]
- *   [--no-tune [--lr 0.1]]
+ *   [--no-tune [--lr 0.1] | --tuning-from results/compare]
  *   [--quick] [--report-only] [--out-dir results/compare] [--report docs/results.md]`
  *
  * Tunes each setting of scripts/compare/schemes.ts (a scheme at one value of
@@ -11,9 +11,12 @@
  * writes the report (tables with bootstrap intervals, and plots) into
  * --report. --no-tune trains every setting at --lr (the server's default
  * when absent) instead. --only takes setting ids (the histories' file
- * names). --quick is a short version (a two-budget spectral sweep and
- * TernGrad, two learning rates, 5 seeds, 6 rounds of 2 workers) that writes
- * to results/compare-quick/ unless told otherwise. --model cnn runs the
+ * names). --tuning-from DIR takes each setting's rate from DIR's
+ * tuning.json instead (a task with more workers reusing the 4 workers'
+ * tuning, whose cost grows with the workers). --quick is a short version
+ * (a two-budget spectral sweep and TernGrad, two learning rates, 5 seeds,
+ * 6 rounds of 2 workers) that writes to results/compare-quick/ unless told
+ * otherwise. --model cnn runs the
  * same protocol on the CNN, into results/compare-cnn/ and its own section
  * of the report. Before training, it times each setting's compression and
  * encoding and the model's compute on its idle main thread
@@ -39,6 +42,7 @@ const { values } = parseArgs({
     'tune-seed': { type: 'string' },
     lrs: { type: 'string' },
     'no-tune': { type: 'boolean', default: false },
+    'tuning-from': { type: 'string' },
     lr: { type: 'string' },
     quick: { type: 'boolean', default: false },
     'report-only': { type: 'boolean', default: false },
@@ -96,6 +100,10 @@ if (values.lr !== undefined && !values['no-tune']) {
   console.error('--lr is the rate of --no-tune: without it, the tuning picks each rate from --lrs');
   process.exit(2);
 }
+if (values['tuning-from'] !== undefined && values['no-tune']) {
+  console.error('--tuning-from takes its rates from another tuning: it does not go with --no-tune');
+  process.exit(2);
+}
 const workers = int('workers', values.workers, quick ? QUICK.workers : DEFAULT_TASK.workers);
 // Each task's histories go to their own folder (scripts/compare/task.ts).
 const suffix = taskTag({ model: model as ModelKind, dataset, workers });
@@ -107,6 +115,7 @@ const { winners, wallSeconds } = await runCompare({
   evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),
   seeds,
   tuning: values['no-tune'] ? null : { seed: tuneSeed, learningRates },
+  ...(values['tuning-from'] === undefined ? {} : { tuningFrom: values['tuning-from'] }),
   ...(values.lr === undefined ? {} : { learningRate: rate(values.lr) }),
   ...(values.only !== undefined ? { only: values.only.split(',') } : quick ? { only: [...QUICK.only] } : {}),
   outDir: values['out-dir'] ?? (quick ? `results/compare-quick${suffix}` : `results/compare${suffix}`),

@@ -8,10 +8,11 @@
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import type { ModelKind } from '../../core/model';
-import type { LinkModel } from '../../core/traffic/linkModel';
+import type { LinkModel, RoundTimeParts } from '../../core/traffic/linkModel';
 import type { AggregationRule } from '../../core/schema';
 import type { CompareEntry } from './schemes';
 import type { TuningRecord } from './tuning';
+import type { SettingVariance } from './varianceTable';
 import type { EvalPoint, SettingTimes } from './stats';
 
 /** One setting's runs, one per seed. */
@@ -26,6 +27,10 @@ export interface SettingRuns {
   readonly aggregation?: SettingAggregation;
   /** Where its simulated seconds take the workers' times from, and the mean step (stats.ts settingTimes). */
   readonly times?: SettingTimes;
+  /** Per link of the report, the mean round's simulated time in its parts (stats.ts meanRoundParts). */
+  readonly roundParts?: readonly RoundTimeParts[];
+  /** Its estimator's variance against its bytes (varianceTable.ts). */
+  readonly variance?: SettingVariance;
 }
 
 /** Over every round of a setting's histories: the rules recorded, the estimates combined, clipped and dropped. */
@@ -158,7 +163,8 @@ function spec(data: Row[], order: readonly string[], xTitle: string, title: stri
   ) as TopLevelSpec;
 }
 
-async function toSvg(topLevel: TopLevelSpec): Promise<string> {
+/** A Vega-Lite spec drawn to SVG text. */
+export async function toSvg(topLevel: TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(compile(topLevel).spec), { renderer: 'none' });
   const svg = await view.toSVG();
   view.finalize();
@@ -170,8 +176,9 @@ export async function renderPlots(
   settings: readonly SettingRuns[],
   links: readonly LinkModel[],
   model: ModelKind,
+  datasetTitle: string,
 ): Promise<{ byBytes: string; byTime: string }> {
-  const name = model.toUpperCase();
+  const name = `${datasetTitle} ${model.toUpperCase()}`;
   const order = settings.map((s) => s.entry.label);
   const byBytes = rows(settings, 'all', (p) => p.totalMB);
   const byTime = links.flatMap((link, i) =>
@@ -183,18 +190,12 @@ export async function renderPlots(
         byBytes,
         order,
         'cumulative MB on the wire, both ways, all workers (log)',
-        `MNIST ${name}: test accuracy per megabyte`,
+        `${name}: test accuracy per megabyte`,
         false,
       ),
     ),
     toSvg(
-      spec(
-        byTime,
-        order,
-        'simulated seconds (log)',
-        `MNIST ${name}: test accuracy per simulated second, by link speed`,
-        true,
-      ),
+      spec(byTime, order, 'simulated seconds (log)', `${name}: test accuracy per simulated second, by network`, true),
     ),
   ]);
   return { byBytes: bytesSvg, byTime: timeSvg };

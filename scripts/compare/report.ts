@@ -5,17 +5,18 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import type { DatasetName } from '../../core/data/datasets';
-import type { ModelKind } from '../../core/model';
-import { describeLink, type LinkModel } from '../../core/traffic/linkModel';
+import { DATASETS } from '../../core/data/datasets';
+import type { LinkModel } from '../../core/traffic/linkModel';
 import { fmt, markdownTable } from '../bench/report';
 import { renderPlots, type SettingRuns } from './plots';
+import { percent, setupParagraph, type CompareSetup } from './setupText';
+
+import { againstSpectralTable, roundPartsPlot, roundPartsTable, speedUpTable } from './speedUp';
 import { svgsToPngs } from './png';
+import { varianceTable } from './varianceTable';
 import { taskHeading, taskTag, type CompareTask } from './task';
-import { COMPARE_AGGREGATION, ruleText } from './schemes';
+import { ruleText } from './schemes';
 import {
-  BOOTSTRAP_RESAMPLES,
-  TARGETS,
   accuracyAtMB,
   atTarget,
   censoredMean,
@@ -25,45 +26,11 @@ import {
   type SettingTimes,
   type Spread,
 } from './stats';
-import { TUNING_RULE } from './tuning';
 
 /** The markers of the generated section: one pair per task, so every task's section lives in one file. */
 function markers(task: CompareTask): { start: string; end: string } {
   const tag = `compare${taskTag(task)}`;
   return { start: `<!-- ${tag}:start -->`, end: `<!-- ${tag}:end -->` };
-}
-
-const MODEL_TEXT: Readonly<Record<ModelKind, string>> = {
-  mlp: 'MLP 784-128-10',
-  cnn: 'LeNet-style CNN (conv 5×5 8 channels, pool, conv 5×5 16 channels, pool, dense 256→10)',
-  'mlp-wide': 'wide MLP 784-1024-256-10 (1,068,810 parameters)',
-};
-
-/** The images each dataset's comparison trains on, in words. */
-const DATASET_TEXT: Readonly<Record<DatasetName, string>> = {
-  mnist: 'the 10,000 MNIST digits of the `mnist` package',
-  fashion: 'Fashion-MNIST\'s 60,000 training images (the `fashion-mnist` package; docs/design.md, "Datasets")',
-};
-
-/** What the run was, for the report's first lines. */
-export interface CompareSetup extends CompareTask {
-  readonly command: string;
-  /** Training runs whose time is summed in wallSeconds. */
-  readonly runs: number;
-  readonly rounds: number;
-  readonly evalEvery: number;
-  readonly seeds: readonly number[];
-  readonly batchSize: number;
-  /** The learning-rate tuning, or null when every setting trained at the server's default rate. */
-  readonly tuning: { readonly seed: number; readonly learningRates: readonly number[] } | null;
-  /** The accuracy targets, and the points below each within which the server evaluated every round. */
-  readonly targets: readonly number[];
-  readonly evalNearWithin: number;
-  readonly momentum: number;
-  readonly wallSeconds: number;
-  readonly cores: number;
-  /** The 1-minute load average at the starts and ends of those runs: lowest and highest. */
-  readonly loadAverage: { readonly min: number; readonly max: number };
 }
 
 const pm = (s: Spread, digits = 3, scale = 1) =>
@@ -92,7 +59,7 @@ function toTarget(seeds: readonly (readonly EvalPoint[])[], target: number, pick
 function lrCell({ learningRates, tuning }: SettingRuns): string {
   const rates = learningRates ?? [];
   const text = rates.length === 0 ? '—' : rates.join(', ');
-  return tuning === undefined ? text : `${text} (tuned on seed ${tuning.seed})`;
+  return tuning === undefined ? text : `${text} (tuned on seed ${tuning.seed}, ${tuning.workers} workers)`;
 }
 
 /** The rule its histories record, with how many of their estimates the norm bound clipped. */
@@ -106,7 +73,8 @@ function ruleCell({ entry, aggregation }: SettingRuns): string {
   return `${rules}${clipped}${dropped}`;
 }
 
-function settingsTable(settings: readonly SettingRuns[], workers: number): string {
+function settingsTable(settings: readonly SettingRuns[], workers: number, targets: readonly number[]): string {
+  const headline = targets[1]!;
   const rows = settings.map((setting) => {
     const { entry, seeds } = setting;
     // What a worker really sent per round (wire bytes up over the whole run): the expected bytes of the byte-matched
@@ -125,10 +93,10 @@ function settingsTable(settings: readonly SettingRuns[], workers: number): strin
       pm(measured),
       pct(spread(seeds.map((s) => s.at(-1)?.accuracy ?? null))),
     ];
-    for (const target of TARGETS) cells.push(censoredCell(toTarget(seeds, target, (p) => p.round)));
+    for (const target of targets) cells.push(censoredCell(toTarget(seeds, target, (p) => p.round)));
     cells.push(
-      censoredCell(toTarget(seeds, 0.9, (p) => p.uplinkMB)),
-      censoredCell(toTarget(seeds, 0.9, (p) => p.totalMB)),
+      censoredCell(toTarget(seeds, headline, (p) => p.uplinkMB)),
+      censoredCell(toTarget(seeds, headline, (p) => p.totalMB)),
     );
     return cells;
   });
@@ -140,9 +108,9 @@ function settingsTable(settings: readonly SettingRuns[], workers: number): strin
       'gradient kB per worker-round (expected)',
       'uplink kB per worker-round (measured, wire)',
       'final test acc.',
-      ...TARGETS.map((t) => `rounds to ${t * 100}%`),
-      'uplink MB to 90%',
-      'total MB to 90%',
+      ...targets.map((t) => `rounds to ${percent(t)}`),
+      `uplink MB to ${percent(headline)}`,
+      `total MB to ${percent(headline)}`,
     ],
     rows,
   );
@@ -163,16 +131,16 @@ function timesCell(times: SettingTimes | undefined): string {
   );
 }
 
-function timeTable(settings: readonly SettingRuns[], links: readonly LinkModel[]): string {
+function timeTable(settings: readonly SettingRuns[], links: readonly LinkModel[], targets: readonly number[]): string {
   const header = [
     'setting',
     'times from: compute + compress + encode (+ update) ms',
-    ...links.flatMap((link) => TARGETS.map((t) => `${link.name}: s to ${t * 100}%`)),
+    ...links.flatMap((link) => targets.map((t) => `${link.name}: s to ${percent(t)}`)),
   ];
   const rows = settings.map(({ entry, seeds, times }) => [
     entry.label,
     timesCell(times),
-    ...links.flatMap((_, i) => TARGETS.map((target) => censoredCell(toTarget(seeds, target, (p) => p.seconds[i]!)))),
+    ...links.flatMap((_, i) => targets.map((target) => censoredCell(toTarget(seeds, target, (p) => p.seconds[i]!)))),
   ]);
   return markdownTable(header, rows);
 }
@@ -181,7 +149,7 @@ function timeTable(settings: readonly SettingRuns[], links: readonly LinkModel[]
  * Per link: the setting that reaches the target first (fewest censored runs, then the restricted mean simulated
  * time), with its traffic.
  */
-export function winnersTable(settings: readonly SettingRuns[], links: readonly LinkModel[], target = 0.9): string {
+export function winnersTable(settings: readonly SettingRuns[], links: readonly LinkModel[], target: number): string {
   const rows = links.flatMap((link, i) => {
     const ranked = settings
       .map(({ entry, seeds }) => ({
@@ -193,7 +161,7 @@ export function winnersTable(settings: readonly SettingRuns[], links: readonly L
       // A setting that got there with every seed ranks before one that did with fewer, then by mean time.
       .sort((a, b) => a.time.censored - b.time.censored || a.time.mean - b.time.mean);
     if (ranked.length === 0)
-      return [[`${link.name} (${link.latencyMs} ms)`, `nobody reached ${target * 100}%`, '—', '—', '—']];
+      return [[`${link.name} (${link.latencyMs} ms)`, `nobody reached ${percent(target)}`, '—', '—', '—']];
     const [first, second] = ranked;
     return [
       [
@@ -208,18 +176,19 @@ export function winnersTable(settings: readonly SettingRuns[], links: readonly L
     ];
   });
   return markdownTable(
-    ['network', `first to ${target * 100}%`, 'simulated s [95% CI]', 'total MB both ways [95% CI]', 'runner-up'],
+    ['network', `first to ${percent(target)}`, 'simulated s [95% CI]', 'total MB both ways [95% CI]', 'runner-up'],
     rows,
   );
 }
 
 /**
- * The settings the plots draw: per family (a sweep's settings share one), the one that reaches 90% in the fewest
- * rounds (restricted mean), then the highest final accuracy; at most one line per family keeps the plots readable.
+ * The settings the plots draw: per family (a sweep's settings share one), the one that reaches `target` in the
+ * fewest rounds (restricted mean), then the highest final accuracy; at most one line per family keeps the plots
+ * readable.
  */
-export function plottedSettings(settings: readonly SettingRuns[]): SettingRuns[] {
+export function plottedSettings(settings: readonly SettingRuns[], target: number): SettingRuns[] {
   const score = ({ seeds }: SettingRuns) => ({
-    rounds: toTarget(seeds, 0.9, (p) => p.round)?.mean ?? Infinity,
+    rounds: toTarget(seeds, target, (p) => p.round)?.mean ?? Infinity,
     final: spread(seeds.map((s) => s.at(-1)?.accuracy ?? null)).mean ?? 0,
   });
   const best = new Map<string, SettingRuns>();
@@ -237,12 +206,12 @@ export function plottedSettings(settings: readonly SettingRuns[]): SettingRuns[]
 
 function matchedBytes(settings: readonly SettingRuns[]): string {
   // The largest traffic every run got to: its last evaluation's total, minimised; once over every setting, and
-  // once over those whose model goes down in full (a compressed downlink is so much thriftier that, alone, it
-  // would set a budget the others spend in their first few rounds).
+  // once over those whose downlink is exact (the ATOMO-compressed one is so much thriftier that, alone, it would set
+  // a budget the others spend in their first few rounds).
   const thriftiest = (of: readonly SettingRuns[]) =>
     Math.min(...of.flatMap(({ seeds }) => seeds.map((s) => s.at(-1)?.totalMB ?? Infinity)));
   const budgets = [thriftiest(settings)];
-  const full = settings.filter(({ entry }) => entry.downlink === 'full');
+  const full = settings.filter(({ entry }) => entry.downlink !== 'atomo');
   if (full.length > 0 && full.length < settings.length) budgets.push(thriftiest(full));
   const rows = settings.map(({ entry, seeds }) => [
     entry.label,
@@ -250,37 +219,12 @@ function matchedBytes(settings: readonly SettingRuns[]): string {
   ]);
   const header = [
     'setting',
-    ...budgets.map((budget, i) => `accuracy at ${fmt(budget)} MB${i === 0 ? '' : ' (thriftiest full-downlink run)'}`),
+    ...budgets.map((budget, i) => `accuracy at ${fmt(budget)} MB${i === 0 ? '' : ' (thriftiest exact-downlink run)'}`),
   ];
   return (
     `Test accuracy at matched traffic both ways (the total of the thriftiest run's last evaluation: ` +
     `the accuracy of each run's last evaluation within it), mean ± sd over seeds; ` +
     `"—" where a run had not been evaluated yet within that traffic:\n\n${markdownTable(header, rows)}`
-  );
-}
-
-/** The training and the statistics, for the setup paragraph. */
-function trainingText(setup: CompareSetup, aggregationText: string): string {
-  const targets = setup.targets.map((t) => `${t * 100}%`).join(', ');
-  return [
-    `SGD with momentum ${setup.momentum} and ${lrText(setup)}; ${aggregationText}; ${setup.rounds} rounds;`,
-    `test accuracy every ${setup.evalEvery} rounds, and every round while the last one was within`,
-    `${+(setup.evalNearWithin * 100).toFixed(1)} points below a target (${targets}; the resolution of every`,
-    `"to x%" figure); seeds ${setup.seeds.join(', ')} (each seed changes the initial weights, the shards, the`,
-    'minibatches and every random draw). Figures to a target are restricted means over all seeds with',
-    `percentile-bootstrap 95% intervals in brackets (${BOOTSTRAP_RESAMPLES} resamples, a fixed generator): a run`,
-    'that never reached the target counts at its end, so the figure is a lower bound (≥) and "(k/n censored)"',
-    'says how many runs did not get there; other figures are mean ± sample standard deviation.',
-  ].join(' ');
-}
-
-/** How the settings' learning rates were chosen. */
-function lrText(setup: CompareSetup): string {
-  if (setup.tuning === null) return 'the learning rate in each row';
-  return (
-    `a learning rate per setting chosen from ${setup.tuning.learningRates.join(', ')} on tuning seed ` +
-    `${setup.tuning.seed}, which no reported run uses (${TUNING_RULE}; tuning.json beside the histories keeps ` +
-    `every candidate's result)`
   );
 }
 
@@ -294,10 +238,22 @@ export async function writeReport(
 ): Promise<string> {
   const dir = dirname(reportPath);
   mkdirSync(dir, { recursive: true });
-  const plotted = plottedSettings(settings);
-  const { byBytes, byTime } = await renderPlots(plotted, links, setup.model);
+  const [low, headline] = [setup.targets[0]!, setup.targets[1]!];
+  const plotted = plottedSettings(settings, headline);
+  const datasetTitle = DATASETS[setup.dataset].title;
+  const { byBytes, byTime } = await renderPlots(plotted, links, setup.model, datasetTitle);
   const prefix = `results${taskTag(setup)}`;
-  const names = { bytes: `${prefix}-accuracy-by-mb`, time: `${prefix}-accuracy-by-time` };
+  const names = {
+    bytes: `${prefix}-accuracy-by-mb`,
+    time: `${prefix}-accuracy-by-time`,
+    parts: `${prefix}-round-parts`,
+  };
+  const partsSvg = await roundPartsPlot(
+    settings,
+    links,
+    `${datasetTitle} ${setup.model.toUpperCase()}, ${setup.workers} workers: where a round's simulated time goes`,
+  );
+  writeFileSync(join(dir, `${names.parts}.svg`), partsSvg);
   const { start: START, end: END } = markers(setup);
   const heading = taskHeading(setup);
   writeFileSync(join(dir, `${names.bytes}.svg`), byBytes);
@@ -307,15 +263,7 @@ export async function writeReport(
     writeFileSync(join(dir, `${names.bytes}.png`), png[0]!);
     writeFileSync(join(dir, `${names.time}.png`), png[1]!);
   }
-  const winners = winnersTable(settings, links);
-  // The rule of the comparison, and the settings that name another.
-  const others = settings.filter((st) => JSON.stringify(st.entry.aggregation) !== JSON.stringify(COMPARE_AGGREGATION));
-  const aggregationText =
-    `the server combines each round's estimates by the ${ruleText(COMPARE_AGGREGATION)}` +
-    ` (docs/design.md, "Aggregation")` +
-    (others.length === 0
-      ? ''
-      : `, except ${others.map((st) => `${st.entry.label} (${ruleText(st.entry.aggregation)})`).join(', ')}`);
+  const winners = winnersTable(settings, links, headline);
   const generated = [
     START,
     `Generated ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`${setup.command}\`; ` +
@@ -324,42 +272,44 @@ export async function writeReport(
       `(1-minute load average ${fmt(setup.loadAverage.min)}–${fmt(setup.loadAverage.max)} ` +
       `at the runs' starts and ends).`,
     '',
-    `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one ` +
-      `in-process aggregator; ${MODEL_TEXT[setup.model]} on ${DATASET_TEXT[setup.dataset]} ` +
-      `(held-out test split); IID shards; batch ${setup.batchSize} per worker; ` +
-      `${trainingText(setup, aggregationText)} ` +
-      'Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and ' +
-      'framing; the float32 model goes down every round unless the setting names a compressed downlink). ' +
-      "Simulated seconds are the link model's round time (core/traffic/linkModel.ts; docs/protocol.md, " +
-      '"Traffic and the link model"): per round, the slowest worker\'s compute, compression and encoding time, plus ' +
-      "the larger of a worker's download and upload " +
-      "on its own link and the server link's time for every worker's messages, plus both latencies and the server's " +
-      `decode and update time. Networks: ${links.map((link) => `${link.name}: ${describeLink(link)}`).join('; ')}. ` +
-      'The step times come from where the time table\'s "times from" column says (docs/design.md, "Where the ' +
-      "comparison's times come from\"): a calibration, each setting's compression and encoding and the model's " +
-      "compute timed on the comparison's main thread's own CPU clock before any worker thread runs (medians of " +
-      "blocks of steps, scripts/compare/calibration.ts), or else the workers' own thread CPU times as each round " +
-      'recorded them (docs/protocol.md, "Worker times"); the replica\'s update (compressed downlinks) is always ' +
-      "the workers' own.",
+    setupParagraph(setup, settings, links),
     '',
-    `### ${heading}Which setting reaches 90% first, per link speed`,
+    `### ${heading}Which setting reaches ${percent(headline)} first, per network`,
     '',
     winners,
     '',
-    `### ${heading}Which setting reaches 85% first, per link speed`,
+    `### ${heading}Speed-up over float32 SGD to ${percent(headline)}, per network`,
     '',
-    winnersTable(settings, links, 0.85),
+    speedUpTable(settings, links, headline),
+    '',
+    `### ${heading}Spectral ATOMO's speed-up over each setting to ${percent(headline)}, per network`,
+    '',
+    againstSpectralTable(settings, links, headline),
+    '',
+    `### ${heading}Where a round's time goes, per network`,
+    '',
+    roundPartsTable(settings, links),
+    '',
+    `![the mean round's simulated time in its parts, per setting and network](${names.parts}.svg)`,
+    '',
+    `### ${heading}Which setting reaches ${percent(low)} first, per network`,
+    '',
+    winnersTable(settings, links, low),
     '',
     `### ${heading}Every setting`,
     '',
     `The plots draw one line per scheme family (${plotted.length} of ${settings.length} settings): the family's ` +
-      'setting that reaches 90% in the fewest rounds, then the highest final accuracy.',
+      `setting that reaches ${percent(headline)} in the fewest rounds, then the highest final accuracy.`,
     '',
-    settingsTable(settings, setup.workers),
+    settingsTable(settings, setup.workers, setup.targets),
     '',
-    `### ${heading}Simulated time to each target, per link speed`,
+    `### ${heading}Simulated time to each target, per network`,
     '',
-    timeTable(settings, links),
+    timeTable(settings, links, setup.targets),
+    '',
+    `### ${heading}Variance against bytes, on the runs' gradients`,
+    '',
+    varianceTable(settings),
     '',
     `### ${heading}Accuracy at matched traffic`,
     '',

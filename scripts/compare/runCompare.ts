@@ -20,9 +20,11 @@ import { runPatch, runSwarm } from '../swarm/runSwarm';
 import { calibrate, calibrationOf, readCalibrations } from './calibration';
 import type { SettingAggregation, SettingRuns } from './plots';
 import { writeReport } from './report';
+import { settingVariance } from './varianceTable';
 import { compareEntries, type CompareEntry } from './schemes';
-import { COMPARE_LINKS, TARGETS, evalPoints, settingTimes } from './stats';
-import { TUNING_RULE, chooseLearningRate, tuningTrial, type TuningRecord } from './tuning';
+import { COMPARE_LINKS, evalPoints, meanRoundParts, settingTimes } from './stats';
+import { TASK_TARGETS, headlineTarget } from './task';
+import { chooseLearningRate, tuningRule, tuningTrial, type TuningRecord } from './tuning';
 
 /** What to compare. */
 export interface CompareOptions {
@@ -39,6 +41,11 @@ export interface CompareOptions {
    * trains every setting at `learningRate`.
    */
   readonly tuning: { readonly seed: number; readonly learningRates: readonly number[] } | null;
+  /**
+   * A folder whose tuning.json gives each setting its learning rate instead of tuning here (a task with more workers
+   * reusing the tuning of the same model with fewer: the tuning's cost grows with the workers).
+   */
+  readonly tuningFrom?: string;
   /** The learning rate without tuning (the server's default when absent). */
   readonly learningRate?: number;
   /** Setting ids to train (all when absent); the report covers every setting with histories. */
@@ -91,6 +98,24 @@ function aggregationOf(histories: readonly SwarmHistory[]): SettingAggregation {
   };
 }
 
+/**
+ * The records of `chosen` in `from`/tuning.json, written into this comparison's `tuningPath` (so its report says
+ * where each rate came from); throws naming the settings it lacks.
+ */
+function reusedTuning(from: string, chosen: readonly CompareEntry[], tuningPath: string): Record<string, TuningRecord> {
+  const source = join(from, 'tuning.json');
+  if (!existsSync(source)) throw new Error(`--tuning-from: no ${source}; run that comparison with its tuning first`);
+  const records = JSON.parse(readFileSync(source, 'utf8')) as Record<string, TuningRecord>;
+  const missing = chosen.filter((e) => records[e.id] === undefined).map((e) => e.id);
+  if (missing.length > 0) throw new Error(`--tuning-from: ${source} has no tuning of ${missing.join(', ')}`);
+  const here = existsSync(tuningPath)
+    ? (JSON.parse(readFileSync(tuningPath, 'utf8')) as Record<string, TuningRecord>)
+    : {};
+  for (const e of chosen) here[e.id] = records[e.id]!;
+  writeFileSync(tuningPath, JSON.stringify(here, null, 1));
+  return records;
+}
+
 /** Trains what is asked and writes the report; returns the headline table (who reaches 90% first per link). */
 export async function runCompare(
   options: CompareOptions,
@@ -99,6 +124,8 @@ export async function runCompare(
   const model = options.model ?? 'mlp';
   const dataset = options.dataset ?? 'mnist';
   const entries = compareEntries(model, DEFAULT_RUN_CONFIG.batchSize);
+  const targets = TASK_TARGETS[dataset];
+  const target = headlineTarget(dataset);
   // Each run's own wall time and the load average around it, kept beside the histories and merged, so a
   // comparison trained in several invocations (one setting at a time) still reports what it cost.
   const timingPath = join(options.outDir, 'timings.json');
@@ -137,7 +164,7 @@ export async function runCompare(
     aggregation: entry.aggregation,
     ...(learningRate === undefined ? {} : { learningRate }),
     // Every round just below a target, so rounds to it are exact to the round there.
-    overrides: { evalNear: { targets: [...TARGETS], within: EVAL_NEAR_WITHIN }, ...entry.overrides },
+    overrides: { evalNear: { targets: [...targets], within: EVAL_NEAR_WITHIN }, ...entry.overrides },
     backend: 'cpu',
     name: `${entry.label} seed ${seed}`,
     ...(out === undefined ? {} : { out }),
@@ -183,7 +210,12 @@ export async function runCompare(
     try {
       const learningRates = new Map<string, number | undefined>();
       const tuning = options.tuning;
+      const reused = options.tuningFrom === undefined ? null : reusedTuning(options.tuningFrom, chosen, tuningPath);
       for (const entry of chosen) {
+        if (reused !== null) {
+          learningRates.set(entry.id, reused[entry.id]!.learningRate);
+          continue;
+        }
         if (tuning === null) {
           learningRates.set(entry.id, options.learningRate);
           continue;
@@ -205,13 +237,13 @@ export async function runCompare(
         const trials = [];
         for (const lr of tuning.learningRates) {
           const history = await train(entry, tuning.seed, lr, tuningHistoryPath(entry.id, lr, tuning.seed));
-          trials.push(tuningTrial(lr, evalPoints(history)));
+          trials.push(tuningTrial(lr, evalPoints(history), target));
         }
         const record: TuningRecord = {
           seed: tuning.seed,
           rounds: options.rounds,
           workers: options.workers,
-          rule: TUNING_RULE,
+          rule: tuningRule(target),
           trials,
           learningRate: chooseLearningRate(trials),
         };
@@ -246,6 +278,8 @@ export async function runCompare(
         entry,
         seeds: histories.map((h) => evalPoints(h, COMPARE_LINKS, calibration)),
         times: settingTimes(histories, calibration),
+        roundParts: meanRoundParts(histories, COMPARE_LINKS, calibration),
+        variance: settingVariance(histories),
         learningRates,
         ...(chose ? { tuning } : {}),
         aggregation: aggregationOf(histories),
@@ -282,7 +316,8 @@ export async function runCompare(
       seeds: options.seeds,
       batchSize: DEFAULT_RUN_CONFIG.batchSize,
       tuning: options.tuning,
-      targets: TARGETS,
+      ...(options.tuningFrom === undefined ? {} : { tuningFrom: options.tuningFrom }),
+      targets,
       evalNearWithin: EVAL_NEAR_WITHIN,
       momentum: DEFAULT_RUN_CONFIG.momentum,
       model,

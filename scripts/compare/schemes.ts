@@ -16,8 +16,11 @@
  *     docs/design.md's estimator assumes, unbiased for the unbiased
  *     schemes); the server's robust default, the norm bound k = 3, appears
  *     once as its own setting (spectral s = 2), so its cost is measured.
- *   - On the MLP, whose float32 model is most of the traffic, byte-matched
- *     spectral ATOMO and PowerSGD also run with the compressed downlinks
+ *   - Every setting's model comes down by the server's default downlink,
+ *     `auto` (each worker gets the smaller of the round's relayed gradients
+ *     and the float32 model, bit-identical either way). On the MLP,
+ *     byte-matched spectral ATOMO also runs with the full model every round
+ *     (the paper's parameter server) and with the ATOMO-compressed model
  *     (docs/protocol.md, "Downlink").
  * A setting may carry any other run settings (`overrides`), passed to the
  * run's configuration as they are.
@@ -51,9 +54,8 @@ export interface CompareEntry {
   readonly levels: number;
   readonly bucketSize: number;
   /**
-   * How the model goes down to the workers, and the `atomo` downlink's budget. Every setting names its downlink: the
-   * uplink settings send the dense model (`full`), not the server's default `auto`, so their megabytes are the
-   * float32 model's every round, as docs/results.md reports them; the downlink settings name theirs.
+   * How the model goes down to the workers, and the `atomo` downlink's budget: the server's default `auto` unless the
+   * setting names another (its id and label then say which).
    */
   readonly downlink: DownlinkMode;
   readonly downlinkBudget: number;
@@ -96,8 +98,8 @@ export function ruleText(rule: AggregationRule): string {
 }
 
 const DOWNLINK_LABELS: Readonly<Record<DownlinkMode, string>> = {
-  auto: ', auto downlink',
-  full: '',
+  auto: '',
+  full: ', full model down every round',
   relay: ', relay downlink',
   atomo: `, ATOMO downlink s=${DEFAULT_DOWNLINK_BUDGET}`,
 };
@@ -127,9 +129,9 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
     family: string,
     scheme: SchemeName,
     budget: number,
-    { levels = 1, bucketSize = 0, downlink = 'full', byteBudget, aggregation, overrides }: Knobs = {},
+    { levels = 1, bucketSize = 0, downlink = 'auto', byteBudget, aggregation, overrides }: Knobs = {},
   ): CompareEntry => ({
-    id: downlink === 'full' ? id : `${id}-${downlink}`,
+    id: downlink === 'auto' ? id : `${id}-${downlink}`,
     label: `${label}${DOWNLINK_LABELS[downlink]}`,
     family: `${family}${DOWNLINK_LABELS[downlink]}`,
     scheme,
@@ -232,8 +234,7 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
   if (model !== 'mlp') return uplink;
   return [
     ...uplink,
-    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { downlink: 'relay' }),
+    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { downlink: 'full' }),
     make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { downlink: 'atomo' }),
-    make('powersgd-matched', `PowerSGD rank ${rank} (biased)`, POWERSGD, 'powersgd', rank, { downlink: 'relay' }),
   ];
 }

@@ -4,6 +4,7 @@ import {
   accuracyAtMB,
   atTarget,
   bootstrapMeanCi,
+  bootstrapRatioCi,
   censoredMean,
   quantile,
   reach,
@@ -32,6 +33,20 @@ describe('comparison statistics', () => {
     expect(reach(points, 0.95)).toBeNull();
     expect(accuracyAtMB(points, 25)).toBe(0.91);
     expect(accuracyAtMB(points, 5)).toBeNull();
+  });
+});
+
+describe('the bootstrap interval of a ratio of means', () => {
+  it('is exact for constant samples and holds the true ratio of two noisy ones', () => {
+    expect(bootstrapRatioCi([6, 6, 6], [2, 2])).toEqual({ mean: 3, lo: 3, hi: 3 });
+    // Means 10 and 5 (ratio 2); with 20 runs each of sd 1 the ratio's sd is about 0.05: 2 lies well inside.
+    const rng = seededRng(7);
+    const noisy = (mean: number) => Array.from({ length: 20 }, () => mean + (rng() - 0.5) * Math.sqrt(12));
+    const ci = bootstrapRatioCi(noisy(10), noisy(5));
+    expect(ci.lo).toBeLessThan(2);
+    expect(ci.hi).toBeGreaterThan(2);
+    expect(ci.hi - ci.lo).toBeLessThan(0.5);
+    expect(() => bootstrapRatioCi([], [1])).toThrow(RangeError);
   });
 });
 

@@ -7,8 +7,8 @@
  */
 import type { TimeSource } from '../../core/protocol';
 import { randomBits } from '../../core/rng/stream';
-import { LINK_PRESETS, type LinkModel } from '../../core/traffic/linkModel';
-import { simulatedRoundMs, type CalibratedTimes, type SwarmHistory } from '../swarm/history';
+import { LINK_PRESETS, type LinkModel, type RoundTimeParts } from '../../core/traffic/linkModel';
+import { simulatedRoundMs, simulatedRoundParts, type CalibratedTimes, type SwarmHistory } from '../swarm/history';
 
 /** The networks of the comparison: the link model's presets (core/traffic/linkModel.ts). */
 export const COMPARE_LINKS: readonly LinkModel[] = [
@@ -16,9 +16,6 @@ export const COMPARE_LINKS: readonly LinkModel[] = [
   LINK_PRESETS.homeBroadband,
   LINK_PRESETS.datacentre,
 ];
-
-/** Accuracy targets. */
-export const TARGETS = [0.85, 0.9, 0.92] as const;
 
 /** One evaluation of one run, with everything measured up to it. */
 export interface EvalPoint {
@@ -91,6 +88,24 @@ export function settingTimes(histories: readonly SwarmHistory[], calibration?: C
     encodeMs,
     applyMs,
   };
+}
+
+/** Per link, the mean over every round of `histories` of where its simulated time goes. */
+export function meanRoundParts(
+  histories: readonly SwarmHistory[],
+  links: readonly LinkModel[],
+  calibration?: CalibratedTimes,
+): RoundTimeParts[] {
+  const rounds = histories.flatMap((h) => h.rounds);
+  return links.map((link) => {
+    const sum = { computeMs: 0, downMs: 0, upMs: 0, serverLinkMs: 0, latencyMs: 0, serverMs: 0 };
+    for (const r of rounds) {
+      const parts = simulatedRoundParts(r, link, calibration);
+      for (const key of Object.keys(sum) as (keyof RoundTimeParts)[]) sum[key] += parts[key];
+    }
+    for (const key of Object.keys(sum) as (keyof RoundTimeParts)[]) sum[key] /= Math.max(1, rounds.length);
+    return sum;
+  });
 }
 
 /** Mean and sample standard deviation of the values present, and how many there were. */
@@ -176,6 +191,35 @@ export function bootstrapMeanCi(
   const highest = Math.max(...values);
   const clamp = (x: number) => Math.min(highest, Math.max(lowest, x));
   return { mean, lo: clamp(quantile(means, (1 - level) / 2)), hi: clamp(quantile(means, (1 + level) / 2)) };
+}
+
+/**
+ * The ratio of two samples' means, mean(numerators) / mean(denominators), with its percentile bootstrap interval:
+ * each sample resampled on its own (independent runs), from two Philox streams under `seed`.
+ */
+export function bootstrapRatioCi(
+  numerators: readonly number[],
+  denominators: readonly number[],
+  { level = 0.95, resamples = BOOTSTRAP_RESAMPLES, seed = BOOTSTRAP_SEED } = {},
+): MeanCi {
+  if (numerators.length === 0 || denominators.length === 0) throw new RangeError('bootstrap of an empty sample');
+  const meanOf = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const resampledMean = (xs: readonly number[], b: number, layer: number) => {
+    let sum = 0;
+    for (let i = 0; i < xs.length; i++) {
+      const bits = randomBits({ seed, worker: 0, round: b, layer }, i);
+      sum += xs[Math.floor((bits / 0x100000000) * xs.length)]!;
+    }
+    return sum / xs.length;
+  };
+  const ratios = new Float64Array(resamples);
+  for (let b = 0; b < resamples; b++) ratios[b] = resampledMean(numerators, b, 1) / resampledMean(denominators, b, 2);
+  ratios.sort();
+  return {
+    mean: meanOf(numerators) / meanOf(denominators),
+    lo: quantile(ratios, (1 - level) / 2),
+    hi: quantile(ratios, (1 + level) / 2),
+  };
 }
 
 /** One run's value of a quantity measured at a target: where it got there, or where it stopped (censored). */

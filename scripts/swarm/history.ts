@@ -7,7 +7,7 @@
 import { modelVariance } from '../../core/atomo';
 import type { LayerSentAs, RoundAggregation, RoundMetrics, RunConfig, WorkerTimes } from '../../core/protocol';
 import { downlinkBytes, uplinkBytes } from '../../core/traffic/frames';
-import { roundTotalsTimeMs, type LinkModel } from '../../core/traffic/linkModel';
+import { partsTotalMs, roundTotalsParts, type LinkModel, type RoundTimeParts } from '../../core/traffic/linkModel';
 import type { SwarmBackend } from './options';
 
 /** One closed round, flattened for plotting. */
@@ -193,9 +193,18 @@ export function contributorMs(round: HistoryRound, calibration?: CalibratedTimes
  * download and every contributor's upload.
  */
 export function simulatedRoundMs(round: HistoryRound, link: LinkModel, calibration?: CalibratedTimes): number {
+  return partsTotalMs(simulatedRoundParts(round, link, calibration));
+}
+
+/** Where that simulated time of a recorded round goes (core/traffic/linkModel.ts, RoundTimeParts). */
+export function simulatedRoundParts(
+  round: HistoryRound,
+  link: LinkModel,
+  calibration?: CalibratedTimes,
+): RoundTimeParts {
   const totals =
     round.workerBytesDown === undefined
       ? round
       : { ...round, downPayload: { perContributor: round.workerBytesDown, total: round.bytesDown } };
-  return roundTotalsTimeMs(totals, contributorMs(round, calibration), round.serverMs, link);
+  return roundTotalsParts(totals, contributorMs(round, calibration), round.serverMs, link);
 }
