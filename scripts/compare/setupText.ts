@@ -7,6 +7,7 @@ import { describeLink, type LinkModel } from '../../core/traffic/linkModel';
 import type { DatasetName } from '../../core/data/datasets';
 import type { ModelKind } from '../../core/model';
 import type { SettingRuns } from './plots';
+import type { CompareOptions } from './runCompare';
 import { COMPARE_AGGREGATION, ruleText } from './schemes';
 import type { CompareTask } from './task';
 import { tuningRule } from './tuning';
@@ -27,19 +28,12 @@ const DATASET_TEXT: Readonly<Record<DatasetName, string>> = {
   fashion: 'Fashion-MNIST\'s 60,000 training images (the `fashion-mnist` package; docs/design.md, "Datasets")',
 };
 
-/** What the run was, for the report's first lines. */
-export interface CompareSetup extends CompareTask {
-  readonly command: string;
+/** What the run was, for the report's first lines: the options it ran with, and what it measured. */
+export interface CompareSetup
+  extends CompareTask, Pick<CompareOptions, 'command' | 'rounds' | 'evalEvery' | 'seeds' | 'tuning' | 'tuningFrom'> {
   /** Training runs whose time is summed in wallSeconds. */
   readonly runs: number;
-  readonly rounds: number;
-  readonly evalEvery: number;
-  readonly seeds: readonly number[];
   readonly batchSize: number;
-  /** The learning-rate tuning, or null when every setting trained at the server's default rate. */
-  readonly tuning: { readonly seed: number; readonly learningRates: readonly number[] } | null;
-  /** Where the learning rates came from when reused (--tuning-from), not tuned here. */
-  readonly tuningFrom?: string;
   /**
    * The accuracy targets (the headline one in the middle), and the points below each within which the server
    * evaluated every round.
