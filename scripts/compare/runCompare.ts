@@ -116,7 +116,10 @@ function reusedTuning(from: string, chosen: readonly CompareEntry[], tuningPath:
   return records;
 }
 
-/** Trains what is asked and writes the report; returns the headline table (who reaches 90% first per link). */
+/**
+ * Trains what is asked and writes the report; returns the headline table (who reaches the task's headline target
+ * first, per network).
+ */
 export async function runCompare(
   options: CompareOptions,
 ): Promise<{ winners: string; wallSeconds: number; settings: SettingRuns[] }> {
