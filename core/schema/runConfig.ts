@@ -55,6 +55,8 @@ export const RUN_CONFIG_BOUNDS = {
   evalEvery: { min: 1, max: 10_000_000 },
   /** evalNear: accuracy targets and the margin below them, as fractions; at most `maxTargets` targets. */
   evalNear: { min: 0, max: 1, maxTargets: 16 },
+  /** Held-out examples an evaluation reads (a prefix of the test split). */
+  evalExamples: { min: 1, max: 10_000_000 },
   /** k of the norm bound: an estimate may be at most k × the round's median norm. */
   normBoundK: { min: 1, max: 1000 },
   /** Fraction trimmed from each end per coordinate (below one half, so something is left). */
@@ -304,6 +306,11 @@ const RUN_CONFIG_ENTRIES = {
   evalEvery: integer('evalEvery', B.evalEvery),
   /** Evaluate every round close below an accuracy target (EvalNearSchema); absent: every evalEvery rounds only. */
   evalNear: v.optional(EvalNearSchema),
+  /**
+   * Evaluate on the first this many examples of the held-out split (all of it when absent or larger). The split is
+   * shuffled at make-data time, so a prefix is a uniform sample of it: a cheaper, noisier evaluation.
+   */
+  evalExamples: v.optional(integer('evalExamples', B.evalExamples)),
   /** How the round's estimates are combined (robust by default). */
   aggregation: AggregationRuleSchema,
   /** A connected member that missed this many rounds in a row stops counting toward the quorum until it submits. */

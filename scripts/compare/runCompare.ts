@@ -23,7 +23,7 @@ import { writeReport } from './report';
 import { settingVariance } from './varianceTable';
 import { compareEntries, type CompareEntry } from './schemes';
 import { COMPARE_LINKS, evalPoints, meanRoundParts, settingTimes } from './stats';
-import { TASK_TARGETS, headlineTarget } from './task';
+import { COMPARE_EVAL_EXAMPLES, TASK_TARGETS, headlineTarget } from './task';
 import { chooseLearningRate, tuningRule, tuningTrial, type TuningRecord } from './tuning';
 
 /** What to compare. */
@@ -167,7 +167,11 @@ export async function runCompare(
     aggregation: entry.aggregation,
     ...(learningRate === undefined ? {} : { learningRate }),
     // Every round just below a target, so rounds to it are exact to the round there.
-    overrides: { evalNear: { targets: [...targets], within: EVAL_NEAR_WITHIN }, ...entry.overrides },
+    overrides: {
+      evalNear: { targets: [...targets], within: EVAL_NEAR_WITHIN },
+      evalExamples: COMPARE_EVAL_EXAMPLES,
+      ...entry.overrides,
+    },
     backend: 'cpu',
     name: `${entry.label} seed ${seed}`,
     ...(out === undefined ? {} : { out }),

@@ -22,10 +22,14 @@ const MODEL_TEXT: Readonly<Record<ModelKind, string>> = {
   'mlp-wide': 'wide MLP 784-1024-256-10 (1,068,810 parameters)',
 };
 
-/** The images each dataset's comparison trains on, in words. */
+/** The images each dataset's comparison trains and evaluates on, in words (COMPARE_EVAL_EXAMPLES held out). */
 const DATASET_TEXT: Readonly<Record<DatasetName, string>> = {
-  mnist: 'the 10,000 MNIST digits of the `mnist` package (8,000 to train, 2,000 held out)',
-  fashion: 'Fashion-MNIST\'s 60,000 training images (the `fashion-mnist` package; docs/design.md, "Datasets")',
+  mnist:
+    'the 10,000 MNIST digits of the `mnist` package (8,000 to train, 2,000 held out), test accuracy on the 2,000 ' +
+    'held-out digits',
+  fashion:
+    'Fashion-MNIST\'s 60,000 training images (the `fashion-mnist` package; docs/design.md, "Datasets"), test ' +
+    'accuracy on the first 2,000 of its 10,000 test images (a uniform sample: the split is stored shuffled)',
 };
 
 /** What the run was, for the report's first lines: the options it ran with, and what it measured. */
@@ -93,8 +97,8 @@ export function setupParagraph(
       : `, except ${others.map((st) => `${st.entry.label} (${ruleText(st.entry.aggregation)})`).join(', ')}`);
   return (
     `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one ` +
-    `in-process aggregator; ${MODEL_TEXT[setup.model]} on ${DATASET_TEXT[setup.dataset]} ` +
-    `(held-out test split); IID shards; batch ${setup.batchSize} per worker; ` +
+    `in-process aggregator; ${MODEL_TEXT[setup.model]} on ${DATASET_TEXT[setup.dataset]}; ` +
+    `IID shards; batch ${setup.batchSize} per worker; ` +
     `${trainingText(setup, aggregationText)} ` +
     'Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and ' +
     "framing); the model comes down by the server's default downlink, `auto` (each worker gets the smaller of " +

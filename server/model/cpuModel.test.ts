@@ -46,6 +46,20 @@ describe('createCpuModelRuntime', () => {
     expect(turns).toBeGreaterThanOrEqual(3);
   });
 
+  it('evaluates on a prefix of the test split when asked for fewer examples, on all of it when asked for more', async () => {
+    // Half the examples of one class and half of another: the first half alone scores differently from the whole.
+    const images = Uint8Array.from({ length: 40 * PIXELS_PER_IMAGE }, (_, i) => (i * 7) % 256);
+    const labels = Uint8Array.from({ length: 40 }, (_, n) => (n < 20 ? 3 : 5));
+    const runtime = createCpuModelRuntime(new Dataset(images, labels));
+    const prefix = createCpuModelRuntime(
+      new Dataset(images.subarray(0, 20 * PIXELS_PER_IMAGE), labels.subarray(0, 20)),
+    );
+    const whole = await runtime.evaluate('mlp', weights);
+    expect(await runtime.evaluate('mlp', weights, 'mnist', 20)).toEqual(await prefix.evaluate('mlp', weights));
+    expect(await runtime.evaluate('mlp', weights, 'mnist', 20)).not.toEqual(whole);
+    expect(await runtime.evaluate('mlp', weights, 'mnist', 1000)).toEqual(whole);
+  });
+
   it('fails an evaluation on a dataset it cannot load, naming it, and tries the load again next time', async () => {
     expect.assertions(3);
     const runtime = createCpuModelRuntime(oneClass(10, 0));

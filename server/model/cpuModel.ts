@@ -59,12 +59,12 @@ export function createCpuModelRuntime(test: Dataset, loadTest?: TestSetLoader): 
   return {
     layout,
     initialWeights: (kind, seed) => heInitialise(layout(kind), seed),
-    evaluate(kind, params, dataset = DEFAULT_DATASET) {
+    evaluate(kind, params, dataset = DEFAULT_DATASET, examples = Infinity) {
       let backend = backends.get(kind);
       if (!backend) backends.set(kind, (backend = yieldingBetweenChunks(createCpuBackend(layout(kind)))));
       const job = queue
         .then(() => testSet(dataset))
-        .then((held) => evaluate(backend, params, held.images, held.labels, held.count));
+        .then((held) => evaluate(backend, params, held.images, held.labels, Math.min(examples, held.count)));
       queue = job.catch(() => undefined);
       return job;
     },

@@ -20,8 +20,8 @@ export interface ModelRuntime {
   /** The initial weights of a run: a pure function of kind and seed. */
   initialWeights(kind: ModelKind, seed: number): Float32Array;
   /**
-   * Evaluates `params` on the held-out test set of `dataset`, MNIST when absent (the caller passes a copy it will
-   * not change).
+   * Evaluates `params` on the held-out test set of `dataset`, MNIST when absent, or on its first `examples` when
+   * given (the caller passes a copy of the weights it will not change).
    */
-  evaluate(kind: ModelKind, params: Float32Array, dataset?: DatasetName): Promise<Evaluation>;
+  evaluate(kind: ModelKind, params: Float32Array, dataset?: DatasetName, examples?: number): Promise<Evaluation>;
 }

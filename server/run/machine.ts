@@ -373,7 +373,8 @@ export class RoundMachine {
   #evaluate(): Promise<Evaluation | null> {
     const core = this.#core;
     const { onError } = this.#deps;
-    return this.#deps.model.evaluate(core.config.model, core.params.slice(), core.config.dataset).then(
+    const { model, dataset, evalExamples } = core.config;
+    return this.#deps.model.evaluate(model, core.params.slice(), dataset, evalExamples).then(
       (evaluation) => {
         if (Number.isFinite(evaluation.loss) && Number.isFinite(evaluation.accuracy)) return evaluation;
         const what = `the evaluation of version ${core.version} is not finite (loss ${evaluation.loss})`;
