@@ -4,9 +4,11 @@
  * and a random admin token (removed again on close).
  */
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { loadMnist } from '../../core/data';
 import type { AppOptions } from '../../server/app';
 import { createFileReader } from '../../server/data/fileReader';
+import { createThreadedModelRuntime } from '../../server/evaluation/threadedModel';
 import { removeDataDir, startLocalServer, type LocalServer } from '../../server/local';
 
 /** Where the swarm connects and how it authenticates. */
@@ -32,9 +34,14 @@ export async function startInProcessServer(
   return { ...(await startLocalServer(test, { defaultRun: false, adminToken, ...options })), adminToken };
 }
 
-/** Starts an in-process aggregator with no default run. */
+/**
+ * Starts an in-process aggregator with no default run. Its evaluations run on one thread per core
+ * (server/evaluation/threadedModel.ts): the swarm's workers wait for an evaluated round, so the cores would otherwise idle.
+ */
 export async function startLocalAggregator(): Promise<AggregatorHandle> {
-  const server = await startInProcessServer();
+  const { test } = await loadMnist(createFileReader());
+  const model = createThreadedModelRuntime(test, { threads: availableParallelism() });
+  const server = await startInProcessServer({ model });
   return {
     url: server.url,
     adminToken: server.adminToken,
@@ -42,6 +49,7 @@ export async function startLocalAggregator(): Promise<AggregatorHandle> {
     errors: server.errors,
     close: async () => {
       await server.close();
+      await model.close();
       removeDataDir(server.dataDir);
     },
   };
