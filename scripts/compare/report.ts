@@ -284,7 +284,7 @@ export async function writeReport(
     '',
     `### ${heading}Spectral ATOMO's speed-up over each setting to ${percent(headline)}, per network`,
     '',
-    againstSpectralTable(settings, links, headline),
+    againstSpectralTable(settings, links, headline, plotted),
     '',
     `### ${heading}Where a round's time goes, per network`,
     '',

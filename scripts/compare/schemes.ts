@@ -72,6 +72,9 @@ export interface CompareEntry {
   readonly overrides?: RunConfigPatch;
 }
 
+/** The family of spectral ATOMO's settings with the comparison's rule and downlink (its sweep and byte-matched one). */
+export const SPECTRAL_FAMILY = 'ATOMO spectral';
+
 /** The comparison's rule unless a setting names another: the plain mean of the estimates. */
 export const COMPARE_AGGREGATION: AggregationRule = { kind: 'mean' };
 
@@ -161,7 +164,7 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
   const dct = budgetOf('atomo-dct');
   const rank = budgetOf('powersgd');
   const bytes = matched.find((c) => c.scheme === 'atomo-auto')!.byteBudget!;
-  const SPECTRAL = 'ATOMO spectral';
+  const SPECTRAL = SPECTRAL_FAMILY;
   const ENTRY = 'ATOMO entry-wise';
   const AUTO = 'ATOMO auto per layer';
   const POWERSGD = 'PowerSGD (biased)';
