@@ -14,6 +14,7 @@ import type { CompareEntry } from './schemes';
 import type { TuningRecord } from './tuning';
 import type { SettingVariance } from './varianceTable';
 import type { EvalPoint, SettingTimes } from './stats';
+import { MODEL_TITLES } from './task';
 
 /** One setting's runs, one per seed. */
 export interface SettingRuns {
@@ -178,7 +179,7 @@ export async function renderPlots(
   model: ModelKind,
   datasetTitle: string,
 ): Promise<{ byBytes: string; byTime: string }> {
-  const name = `${datasetTitle} ${model.toUpperCase()}`;
+  const name = `${datasetTitle} ${MODEL_TITLES[model]}`;
   const order = settings.map((s) => s.entry.label);
   const byBytes = rows(settings, 'all', (p) => p.totalMB);
   const byTime = links.flatMap((link, i) =>

@@ -14,7 +14,7 @@ import { percent, setupParagraph, type CompareSetup } from './setupText';
 import { againstSpectralTable, roundPartsPlot, roundPartsTable, speedUpTable } from './speedUp';
 import { svgsToPngs } from './png';
 import { varianceTable } from './varianceTable';
-import { taskHeading, taskTag, type CompareTask } from './task';
+import { MODEL_TITLES, taskHeading, taskTag, type CompareTask } from './task';
 import { ruleText } from './schemes';
 import {
   accuracyAtMB,
@@ -251,7 +251,7 @@ export async function writeReport(
   const partsSvg = await roundPartsPlot(
     settings,
     links,
-    `${datasetTitle} ${setup.model.toUpperCase()}, ${setup.workers} workers: where a round's simulated time goes`,
+    `${datasetTitle} ${MODEL_TITLES[setup.model]}, ${setup.workers} workers: where a round's simulated time goes`,
   );
   writeFileSync(join(dir, `${names.parts}.svg`), partsSvg);
   const { start: START, end: END } = markers(setup);

@@ -17,7 +17,7 @@ describe('compare tasks', () => {
     expect(tags.size).toBe(3 * 2 * 4);
     expect(taskTag({ model: 'cnn', dataset: 'fashion', workers: 8 })).toBe('-cnn-fashion-n8');
     expect(taskHeading({ model: 'mlp-wide', dataset: 'fashion', workers: 32 })).toBe(
-      'MLP-WIDE · Fashion-MNIST · 32 workers: ',
+      'Wide MLP · Fashion-MNIST · 32 workers: ',
     );
   });
 });

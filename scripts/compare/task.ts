@@ -39,6 +39,9 @@ export function headlineTarget(dataset: DatasetName): number {
 /** The task of a plain `npm run compare`: the MLP on MNIST with 4 workers. */
 export const DEFAULT_TASK: CompareTask = { model: 'mlp', dataset: DEFAULT_DATASET, workers: 4 };
 
+/** Each model's name in headings and plot titles. */
+export const MODEL_TITLES: Readonly<Record<ModelKind, string>> = { mlp: 'MLP', cnn: 'CNN', 'mlp-wide': 'Wide MLP' };
+
 /**
  * The task's tag: '' for the default task, else what differs from it, in a fixed order: '-cnn', '-fashion',
  * '-cnn-fashion-n8'. The histories' folder is results/compare<tag>, the report's markers compare<tag>:start/end.
@@ -55,7 +58,7 @@ export function taskTag(task: CompareTask): string {
 /** The prefix of the task's headings: '' for the default task, else e.g. 'CNN · Fashion-MNIST · 8 workers: '. */
 export function taskHeading(task: CompareTask): string {
   if (taskTag(task) === '') return '';
-  const parts = [task.model.toUpperCase()];
+  const parts = [MODEL_TITLES[task.model]];
   if (task.dataset !== DEFAULT_TASK.dataset) parts.push(DATASETS[task.dataset].title);
   if (task.workers !== DEFAULT_TASK.workers) parts.push(`${task.workers} workers`);
   return `${parts.join(' · ')}: `;
