@@ -36,7 +36,8 @@ export async function startInProcessServer(
 
 /**
  * Starts an in-process aggregator with no default run. Its evaluations run on one thread per core
- * (server/evaluation/threadedModel.ts): the swarm's workers wait for an evaluated round, so the cores would otherwise idle.
+ * (server/evaluation/threadedModel.ts): the swarm's workers wait for an evaluated round, so the cores would otherwise
+ * idle.
  */
 export async function startLocalAggregator(): Promise<AggregatorHandle> {
   const { test } = await loadMnist(createFileReader());

@@ -35,7 +35,7 @@ describe('createThreadedModelRuntime', () => {
     expect(got.loss).toBeCloseTo(want.loss, 12);
   });
 
-  it('fails an evaluation whose data the threads cannot read, naming the command that makes it, and goes on', async () => {
+  it('fails an evaluation whose data the threads cannot read, naming `npm run data`, and goes on', async () => {
     const nowhere = createThreadedModelRuntime(test, { threads: 2, directory: '/nonexistent-atomo-data' });
     try {
       await expect(nowhere.evaluate('mlp', weights, 'fashion')).rejects.toThrow(/npm run data/);

@@ -46,7 +46,7 @@ describe('createCpuModelRuntime', () => {
     expect(turns).toBeGreaterThanOrEqual(3);
   });
 
-  it('evaluates on a prefix of the test split when asked for fewer examples, on all of it when asked for more', async () => {
+  it('evaluates a prefix of the test split when asked for fewer examples, all of it when asked for more', async () => {
     // Half the examples of one class and half of another: the first half alone scores differently from the whole.
     const images = Uint8Array.from({ length: 40 * PIXELS_PER_IMAGE }, (_, i) => (i * 7) % 256);
     const labels = Uint8Array.from({ length: 40 }, (_, n) => (n < 20 ? 3 : 5));
