@@ -46,6 +46,22 @@ describe('the settings', () => {
       expect(fixed.expectedBytes).toBeGreaterThan(qsgd.find((e) => e.levels === levels)!.expectedBytes);
     }
     expect(entries.find((e) => e.id === 'terngrad-clip')!.overrides).toEqual({ terngradClip: 2.5 });
+    // Under the default downlink, byte-matched spectral ATOMO also runs with two downlinks of its own.
+    expect(entries.filter((e) => e.downlink !== 'auto').map((e) => e.id)).toEqual([
+      'svd-matched-full',
+      'svd-matched-atomo',
+    ]);
+  });
+
+  it("bring every model down by the comparison's downlink, under the same ids, when it names one", () => {
+    const auto = compareEntries('mlp-wide', 32);
+    const full = compareEntries('mlp-wide', 32, 'full');
+    expect(full.map((e) => e.id)).toEqual(auto.map((e) => e.id));
+    expect(full.map((e) => e.label)).toEqual(auto.map((e) => e.label));
+    expect(new Set(full.map((e) => e.downlink))).toEqual(new Set(['full']));
+    expect(compareEntries('mlp', 32, 'full').some((e) => e.id.endsWith('-full') || e.id.endsWith('-atomo'))).toBe(
+      false,
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 /**
- * `npm run compare -- [--model mlp|cnn|mlp-wide] [--dataset mnist|fashion] [--workers 4] [--rounds 60]
+ * `npm run compare -- [--model mlp|cnn|mlp-wide] [--dataset mnist|fashion] [--workers 4] [--downlink auto]
+ *   [--rounds 60]
  *   [--seeds 1,2,3,4,5] [--eval-every 2] [--only svd-2,qsgd-4] [--tune-seed 0] [--lrs 0.025,0.05,0.1,0.2]
  *   [--no-tune [--lr 0.1] | --tuning-from results/compare]
  *   [--quick] [--report-only] [--out-dir results/compare] [--report docs/results.md]`
@@ -16,7 +17,9 @@
  * tuning, whose cost grows with the workers). --quick is a short version
  * (a two-budget spectral sweep and TernGrad, two learning rates, 5 seeds,
  * 6 rounds of 2 workers) that writes to results/compare-quick/ unless told
- * otherwise. --model cnn runs the
+ * otherwise. --downlink full|relay|atomo brings every setting's model down
+ * that way instead of the server's default `auto` (a task of its own, in
+ * results/compare<task>-full/ and its own section). --model cnn runs the
  * same protocol on the CNN, into results/compare-cnn/ and its own section
  * of the report. Before training, it times each setting's compression and
  * encoding and the model's compute on its idle main thread
@@ -26,6 +29,7 @@
 import { parseArgs } from 'node:util';
 import { DATASET_NAMES, isDatasetName } from '../../core/data/datasets';
 import { MODEL_KINDS, type ModelKind } from '../../core/model';
+import { DOWNLINK_MODES, type DownlinkMode } from '../../core/schema';
 import { QUICK, runCompare } from './runCompare';
 import { DEFAULT_TASK, taskTag } from './task';
 import { TUNING_LEARNING_RATES, TUNING_SEED } from './tuning';
@@ -35,6 +39,7 @@ const { values } = parseArgs({
     model: { type: 'string' },
     dataset: { type: 'string' },
     workers: { type: 'string' },
+    downlink: { type: 'string' },
     rounds: { type: 'string' },
     seeds: { type: 'string' },
     'eval-every': { type: 'string' },
@@ -105,12 +110,18 @@ if (values['tuning-from'] !== undefined && values['no-tune']) {
   process.exit(2);
 }
 const workers = int('workers', values.workers, quick ? QUICK.workers : DEFAULT_TASK.workers);
+const downlink = values.downlink ?? 'auto';
+if (!DOWNLINK_MODES.includes(downlink as DownlinkMode)) {
+  console.error(`--downlink must be one of ${DOWNLINK_MODES.join(', ')}`);
+  process.exit(2);
+}
 // Each task's histories go to their own folder (scripts/compare/task.ts).
-const suffix = taskTag({ model: model as ModelKind, dataset, workers });
+const suffix = taskTag({ model: model as ModelKind, dataset, workers, downlink: downlink as DownlinkMode });
 const { winners, wallSeconds } = await runCompare({
   model: model as ModelKind,
   dataset,
   workers,
+  ...(downlink === 'auto' ? {} : { downlink: downlink as DownlinkMode }),
   rounds: int('rounds', values.rounds, quick ? QUICK.rounds : 60),
   evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),
   seeds,

@@ -12,7 +12,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import type { DatasetName } from '../../core/data/datasets';
 import type { ModelKind } from '../../core/model';
-import { DEFAULT_RUN_CONFIG, applyRunConfigPatch, type AggregationRule } from '../../core/schema';
+import { DEFAULT_RUN_CONFIG, applyRunConfigPatch, type AggregationRule, type DownlinkMode } from '../../core/schema';
 import { startLocalAggregator } from '../swarm/aggregator';
 import type { SwarmHistory } from '../swarm/history';
 import type { SwarmOptions } from '../swarm/options';
@@ -32,6 +32,8 @@ export interface CompareOptions {
   readonly model?: ModelKind;
   /** The images every setting trains on (MNIST by default). */
   readonly dataset?: DatasetName;
+  /** How every setting's model comes down unless it names its own (the server's default `auto` when absent). */
+  readonly downlink?: DownlinkMode;
   readonly workers: number;
   readonly rounds: number;
   readonly seeds: readonly number[];
@@ -126,7 +128,7 @@ export async function runCompare(
   const started = performance.now();
   const model = options.model ?? 'mlp';
   const dataset = options.dataset ?? 'mnist';
-  const entries = compareEntries(model, DEFAULT_RUN_CONFIG.batchSize);
+  const entries = compareEntries(model, DEFAULT_RUN_CONFIG.batchSize, options.downlink);
   const targets = TASK_TARGETS[dataset];
   const target = headlineTarget(dataset);
   // Each run's own wall time and the load average around it, kept beside the histories and merged, so a
@@ -329,6 +331,7 @@ export async function runCompare(
       momentum: DEFAULT_RUN_CONFIG.momentum,
       model,
       dataset,
+      ...(options.downlink === undefined ? {} : { downlink: options.downlink }),
       wallSeconds,
       runs: shown.length,
       cores: cpus().length,

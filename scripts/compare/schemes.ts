@@ -16,9 +16,10 @@
  *     docs/design.md's estimator assumes, unbiased for the unbiased
  *     schemes); the server's robust default, the norm bound k = 3, appears
  *     once as its own setting (spectral s = 2), so its cost is measured.
- *   - Every setting's model comes down by the server's default downlink,
- *     `auto` (each worker gets the smaller of the round's relayed gradients
- *     and the float32 model, bit-identical either way). On the MLP,
+ *   - Every setting's model comes down by the comparison's downlink: the
+ *     server's default `auto` (each worker gets the smaller of the round's
+ *     relayed gradients and the float32 model, bit-identical either way)
+ *     unless `--downlink` names another. Under `auto`, on the MLP,
  *     byte-matched spectral ATOMO also runs with the full model every round
  *     (the paper's parameter server) and with the ATOMO-compressed model
  *     (docs/protocol.md, "Downlink").
@@ -54,7 +55,7 @@ export interface CompareEntry {
   readonly levels: number;
   readonly bucketSize: number;
   /**
-   * How the model goes down to the workers, and the `atomo` downlink's budget: the server's default `auto` unless the
+   * How the model goes down to the workers, and the `atomo` downlink's budget: the comparison's downlink unless the
    * setting names another (its id and label then say which).
    */
   readonly downlink: DownlinkMode;
@@ -107,8 +108,8 @@ const DOWNLINK_LABELS: Readonly<Record<DownlinkMode, string>> = {
   atomo: `, ATOMO downlink s=${DEFAULT_DOWNLINK_BUDGET}`,
 };
 
-/** Every setting for a model and a batch size. */
-export function compareEntries(model: ModelKind, batchSize: number): CompareEntry[] {
+/** Every setting for a model and a batch size, each model coming down by `downlink` unless the setting names one. */
+export function compareEntries(model: ModelKind, batchSize: number, downlink: DownlinkMode = 'auto'): CompareEntry[] {
   const layout = createModelLayout(model);
   const matched = matchedCompressions(layout, batchSize, [
     'atomo-svd',
@@ -121,7 +122,8 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
   interface Knobs {
     readonly levels?: number;
     readonly bucketSize?: number;
-    readonly downlink?: DownlinkMode;
+    /** A downlink of the setting's own, other than the comparison's. */
+    readonly ownDownlink?: DownlinkMode;
     readonly byteBudget?: number;
     readonly aggregation?: AggregationRule;
     readonly overrides?: RunConfigPatch;
@@ -132,16 +134,16 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
     family: string,
     scheme: SchemeName,
     budget: number,
-    { levels = 1, bucketSize = 0, downlink = 'auto', byteBudget, aggregation, overrides }: Knobs = {},
+    { levels = 1, bucketSize = 0, ownDownlink, byteBudget, aggregation, overrides }: Knobs = {},
   ): CompareEntry => ({
-    id: downlink === 'auto' ? id : `${id}-${downlink}`,
-    label: `${label}${DOWNLINK_LABELS[downlink]}`,
-    family: `${family}${DOWNLINK_LABELS[downlink]}`,
+    id: ownDownlink === undefined ? id : `${id}-${ownDownlink}`,
+    label: ownDownlink === undefined ? label : `${label}${DOWNLINK_LABELS[ownDownlink]}`,
+    family: ownDownlink === undefined ? family : `${family}${DOWNLINK_LABELS[ownDownlink]}`,
     scheme,
     budget,
     levels,
     bucketSize,
-    downlink,
+    downlink: ownDownlink ?? downlink,
     downlinkBudget: DEFAULT_DOWNLINK_BUDGET,
     ...(byteBudget === undefined ? {} : { byteBudget }),
     expectedBytes: expectedBytes(
@@ -234,10 +236,10 @@ export function compareEntries(model: ModelKind, batchSize: number): CompareEntr
       }),
     ]),
   ];
-  if (model !== 'mlp') return uplink;
+  if (model !== 'mlp' || downlink !== 'auto') return uplink;
   return [
     ...uplink,
-    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { downlink: 'full' }),
-    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { downlink: 'atomo' }),
+    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { ownDownlink: 'full' }),
+    make('svd-matched', `${SPECTRAL} s=${svd}`, SPECTRAL, 'atomo-svd', svd, { ownDownlink: 'atomo' }),
   ];
 }

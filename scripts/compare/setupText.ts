@@ -81,6 +81,23 @@ function lrText(setup: CompareSetup): string {
   );
 }
 
+/** How the settings' models come down, in words. */
+function downlinkText(setup: CompareSetup): string {
+  switch (setup.downlink ?? 'auto') {
+    case 'auto':
+      return (
+        "the model comes down by the server's default downlink, `auto` (each worker gets the smaller of the round's " +
+        'relayed gradients and the float32 model, bit-identical either way)'
+      );
+    case 'full':
+      return "the float32 model comes down to every worker every round (`full`, the paper's parameter server)";
+    case 'relay':
+      return "the round's relayed gradients come down to every worker (`relay`)";
+    case 'atomo':
+      return 'the ATOMO-compressed model comes down to every worker (`atomo`)';
+  }
+}
+
 /** The setup paragraph of a comparison's section. */
 export function setupParagraph(
   setup: CompareSetup,
@@ -101,9 +118,7 @@ export function setupParagraph(
     `IID shards; batch ${setup.batchSize} per worker; ` +
     `${trainingText(setup, aggregationText)} ` +
     'Megabytes are every WebSocket frame both ways as the server counted them (payload, socket.io envelope and ' +
-    "framing); the model comes down by the server's default downlink, `auto` (each worker gets the smaller of " +
-    "the round's relayed gradients and the float32 model, bit-identical either way), unless the label names " +
-    'another (docs/protocol.md, "Downlink"). ' +
+    `framing); ${downlinkText(setup)}, unless the label names another (docs/protocol.md, "Downlink"). ` +
     "Simulated seconds are the link model's round time (core/traffic/linkModel.ts; docs/protocol.md, " +
     '"Traffic and the link model"): per round, the slower of one worker\'s download, compute (with compression ' +
     "and encoding) and upload on its own link and the slowest compute followed by the server link's time for " +

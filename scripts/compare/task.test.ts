@@ -20,4 +20,14 @@ describe('compare tasks', () => {
       'Wide MLP · Fashion-MNIST · 32 workers: ',
     );
   });
+
+  it('keeps a task with another downlink apart from the same task with the default one', () => {
+    const task = { model: 'mlp-wide', dataset: 'fashion', workers: 32 } as const;
+    expect(taskTag({ ...task, downlink: 'auto' })).toBe(taskTag(task));
+    expect(taskTag({ ...task, downlink: 'full' })).toBe('-mlp-wide-fashion-n32-full');
+    expect(taskHeading({ ...task, downlink: 'full' })).toBe(
+      'Wide MLP · Fashion-MNIST · 32 workers · full model down: ',
+    );
+    expect(taskTag({ ...DEFAULT_TASK, downlink: 'full' })).toBe('-full');
+  });
 });

@@ -1,16 +1,24 @@
 /**
- * What one comparison trains: a model on a dataset with N workers. Each task
+ * What one comparison trains: a model on a dataset with N workers, the model
+ * coming down by one downlink. Each task
  * keeps its histories in its own folder and its own generated section of the
  * report, named by one tag, so the grid of tasks (docs/results.md) fills one
  * file without one task overwriting another.
  */
 import { DATASETS, DEFAULT_DATASET, type DatasetName } from '../../core/data/datasets';
 import type { ModelKind } from '../../core/model';
+import type { DownlinkMode } from '../../core/schema';
 
 export interface CompareTask {
   readonly model: ModelKind;
   readonly dataset: DatasetName;
   readonly workers: number;
+  /**
+   * How every setting's model comes down, unless a setting names its own: the server's default `auto` when absent.
+   * `full` is the paper's parameter server, and spares each simulated worker the decoding of N − 1 relayed gradients a
+   * round (N² decodes a round in one process, which the 32-worker wide MLP cannot afford on two cores).
+   */
+  readonly downlink?: DownlinkMode;
 }
 
 /**
@@ -39,18 +47,27 @@ export function headlineTarget(dataset: DatasetName): number {
 /** The task of a plain `npm run compare`: the MLP on MNIST with 4 workers. */
 export const DEFAULT_TASK: CompareTask = { model: 'mlp', dataset: DEFAULT_DATASET, workers: 4 };
 
+/** A downlink other than `auto`, in headings. */
+const DOWNLINK_TITLES: Readonly<Record<Exclude<DownlinkMode, 'auto'>, string>> = {
+  full: 'full model down',
+  relay: 'relay downlink',
+  atomo: 'ATOMO downlink',
+};
+
 /** Each model's name in headings and plot titles. */
 export const MODEL_TITLES: Readonly<Record<ModelKind, string>> = { mlp: 'MLP', cnn: 'CNN', 'mlp-wide': 'Wide MLP' };
 
 /**
  * The task's tag: '' for the default task, else what differs from it, in a fixed order: '-cnn', '-fashion',
- * '-cnn-fashion-n8'. The histories' folder is results/compare<tag>, the report's markers compare<tag>:start/end.
+ * '-cnn-fashion-n8', '-mlp-wide-fashion-n32-full'. The histories' folder is results/compare<tag>, the report's
+ * markers compare<tag>:start/end.
  */
 export function taskTag(task: CompareTask): string {
   const parts = [
     task.model === DEFAULT_TASK.model ? '' : task.model,
     task.dataset === DEFAULT_TASK.dataset ? '' : task.dataset,
     task.workers === DEFAULT_TASK.workers ? '' : `n${task.workers}`,
+    task.downlink === undefined || task.downlink === 'auto' ? '' : task.downlink,
   ].filter((part) => part !== '');
   return parts.map((part) => `-${part}`).join('');
 }
@@ -61,5 +78,6 @@ export function taskHeading(task: CompareTask): string {
   const parts = [MODEL_TITLES[task.model]];
   if (task.dataset !== DEFAULT_TASK.dataset) parts.push(DATASETS[task.dataset].title);
   if (task.workers !== DEFAULT_TASK.workers) parts.push(`${task.workers} workers`);
+  if (task.downlink !== undefined && task.downlink !== 'auto') parts.push(DOWNLINK_TITLES[task.downlink]);
   return `${parts.join(' · ')}: `;
 }
