@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readThreadCpuMs } from '../../server/run/threadClock';
 import type { SwarmHistory } from '../swarm/history';
 import { readCalibrations } from './calibration';
-import { EVAL_NEAR_WITHIN, QUICK, runCompare } from './runCompare';
+import { EVAL_NEAR_WITHIN, QUICK, aggregationOf, runCompare } from './runCompare';
 import { COMPARE_AGGREGATION, compareEntries } from './schemes';
 import { COMPARE_LINKS } from './stats';
 import { TASK_TARGETS } from './task';
@@ -62,6 +62,22 @@ describe('the settings', () => {
     expect(compareEntries('mlp', 32, 'full').some((e) => e.id.endsWith('-full') || e.id.endsWith('-atomo'))).toBe(
       false,
     );
+  });
+});
+
+describe('the aggregation column', () => {
+  it('counts the rounds that combined fewer estimates than the run had workers, in every history', () => {
+    const history = (workers: number, contributors: number[]) =>
+      ({
+        workers,
+        rounds: contributors.map((c) => ({
+          contributors: c,
+          aggregation: { rule: { kind: 'mean' }, clipped: 0, dropped: 0 },
+        })),
+      }) as unknown as SwarmHistory;
+    const aggregation = aggregationOf([history(4, [4, 3, 4]), history(4, [1, 4]), history(2, [2, 2])]);
+    expect(aggregation).toMatchObject({ rounds: 7, estimates: 20, shortRounds: 2, recorded: 7 });
+    expect(aggregationOf([history(4, [4, 4])]).shortRounds).toBe(0);
   });
 });
 
@@ -115,7 +131,15 @@ describe('npm run compare -- --quick', () => {
         expect(s.learningRates).toEqual([record.learningRate]);
         for (const lr of QUICK.tuning.learningRates)
           expect(existsSync(join(outDir, 'tuning', `${s.entry.id}-lr${lr}-seed0.json`))).toBe(true);
-        expect(s.aggregation).toMatchObject({ rules: [{ kind: 'mean' }], clipped: 0, dropped: 0, recorded: 30 });
+        // Every round waited for both workers.
+        expect(s.aggregation).toMatchObject({
+          rules: [{ kind: 'mean' }],
+          clipped: 0,
+          dropped: 0,
+          recorded: 30,
+          estimates: 60,
+          shortRounds: 0,
+        });
         for (const points of s.seeds) {
           // Every 2 of 6 rounds, and every round after an evaluation just below a target.
           const rounds = points.map((p) => p.round);
@@ -143,6 +167,8 @@ describe('npm run compare -- --quick', () => {
       expect(report).toContain('Accuracy at matched traffic');
       expect(report).toMatch(/the comparison took [\d.]+ min/);
       expect(report).toContain("combines each round's estimates by the mean");
+      expect(report).toContain('a round waits for all 2 workers (a 10-minute deadline');
+      expect(report).not.toContain('rounds with fewer than 2 estimates');
       expect(report).toContain('tuned on seed 0');
       // No byte-matched spectral setting here: the paper's table measures against the spectral sweep's best.
       const against = report.split("Spectral ATOMO's speed-up over each setting")[1]!.split('###')[0]!;

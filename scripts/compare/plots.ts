@@ -41,6 +41,8 @@ export interface SettingAggregation {
   /** Rounds whose record has the rule and its counts (older histories have none). */
   readonly recorded: number;
   readonly estimates: number;
+  /** Rounds that combined fewer estimates than the run had workers (a worker that left or reconnected mid-round). */
+  readonly shortRounds: number;
   readonly clipped: number;
   /** The most values per coordinate a round dropped. */
   readonly dropped: number;

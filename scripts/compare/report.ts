@@ -62,15 +62,22 @@ function lrCell({ learningRates, tuning }: SettingRuns): string {
   return tuning === undefined ? text : `${text} (tuned on seed ${tuning.seed}, ${tuning.workers} workers)`;
 }
 
-/** The rule its histories record, with how many of their estimates the norm bound clipped. */
-function ruleCell({ entry, aggregation }: SettingRuns): string {
+/**
+ * The rule its histories record, with how many of their estimates the norm bound clipped and how many rounds
+ * combined fewer than `workers` estimates.
+ */
+function ruleCell({ entry, aggregation }: SettingRuns, workers: number): string {
   if (aggregation === undefined || aggregation.recorded === 0) return `${ruleText(entry.aggregation)} (not recorded)`;
   const rules = aggregation.rules.map(ruleText).join(', ');
   const clipped = aggregation.rules.some((r) => r.kind === 'norm-bound')
     ? `, ${aggregation.clipped} of ${aggregation.estimates} estimates clipped`
     : '';
   const dropped = aggregation.dropped > 0 ? `, up to ${aggregation.dropped} values per coordinate dropped` : '';
-  return `${rules}${clipped}${dropped}`;
+  const short =
+    aggregation.shortRounds > 0
+      ? `; ${aggregation.shortRounds} of ${aggregation.rounds} rounds with fewer than ${workers} estimates`
+      : '';
+  return `${rules}${clipped}${dropped}${short}`;
 }
 
 function settingsTable(settings: readonly SettingRuns[], workers: number, targets: readonly number[]): string {
@@ -88,7 +95,7 @@ function settingsTable(settings: readonly SettingRuns[], workers: number, target
     const cells = [
       entry.label,
       lrCell(setting),
-      ruleCell(setting),
+      ruleCell(setting, workers),
       fmt(entry.expectedBytes / 1e3),
       pm(measured),
       pct(spread(seeds.map((s) => s.at(-1)?.accuracy ?? null))),

@@ -23,7 +23,7 @@ import { writeReport } from './report';
 import { settingVariance } from './varianceTable';
 import { compareEntries, type CompareEntry } from './schemes';
 import { COMPARE_LINKS, evalPoints, meanRoundParts, settingTimes } from './stats';
-import { COMPARE_EVAL_EXAMPLES, TASK_TARGETS, headlineTarget } from './task';
+import { COMPARE_EVAL_EXAMPLES, COMPARE_ROUND_DEADLINE_MS, TASK_TARGETS, headlineTarget } from './task';
 import { chooseLearningRate, tuningRule, tuningTrial, type TuningRecord } from './tuning';
 
 /** What to compare. */
@@ -87,7 +87,7 @@ export const QUICK = {
 export const EVAL_NEAR_WITHIN = 0.03;
 
 /** Over every round of a setting's histories: the rules they record, the estimates combined and clipped. */
-function aggregationOf(histories: readonly SwarmHistory[]): SettingAggregation {
+export function aggregationOf(histories: readonly SwarmHistory[]): SettingAggregation {
   const rounds = histories.flatMap((h) => h.rounds);
   const recorded = rounds.flatMap((r) => (r.aggregation === undefined ? [] : [r.aggregation]));
   return {
@@ -95,6 +95,7 @@ function aggregationOf(histories: readonly SwarmHistory[]): SettingAggregation {
     rounds: rounds.length,
     recorded: recorded.length,
     estimates: rounds.reduce((sum, r) => sum + r.contributors, 0),
+    shortRounds: histories.reduce((sum, h) => sum + h.rounds.filter((r) => r.contributors < h.workers).length, 0),
     clipped: recorded.reduce((sum, a) => sum + a.clipped, 0),
     dropped: recorded.reduce((most, a) => Math.max(most, a.dropped), 0),
   };
@@ -172,6 +173,7 @@ export async function runCompare(
     overrides: {
       evalNear: { targets: [...targets], within: EVAL_NEAR_WITHIN },
       evalExamples: COMPARE_EVAL_EXAMPLES,
+      roundDeadlineMs: COMPARE_ROUND_DEADLINE_MS,
       ...entry.overrides,
     },
     backend: 'cpu',

@@ -9,7 +9,7 @@ import type { ModelKind } from '../../core/model';
 import type { SettingRuns } from './plots';
 import type { CompareOptions } from './runCompare';
 import { COMPARE_AGGREGATION, ruleText } from './schemes';
-import type { CompareTask } from './task';
+import { COMPARE_ROUND_DEADLINE_MS, type CompareTask } from './task';
 import { tuningRule } from './tuning';
 
 /** A target as the tables print it: 0.9 → "90%". */
@@ -111,7 +111,9 @@ export function setupParagraph(
     ` (docs/design.md, "Aggregation")` +
     (others.length === 0
       ? ''
-      : `, except ${others.map((st) => `${st.entry.label} (${ruleText(st.entry.aggregation)})`).join(', ')}`);
+      : `, except ${others.map((st) => `${st.entry.label} (${ruleText(st.entry.aggregation)})`).join(', ')}`) +
+    `; a round waits for all ${setup.workers} workers (a ${COMPARE_ROUND_DEADLINE_MS / 60_000}-minute deadline: ` +
+    "the time is the link model's), and the aggregation column counts any round that combined fewer estimates";
   return (
     `Setup: ${setup.workers} headless workers (the tab's own session in Node worker threads, CPU backend) on one ` +
     `in-process aggregator; ${MODEL_TEXT[setup.model]} on ${DATASET_TEXT[setup.dataset]}; ` +
