@@ -136,8 +136,8 @@ export function roundPartsTable(settings: readonly SettingRuns[], links: readonl
     "The mean round's simulated milliseconds in the parts that add up to it (core/traffic/linkModel.ts, " +
     "`RoundTimeParts`): a round waits for the slower of one worker's download, compute and upload on its own link " +
     "and the slowest compute followed by the server link's time for every worker's messages; that chain's parts " +
-    "are counted, the other's are 0. Compute includes the compression and encoding (the time table's \"times " +
-    'from" column splits them).\n\n' +
+    "are counted, the other's are 0. Compute includes the compression, the encoding and the worker's update of " +
+    'its replica from a compressed downlink (the time table\'s "times from" column splits them).\n\n' +
     markdownTable(['setting', 'network', ...PARTS.map(([, name]) => `${name} ms`), 'round ms'], rows)
   );
 }
