@@ -208,6 +208,11 @@ export const LinkSchema = v.strictObject(
  */
 export const DOWNLINK_MODES = ['auto', 'full', 'relay', 'atomo'] as const;
 
+/** Whether a value (a command-line flag, say) names a downlink mode. */
+export function isDownlinkMode(value: unknown): value is DownlinkMode {
+  return typeof value === 'string' && (DOWNLINK_MODES as readonly string[]).includes(value);
+}
+
 /** The downlinks that forward the round's gradient messages, so the server keeps them as received. */
 export function relaysGradients(mode: DownlinkMode): boolean {
   return mode === 'relay' || mode === 'auto';

@@ -19,7 +19,7 @@
  * 6 rounds of 2 workers) that writes to results/compare-quick/ unless told
  * otherwise. --downlink full|relay|atomo brings every setting's model down
  * that way instead of the server's default `auto` (a task of its own, in
- * results/compare<task>-full/ and its own section). --model cnn runs the
+ * results/compare<task>-<mode>/ and its own section). --model cnn runs the
  * same protocol on the CNN, into results/compare-cnn/ and its own section
  * of the report. Before training, it times each setting's compression and
  * encoding and the model's compute on its idle main thread
@@ -29,7 +29,7 @@
 import { parseArgs } from 'node:util';
 import { DATASET_NAMES, isDatasetName } from '../../core/data/datasets';
 import { MODEL_KINDS, type ModelKind } from '../../core/model';
-import { DOWNLINK_MODES, type DownlinkMode } from '../../core/schema';
+import { DOWNLINK_MODES, isDownlinkMode } from '../../core/schema';
 import { QUICK, runCompare } from './runCompare';
 import { DEFAULT_TASK, taskTag } from './task';
 import { TUNING_LEARNING_RATES, TUNING_SEED } from './tuning';
@@ -111,17 +111,17 @@ if (values['tuning-from'] !== undefined && values['no-tune']) {
 }
 const workers = int('workers', values.workers, quick ? QUICK.workers : DEFAULT_TASK.workers);
 const downlink = values.downlink ?? 'auto';
-if (!DOWNLINK_MODES.includes(downlink as DownlinkMode)) {
+if (!isDownlinkMode(downlink)) {
   console.error(`--downlink must be one of ${DOWNLINK_MODES.join(', ')}`);
   process.exit(2);
 }
 // Each task's histories go to their own folder (scripts/compare/task.ts).
-const suffix = taskTag({ model: model as ModelKind, dataset, workers, downlink: downlink as DownlinkMode });
+const suffix = taskTag({ model: model as ModelKind, dataset, workers, downlink });
 const { winners, wallSeconds } = await runCompare({
   model: model as ModelKind,
   dataset,
   workers,
-  ...(downlink === 'auto' ? {} : { downlink: downlink as DownlinkMode }),
+  ...(downlink === 'auto' ? {} : { downlink }),
   rounds: int('rounds', values.rounds, quick ? QUICK.rounds : 60),
   evalEvery: int('eval-every', values['eval-every'], quick ? QUICK.evalEvery : 2),
   seeds,

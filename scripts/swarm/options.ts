@@ -15,6 +15,7 @@ import {
   DEFAULT_QSGD_BUCKET,
   DEFAULT_QSGD_LEVELS,
   DOWNLINK_MODES,
+  isDownlinkMode,
   RUN_CONFIG_BOUNDS,
   type AggregationRule,
   type DownlinkMode,
@@ -153,8 +154,8 @@ export function parseSwarmArgs(argv: readonly string[]): SwarmOptions {
   if (!MODEL_KINDS.includes(model)) throw new Error(`--model must be one of ${MODEL_KINDS.join(', ')}`);
   const dataset = values.dataset ?? 'mnist';
   if (!isDatasetName(dataset)) throw new Error(`--dataset must be one of ${DATASET_NAMES.join(', ')}`);
-  const downlink = values.downlink as DownlinkMode | undefined;
-  if (downlink !== undefined && !DOWNLINK_MODES.includes(downlink))
+  const downlink = values.downlink;
+  if (downlink !== undefined && !isDownlinkMode(downlink))
     throw new Error(`--downlink must be one of ${DOWNLINK_MODES.join(', ')}`);
   const downlinkBudget =
     values['downlink-budget'] === undefined ? DEFAULT_DOWNLINK_BUDGET : Number(values['downlink-budget']);
